@@ -1,0 +1,97 @@
+//! Two ports joined by a cable, each with its own clock: a bench for the link layer.
+//!
+//! Time here runs in femtoseconds so that clocks a few ppm apart stay exact; the ports
+//! see it in picoseconds. The bench is deterministic: no threads, no wall clock. It is
+//! for tests, the `myrix` tour and benchmarks; the network simulator has its own engine.
+
+use crate::code::CodeGroup;
+use crate::port::{Port, CODE_GROUP_PERIOD};
+use crate::Time;
+use std::collections::VecDeque;
+
+/// Which end of the cable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+/// Rewrites a code-group in flight: `(side it is sent by, index among that side's
+/// code-groups, code-group) -> code-group`. For bit errors.
+pub type Fault = Box<dyn FnMut(Side, u64, CodeGroup) -> CodeGroup>;
+
+pub struct Duplex {
+    pub a: Port,
+    pub b: Port,
+    period_fs: [u64; 2],
+    next_fs: [u64; 2],
+    delay_fs: u64,
+    /// Code-groups on the cable, towards A and towards B, with arrival times.
+    inflight: [VecDeque<(u64, CodeGroup)>; 2],
+    sent: [u64; 2],
+    pub fault: Option<Fault>,
+}
+
+impl Duplex {
+    /// `ppm_a`, `ppm_b`: each clock's offset from the 4 ns nominal period, in ppm
+    /// (positive = slower clock). `delay`: one-way cable delay.
+    pub fn new(a: Port, b: Port, ppm_a: f64, ppm_b: f64, delay: Time) -> Duplex {
+        let period = |ppm: f64| (CODE_GROUP_PERIOD as f64 * 1000.0 * (1.0 + ppm * 1e-6)).round() as u64;
+        Duplex {
+            a,
+            b,
+            period_fs: [period(ppm_a), period(ppm_b)],
+            next_fs: [0, period(ppm_b) / 2],
+            delay_fs: delay * 1000,
+            inflight: [VecDeque::new(), VecDeque::new()],
+            sent: [0, 0],
+            fault: None,
+        }
+    }
+
+    /// Simulated time reached, in picoseconds.
+    pub fn now(&self) -> Time {
+        self.next_fs[0].min(self.next_fs[1]) / 1000
+    }
+
+    /// Code-groups sent by each side so far.
+    pub fn sent(&self, side: Side) -> u64 {
+        self.sent[side as usize]
+    }
+
+    /// Advances whichever port's clock ticks next by one code-group.
+    pub fn step(&mut self) {
+        let i = if self.next_fs[0] <= self.next_fs[1] { 0 } else { 1 };
+        let t = self.next_fs[i];
+        let (port, side) = if i == 0 { (&mut self.a, Side::A) } else { (&mut self.b, Side::B) };
+        let incoming = &mut self.inflight[i];
+        while incoming.front().is_some_and(|(at, _)| *at <= t) {
+            port.handle_receive(incoming.pop_front().unwrap().1);
+        }
+        let mut cg = port.tick(t / 1000);
+        if let Some(f) = self.fault.as_mut() {
+            cg = f(side, self.sent[i], cg);
+        }
+        self.sent[i] += 1;
+        self.inflight[1 - i].push_back((t + self.delay_fs, cg));
+        self.next_fs[i] += self.period_fs[i];
+    }
+
+    /// Runs until simulated time `until` (ps).
+    pub fn run_until(&mut self, until: Time) {
+        while self.now() < until {
+            self.step();
+        }
+    }
+
+    /// Runs until `done` holds, or `limit` (ps) passes; true if `done` held.
+    pub fn run_while_not(&mut self, limit: Time, mut done: impl FnMut(&mut Duplex) -> bool) -> bool {
+        while self.now() < limit {
+            if done(self) {
+                return true;
+            }
+            self.step();
+        }
+        done(self)
+    }
+}

@@ -1,0 +1,181 @@
+//! Packets as code-group pairs: what a Myrinet-2000 sender puts on the line next.
+//!
+//! Data travels two bytes to a pair. A packet of odd length ends with one GAP (sharing a
+//! pair with its last byte), one of even length with two; between packets the line
+//! carries GAP pairs. Control symbols take a whole pair, so they can only appear between
+//! pairs of data, within packets or between them. When the source has no byte ready in
+//! the middle of a packet the sender fills with IDLE.
+//!
+//! The [`Framer`] holds the send data stream and chooses the next pair given the sync
+//! machine's TX action; it never encodes code-groups (see [`crate::symbol`]).
+
+use crate::symbol::{Control, Unit};
+use crate::sync::TxAction;
+use std::collections::VecDeque;
+
+/// What one pair carries.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Pair {
+    /// A control symbol (COMMA + data code-group).
+    Ctl(Control),
+    /// Two single code-groups: data bytes and/or GAPs.
+    Two(Unit, Unit),
+}
+
+impl Pair {
+    pub const GAPS: Pair = Pair::Two(Unit::GAP, Unit::GAP);
+}
+
+#[derive(Debug)]
+struct TxPacket {
+    data: Vec<u8>,
+    /// The source has written the whole packet.
+    complete: bool,
+}
+
+/// Symbols the port wants on the line besides data, in priority order.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extras {
+    /// STOP or GO from the local slack buffer.
+    pub flow: Option<Control>,
+    /// BEAT or IDLE that a timer says is due.
+    pub keepalive: Option<Control>,
+}
+
+/// The send data stream and the position in its front packet.
+#[derive(Debug, Default)]
+pub struct Framer {
+    queue: VecDeque<TxPacket>,
+    cursor: usize,
+    in_packet: bool,
+    end_owed: bool,
+    gap_owed: bool,
+    /// Packets dropped because the port was not in sync.
+    pub dropped: u64,
+    /// Packets whose last byte has been framed.
+    pub sent: u64,
+}
+
+impl Framer {
+    pub fn new() -> Self {
+        Framer::default()
+    }
+
+    /// Queues a whole packet.
+    pub fn push_packet(&mut self, data: Vec<u8>) {
+        self.queue.push_back(TxPacket { data, complete: true });
+    }
+
+    /// Appends bytes to the packet the source is writing (opening one if needed); the
+    /// packet ends at [`Self::finish`]. Models a source slower than the link.
+    pub fn write(&mut self, bytes: &[u8]) {
+        match self.queue.back_mut() {
+            Some(p) if !p.complete => p.data.extend_from_slice(bytes),
+            _ => self.queue.push_back(TxPacket { data: bytes.to_vec(), complete: false }),
+        }
+    }
+
+    /// Ends the packet being written.
+    pub fn finish(&mut self) {
+        if let Some(p) = self.queue.back_mut() {
+            p.complete = true;
+        }
+    }
+
+    /// Packets queued, including one in progress.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn in_packet(&self) -> bool {
+        self.in_packet
+    }
+
+    fn drop_front(&mut self) {
+        if self.queue.pop_front().is_some() {
+            self.dropped += 1;
+        }
+        self.cursor = 0;
+        self.in_packet = false;
+        self.end_owed = false;
+    }
+
+    /// Drops everything the source has handed over (TX_LOST, TX_SYNC, TX_REGAIN).
+    fn drop_arriving(&mut self) {
+        while !self.queue.is_empty() {
+            self.drop_front();
+        }
+    }
+
+    /// The TX action became GO or STOP from REGAIN: drop the packet in progress and owe
+    /// the line a GAP.
+    pub fn enter_go(&mut self) {
+        if self.in_packet || self.queue.front().is_some_and(|p| !p.complete) {
+            self.drop_front();
+        }
+        self.gap_owed = true;
+    }
+
+    /// The next pair to send.
+    pub fn next_pair(&mut self, action: TxAction, x: Extras) -> Pair {
+        match action {
+            TxAction::Lost => {
+                self.drop_arriving();
+                Pair::Ctl(Control::Lost)
+            }
+            TxAction::Sync => {
+                self.drop_arriving();
+                Pair::Ctl(Control::Sync)
+            }
+            TxAction::Regain => {
+                self.drop_arriving();
+                Pair::Ctl(x.flow.or(x.keepalive).unwrap_or(Control::Idle))
+            }
+            TxAction::Go | TxAction::Stop => {
+                if std::mem::take(&mut self.gap_owed) {
+                    return Pair::GAPS;
+                }
+                if let Some(c) = x.flow.or(x.keepalive) {
+                    return Pair::Ctl(c);
+                }
+                if action == TxAction::Stop {
+                    return if self.in_packet { Pair::Ctl(Control::Idle) } else { Pair::GAPS };
+                }
+                self.data_pair()
+            }
+        }
+    }
+
+    fn data_pair(&mut self) -> Pair {
+        if std::mem::take(&mut self.end_owed) {
+            // An even-length packet's last pair has gone: its two GAPs follow.
+            self.finish_front();
+            return Pair::GAPS;
+        }
+        let Some(p) = self.queue.front() else {
+            return Pair::GAPS;
+        };
+        let (c, len) = (self.cursor, p.data.len());
+        if len - c >= 2 {
+            let pair = Pair::Two(Unit::Data(p.data[c]), Unit::Data(p.data[c + 1]));
+            self.cursor += 2;
+            self.in_packet = true;
+            self.end_owed = p.complete && self.cursor == len;
+            return pair;
+        }
+        if !p.complete {
+            // The source is slower than the link: hold the odd byte, fill with IDLE.
+            return if self.in_packet { Pair::Ctl(Control::Idle) } else { Pair::GAPS };
+        }
+        let pair = if len - c == 1 { Pair::Two(Unit::Data(p.data[c]), Unit::GAP) } else { Pair::GAPS };
+        self.finish_front();
+        pair
+    }
+
+    fn finish_front(&mut self) {
+        self.queue.pop_front();
+        self.cursor = 0;
+        self.in_packet = false;
+        self.sent += 1;
+    }
+}
