@@ -59,8 +59,8 @@ impl Duplex {
         self.sent[side as usize]
     }
 
-    /// Advances whichever port's clock ticks next by one code-group.
-    pub fn step(&mut self) {
+    /// Advances whichever port's clock ticks next by one code-group; says which.
+    pub fn step(&mut self) -> Side {
         let i = if self.next_fs[0] <= self.next_fs[1] { 0 } else { 1 };
         let t = self.next_fs[i];
         let (port, side) = if i == 0 { (&mut self.a, Side::A) } else { (&mut self.b, Side::B) };
@@ -75,6 +75,7 @@ impl Duplex {
         self.sent[i] += 1;
         self.inflight[1 - i].push_back((t + self.delay_fs, cg));
         self.next_fs[i] += self.period_fs[i];
+        side
     }
 
     /// Runs until simulated time `until` (ps).

@@ -118,7 +118,7 @@ pub struct Port {
     tx_second: Option<CodeGroup>,
     stopped_by_remote: bool,
     rx: VecDeque<RxItem>,
-    rx_ends: usize,
+    assembly: Vec<u8>,
     rx_in_packet: bool,
     rx_damaged: bool,
     slack: SlackBuffer,
@@ -144,7 +144,7 @@ impl Port {
             tx_second: None,
             stopped_by_remote: false,
             rx: VecDeque::new(),
-            rx_ends: 0,
+            assembly: Vec::new(),
             rx_in_packet: false,
             rx_damaged: false,
             slack: SlackBuffer::new(c, s, g)?,
@@ -331,7 +331,6 @@ impl Port {
     fn end_packet(&mut self, item: RxItem) {
         self.rx_in_packet = false;
         self.rx.push_back(item);
-        self.rx_ends += 1;
         match item {
             RxItem::Terminated => self.stats.packets_terminated += 1,
             _ => self.stats.packets_received += 1,
@@ -390,9 +389,8 @@ impl Port {
     /// Next item of the receive data stream; reading a byte frees its slack-buffer slot.
     pub fn read(&mut self) -> Option<RxItem> {
         let item = self.rx.pop_front()?;
-        match item {
-            RxItem::Byte(_) => self.slack.depart(),
-            _ => self.rx_ends -= 1,
+        if let RxItem::Byte(_) = item {
+            self.slack.depart();
         }
         Some(item)
     }
@@ -402,19 +400,22 @@ impl Port {
         self.slack.level()
     }
 
-    /// Reads a whole packet if one has ended.
+    /// Moves whatever has arrived into the packet being assembled (freeing its slack, as
+    /// a DMA engine draining the receive stream would) and returns the packet once it
+    /// has ended.
     pub fn recv_packet(&mut self) -> Option<Received> {
-        if self.rx_ends == 0 {
-            return None;
-        }
-        let mut data = Vec::new();
-        loop {
-            match self.read()? {
-                RxItem::Byte(b) => data.push(b),
+        while let Some(item) = self.read() {
+            let data = std::mem::take(&mut self.assembly);
+            match item {
+                RxItem::Byte(b) => {
+                    self.assembly = data;
+                    self.assembly.push(b);
+                }
                 RxItem::End { clean: true } => return Some(Received::Packet(data)),
                 RxItem::End { clean: false } => return Some(Received::Damaged(data)),
                 RxItem::Terminated => return Some(Received::Terminated(data)),
             }
         }
+        None
     }
 }
