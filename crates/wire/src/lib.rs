@@ -1,0 +1,13 @@
+//! Myrinet wire formats, as views over byte buffers in the style of smoltcp.
+//!
+//! A `Packet<T: AsRef<[u8]>>` wraps a buffer; `new_checked` validates the lengths once,
+//! after which no accessor can panic. A `Repr` is the parsed, high-level form: `parse`
+//! reads one from a checked view and `emit` writes one into a buffer.
+//!
+//! This crate only knows bytes: no time, no links, no topology.
+
+#![forbid(unsafe_code)]
+
+pub mod myrinet;
+
+pub use myrinet::{forward, Error, Packet, PacketRepr, PacketType, CRC8};
