@@ -179,3 +179,49 @@ impl Framer {
         self.sent += 1;
     }
 }
+
+/// One finding of [`decode_stream`], with the position of the code-group it ends at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A packet, from the code-group of its first byte.
+    Packet { start: usize, bytes: Vec<u8> },
+    Control { at: usize, symbol: Control },
+    Error { at: usize, error: crate::symbol::LinkError },
+    /// The stream ended inside a packet, or in the middle of a pair.
+    Truncated { at: usize, bytes_in_packet: usize },
+}
+
+/// Decodes a recorded code-group stream (aligned to a pair boundary at its start, running
+/// disparity taken from the first code-group) into packets, control symbols and errors.
+/// For test vectors and the `myrix link decode` command; a live port uses
+/// [`crate::port::Port`].
+pub fn decode_stream(cgs: &[crate::code::CodeGroup]) -> Vec<Found> {
+    let mut dec = crate::symbol::SymbolDecoder::new();
+    let mut out = Vec::new();
+    let mut cur: Option<(usize, Vec<u8>)> = None;
+    for (i, &cg) in cgs.iter().enumerate() {
+        match dec.push(cg).unit {
+            Some(Ok(Unit::Data(d))) => cur.get_or_insert_with(|| (i, Vec::new())).1.push(d),
+            Some(Ok(Unit::Ctl(Control::Gap))) => {
+                if let Some((start, bytes)) = cur.take() {
+                    out.push(Found::Packet { start, bytes });
+                }
+            }
+            Some(Ok(Unit::Ctl(symbol))) => out.push(Found::Control { at: i - 1, symbol }),
+            Some(Err(error)) => out.push(Found::Error { at: i, error }),
+            None => {}
+        }
+    }
+    if let Some((_, bytes)) = cur {
+        out.push(Found::Truncated { at: cgs.len(), bytes_in_packet: bytes.len() });
+    } else if cgs.len() % 2 == 1 {
+        out.push(Found::Truncated { at: cgs.len(), bytes_in_packet: 0 });
+    }
+    out
+}
+
+/// The units of one framed packet: its bytes, then one GAP (odd length) or two (even).
+pub fn frame_packet(bytes: &[u8]) -> impl Iterator<Item = Unit> + '_ {
+    let gaps = if bytes.len() % 2 == 1 { 1 } else { 2 };
+    bytes.iter().map(|&b| Unit::Data(b)).chain(std::iter::repeat_n(Unit::GAP, gaps))
+}

@@ -98,6 +98,7 @@ pub struct PortStats {
     pub go_sent: u64,
     pub stop_received: u64,
     pub go_received: u64,
+    pub beats_sent: u64,
     pub beats_received: u64,
 }
 
@@ -232,10 +233,11 @@ impl Port {
             }
         }
         let pair = self.framer.next_pair(action, x);
-        let sent = |c| pair == Pair::Ctl(c);
         // A symbol chosen over the keepalive leaves it due; only count what went out.
-        if sent(Control::Beat) || (x.flow.is_none() && x.keepalive == Some(Control::Beat)) {
+        let sent = |c| pair == Pair::Ctl(c);
+        if sent(Control::Beat) {
             self.last_beat_tx = now;
+            self.stats.beats_sent += 1;
         }
         if sent(Control::Idle) || sent(Control::Beat) {
             self.last_fill_tx = now;
@@ -255,7 +257,7 @@ impl Port {
             Pair::Two(a, b) => [Some(a), Some(b)],
         };
         for u in units.into_iter().flatten() {
-            self.enc.encode(u, |cg, _| {
+            self.enc.encode(u, |cg, _, _| {
                 out[n] = cg;
                 n += 1;
             });

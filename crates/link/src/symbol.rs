@@ -148,27 +148,28 @@ impl SymbolEncoder {
         cg
     }
 
-    /// Encodes one unit: one code-group for data and GAP, two for the others.
+    /// Encodes one unit: one code-group for data and GAP, two for the others. `out` gets
+    /// each code-group, the octet it encodes and the running disparity after it.
     ///
     /// # Panics
     /// If a two-code-group symbol would start in the second half of a pair: framing
     /// upstream guarantees it never does, and a COMMA there would break the link.
-    pub fn encode(&mut self, u: Unit, mut out: impl FnMut(CodeGroup, Octet)) {
+    pub fn encode(&mut self, u: Unit, mut out: impl FnMut(CodeGroup, Octet, Rd)) {
         match u {
             Unit::Data(d) => {
                 let o = Octet::D(d);
-                out(self.put(o), o);
+                out(self.put(o), o, self.rd);
             }
             Unit::Ctl(Control::Gap) => {
                 let o = Octet::K(K29_7);
-                out(self.put(o), o);
+                out(self.put(o), o, self.rd);
             }
             Unit::Ctl(c) => {
                 assert!(!self.odd, "{c} must open a code-group pair");
                 let k = Octet::K(K28_5);
-                out(self.put(k), k);
+                out(self.put(k), k, self.rd);
                 let d = Octet::D(c.second().unwrap_or(0));
-                out(self.put(d), d);
+                out(self.put(d), d, self.rd);
             }
         }
     }
@@ -288,7 +289,7 @@ mod tests {
         let mut dec = SymbolDecoder::new();
         let mut out = Vec::new();
         for &u in units {
-            enc.encode(u, |cg, _| {
+            enc.encode(u, |cg, _, _| {
                 if let Some(r) = dec.push(cg).unit {
                     out.push(r);
                 }
@@ -336,9 +337,9 @@ mod tests {
     fn unaligned_comma_is_an_error_unless_hunting() {
         let mut enc = SymbolEncoder::new();
         let mut cgs = Vec::new();
-        enc.encode(Unit::Data(7), |cg, _| cgs.push(cg));
-        enc.encode(Unit::Data(9), |cg, _| cgs.push(cg));
-        enc.encode(Unit::Ctl(Control::Idle), |cg, _| cgs.push(cg));
+        enc.encode(Unit::Data(7), |cg, _, _| cgs.push(cg));
+        enc.encode(Unit::Data(9), |cg, _, _| cgs.push(cg));
+        enc.encode(Unit::Ctl(Control::Idle), |cg, _, _| cgs.push(cg));
         // Drop the first code-group: the COMMA now arrives in the second position.
         let mut dec = SymbolDecoder::new();
         let steps: Vec<RxStep> = cgs[1..].iter().map(|&cg| dec.push(cg)).collect();

@@ -105,7 +105,7 @@ impl fmt::Display for PacketType {
             PacketType::Management => f.write_str("management"),
             PacketType::Ip => f.write_str("ip"),
             PacketType::Data => f.write_str("data"),
-            PacketType::Other(b) => write!(f, "type {b:#04x}"),
+            PacketType::Other(b) => write!(f, "{b:#04x}"),
         }
     }
 }

@@ -1,0 +1,113 @@
+//! `myrix`: a thin front end. It parses arguments, calls the crates and prints; any
+//! logic worth testing lives in the crates. Every failure is one `myrix: error:` line
+//! on standard error and a non-zero exit (2 for bad input, 1 for a stream with errors).
+
+#![forbid(unsafe_code)]
+
+mod link_cmd;
+mod packet_cmd;
+mod tour;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "myrix", version, about = "A Myrinet-style system area network, from the serial link up")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// A tour of what exists, run with built-in defaults (the default command).
+    Tour,
+    /// Myrinet-2000 serial link: 8b/10b code-group streams and slack-buffer sizing.
+    #[command(subcommand)]
+    Link(link_cmd::LinkCmd),
+    /// Myrinet packets: build one with its route and CRC, or parse one.
+    #[command(subcommand)]
+    Packet(packet_cmd::PacketCmd),
+}
+
+/// What went wrong, and which exit code says so.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The input could not be read or understood.
+    #[error("{0}")]
+    Input(String),
+    /// The input was understood and holds errors (reported above this line).
+    #[error("{0}")]
+    Found(String),
+}
+
+impl CliError {
+    fn code(&self) -> u8 {
+        match self {
+            CliError::Input(_) => 2,
+            CliError::Found(_) => 1,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.cmd.unwrap_or(Cmd::Tour) {
+        Cmd::Tour => tour::run(),
+        Cmd::Link(c) => link_cmd::run(c),
+        Cmd::Packet(c) => packet_cmd::run(c),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("myrix: error: {e}");
+            ExitCode::from(e.code())
+        }
+    }
+}
+
+/// Reads `--hex`, else `--file`, else standard input, as bytes.
+pub fn input_bytes(hex: Option<&str>, file: Option<&std::path::Path>) -> Result<Vec<u8>, CliError> {
+    if let Some(h) = hex {
+        return parse_hex(h);
+    }
+    read_input(file)
+}
+
+pub fn read_input(file: Option<&std::path::Path>) -> Result<Vec<u8>, CliError> {
+    use std::io::Read;
+    let mut v = Vec::new();
+    match file {
+        Some(p) => {
+            v = std::fs::read(p).map_err(|e| CliError::Input(format!("{}: {e}", p.display())))?
+        }
+        None => {
+            std::io::stdin()
+                .read_to_end(&mut v)
+                .map_err(|e| CliError::Input(format!("standard input: {e}")))?;
+        }
+    }
+    Ok(v)
+}
+
+/// Hex digits, optionally with `0x`, spaces, `:` or `-` between bytes.
+pub fn parse_hex(s: &str) -> Result<Vec<u8>, CliError> {
+    let s = s.trim();
+    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+    let digits: Vec<char> =
+        s.chars().filter(|c| !matches!(c, ' ' | ':' | '-' | '_' | '\n' | '\t')).collect();
+    if let Some(c) = digits.iter().find(|c| !c.is_ascii_hexdigit()) {
+        return Err(CliError::Input(format!("malformed hex: '{c}' is not a hex digit")));
+    }
+    if digits.len() % 2 == 1 {
+        return Err(CliError::Input(format!("malformed hex: {} digits, not whole bytes", digits.len())));
+    }
+    Ok(digits
+        .chunks(2)
+        .map(|p| (p[0].to_digit(16).unwrap_or(0) * 16 + p[1].to_digit(16).unwrap_or(0)) as u8)
+        .collect())
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

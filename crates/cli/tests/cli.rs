@@ -1,0 +1,124 @@
+//! The `myrix` binary as a user runs it.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn myrix(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// One `myrix: error:` line on stderr and the given exit code.
+fn assert_one_error(o: &Output, code: i32, contains: &str) {
+    let err = String::from_utf8(o.stderr.clone()).unwrap();
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].starts_with("myrix: error: ") && lines[0].contains(contains), "{err}");
+}
+
+#[test]
+fn encode_prints_the_standard_code_groups_and_gap_framing() {
+    // One byte: odd length, one GAP. D0.0 at RD- is 100111 0100, leaving RD-.
+    let o = myrix(&["link", "encode", "--hex", "00"], b"");
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), "100111 0100 D0.0 -\n101110 1000 K29.7 -\n");
+    // Two bytes: even length, two GAPs.
+    let o = myrix(&["link", "encode", "--hex", "0000", "--symbols"], b"");
+    assert_eq!(
+        stdout(&o),
+        "100111 0100 D0.0 - data 00\n100111 0100 D0.0 - data 00\n\
+         101110 1000 K29.7 - GAP\n101110 1000 K29.7 - GAP\n"
+    );
+    // Raw mode: K28.5's neighbour D28.5, no framing.
+    let o = myrix(&["link", "encode", "--raw", "--hex", "bc"], b"");
+    assert_eq!(stdout(&o), "001110 1010 D28.5 -\n");
+}
+
+#[test]
+fn encode_reads_standard_input_and_decode_recovers_it() {
+    for len in [1usize, 2, 3, 100, 1001] {
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+        let enc = myrix(&["link", "encode"], &data);
+        assert!(enc.status.success());
+        let dec = myrix(&["link", "decode"], &enc.stdout);
+        assert!(dec.status.success(), "{}", String::from_utf8_lossy(&dec.stderr));
+        let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(stdout(&dec), format!("packet 1 at code-group 0: {hex} ({len} bytes)\n"));
+        // Bare 10-bit groups work too.
+        let bare: String = stdout(&enc)
+            .lines()
+            .map(|l| l.split_whitespace().take(2).collect::<String>() + "\n")
+            .collect();
+        assert_eq!(stdout(&myrix(&["link", "decode"], bare.as_bytes())), stdout(&dec));
+        let raw = myrix(&["link", "encode", "--raw"], &data);
+        let back = myrix(&["link", "decode", "--raw"], &raw.stdout);
+        assert_eq!(stdout(&back), format!("data {hex} ({len} bytes)\n"));
+    }
+}
+
+#[test]
+fn decode_reports_each_error_with_its_position() {
+    let mut text = stdout(&myrix(&["link", "encode", "--hex", "a1a2a3a4"], b""));
+    // Replace the second code-group with one in neither column.
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[1] = "110000 0000".into();
+    text = lines.join("\n");
+    let o = myrix(&["link", "decode"], text.as_bytes());
+    assert_one_error(&o, 1, "1 error(s)");
+    assert!(stdout(&o).contains("error at code-group 1: invalid code-group (110000 0000)"));
+}
+
+#[test]
+fn bad_input_gets_one_clear_line_and_a_non_zero_exit() {
+    assert_one_error(&myrix(&["link", "encode", "--hex", "0g"], b""), 2, "not a hex digit");
+    assert_one_error(&myrix(&["link", "encode", "--hex", "abc"], b""), 2, "not whole bytes");
+    assert_one_error(&myrix(&["link", "encode"], b""), 2, "no data bytes");
+    assert_one_error(&myrix(&["link", "encode", "--file", "/nonexistent/x"], b""), 2, "/nonexistent/x");
+    assert_one_error(&myrix(&["link", "decode"], b"0101\n"), 2, "line 1");
+    assert_one_error(&myrix(&["link", "decode"], b"001111 10101\n"), 2, "not a 10-bit");
+    assert_one_error(&myrix(&["link", "decode"], &[0xff, 0xfe]), 2, "not text");
+    // A packet without its GAP is a truncated stream.
+    assert_one_error(&myrix(&["link", "decode"], b"100111 0100\n"), 1, "error(s)");
+    assert_one_error(&myrix(&["packet", "parse", "81"], b""), 2, "truncated");
+    assert_one_error(&myrix(&["packet", "build", "--route", "1,x"], b""), 2, "'x'");
+    assert_one_error(&myrix(&["packet", "build", "--type", "200"], b""), 2, "--type");
+    assert_one_error(&myrix(&["link", "slack", "--length-m=-3"], b""), 2, "--length-m");
+    assert_one_error(&myrix(&["link", "slack", "--length-m=1e300"], b""), 2, "too long");
+}
+
+#[test]
+fn packet_build_then_parse_through_switches() {
+    let o = myrix(&["packet", "build", "--route", "3,0,7", "--payload-hex", "6d79726978"], b"");
+    let hex = stdout(&o).trim().to_string();
+    assert_eq!(hex, "838087046d7972697867");
+    let o = myrix(&["packet", "parse", &hex, "--hops"], b"");
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert_eq!(out.matches(" ok").count(), 4, "{out}");
+    assert!(out.contains("link 4: 046d79726978fe"));
+    // A corrupted packet parses but fails its CRC.
+    assert_one_error(&myrix(&["packet", "parse", "838087046d7972697868"], b""), 1, "CRC");
+}
+
+#[test]
+fn tour_is_the_default_and_runs() {
+    let o = myrix(&[], b"");
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.contains("error detected"), "{out}");
+    assert!(out.contains("LOST -> SYNC -> REGAIN -> IN_SYNC"), "{out}");
+    assert!(out.contains("code errors 0"), "{out}");
+    assert!(out.contains("overflows 0"), "{out}");
+}
