@@ -76,8 +76,8 @@ pub fn run(cmd: LinkCmd) -> Result<(), CliError> {
         }
         LinkCmd::Decode(a) => {
             let text = read_input(a.file.as_deref())?;
-            let text = String::from_utf8(text)
-                .map_err(|_| CliError::Input("input is not text".into()))?;
+            let text =
+                String::from_utf8(text).map_err(|_| CliError::Input("input is not text".into()))?;
             let cgs = parse_stream(&text)?;
             let (out, errors) = decode(&cgs, a.raw);
             print!("{out}");
@@ -96,7 +96,9 @@ pub fn run(cmd: LinkCmd) -> Result<(), CliError> {
 /// The text of `myrix link encode`.
 pub fn encode(data: &[u8], raw: bool, symbols: bool) -> Result<String, CliError> {
     if data.is_empty() {
-        return Err(CliError::Input("no data bytes: a Myrinet packet has at least one".into()));
+        return Err(CliError::Input(
+            "no data bytes: a Myrinet packet has at least one".into(),
+        ));
     }
     let mut out = String::new();
     let mut line = |cg: CodeGroup, o: Octet, rd: Rd, what: Option<String>| {
@@ -111,7 +113,12 @@ pub fn encode(data: &[u8], raw: bool, symbols: bool) -> Result<String, CliError>
         for &d in data {
             let (cg, next) = code::encode_data(d, rd);
             rd = next;
-            line(cg, Octet::D(d), rd, symbols.then(|| format!("data {d:02x}")));
+            line(
+                cg,
+                Octet::D(d),
+                rd,
+                symbols.then(|| format!("data {d:02x}")),
+            );
         }
         return Ok(out);
     }
@@ -121,7 +128,9 @@ pub fn encode(data: &[u8], raw: bool, symbols: bool) -> Result<String, CliError>
             Unit::Data(d) => format!("data {d:02x}"),
             Unit::Ctl(c) => c.name().to_string(),
         };
-        enc.encode(u, |cg, o, rd| line(cg, o, rd, symbols.then(|| what.clone())));
+        enc.encode(u, |cg, o, rd| {
+            line(cg, o, rd, symbols.then(|| what.clone()))
+        });
     }
     Ok(out)
 }
@@ -188,9 +197,19 @@ pub fn decode(cgs: &[CodeGroup], raw: bool) -> (String, usize) {
     let mut packets = 0;
     for f in decode_stream(cgs) {
         match f {
-            Found::Packet { start, bytes } => {
+            Found::Packet {
+                start,
+                bytes,
+                damaged,
+            } => {
                 packets += 1;
-                let _ = writeln!(out, "packet {packets} at code-group {start}: {} ({} bytes)", hex(&bytes), bytes.len());
+                let _ = writeln!(
+                    out,
+                    "packet {packets} at code-group {start}: {} ({} bytes{})",
+                    hex(&bytes),
+                    bytes.len(),
+                    if damaged { ", damaged" } else { "" }
+                );
             }
             Found::Control { at, symbol } => {
                 let _ = writeln!(out, "symbol {symbol} at code-group {at}");
@@ -199,7 +218,10 @@ pub fn decode(cgs: &[CodeGroup], raw: bool) -> (String, usize) {
                 errors += 1;
                 let _ = writeln!(out, "error at code-group {at}: {error} ({})", cgs[at]);
             }
-            Found::Truncated { at, bytes_in_packet } => {
+            Found::Truncated {
+                at,
+                bytes_in_packet,
+            } => {
                 errors += 1;
                 let _ = writeln!(
                     out,
@@ -229,7 +251,9 @@ fn slack(a: &SlackArgs) -> Result<String, CliError> {
         turnaround_ns: a.turnaround_ns,
     };
     if cable.bytes_in_flight() > 1e9 {
-        return Err(CliError::Input("cable too long: over a gigabyte in flight".into()));
+        return Err(CliError::Input(
+            "cable too long: over a gigabyte in flight".into(),
+        ));
     }
     let p = SlackPlan::for_cable(&cable, a.margin, a.max_share);
     Ok(format!(

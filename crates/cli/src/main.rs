@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "myrix", version, about = "A Myrinet-style system area network, from the serial link up")]
+#[command(
+    name = "myrix",
+    version,
+    about = "A Myrinet-style system area network, from the serial link up"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
@@ -93,14 +97,24 @@ pub fn read_input(file: Option<&std::path::Path>) -> Result<Vec<u8>, CliError> {
 /// Hex digits, optionally with `0x`, spaces, `:` or `-` between bytes.
 pub fn parse_hex(s: &str) -> Result<Vec<u8>, CliError> {
     let s = s.trim();
-    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
-    let digits: Vec<char> =
-        s.chars().filter(|c| !matches!(c, ' ' | ':' | '-' | '_' | '\n' | '\t')).collect();
+    let s = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    let digits: Vec<char> = s
+        .chars()
+        .filter(|c| !matches!(c, ' ' | ':' | '-' | '_' | '\n' | '\t'))
+        .collect();
     if let Some(c) = digits.iter().find(|c| !c.is_ascii_hexdigit()) {
-        return Err(CliError::Input(format!("malformed hex: '{c}' is not a hex digit")));
+        return Err(CliError::Input(format!(
+            "malformed hex: '{c}' is not a hex digit"
+        )));
     }
     if digits.len() % 2 == 1 {
-        return Err(CliError::Input(format!("malformed hex: {} digits, not whole bytes", digits.len())));
+        return Err(CliError::Input(format!(
+            "malformed hex: {} digits, not whole bytes",
+            digits.len()
+        )));
     }
     Ok(digits
         .chunks(2)

@@ -63,7 +63,11 @@ pub fn run(cmd: PacketCmd) -> Result<(), CliError> {
                 route.push(route_byte(port).map_err(|e| CliError::Input(format!("--route: {e}")))?);
             }
             let payload = parse_hex(&a.payload_hex)?;
-            let repr = PacketRepr { route: &route, packet_type: parse_type(&a.ptype)?, payload: &payload };
+            let repr = PacketRepr {
+                route: &route,
+                packet_type: parse_type(&a.ptype)?,
+                payload: &payload,
+            };
             let bytes = repr.to_vec().map_err(|e| CliError::Input(e.to_string()))?;
             println!("{}", hex(&bytes));
             Ok(())
@@ -80,7 +84,10 @@ pub fn run(cmd: PacketCmd) -> Result<(), CliError> {
                 }
                 match forward(&mut bytes, len) {
                     Ok((port, n)) => {
-                        let _ = writeln!(out, "  switch: out of port {port}, route byte stripped, CRC recomputed");
+                        let _ = writeln!(
+                            out,
+                            "  switch: out of port {port}, route byte stripped, CRC recomputed"
+                        );
                         len = n;
                         link += 1;
                     }
@@ -91,7 +98,8 @@ pub fn run(cmd: PacketCmd) -> Result<(), CliError> {
                 }
             }
             print!("{out}");
-            let p = Packet::new_checked(&bytes[..len]).map_err(|e| CliError::Input(e.to_string()))?;
+            let p =
+                Packet::new_checked(&bytes[..len]).map_err(|e| CliError::Input(e.to_string()))?;
             if !p.verify_crc() {
                 return Err(CliError::Found("CRC mismatch".into()));
             }

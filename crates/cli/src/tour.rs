@@ -15,7 +15,11 @@ pub fn run() -> Result<(), CliError> {
 
     println!("1. A Myrinet packet: route 3,0,7 then type, payload, CRC-8 (poly 0x07)");
     let route = [3u8, 0, 7].map(|p| route_byte(p).expect("port < 128"));
-    let repr = PacketRepr { route: &route, packet_type: PacketType::Data, payload: b"myrix" };
+    let repr = PacketRepr {
+        route: &route,
+        packet_type: PacketType::Data,
+        payload: b"myrix",
+    };
     let mut buf = repr.to_vec().map_err(|e| CliError::Input(e.to_string()))?;
     println!("   sent     {}", hex(&buf));
     let mut len = buf.len();
@@ -26,7 +30,10 @@ pub fn run() -> Result<(), CliError> {
         }
         let (port, n) = forward(&mut buf, len).map_err(|e| CliError::Input(e.to_string()))?;
         len = n;
-        println!("   switch {hop} strips route byte, out of port {port}: {}", hex(&buf[..len]));
+        println!(
+            "   switch {hop} strips route byte, out of port {port}: {}",
+            hex(&buf[..len])
+        );
     }
     let p = Packet::new_checked(&buf[..len]).map_err(|e| CliError::Input(e.to_string()))?;
     println!(
@@ -38,17 +45,26 @@ pub fn run() -> Result<(), CliError> {
     );
 
     println!("2. Two Myrinet-2000 ports, 10 m of fibre (50 ns), clocks 200 ppm apart");
-    let cfg = PortConfig { beat: true, ..PortConfig::default() };
+    let cfg = PortConfig {
+        beat: true,
+        ..PortConfig::default()
+    };
     let port = || Port::new(cfg).expect("default watermarks are valid");
     let mut d = Duplex::new(port(), port(), 100.0, -100.0, 50 * NS);
-    d.run_while_not(100 * US, |d| d.a.state() == State::InSync && d.b.state() == State::InSync);
+    d.run_while_not(100 * US, |d| {
+        d.a.state() == State::InSync && d.b.state() == State::InSync
+    });
     let steps: Vec<String> = std::iter::from_fn(|| d.b.poll_event())
         .filter_map(|e| match e {
             Event::State(t) => Some(t.to.name().to_string()),
             _ => None,
         })
         .collect();
-    println!("   port B: LOST -> {} after {} ns", steps.join(" -> "), d.now() / NS);
+    println!(
+        "   port B: LOST -> {} after {} ns",
+        steps.join(" -> "),
+        d.now() / NS
+    );
     let run = 5 * MS;
     let (mut sent, mut got, mut bytes) = (0u32, 0u32, 0u64);
     let end = d.now() + run;
@@ -58,7 +74,8 @@ pub fn run() -> Result<(), CliError> {
         }
         while d.a.framer().queued() < 2 {
             let n = 64 + (sent as usize * 97) % 1900;
-            d.a.send(&vec![sent as u8; n]).map_err(|e| CliError::Input(e.to_string()))?;
+            d.a.send(&vec![sent as u8; n])
+                .map_err(|e| CliError::Input(e.to_string()))?;
             sent += 1;
         }
         while let Some(r) = d.b.recv_packet() {
@@ -86,10 +103,16 @@ pub fn run() -> Result<(), CliError> {
     );
 
     println!("3. STOP/GO slack buffers sized for the cable (250 MB/s, 5 ns/m, 600 ns turnaround)");
-    println!("   {:>7} {:>10} {:>8} {:>6} {:>6}", "cable", "in flight", "buffer", "STOP", "GO");
+    println!(
+        "   {:>7} {:>10} {:>8} {:>6} {:>6}",
+        "cable", "in flight", "buffer", "STOP", "GO"
+    );
     for m in [10.0, 100.0, 200.0, 1000.0] {
         let p = SlackPlan::for_cable(&Cable::myrinet2000_fibre(m), 0.5, 0.01);
-        println!("   {:>5} m {:>8} B {:>6} B {:>6} {:>6}", m, p.in_flight, p.capacity, p.stop, p.go);
+        println!(
+            "   {:>5} m {:>8} B {:>6} B {:>6} {:>6}",
+            m, p.in_flight, p.capacity, p.stop, p.go
+        );
     }
     println!();
 
@@ -97,7 +120,10 @@ pub fn run() -> Result<(), CliError> {
     let mut a = ClassicPort::new(ClassicConfig::default()).expect("valid");
     let mut b = ClassicPort::new(ClassicConfig::default()).expect("valid");
     let delay = 11; // characters on 25 m of cable, one way
-    let mut wire = [std::collections::VecDeque::from(vec![0u16; delay]), std::collections::VecDeque::from(vec![0u16; delay])];
+    let mut wire = [
+        std::collections::VecDeque::from(vec![0u16; delay]),
+        std::collections::VecDeque::from(vec![0u16; delay]),
+    ];
     for i in 0..20u8 {
         a.send(&[i; 200]);
     }

@@ -25,7 +25,10 @@ fn assert_one_error(o: &Output, code: i32, contains: &str) {
     assert_eq!(o.status.code(), Some(code), "stderr: {err}");
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 1, "{err}");
-    assert!(lines[0].starts_with("myrix: error: ") && lines[0].contains(contains), "{err}");
+    assert!(
+        lines[0].starts_with("myrix: error: ") && lines[0].contains(contains),
+        "{err}"
+    );
 }
 
 #[test]
@@ -53,15 +56,25 @@ fn encode_reads_standard_input_and_decode_recovers_it() {
         let enc = myrix(&["link", "encode"], &data);
         assert!(enc.status.success());
         let dec = myrix(&["link", "decode"], &enc.stdout);
-        assert!(dec.status.success(), "{}", String::from_utf8_lossy(&dec.stderr));
+        assert!(
+            dec.status.success(),
+            "{}",
+            String::from_utf8_lossy(&dec.stderr)
+        );
         let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(stdout(&dec), format!("packet 1 at code-group 0: {hex} ({len} bytes)\n"));
+        assert_eq!(
+            stdout(&dec),
+            format!("packet 1 at code-group 0: {hex} ({len} bytes)\n")
+        );
         // Bare 10-bit groups work too.
         let bare: String = stdout(&enc)
             .lines()
             .map(|l| l.split_whitespace().take(2).collect::<String>() + "\n")
             .collect();
-        assert_eq!(stdout(&myrix(&["link", "decode"], bare.as_bytes())), stdout(&dec));
+        assert_eq!(
+            stdout(&myrix(&["link", "decode"], bare.as_bytes())),
+            stdout(&dec)
+        );
         let raw = myrix(&["link", "encode", "--raw"], &data);
         let back = myrix(&["link", "decode", "--raw"], &raw.stdout);
         assert_eq!(stdout(&back), format!("data {hex} ({len} bytes)\n"));
@@ -82,25 +95,67 @@ fn decode_reports_each_error_with_its_position() {
 
 #[test]
 fn bad_input_gets_one_clear_line_and_a_non_zero_exit() {
-    assert_one_error(&myrix(&["link", "encode", "--hex", "0g"], b""), 2, "not a hex digit");
-    assert_one_error(&myrix(&["link", "encode", "--hex", "abc"], b""), 2, "not whole bytes");
+    assert_one_error(
+        &myrix(&["link", "encode", "--hex", "0g"], b""),
+        2,
+        "not a hex digit",
+    );
+    assert_one_error(
+        &myrix(&["link", "encode", "--hex", "abc"], b""),
+        2,
+        "not whole bytes",
+    );
     assert_one_error(&myrix(&["link", "encode"], b""), 2, "no data bytes");
-    assert_one_error(&myrix(&["link", "encode", "--file", "/nonexistent/x"], b""), 2, "/nonexistent/x");
+    assert_one_error(
+        &myrix(&["link", "encode", "--file", "/nonexistent/x"], b""),
+        2,
+        "/nonexistent/x",
+    );
     assert_one_error(&myrix(&["link", "decode"], b"0101\n"), 2, "line 1");
-    assert_one_error(&myrix(&["link", "decode"], b"001111 10101\n"), 2, "not a 10-bit");
+    assert_one_error(
+        &myrix(&["link", "decode"], b"001111 10101\n"),
+        2,
+        "not a 10-bit",
+    );
     assert_one_error(&myrix(&["link", "decode"], &[0xff, 0xfe]), 2, "not text");
     // A packet without its GAP is a truncated stream.
     assert_one_error(&myrix(&["link", "decode"], b"100111 0100\n"), 1, "error(s)");
     assert_one_error(&myrix(&["packet", "parse", "81"], b""), 2, "truncated");
-    assert_one_error(&myrix(&["packet", "build", "--route", "1,x"], b""), 2, "'x'");
-    assert_one_error(&myrix(&["packet", "build", "--type", "200"], b""), 2, "--type");
-    assert_one_error(&myrix(&["link", "slack", "--length-m=-3"], b""), 2, "--length-m");
-    assert_one_error(&myrix(&["link", "slack", "--length-m=1e300"], b""), 2, "too long");
+    assert_one_error(
+        &myrix(&["packet", "build", "--route", "1,x"], b""),
+        2,
+        "'x'",
+    );
+    assert_one_error(
+        &myrix(&["packet", "build", "--type", "200"], b""),
+        2,
+        "--type",
+    );
+    assert_one_error(
+        &myrix(&["link", "slack", "--length-m=-3"], b""),
+        2,
+        "--length-m",
+    );
+    assert_one_error(
+        &myrix(&["link", "slack", "--length-m=1e300"], b""),
+        2,
+        "too long",
+    );
 }
 
 #[test]
 fn packet_build_then_parse_through_switches() {
-    let o = myrix(&["packet", "build", "--route", "3,0,7", "--payload-hex", "6d79726978"], b"");
+    let o = myrix(
+        &[
+            "packet",
+            "build",
+            "--route",
+            "3,0,7",
+            "--payload-hex",
+            "6d79726978",
+        ],
+        b"",
+    );
     let hex = stdout(&o).trim().to_string();
     assert_eq!(hex, "838087046d7972697867");
     let o = myrix(&["packet", "parse", &hex, "--hops"], b"");
@@ -109,7 +164,11 @@ fn packet_build_then_parse_through_switches() {
     assert_eq!(out.matches(" ok").count(), 4, "{out}");
     assert!(out.contains("link 4: 046d79726978fe"));
     // A corrupted packet parses but fails its CRC.
-    assert_one_error(&myrix(&["packet", "parse", "838087046d7972697868"], b""), 1, "CRC");
+    assert_one_error(
+        &myrix(&["packet", "parse", "838087046d7972697868"], b""),
+        1,
+        "CRC",
+    );
 }
 
 #[test]

@@ -97,7 +97,9 @@ pub enum ClassicEvent {
     LinkDown,
     LinkUp,
     /// Our packet was blocked past the long-period timeout; its rest was dropped.
-    Timeout { dropped_bytes: usize },
+    Timeout {
+        dropped_bytes: usize,
+    },
 }
 
 /// The receive data stream.
@@ -247,7 +249,8 @@ impl ClassicPort {
                     self.queue.pop_front();
                     self.cursor = 0;
                     self.blocked_since = None;
-                    self.events.push_back(ClassicEvent::Timeout { dropped_bytes });
+                    self.events
+                        .push_back(ClassicEvent::Timeout { dropped_bytes });
                     self.stats.fres_sent += 1;
                     return Char::Fres;
                 }
@@ -301,10 +304,13 @@ mod tests {
     #[test]
     fn characters_round_trip_and_idle_is_all_zeros() {
         assert_eq!(Char::Idle.bits(), 0);
-        for c in (0..=255)
-            .map(Char::Data)
-            .chain([Char::Idle, Char::Stop, Char::Go, Char::Gap, Char::Fres])
-        {
+        for c in (0..=255).map(Char::Data).chain([
+            Char::Idle,
+            Char::Stop,
+            Char::Go,
+            Char::Gap,
+            Char::Fres,
+        ]) {
             assert_eq!(Char::from_bits(c.bits()), Ok(c));
             assert!(c.bits() < 0x200);
         }

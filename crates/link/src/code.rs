@@ -282,7 +282,7 @@ const fn build_enc() -> [u32; 256] {
     while i < 256 {
         let n = encode_raw(i as u8, false, 0);
         let p = encode_raw(i as u8, false, 1);
-        let flips = rd_after(n, 0) ^ 0;
+        let flips = rd_after(n, 0);
         t[i] = n | (p << 10) | (flips << 20);
         i += 1;
     }
@@ -302,8 +302,7 @@ const fn build_dec() -> [u16; 1024] {
     let mut t = [0u16; 1024];
     let mut cg = 0;
     while cg < 1024 {
-        t[cg] =
-            ((rd_after(cg as u32, 0) << DEC_AFTER_NEG) | (rd_after(cg as u32, 1) << 12)) as u16;
+        t[cg] = ((rd_after(cg as u32, 0) << DEC_AFTER_NEG) | (rd_after(cg as u32, 1) << 12)) as u16;
         cg += 1;
     }
     let mut o = 0;
@@ -433,9 +432,18 @@ mod tests {
 
     #[test]
     fn comma_and_gap_match_the_seed() {
-        assert_eq!(encode(Octet::K(K28_5), Rd::Neg).unwrap().0.to_string(), "001111 1010");
-        assert_eq!(encode(Octet::K(K28_5), Rd::Pos).unwrap().0.to_string(), "110000 0101");
-        assert_eq!(encode(Octet::K(K29_7), Rd::Neg).unwrap().0.to_string(), "101110 1000");
+        assert_eq!(
+            encode(Octet::K(K28_5), Rd::Neg).unwrap().0.to_string(),
+            "001111 1010"
+        );
+        assert_eq!(
+            encode(Octet::K(K28_5), Rd::Pos).unwrap().0.to_string(),
+            "110000 0101"
+        );
+        assert_eq!(
+            encode(Octet::K(K29_7), Rd::Neg).unwrap().0.to_string(),
+            "101110 1000"
+        );
     }
 
     #[test]
@@ -465,8 +473,14 @@ mod tests {
 
     #[test]
     fn code_group_parse() {
-        assert_eq!(CodeGroup::parse("001111 1010"), Some(CodeGroup(0b0011111010)));
-        assert_eq!(CodeGroup::parse("0011111010"), Some(CodeGroup(0b0011111010)));
+        assert_eq!(
+            CodeGroup::parse("001111 1010"),
+            Some(CodeGroup(0b0011111010))
+        );
+        assert_eq!(
+            CodeGroup::parse("0011111010"),
+            Some(CodeGroup(0b0011111010))
+        );
         assert_eq!(CodeGroup::parse("00111 1010"), None);
         assert_eq!(CodeGroup::parse("00111110101"), None);
         assert_eq!(CodeGroup::parse("001111101x"), None);
@@ -474,7 +488,9 @@ mod tests {
 
     #[test]
     fn bulk_agrees_with_single() {
-        let data: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let data: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
         let mut cgs = vec![CodeGroup::default(); data.len()];
         let end = encode_slice(&data, &mut cgs, Rd::Neg);
         let mut rd = Rd::Neg;

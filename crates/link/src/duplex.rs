@@ -36,7 +36,8 @@ impl Duplex {
     /// `ppm_a`, `ppm_b`: each clock's offset from the 4 ns nominal period, in ppm
     /// (positive = slower clock). `delay`: one-way cable delay.
     pub fn new(a: Port, b: Port, ppm_a: f64, ppm_b: f64, delay: Time) -> Duplex {
-        let period = |ppm: f64| (CODE_GROUP_PERIOD as f64 * 1000.0 * (1.0 + ppm * 1e-6)).round() as u64;
+        let period =
+            |ppm: f64| (CODE_GROUP_PERIOD as f64 * 1000.0 * (1.0 + ppm * 1e-6)).round() as u64;
         Duplex {
             a,
             b,
@@ -61,9 +62,17 @@ impl Duplex {
 
     /// Advances whichever port's clock ticks next by one code-group; says which.
     pub fn step(&mut self) -> Side {
-        let i = if self.next_fs[0] <= self.next_fs[1] { 0 } else { 1 };
+        let i = if self.next_fs[0] <= self.next_fs[1] {
+            0
+        } else {
+            1
+        };
         let t = self.next_fs[i];
-        let (port, side) = if i == 0 { (&mut self.a, Side::A) } else { (&mut self.b, Side::B) };
+        let (port, side) = if i == 0 {
+            (&mut self.a, Side::A)
+        } else {
+            (&mut self.b, Side::B)
+        };
         let incoming = &mut self.inflight[i];
         while incoming.front().is_some_and(|(at, _)| *at <= t) {
             port.handle_receive(incoming.pop_front().unwrap().1);
@@ -86,7 +95,11 @@ impl Duplex {
     }
 
     /// Runs until `done` holds, or `limit` (ps) passes; true if `done` held.
-    pub fn run_while_not(&mut self, limit: Time, mut done: impl FnMut(&mut Duplex) -> bool) -> bool {
+    pub fn run_while_not(
+        &mut self,
+        limit: Time,
+        mut done: impl FnMut(&mut Duplex) -> bool,
+    ) -> bool {
         while self.now() < limit {
             if done(self) {
                 return true;

@@ -11,7 +11,10 @@ use crate::symbol::Control;
 use std::collections::VecDeque;
 
 fn both(o: Octet) -> [u16; 2] {
-    [encode(o, Rd::Neg).unwrap().0.bits(), encode(o, Rd::Pos).unwrap().0.bits()]
+    [
+        encode(o, Rd::Neg).unwrap().0.bits(),
+        encode(o, Rd::Pos).unwrap().0.bits(),
+    ]
 }
 
 /// Sizes in code-groups.
@@ -26,7 +29,11 @@ pub struct ElasticConfig {
 
 impl Default for ElasticConfig {
     fn default() -> Self {
-        ElasticConfig { capacity: 64, low: 8, high: 24 }
+        ElasticConfig {
+            capacity: 64,
+            low: 8,
+            high: 24,
+        }
     }
 }
 
@@ -78,7 +85,10 @@ impl ElasticFifo {
 
     /// A code-group arrives at the remote clock.
     pub fn push(&mut self, cg: CodeGroup) {
-        let after_comma = self.q.back().is_some_and(|(c, _)| self.comma.contains(&c.bits()));
+        let after_comma = self
+            .q
+            .back()
+            .is_some_and(|(c, _)| self.comma.contains(&c.bits()));
         if after_comma && self.fill.contains(&cg.bits()) {
             if self.q.len() > self.cfg.high {
                 self.q.pop_back();

@@ -63,7 +63,10 @@ impl Framer {
 
     /// Queues a whole packet.
     pub fn push_packet(&mut self, data: Vec<u8>) {
-        self.queue.push_back(TxPacket { data, complete: true });
+        self.queue.push_back(TxPacket {
+            data,
+            complete: true,
+        });
     }
 
     /// Appends bytes to the packet the source is writing (opening one if needed); the
@@ -71,7 +74,10 @@ impl Framer {
     pub fn write(&mut self, bytes: &[u8]) {
         match self.queue.back_mut() {
             Some(p) if !p.complete => p.data.extend_from_slice(bytes),
-            _ => self.queue.push_back(TxPacket { data: bytes.to_vec(), complete: false }),
+            _ => self.queue.push_back(TxPacket {
+                data: bytes.to_vec(),
+                complete: false,
+            }),
         }
     }
 
@@ -139,7 +145,11 @@ impl Framer {
                     return Pair::Ctl(c);
                 }
                 if action == TxAction::Stop {
-                    return if self.in_packet { Pair::Ctl(Control::Idle) } else { Pair::GAPS };
+                    return if self.in_packet {
+                        Pair::Ctl(Control::Idle)
+                    } else {
+                        Pair::GAPS
+                    };
                 }
                 self.data_pair()
             }
@@ -165,9 +175,17 @@ impl Framer {
         }
         if !p.complete {
             // The source is slower than the link: hold the odd byte, fill with IDLE.
-            return if self.in_packet { Pair::Ctl(Control::Idle) } else { Pair::GAPS };
+            return if self.in_packet {
+                Pair::Ctl(Control::Idle)
+            } else {
+                Pair::GAPS
+            };
         }
-        let pair = if len - c == 1 { Pair::Two(Unit::Data(p.data[c]), Unit::GAP) } else { Pair::GAPS };
+        let pair = if len - c == 1 {
+            Pair::Two(Unit::Data(p.data[c]), Unit::GAP)
+        } else {
+            Pair::GAPS
+        };
         self.finish_front();
         pair
     }
@@ -183,12 +201,26 @@ impl Framer {
 /// One finding of [`decode_stream`], with the position of the code-group it ends at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Found {
-    /// A packet, from the code-group of its first byte.
-    Packet { start: usize, bytes: Vec<u8> },
-    Control { at: usize, symbol: Control },
-    Error { at: usize, error: crate::symbol::LinkError },
+    /// A packet, from the code-group of its first byte; `damaged` if an error was found
+    /// inside it (its bytes are those that could be recovered).
+    Packet {
+        start: usize,
+        bytes: Vec<u8>,
+        damaged: bool,
+    },
+    Control {
+        at: usize,
+        symbol: Control,
+    },
+    Error {
+        at: usize,
+        error: crate::symbol::LinkError,
+    },
     /// The stream ended inside a packet, or in the middle of a pair.
-    Truncated { at: usize, bytes_in_packet: usize },
+    Truncated {
+        at: usize,
+        bytes_in_packet: usize,
+    },
 }
 
 /// Decodes a recorded code-group stream (aligned to a pair boundary at its start, running
@@ -198,24 +230,39 @@ pub enum Found {
 pub fn decode_stream(cgs: &[crate::code::CodeGroup]) -> Vec<Found> {
     let mut dec = crate::symbol::SymbolDecoder::new();
     let mut out = Vec::new();
-    let mut cur: Option<(usize, Vec<u8>)> = None;
+    let mut cur: Option<(usize, Vec<u8>, bool)> = None;
     for (i, &cg) in cgs.iter().enumerate() {
         match dec.push(cg).unit {
-            Some(Ok(Unit::Data(d))) => cur.get_or_insert_with(|| (i, Vec::new())).1.push(d),
+            Some(Ok(Unit::Data(d))) => cur.get_or_insert_with(|| (i, Vec::new(), false)).1.push(d),
             Some(Ok(Unit::Ctl(Control::Gap))) => {
-                if let Some((start, bytes)) = cur.take() {
-                    out.push(Found::Packet { start, bytes });
+                if let Some((start, bytes, damaged)) = cur.take() {
+                    out.push(Found::Packet {
+                        start,
+                        bytes,
+                        damaged,
+                    });
                 }
             }
             Some(Ok(Unit::Ctl(symbol))) => out.push(Found::Control { at: i - 1, symbol }),
-            Some(Err(error)) => out.push(Found::Error { at: i, error }),
+            Some(Err(error)) => {
+                if let Some(c) = cur.as_mut() {
+                    c.2 = true;
+                }
+                out.push(Found::Error { at: i, error })
+            }
             None => {}
         }
     }
-    if let Some((_, bytes)) = cur {
-        out.push(Found::Truncated { at: cgs.len(), bytes_in_packet: bytes.len() });
+    if let Some((_, bytes, _)) = cur {
+        out.push(Found::Truncated {
+            at: cgs.len(),
+            bytes_in_packet: bytes.len(),
+        });
     } else if cgs.len() % 2 == 1 {
-        out.push(Found::Truncated { at: cgs.len(), bytes_in_packet: 0 });
+        out.push(Found::Truncated {
+            at: cgs.len(),
+            bytes_in_packet: 0,
+        });
     }
     out
 }
@@ -223,5 +270,8 @@ pub fn decode_stream(cgs: &[crate::code::CodeGroup]) -> Vec<Found> {
 /// The units of one framed packet: its bytes, then one GAP (odd length) or two (even).
 pub fn frame_packet(bytes: &[u8]) -> impl Iterator<Item = Unit> + '_ {
     let gaps = if bytes.len() % 2 == 1 { 1 } else { 2 };
-    bytes.iter().map(|&b| Unit::Data(b)).chain(std::iter::repeat_n(Unit::GAP, gaps))
+    bytes
+        .iter()
+        .map(|&b| Unit::Data(b))
+        .chain(std::iter::repeat_n(Unit::GAP, gaps))
 }

@@ -70,7 +70,9 @@ pub enum Event {
 pub enum RxItem {
     Byte(u8),
     /// End of packet; `clean` is false if a code-group error hit it.
-    End { clean: bool },
+    End {
+        clean: bool,
+    },
     /// The packet was cut off: the port left RX_GO mid-packet.
     Terminated,
 }
@@ -294,11 +296,12 @@ impl Port {
         match step.unit {
             Some(Ok(Unit::Data(d))) if go => self.deliver(d),
             Some(Ok(Unit::Data(_))) => self.stats.rx_bytes_dropped += 1,
-            Some(Ok(Unit::Ctl(Control::Gap))) => {
-                if self.rx_in_packet {
-                    self.end_packet(RxItem::End { clean: !self.rx_damaged });
-                }
+            Some(Ok(Unit::Ctl(Control::Gap))) if self.rx_in_packet => {
+                self.end_packet(RxItem::End {
+                    clean: !self.rx_damaged,
+                });
             }
+            Some(Ok(Unit::Ctl(Control::Gap))) => {}
             Some(Ok(Unit::Ctl(c))) => self.control(now, c),
             Some(Err(LinkError::UndefinedControl(_))) => self.stats.undefined_controls += 1,
             Some(Err(LinkError::Code(crate::code::CodeError::Disparity(

@@ -121,7 +121,11 @@ impl SlackBuffer {
     /// Asks for the current state (STOP or GO) to be sent again, e.g. after the link
     /// resynchronized and the remote forgot it.
     pub fn reannounce(&mut self) {
-        self.request(if self.stopped { Control::Stop } else { Control::Go });
+        self.request(if self.stopped {
+            Control::Stop
+        } else {
+            Control::Go
+        });
     }
 
     /// The flow-control symbol the reverse channel should carry next, if any.
@@ -154,7 +158,12 @@ impl Cable {
     /// A Myrinet-2000 fibre. The 600 ns turnaround is chosen so that a 200 m cable gives the
     /// specification's ≈ 2.6 µs round trip (2 µs of it propagation at 5 ns/m).
     pub fn myrinet2000_fibre(length_m: f64) -> Cable {
-        Cable { length_m, ns_per_m: 5.0, bytes_per_ns: 0.25, turnaround_ns: 600.0 }
+        Cable {
+            length_m,
+            ns_per_m: 5.0,
+            bytes_per_ns: 0.25,
+            turnaround_ns: 600.0,
+        }
     }
 
     pub fn round_trip_ns(&self) -> f64 {
@@ -194,7 +203,12 @@ impl SlackPlan {
         let hysteresis = ((4.0 / max_symbol_share).ceil() as usize).max(2);
         let go = guard;
         let stop = go + hysteresis;
-        SlackPlan { in_flight, capacity: stop + guard, stop, go }
+        SlackPlan {
+            in_flight,
+            capacity: stop + guard,
+            stop,
+            go,
+        }
     }
 
     pub fn headroom(&self) -> usize {

@@ -131,7 +131,10 @@ impl Default for SymbolEncoder {
 
 impl SymbolEncoder {
     pub const fn new() -> Self {
-        SymbolEncoder { rd: Rd::Neg, odd: false }
+        SymbolEncoder {
+            rd: Rd::Neg,
+            odd: false,
+        }
     }
     pub fn rd(&self) -> Rd {
         self.rd
@@ -345,7 +348,10 @@ mod tests {
         let steps: Vec<RxStep> = cgs[1..].iter().map(|&cg| dec.push(cg)).collect();
         assert_eq!(steps[1].unit, Some(Err(LinkError::UnalignedComma)));
         assert!(steps[1].error);
-        let mut dec = SymbolDecoder { hunting: true, ..SymbolDecoder::new() };
+        let mut dec = SymbolDecoder {
+            hunting: true,
+            ..SymbolDecoder::new()
+        };
         let steps: Vec<RxStep> = cgs[1..].iter().map(|&cg| dec.push(cg)).collect();
         assert_eq!(steps[2].unit, Some(Ok(Unit::Ctl(Control::Idle))));
         assert!(steps[2].pair_done && steps[2].pair_comma);

@@ -163,7 +163,11 @@ impl SyncMachine {
     pub fn reset(&mut self) -> Option<Transition> {
         let from = self.state;
         *self = SyncMachine::new();
-        (from != State::Lost).then_some(Transition { from, to: State::Lost, cause: Cause::Reset })
+        (from != State::Lost).then_some(Transition {
+            from,
+            to: State::Lost,
+            cause: Cause::Reset,
+        })
     }
 
     fn go(&mut self, to: State, cause: Cause) -> Option<Transition> {
@@ -191,7 +195,11 @@ impl SyncMachine {
 
     /// Every received pair, after [`Self::on_code_group`] for its second code-group.
     pub fn on_pair(&mut self, aligned_comma: bool, lost: bool) -> Option<Transition> {
-        self.no_lost_run = if lost { 0 } else { self.no_lost_run.saturating_add(1) };
+        self.no_lost_run = if lost {
+            0
+        } else {
+            self.no_lost_run.saturating_add(1)
+        };
         match self.state {
             State::Lost => {
                 self.comma_run = if aligned_comma { self.comma_run + 1 } else { 0 };
@@ -256,7 +264,10 @@ mod tests {
         assert_eq!(pairs(&mut m, 1, true, false)[0].to, State::Regain);
         assert!(pairs(&mut m, 14, true, false).is_empty());
         let t = pairs(&mut m, 1, true, false);
-        assert_eq!((t[0].to, t[0].cause), (State::InSync, Cause::RemoteSyncFound));
+        assert_eq!(
+            (t[0].to, t[0].cause),
+            (State::InSync, Cause::RemoteSyncFound)
+        );
         let t = pairs(&mut m, 1, true, true);
         assert_eq!((t[0].from, t[0].to), (State::InSync, State::Sync));
         // REGAIN -> SYNC on LOST too.

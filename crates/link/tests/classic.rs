@@ -19,7 +19,10 @@ impl Link {
         Link {
             a: ClassicPort::new(cfg).unwrap(),
             b: ClassicPort::new(cfg).unwrap(),
-            wire: [VecDeque::from(vec![0; delay]), VecDeque::from(vec![0; delay])],
+            wire: [
+                VecDeque::from(vec![0; delay]),
+                VecDeque::from(vec![0; delay]),
+            ],
             now: 0,
             cut: false,
         }
@@ -60,7 +63,9 @@ fn packets_cross_10m_and_25m_cables_and_the_80_byte_slack_buffer_never_overflows
 
 fn slack_run(cable_ns: Time) {
     let mut l = Link::new(ClassicConfig::default(), cable_ns);
-    let pkts: Vec<Vec<u8>> = (0..50).map(|i| (0..(1 + i * 13)).map(|j| (i + j) as u8).collect()).collect();
+    let pkts: Vec<Vec<u8>> = (0..50)
+        .map(|i| (0..(1 + i * 13)).map(|j| (i + j) as u8).collect())
+        .collect();
     for p in &pkts {
         l.a.send(p);
     }
@@ -75,7 +80,10 @@ fn slack_run(cable_ns: Time) {
         }
     }
     assert_eq!(l.b.slack().overflows(), 0);
-    assert!(max_level > 56, "STOP must have been exercised ({max_level})");
+    assert!(
+        max_level > 56,
+        "STOP must have been exercised ({max_level})"
+    );
     assert!(max_level <= 80);
     let want: Vec<Result<Vec<u8>, Vec<u8>>> = pkts.into_iter().map(Ok).collect();
     assert_eq!(got, want);

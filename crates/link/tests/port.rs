@@ -25,11 +25,18 @@ fn up(d: &mut Duplex) {
     let ok = d.run_while_not(d.now() + 50 * US, |d| {
         d.a.state() == State::InSync && d.b.state() == State::InSync
     });
-    assert!(ok, "link did not come up: A {:?}, B {:?}", d.a.state(), d.b.state());
+    assert!(
+        ok,
+        "link did not come up: A {:?}, B {:?}",
+        d.a.state(),
+        d.b.state()
+    );
 }
 
 fn packet(seed: u32, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (seed.wrapping_mul(31).wrapping_add(i as u32 * 7)) as u8).collect()
+    (0..len)
+        .map(|i| (seed.wrapping_mul(31).wrapping_add(i as u32 * 7)) as u8)
+        .collect()
 }
 
 fn drain(p: &mut Port) -> Vec<Received> {
@@ -70,8 +77,11 @@ fn packets_of_every_length_parity_cross_both_ways_exactly_once() {
         gb.extend(drain(&mut d.b));
         ga.len() == lens.len() && gb.len() == lens.len()
     });
-    let want_b: Vec<Received> =
-        lens.iter().enumerate().map(|(i, &n)| Received::Packet(packet(i as u32, n))).collect();
+    let want_b: Vec<Received> = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| Received::Packet(packet(i as u32, n)))
+        .collect();
     let want_a: Vec<Received> = lens
         .iter()
         .enumerate()
@@ -111,7 +121,10 @@ fn receiver_reset_mid_packet_terminates_the_packet_being_forwarded() {
     d.run_until(d.now() + 4 * US);
     // Entering RX_LOST cuts off the packet the receiver is forwarding.
     d.b.reset();
-    assert!(matches!(drain(&mut d.b).as_slice(), [Received::Terminated(_)]));
+    assert!(matches!(
+        drain(&mut d.b).as_slice(),
+        [Received::Terminated(_)]
+    ));
     up(&mut d);
     // The rest of the packet was dropped at A (TX_SYNC drops the send stream).
     d.run_until(d.now() + 20 * US);
@@ -171,7 +184,10 @@ fn sparse_bit_errors_keep_sync_but_damage_packets() {
     d.run_until(d.now() + 2 * US);
     got.extend(drain(&mut d.b));
     assert!(transitions(&mut d.b).is_empty(), "sync must hold");
-    let damaged = got.iter().filter(|r| !matches!(r, Received::Packet(_))).count();
+    let damaged = got
+        .iter()
+        .filter(|r| !matches!(r, Received::Packet(_)))
+        .count();
     assert!(d.b.stats.code_errors > 0);
     assert!(damaged > 0, "errors must show up as damaged packets");
     // Undetected single-bit flips are possible in 8b/10b (one valid code-group becomes
@@ -203,7 +219,11 @@ fn clocks_200_ppm_apart_lose_and_duplicate_no_packet_byte() {
             next_b += 1;
         }
         while let Some(r) = d.b.recv_packet() {
-            assert_eq!(r, Received::Packet(packet(got_b, len(got_b))), "packet {got_b} at B");
+            assert_eq!(
+                r,
+                Received::Packet(packet(got_b, len(got_b))),
+                "packet {got_b} at B"
+            );
             bytes_b += len(got_b) as u64;
             got_b += 1;
         }
@@ -215,12 +235,19 @@ fn clocks_200_ppm_apart_lose_and_duplicate_no_packet_byte() {
     }
     // 20 ms at 250 MB/s is 5 MB each way; GAPs and fill take a little of it.
     assert!(got_b > 4_500 && got_a > 4_500, "{got_a} {got_b}");
-    assert!(bytes_a > 4_800_000 && bytes_b > 4_800_000, "{bytes_a} {bytes_b}");
+    assert!(
+        bytes_a > 4_800_000 && bytes_b > 4_800_000,
+        "{bytes_a} {bytes_b}"
+    );
     let (fa, fb) = (&d.a.elastic().stats, &d.b.elastic().stats);
     // The skew was absorbed by fill pairs only.
     assert!(fb.repeated_pairs > 0, "{fb:?}");
     assert!(fa.dropped_pairs > 0, "{fa:?}");
-    assert_eq!(fa.overflows + fa.underflows + fb.overflows + fb.underflows, 0, "{fa:?} {fb:?}");
+    assert_eq!(
+        fa.overflows + fa.underflows + fb.overflows + fb.underflows,
+        0,
+        "{fa:?} {fb:?}"
+    );
     assert_eq!(d.a.stats.code_errors + d.b.stats.code_errors, 0);
     assert_eq!(d.a.state(), State::InSync);
 }
@@ -232,9 +259,18 @@ fn clocks_200_ppm_apart_lose_and_duplicate_no_packet_byte() {
 /// reverse channel in pairs).
 fn stop_go(cable: Cable, adversarial: bool) -> (u64, u64, f64, SlackPlan) {
     let plan = SlackPlan::for_cable(&cable, 0.5, 0.01);
-    let cfg = PortConfig { slack: (plan.capacity, plan.stop, plan.go), ..PortConfig::default() };
+    let cfg = PortConfig {
+        slack: (plan.capacity, plan.stop, plan.go),
+        ..PortConfig::default()
+    };
     let delay = (cable.length_m * cable.ns_per_m * NS as f64) as Time;
-    let mut d = Duplex::new(Port::new(cfg).unwrap(), Port::new(cfg).unwrap(), 0.0, 0.0, delay);
+    let mut d = Duplex::new(
+        Port::new(cfg).unwrap(),
+        Port::new(cfg).unwrap(),
+        0.0,
+        0.0,
+        delay,
+    );
     up(&mut d);
     let start_pairs = d.sent(Side::B) / 2;
     let mut starved = 0;
@@ -270,7 +306,12 @@ fn stop_go(cable: Cable, adversarial: bool) -> (u64, u64, f64, SlackPlan) {
     }
     let pairs = d.sent(Side::B) / 2 - start_pairs;
     let flow = d.b.stats.stop_sent + d.b.stats.go_sent;
-    (d.b.slack().overflows(), starved, flow as f64 / pairs as f64, plan)
+    (
+        d.b.slack().overflows(),
+        starved,
+        flow as f64 / pairs as f64,
+        plan,
+    )
 }
 
 #[test]
@@ -280,7 +321,12 @@ fn stop_go_never_overflows_or_starves_across_cable_lengths() {
         .flat_map(|l| [(l, false), (l, true)])
     {
         // Turnaround: the two elastic FIFOs (16 code-groups each) plus pair building.
-        let cable = Cable { length_m: len, ns_per_m: 5.0, bytes_per_ns: 0.25, turnaround_ns: 200.0 };
+        let cable = Cable {
+            length_m: len,
+            ns_per_m: 5.0,
+            bytes_per_ns: 0.25,
+            turnaround_ns: 200.0,
+        };
         let (overflow, starved, share, plan) = stop_go(cable, adversarial);
         println!(
             "{len:6} m{}: in flight {:4} B, buffer {:4} B (STOP {:4}, GO {:4}), \
@@ -296,14 +342,26 @@ fn stop_go_never_overflows_or_starves_across_cable_lengths() {
         // Starvation: the reader, once data flowed, found the buffer empty while the
         // sender had data queued.
         assert_eq!(starved, 0, "{len} m starved {starved} times");
-        assert!(share > 0.0 && share <= 0.01, "{len} m: STOP/GO share {share}");
+        assert!(
+            share > 0.0 && share <= 0.01,
+            "{len} m: STOP/GO share {share}"
+        );
     }
 }
 
 #[test]
 fn beat_is_sent_every_10_us_and_its_absence_reported_after_25_us() {
-    let beat = PortConfig { beat: true, ..PortConfig::default() };
-    let mut d = Duplex::new(Port::new(beat).unwrap(), Port::new(beat).unwrap(), 0.0, 0.0, 10 * NS);
+    let beat = PortConfig {
+        beat: true,
+        ..PortConfig::default()
+    };
+    let mut d = Duplex::new(
+        Port::new(beat).unwrap(),
+        Port::new(beat).unwrap(),
+        0.0,
+        0.0,
+        10 * NS,
+    );
     up(&mut d);
     let b0 = d.b.stats.beats_received;
     d.run_until(d.now() + 100 * US);
@@ -313,7 +371,13 @@ fn beat_is_sent_every_10_us_and_its_absence_reported_after_25_us() {
 
     // A that does not send BEAT: B reports it missing once, 25 µs after the last one.
     let quiet = PortConfig::default();
-    let mut d = Duplex::new(Port::new(quiet).unwrap(), Port::new(beat).unwrap(), 0.0, 0.0, 10 * NS);
+    let mut d = Duplex::new(
+        Port::new(quiet).unwrap(),
+        Port::new(beat).unwrap(),
+        0.0,
+        0.0,
+        10 * NS,
+    );
     up(&mut d);
     let t0 = d.now();
     let mut when = None;

@@ -32,7 +32,12 @@ fn rows() -> Vec<Row> {
 #[test]
 fn table_has_all_256_data_and_12_special_code_groups() {
     let rows = rows();
-    assert_eq!(rows.iter().filter(|r| matches!(r.octet, Octet::D(_))).count(), 256);
+    assert_eq!(
+        rows.iter()
+            .filter(|r| matches!(r.octet, Octet::D(_)))
+            .count(),
+        256
+    );
     let ks: Vec<u8> = rows
         .iter()
         .filter_map(|r| match r.octet {
@@ -46,8 +51,18 @@ fn table_has_all_256_data_and_12_special_code_groups() {
 #[test]
 fn encoder_agrees_with_the_table_at_both_disparities() {
     for r in rows() {
-        assert_eq!(encode(r.octet, Rd::Neg).unwrap().0, r.neg, "{} at RD-", r.octet);
-        assert_eq!(encode(r.octet, Rd::Pos).unwrap().0, r.pos, "{} at RD+", r.octet);
+        assert_eq!(
+            encode(r.octet, Rd::Neg).unwrap().0,
+            r.neg,
+            "{} at RD-",
+            r.octet
+        );
+        assert_eq!(
+            encode(r.octet, Rd::Pos).unwrap().0,
+            r.pos,
+            "{} at RD+",
+            r.octet
+        );
     }
 }
 
@@ -66,8 +81,10 @@ fn decoder_agrees_with_the_table_and_flags_the_wrong_column() {
 #[test]
 fn every_other_code_group_is_invalid() {
     let rows = rows();
-    let valid: std::collections::HashSet<u16> =
-        rows.iter().flat_map(|r| [r.neg.bits(), r.pos.bits()]).collect();
+    let valid: std::collections::HashSet<u16> = rows
+        .iter()
+        .flat_map(|r| [r.neg.bits(), r.pos.bits()])
+        .collect();
     // 268 octets, some neutral code-groups serve both columns.
     for bits in 0..1024u16 {
         let cg = CodeGroup::new(bits);
@@ -91,7 +108,12 @@ fn table_obeys_the_code_properties() {
         // RD- column: disparity 0 or +2; RD+ column: 0 or -2; a flip iff non-neutral.
         assert!(matches!(ones(r.neg), 5 | 6), "{}", r.octet);
         assert!(matches!(ones(r.pos), 4 | 5), "{}", r.octet);
-        assert_eq!(ones(r.neg) == 5, r.neg == r.pos || ones(r.pos) == 5, "{}", r.octet);
+        assert_eq!(
+            ones(r.neg) == 5,
+            r.neg == r.pos || ones(r.pos) == 5,
+            "{}",
+            r.octet
+        );
     }
     // No run of more than five equal bits, and no comma (0011111 / 1100000) outside
     // K28.1, K28.5, K28.7, across any legal pair of data code-groups.

@@ -139,8 +139,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if b.len() < 2 {
             return Err(Error::Truncated(b.len()));
         }
-        let type_at =
-            b[..b.len() - 1].iter().position(|&x| x & TO_SWITCH == 0).ok_or(Error::NoType)?;
+        let type_at = b[..b.len() - 1]
+            .iter()
+            .position(|&x| x & TO_SWITCH == 0)
+            .ok_or(Error::NoType)?;
         Ok(Packet { buffer, type_at })
     }
 
@@ -227,7 +229,10 @@ impl<'a> PacketRepr<'a> {
     /// Reads a checked packet, verifying its CRC.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(p: &'a Packet<&'a T>) -> Result<PacketRepr<'a>, Error> {
         if !p.verify_crc() {
-            return Err(Error::Crc { trailer: p.crc(), computed: p.computed_crc() });
+            return Err(Error::Crc {
+                trailer: p.crc(),
+                computed: p.computed_crc(),
+            });
         }
         let b: &'a [u8] = p.buffer.as_ref();
         Ok(PacketRepr {
@@ -252,7 +257,10 @@ impl<'a> PacketRepr<'a> {
         }
         let n = self.buffer_len();
         if buf.len() < n {
-            return Err(Error::Buffer { have: buf.len(), need: n });
+            return Err(Error::Buffer {
+                have: buf.len(),
+                need: n,
+            });
         }
         let r = self.route.len();
         buf[..r].copy_from_slice(self.route);
@@ -300,8 +308,16 @@ mod tests {
 
     #[test]
     fn build_forward_and_deliver() {
-        let route = [route_byte(3).unwrap(), route_byte(0).unwrap(), route_byte(7).unwrap()];
-        let repr = PacketRepr { route: &route, packet_type: PacketType::Data, payload: b"hello" };
+        let route = [
+            route_byte(3).unwrap(),
+            route_byte(0).unwrap(),
+            route_byte(7).unwrap(),
+        ];
+        let repr = PacketRepr {
+            route: &route,
+            packet_type: PacketType::Data,
+            payload: b"hello",
+        };
         let mut buf = repr.to_vec().unwrap();
         let mut len = buf.len();
         let mut ports = Vec::new();
@@ -313,12 +329,23 @@ mod tests {
         assert_eq!(ports, [3, 0, 7]);
         let p = Packet::new_checked(&buf[..len]).unwrap();
         let r = PacketRepr::parse(&p).unwrap();
-        assert_eq!(r, PacketRepr { route: &[], packet_type: PacketType::Data, payload: b"hello" });
+        assert_eq!(
+            r,
+            PacketRepr {
+                route: &[],
+                packet_type: PacketType::Data,
+                payload: b"hello"
+            }
+        );
     }
 
     #[test]
     fn a_switch_drops_a_to_host_byte() {
-        let repr = PacketRepr { route: &[], packet_type: PacketType::Mapping, payload: &[1] };
+        let repr = PacketRepr {
+            route: &[],
+            packet_type: PacketType::Mapping,
+            payload: &[1],
+        };
         let mut buf = repr.to_vec().unwrap();
         let n = buf.len();
         assert_eq!(forward(&mut buf, n), Err(Error::ToHostAtSwitch(0x01)));
@@ -326,15 +353,36 @@ mod tests {
 
     #[test]
     fn checks() {
-        assert_eq!(Packet::new_checked(&[0u8][..]).unwrap_err(), Error::Truncated(1));
-        assert_eq!(Packet::new_checked(&[0x81u8, 0x00][..]).unwrap_err(), Error::NoType);
+        assert_eq!(
+            Packet::new_checked(&[0u8][..]).unwrap_err(),
+            Error::Truncated(1)
+        );
+        assert_eq!(
+            Packet::new_checked(&[0x81u8, 0x00][..]).unwrap_err(),
+            Error::NoType
+        );
         assert_eq!(route_byte(128), Err(Error::BadPort(128)));
-        let bad = PacketRepr { route: &[0x05], packet_type: PacketType::Ip, payload: &[] };
+        let bad = PacketRepr {
+            route: &[0x05],
+            packet_type: PacketType::Ip,
+            payload: &[],
+        };
         assert!(bad.to_vec().is_err());
-        let bad = PacketRepr { route: &[], packet_type: PacketType::Other(0x90), payload: &[] };
+        let bad = PacketRepr {
+            route: &[],
+            packet_type: PacketType::Other(0x90),
+            payload: &[],
+        };
         assert_eq!(bad.to_vec(), Err(Error::BadType(0x90)));
-        let ok = PacketRepr { route: &[], packet_type: PacketType::Ip, payload: &[9, 9] };
-        assert_eq!(ok.emit(&mut [0u8; 3]), Err(Error::Buffer { have: 3, need: 4 }));
+        let ok = PacketRepr {
+            route: &[],
+            packet_type: PacketType::Ip,
+            payload: &[9, 9],
+        };
+        assert_eq!(
+            ok.emit(&mut [0u8; 3]),
+            Err(Error::Buffer { have: 3, need: 4 })
+        );
     }
 
     #[test]
