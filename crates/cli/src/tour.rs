@@ -6,7 +6,6 @@ use myrix_link::classic::{ClassicConfig, ClassicPort, ClassicRx, CHAR_PERIOD};
 use myrix_link::duplex::Duplex;
 use myrix_link::port::{Event, Port, PortConfig, Received};
 use myrix_link::slack::{Cable, SlackPlan};
-use myrix_link::sync::State;
 use myrix_link::{MS, NS, US};
 use myrix_wire::myrinet::{crc8, forward, route_byte, Packet, PacketRepr, PacketType};
 
@@ -51,9 +50,11 @@ pub fn run() -> Result<(), CliError> {
     };
     let port = || Port::new(cfg).expect("default watermarks are valid");
     let mut d = Duplex::new(port(), port(), 100.0, -100.0, 50 * NS);
-    d.run_while_not(100 * US, |d| {
-        d.a.state() == State::InSync && d.b.state() == State::InSync
-    });
+    if !d.bring_up(100 * US) {
+        return Err(CliError::Found(
+            "the simulated link did not synchronize".into(),
+        ));
+    }
     let steps: Vec<String> = std::iter::from_fn(|| d.b.poll_event())
         .filter_map(|e| match e {
             Event::State(t) => Some(t.to.name().to_string()),

@@ -3,6 +3,21 @@
 //! Time here runs in femtoseconds so that clocks a few ppm apart stay exact; the ports
 //! see it in picoseconds. The bench is deterministic: no threads, no wall clock. It is
 //! for tests, the `myrix` tour and benchmarks; the network simulator has its own engine.
+//!
+//! ```
+//! use myrix_link::duplex::Duplex;
+//! use myrix_link::port::{Port, PortConfig, Received};
+//! use myrix_link::{NS, US};
+//!
+//! let port = || Port::new(PortConfig::default()).unwrap();
+//! // Two ports, 50 ns of cable, clocks +100 ppm and -100 ppm off nominal.
+//! let mut d = Duplex::new(port(), port(), 100.0, -100.0, 50 * NS);
+//! // Until both ports are in sync, the send data stream is dropped, as the spec says.
+//! assert!(d.bring_up(10 * US));
+//! d.a.send(b"hello").unwrap();
+//! d.run_until(5 * US);
+//! assert_eq!(d.b.recv_packet(), Some(Received::Packet(b"hello".to_vec())));
+//! ```
 
 use crate::code::CodeGroup;
 use crate::port::{Port, CODE_GROUP_PERIOD};
@@ -92,6 +107,13 @@ impl Duplex {
         while self.now() < until {
             self.step();
         }
+    }
+
+    /// Runs until both ports are in sync, for at most `within` (ps) more; true if they are.
+    pub fn bring_up(&mut self, within: Time) -> bool {
+        use crate::sync::State::InSync;
+        let limit = self.now() + within;
+        self.run_while_not(limit, |d| d.a.state() == InSync && d.b.state() == InSync)
     }
 
     /// Runs until `done` holds, or `limit` (ps) passes; true if `done` held.
