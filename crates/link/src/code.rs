@@ -272,8 +272,9 @@ const fn encode_raw(octet: u8, k: bool, rd: u32) -> u32 {
     (six << 4) | four
 }
 
-/// `ENC[octet]`: bits 0–9 the code-group at RD−, 10–19 at RD+, bit 20 set when the
-/// code-group flips the running disparity (the same at either RD for 8b/10b).
+/// `ENC[octet]`: bits 0–9 the code-group at RD−, 16–25 at RD+, bit 31 set when the
+/// code-group flips the running disparity (the same at either RD for 8b/10b). The bulk
+/// encoder carries the disparity as the shift (0 or 16) that selects the column.
 static ENC: [u32; 256] = build_enc();
 
 const fn build_enc() -> [u32; 256] {
@@ -283,7 +284,7 @@ const fn build_enc() -> [u32; 256] {
         let n = encode_raw(i as u8, false, 0);
         let p = encode_raw(i as u8, false, 1);
         let flips = rd_after(n, 0);
-        t[i] = n | (p << 10) | (flips << 20);
+        t[i] = n | (p << 16) | (flips << 31);
         i += 1;
     }
     t
@@ -328,14 +329,37 @@ const fn build_dec() -> [u16; 1024] {
     t
 }
 
+/// `FAST[code-group]` for the data path: bits 0–7 the octet; bit 8/9 set when the
+/// code-group is *not* a valid data code-group at RD−/RD+; bits 10 and 11 both set when
+/// a valid data code-group flips the running disparity (the same at either RD it is
+/// valid at). The disparity is then carried as the mask `0x100 << rd`: one AND tests
+/// validity and one XOR moves the disparity on. Errors fall back to [`decode`].
+static FAST: [u16; 1024] = build_fast();
+
+const fn build_fast() -> [u16; 1024] {
+    let mut t = [0b11 << 8; 1024];
+    let mut o = 0;
+    while o < 256 {
+        let mut rd = 0;
+        while rd < 2 {
+            let cg = encode_raw(o as u8, false, rd) as usize;
+            let flip = (rd_after(cg as u32, rd) ^ rd) as u16;
+            t[cg] = (t[cg] & !(1 << (8 + rd)) & 0x300) | o as u16 | (flip * 0xc00);
+            rd += 1;
+        }
+        o += 1;
+    }
+    t
+}
+
 // ---- one code-group at a time -------------------------------------------------------
 
 /// The code-group for data octet `d` at running disparity `rd`, and the RD after it.
 #[inline]
 pub fn encode_data(d: u8, rd: Rd) -> (CodeGroup, Rd) {
     let e = ENC[d as usize];
-    let cg = (e >> (10 * rd.bit())) & 0x3ff;
-    (CodeGroup(cg as u16), Rd::from_bit(rd.bit() ^ (e >> 20)))
+    let cg = (e >> (16 * rd.bit())) & 0x3ff;
+    (CodeGroup(cg as u16), Rd::from_bit(rd.bit() ^ (e >> 31)))
 }
 
 /// The code-group for an octet at `rd`, and the RD after it.
@@ -378,13 +402,13 @@ pub fn decode(cg: CodeGroup, rd: Rd) -> (Result<Octet, CodeError>, Rd) {
 /// The code-group lookups do not depend on one another; only a one-bit XOR chain carries
 /// the disparity, so this runs at table-lookup speed.
 pub fn encode_slice(data: &[u8], out: &mut [CodeGroup], rd: Rd) -> Rd {
-    let mut r = rd.bit();
+    let mut shift = 16 * rd.bit();
     for (d, o) in data.iter().zip(out.iter_mut()) {
         let e = ENC[*d as usize];
-        *o = CodeGroup(((e >> (10 * r)) & 0x3ff) as u16);
-        r ^= e >> 20;
+        *o = CodeGroup(((e >> shift) & 0x3ff) as u16);
+        shift ^= (e >> 27) & 16;
     }
-    Rd::from_bit(r)
+    Rd::from_bit(shift >> 4)
 }
 
 /// The first error met by [`decode_slice`].
@@ -402,18 +426,30 @@ pub struct SliceError {
 /// data code-group at its running disparity. Errors are collected without branching and
 /// located afterwards, so the clean path stays tight.
 pub fn decode_slice(cgs: &[CodeGroup], out: &mut [u8], rd: Rd) -> Result<Rd, SliceError> {
-    let start = rd.bit();
-    let mut r = start;
-    let mut bad: u16 = 0;
-    for (cg, o) in cgs.iter().zip(out.iter_mut()) {
-        let e = DEC[cg.0 as usize];
-        // Good iff valid at r and not K: bit (9 + r) set, bit 8 clear.
-        bad |= ((!e >> (9 + r)) & 1) | ((e >> 8) & 1);
+    #[inline(always)]
+    fn one(cg: CodeGroup, o: &mut u8, m: &mut u16, bad: &mut u16) {
+        let e = FAST[cg.0 as usize];
         *o = e as u8;
-        r = ((e as u32) >> (DEC_AFTER_NEG + r)) & 1;
+        *bad |= e & *m;
+        *m ^= (e >> 2) & 0x300;
+    }
+    let start = rd.bit();
+    let mut m: u16 = 0x100 << start;
+    let mut bad: u16 = 0;
+    let n = cgs.len().min(out.len());
+    let (cgs, out) = (&cgs[..n], &mut out[..n]);
+    let mut cc = cgs.chunks_exact(8);
+    let mut oc = out.chunks_exact_mut(8);
+    for (c, o) in (&mut cc).zip(&mut oc) {
+        for i in 0..8 {
+            one(c[i], &mut o[i], &mut m, &mut bad);
+        }
+    }
+    for (c, o) in cc.remainder().iter().zip(oc.into_remainder()) {
+        one(*c, o, &mut m, &mut bad);
     }
     if bad == 0 {
-        return Ok(Rd::from_bit(r));
+        return Ok(Rd::from_bit((m >> 9) as u32));
     }
     let mut rd = Rd::from_bit(start);
     for (index, cg) in cgs.iter().enumerate() {
