@@ -125,3 +125,33 @@ pub fn parse_hex(s: &str) -> Result<Vec<u8>, CliError> {
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn hex_round_trips(bytes in prop::collection::vec(any::<u8>(), 0..100)) {
+            prop_assert_eq!(parse_hex(&hex(&bytes)).unwrap(), bytes.clone());
+            let spaced: Vec<String> = bytes.iter().map(|b| format!("{b:02X}")).collect();
+            prop_assert_eq!(parse_hex(&format!("0x{}", spaced.join(" "))).unwrap(), bytes);
+        }
+
+        #[test]
+        fn any_text_is_hex_or_an_error(s in "\\PC{0,40}") {
+            let _ = parse_hex(&s);
+            let _ = link_cmd::parse_stream(&s);
+        }
+
+        #[test]
+        fn encoded_streams_parse_and_decode_back(bytes in prop::collection::vec(any::<u8>(), 1..200)) {
+            let text = link_cmd::encode(&bytes, false, true).unwrap();
+            let cgs = link_cmd::parse_stream(&text).unwrap();
+            let (out, errors) = link_cmd::decode(&cgs, false);
+            prop_assert_eq!(errors, 0);
+            prop_assert_eq!(out, format!("packet 1 at code-group 0: {} ({} bytes)\n", hex(&bytes), bytes.len()));
+        }
+    }
+}

@@ -275,3 +275,136 @@ pub fn frame_packet(bytes: &[u8]) -> impl Iterator<Item = Unit> + '_ {
         .map(|&b| Unit::Data(b))
         .chain(std::iter::repeat_n(Unit::GAP, gaps))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(f: &mut Framer, action: TxAction, n: usize) -> Vec<Pair> {
+        (0..n)
+            .map(|_| f.next_pair(action, Extras::default()))
+            .collect()
+    }
+
+    const D: fn(u8) -> Unit = Unit::Data;
+
+    #[test]
+    fn odd_packets_end_with_one_gap_even_with_two_then_gap_fill() {
+        let mut f = Framer::new();
+        f.push_packet(vec![1, 2, 3]);
+        f.push_packet(vec![4, 5]);
+        assert_eq!(
+            pairs(&mut f, TxAction::Go, 5),
+            [
+                Pair::Two(D(1), D(2)),
+                Pair::Two(D(3), Unit::GAP),
+                Pair::Two(D(4), D(5)),
+                Pair::GAPS,
+                Pair::GAPS, // redundant GAPs between packets
+            ]
+        );
+        assert_eq!(f.sent, 2);
+    }
+
+    #[test]
+    fn stop_and_go_go_out_inside_a_packet_and_stop_action_fills_with_idle() {
+        let mut f = Framer::new();
+        f.push_packet(vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(
+            f.next_pair(TxAction::Go, Extras::default()),
+            Pair::Two(D(1), D(2))
+        );
+        let flow = Extras {
+            flow: Some(Control::Stop),
+            keepalive: None,
+        };
+        assert_eq!(f.next_pair(TxAction::Go, flow), Pair::Ctl(Control::Stop));
+        // The remote said STOP: mid-packet the sender holds and sends IDLE.
+        assert_eq!(
+            pairs(&mut f, TxAction::Stop, 2),
+            [Pair::Ctl(Control::Idle); 2]
+        );
+        let go = Extras {
+            flow: Some(Control::Go),
+            keepalive: None,
+        };
+        assert_eq!(f.next_pair(TxAction::Stop, go), Pair::Ctl(Control::Go));
+        assert_eq!(
+            pairs(&mut f, TxAction::Go, 3),
+            [Pair::Two(D(3), D(4)), Pair::Two(D(5), D(6)), Pair::GAPS]
+        );
+        // Between packets a stopped sender sends GAPs.
+        f.push_packet(vec![7]);
+        assert_eq!(f.next_pair(TxAction::Stop, Extras::default()), Pair::GAPS);
+    }
+
+    #[test]
+    fn a_slow_source_holds_the_odd_byte_and_fills_with_idle() {
+        let mut f = Framer::new();
+        f.write(&[1, 2, 3]);
+        assert_eq!(
+            f.next_pair(TxAction::Go, Extras::default()),
+            Pair::Two(D(1), D(2))
+        );
+        assert_eq!(
+            f.next_pair(TxAction::Go, Extras::default()),
+            Pair::Ctl(Control::Idle)
+        );
+        f.write(&[4]);
+        assert_eq!(
+            f.next_pair(TxAction::Go, Extras::default()),
+            Pair::Two(D(3), D(4))
+        );
+        f.finish();
+        assert_eq!(f.next_pair(TxAction::Go, Extras::default()), Pair::GAPS);
+        assert_eq!(f.sent, 1);
+    }
+
+    #[test]
+    fn not_in_sync_drops_the_send_stream_and_regain_to_go_owes_a_gap() {
+        let mut f = Framer::new();
+        f.push_packet(vec![1, 2, 3]);
+        assert_eq!(
+            f.next_pair(TxAction::Lost, Extras::default()),
+            Pair::Ctl(Control::Lost)
+        );
+        assert_eq!(
+            f.next_pair(TxAction::Sync, Extras::default()),
+            Pair::Ctl(Control::Sync)
+        );
+        assert_eq!(f.dropped, 1);
+        // TX_REGAIN drops what the source writes; the packet still arriving when the
+        // action becomes GO is dropped too, and a GAP goes out first.
+        f.write(&[9, 9]);
+        assert_eq!(
+            f.next_pair(TxAction::Regain, Extras::default()),
+            Pair::Ctl(Control::Idle)
+        );
+        assert_eq!(f.dropped, 2);
+        f.write(&[8, 8]);
+        f.enter_go();
+        assert_eq!(f.next_pair(TxAction::Go, Extras::default()), Pair::GAPS);
+        assert_eq!(f.dropped, 3);
+        f.push_packet(vec![5]);
+        assert_eq!(
+            f.next_pair(TxAction::Go, Extras::default()),
+            Pair::Two(D(5), Unit::GAP)
+        );
+    }
+
+    #[test]
+    fn decode_stream_reports_truncation() {
+        let mut enc = crate::symbol::SymbolEncoder::new();
+        let mut cgs = Vec::new();
+        for u in [D(1), D(2), D(3)] {
+            enc.encode(u, |cg, _, _| cgs.push(cg));
+        }
+        assert_eq!(
+            decode_stream(&cgs),
+            [Found::Truncated {
+                at: 3,
+                bytes_in_packet: 3
+            }]
+        );
+    }
+}

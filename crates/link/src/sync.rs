@@ -301,6 +301,24 @@ mod tests {
     }
 
     #[test]
+    fn errors_lose_sync_from_sync_and_regain_too() {
+        for lost in [true, false] {
+            let mut m = SyncMachine::new();
+            pairs(&mut m, 16, true, lost);
+            let from = m.state();
+            assert_eq!(from, if lost { State::Sync } else { State::Regain });
+            let t = (0..ERROR_LIMIT)
+                .filter_map(|_| m.on_code_group(true))
+                .last()
+                .unwrap();
+            assert_eq!(
+                (t.from, t.to, t.cause),
+                (from, State::Lost, Cause::LocalSyncLost)
+            );
+        }
+    }
+
+    #[test]
     fn reset_goes_to_lost() {
         let mut m = SyncMachine::new();
         assert_eq!(m.reset(), None);

@@ -415,3 +415,49 @@ fn data_code_groups_starting_from_either_disparity_decode() {
     }
     assert_eq!(p.elastic().len(), 2);
 }
+
+#[test]
+fn a_fill_symbol_goes_out_at_least_every_25_us_even_inside_long_packets() {
+    use myrix_link::code::K28_5;
+    use std::sync::{Arc, Mutex};
+    let mut d = Duplex::new(port(), port(), 0.0, 0.0, 10 * NS);
+    up(&mut d);
+    // Watch A's code-groups: K28.5 followed by D21.4 (IDLE) or D10.4 (BEAT).
+    let fills: Arc<Mutex<Vec<u64>>> = Arc::default();
+    let seen = fills.clone();
+    let mut prev_comma = false;
+    let idle = [Rd::Neg, Rd::Pos].map(|rd| myrix_link::code::encode(Octet::D(0x95), rd).unwrap().0);
+    let comma =
+        [Rd::Neg, Rd::Pos].map(|rd| myrix_link::code::encode(Octet::K(K28_5), rd).unwrap().0);
+    d.fault = Some(Box::new(move |side, i, cg| {
+        if side == Side::A {
+            if prev_comma && idle.contains(&cg) {
+                seen.lock().unwrap().push(i);
+            }
+            prev_comma = comma.contains(&cg);
+        }
+        cg
+    }));
+    let start = d.sent(Side::A);
+    // 100 KB packets: 100 µs each, far longer than 25 µs.
+    for _ in 0..3 {
+        d.a.send(&[0xa5; 100_000]).unwrap();
+    }
+    let mut got = 0;
+    d.run_while_not(d.now() + 2 * MS, |d| {
+        got += drain(&mut d.b).len();
+        got == 3
+    });
+    assert_eq!(got, 3);
+    let f = fills.lock().unwrap();
+    let mut last = start;
+    for &i in f.iter() {
+        assert!(
+            (i - last) * 4 <= 25_000,
+            "{} ns without IDLE/BEAT",
+            (i - last) * 4
+        );
+        last = i;
+    }
+    assert!(f.len() >= 12, "{}", f.len());
+}
