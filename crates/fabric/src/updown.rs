@@ -1,0 +1,149 @@
+//! up*/down* routing as Myrinet uses it (Autonet's rule).
+//!
+//! A breadth-first spanning tree from a root switch gives every switch a level (its hop
+//! count from the root). The **up** end of a link is the end closer to the root; between
+//! two switches at the same level, the one with the lower id. Crossing a link towards its
+//! up end goes *up*. A route is **legal** when it is zero or more up crossings followed by
+//! zero or more down crossings: it never turns from down to up, so no cycle of channel
+//! dependencies can close, and every legal route set is deadlock-free.
+//!
+//! The root: by default the switch with the lowest id, as Autonet picks the switch with
+//! the lowest unique id ([`Root::LowestId`]); [`Root::Center`] picks a switch of least
+//! eccentricity (lowest id among them), which shortens legal routes on most networks.
+//!
+//! **OSUD** ("one shortest up*/down*"): for every pair of switches, one shortest legal
+//! path, found by a breadth-first search over (switch, phase) that visits ports in order,
+//! so the choice is deterministic. That is what Myrinet installs.
+
+use crate::route::{next_switch, Hop, SwitchRoutes};
+use crate::topology::{SwitchId, Topology};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Root {
+    LowestId,
+    Center,
+    Switch(SwitchId),
+}
+
+impl Root {
+    pub fn parse(s: &str) -> Option<Root> {
+        match s {
+            "lowest-id" => Some(Root::LowestId),
+            "center" => Some(Root::Center),
+            n => n.parse().ok().map(Root::Switch),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpDown {
+    root: SwitchId,
+    level: Vec<u32>,
+}
+
+impl UpDown {
+    /// Orients every link of `t` from the chosen root. A `Root::Switch` beyond the
+    /// topology falls back to switch 0.
+    pub fn new(t: &Topology, root: Root) -> UpDown {
+        let n = t.num_switches() as SwitchId;
+        let root = match root {
+            Root::LowestId => 0,
+            Root::Switch(s) if s < n => s,
+            Root::Switch(_) => 0,
+            Root::Center => (0..n)
+                .min_by_key(|&s| (t.hops_from(s).into_iter().max().unwrap_or(0), s))
+                .unwrap_or(0),
+        };
+        UpDown {
+            root,
+            level: t.hops_from(root),
+        }
+    }
+
+    pub fn root(&self) -> SwitchId {
+        self.root
+    }
+
+    pub fn level(&self, s: SwitchId) -> u32 {
+        self.level[s as usize]
+    }
+
+    /// Crossing from switch `from` to its neighbour `to` goes up.
+    pub fn goes_up(&self, from: SwitchId, to: SwitchId) -> bool {
+        let (lf, lt) = (self.level[from as usize], self.level[to as usize]);
+        lt < lf || (lt == lf && to < from)
+    }
+
+    /// The path (hops from its first switch) never goes up after going down.
+    pub fn is_legal(&self, t: &Topology, path: &[Hop]) -> bool {
+        let mut down = false;
+        for h in path {
+            let Some(to) = next_switch(t, *h) else {
+                return false;
+            };
+            let up = self.goes_up(h.switch, to);
+            if up && down {
+                return false;
+            }
+            down |= !up;
+        }
+        true
+    }
+
+    /// One shortest legal path for every ordered pair of switches.
+    pub fn osud(&self, t: &Topology) -> SwitchRoutes {
+        let n = t.num_switches();
+        let mut all = Vec::with_capacity(n * n);
+        // State index: switch * 2 + phase (0: may still go up, 1: has gone down).
+        let mut dist = vec![u32::MAX; 2 * n];
+        let mut parent: Vec<(u32, u8)> = vec![(u32::MAX, 0); 2 * n];
+        let mut q = VecDeque::new();
+        for src in 0..n as SwitchId {
+            dist.fill(u32::MAX);
+            let start = 2 * src as usize;
+            dist[start] = 0;
+            q.push_back(start);
+            while let Some(st) = q.pop_front() {
+                let (u, phase) = ((st / 2) as SwitchId, st % 2);
+                for (port, _, peer) in t.neighbours(u) {
+                    let up = self.goes_up(u, peer.switch);
+                    if up && phase == 1 {
+                        continue;
+                    }
+                    let next = 2 * peer.switch as usize + usize::from(!up);
+                    if dist[next] == u32::MAX {
+                        dist[next] = dist[st] + 1;
+                        parent[next] = (st as u32, port);
+                        q.push_back(next);
+                    }
+                }
+            }
+            for dst in 0..n {
+                let (a, b) = (2 * dst, 2 * dst + 1);
+                let mut st = if dist[a] <= dist[b] { a } else { b };
+                let mut path = Vec::with_capacity(dist[st] as usize);
+                while st != start {
+                    let (prev, port) = parent[st];
+                    path.push(Hop {
+                        switch: (prev / 2) as SwitchId,
+                        port,
+                    });
+                    st = prev as usize;
+                }
+                path.reverse();
+                all.push(path);
+            }
+        }
+        SwitchRoutes::from_paths(n, all)
+    }
+}
+
+/// Shortest (unrestricted) hop counts between all pairs, for comparing route lengths.
+pub fn minimal_mean_length(t: &Topology) -> f64 {
+    let n = t.num_switches();
+    let total: u64 = (0..n as SwitchId)
+        .map(|s| t.hops_from(s).iter().map(|&d| d as u64).sum::<u64>())
+        .sum();
+    total as f64 / ((n * n - n).max(1)) as f64
+}
