@@ -189,7 +189,7 @@ pub fn irregular(p: &Params) -> Result<Topology, GenError> {
 /// A k-ary n-dimensional mesh or torus: hosts on ports `0..h`, then for each dimension
 /// `d` the port to the lower neighbour (`h + 2d`) and to the upper one (`h + 2d + 1`).
 fn grid(p: &Params, torus: bool) -> Result<Topology, GenError> {
-    if p.dims.is_empty() || p.dims.iter().any(|&k| k == 0) {
+    if p.dims.is_empty() || p.dims.contains(&0) {
         return Err(GenError::Params(
             "--dims needs one or more sizes of at least 1, e.g. 4x4".into(),
         ));
