@@ -6,6 +6,7 @@
 
 mod link_cmd;
 mod packet_cmd;
+mod topo_cmd;
 mod tour;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +33,9 @@ enum Cmd {
     /// Myrinet packets: build one with its route and CRC, or parse one.
     #[command(subcommand)]
     Packet(packet_cmd::PacketCmd),
+    /// Network topologies: generate, show (with up*/down* routes), export.
+    #[command(subcommand)]
+    Topo(topo_cmd::TopoCmd),
 }
 
 /// What went wrong, and which exit code says so.
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         Cmd::Tour => tour::run(),
         Cmd::Link(c) => link_cmd::run(c),
         Cmd::Packet(c) => packet_cmd::run(c),
+        Cmd::Topo(c) => topo_cmd::run(c),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -181,3 +181,93 @@ fn tour_is_the_default_and_runs() {
     assert!(out.contains("code errors 0"), "{out}");
     assert!(out.contains("overflows 0"), "{out}");
 }
+
+#[test]
+fn topo_gen_show_export() {
+    let dir = std::env::temp_dir().join(format!("myrix-topo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let net = dir.join("net.toml");
+    let net_s = net.to_str().unwrap();
+    let o = myrix(
+        &[
+            "topo",
+            "gen",
+            "--kind",
+            "irregular",
+            "--switches",
+            "16",
+            "--seed",
+            "1",
+            "-o",
+            net_s,
+        ],
+        b"",
+    );
+    assert!(o.status.success());
+    // Same seed, same file, also on standard output.
+    let again = myrix(&["topo", "gen", "--switches", "16", "--seed", "1"], b"");
+    assert_eq!(std::fs::read_to_string(&net).unwrap(), stdout(&again));
+    let show = stdout(&myrix(&["topo", "show", net_s], b""));
+    assert!(show.contains("switches    16\nhosts       64\n"), "{show}");
+    assert!(show.contains("deadlock    none"), "{show}");
+    let any = stdout(&myrix(
+        &["topo", "export", net_s, "--format", "anynet"],
+        b"",
+    ));
+    assert_eq!(any.lines().count(), 16);
+    assert!(any.starts_with("router 0 node 0 node 1 node 2 node 3 router "));
+    let dot = stdout(&myrix(&["topo", "export", net_s, "--format", "dot"], b""));
+    assert!(dot.starts_with("graph \"irregular-16-seed1\""));
+    let toml = stdout(&myrix(&["topo", "export", net_s, "--format", "toml"], b""));
+    assert_eq!(toml, std::fs::read_to_string(&net).unwrap());
+    for kind in ["mesh", "torus", "fattree"] {
+        assert!(
+            myrix(&["topo", "gen", "--kind", kind], b"")
+                .status
+                .success(),
+            "{kind}"
+        );
+    }
+
+    assert_one_error(
+        &myrix(&["topo", "gen", "--kind", "cube"], b""),
+        2,
+        "unknown topology kind 'cube'",
+    );
+    assert_one_error(
+        &myrix(&["topo", "gen", "--kind", "torus", "--dims", "2x4"], b""),
+        2,
+        "at least 3",
+    );
+    assert_one_error(&myrix(&["topo", "gen", "--dims", "4x"], b""), 2, "--dims");
+    assert_one_error(
+        &myrix(&["topo", "show", "/nonexistent.toml"], b""),
+        2,
+        "nonexistent",
+    );
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[[switch]]\nports = 2\n[[switch]]\nports = 2\n").unwrap();
+    assert_one_error(
+        &myrix(&["topo", "show", bad.to_str().unwrap()], b""),
+        2,
+        "disconnected",
+    );
+    std::fs::write(&bad, "[[switch]]\nports = 1\n[[switch]]\nports = 1\n[[link]]\na = { switch = 0, port = 0 }\nb = { switch = 1, port = 1 }\n").unwrap();
+    assert_one_error(
+        &myrix(&["topo", "show", bad.to_str().unwrap()], b""),
+        2,
+        "only 1 ports",
+    );
+    std::fs::write(&bad, "[[switch]\n").unwrap();
+    assert_one_error(
+        &myrix(&["topo", "show", bad.to_str().unwrap()], b""),
+        2,
+        "line 1",
+    );
+    assert_one_error(
+        &myrix(&["topo", "show", net_s, "--root", "top"], b""),
+        2,
+        "--root",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -123,14 +123,19 @@ pub fn parse_address(s: &str) -> Option<u64> {
 /// Reads a topology from TOML text, validating it.
 pub fn from_toml(text: &str) -> Result<Topology, FormatError> {
     let f: File = toml::from_str(text).map_err(|e| {
-        // toml's message spans lines; one line is what a user reads.
-        FormatError::Toml(
-            e.to_string()
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
+        // toml renders a multi-line excerpt; one line is what a user reads.
+        let line = e
+            .span()
+            .map(|r| text[..r.start.min(text.len())].lines().count().max(1));
+        let msg: Vec<&str> = e
+            .message()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        FormatError::Toml(match line {
+            Some(l) => format!("line {l}: {}", msg.join("; ")),
+            None => msg.join("; "),
+        })
     })?;
     let switches = f
         .switches
