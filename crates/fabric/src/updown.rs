@@ -8,8 +8,10 @@
 //! dependencies can close, and every legal route set is deadlock-free.
 //!
 //! The root: by default the switch with the lowest id, as Autonet picks the switch with
-//! the lowest unique id ([`Root::LowestId`]); [`Root::Center`] picks a switch of least
-//! eccentricity (lowest id among them), which shortens legal routes on most networks.
+//! the lowest unique id ([`Root::LowestId`]); [`Root::Center`] picks the switch with the
+//! least total hop count to all others (lowest id among equals). Least eccentricity would
+//! be the textbook centre, but on random irregular networks nearly every switch shares
+//! the smallest eccentricity, so it would not choose.
 //!
 //! **OSUD** ("one shortest up*/down*"): for every pair of switches, one shortest legal
 //! path, found by a breadth-first search over (switch, phase) that visits ports in order,
@@ -52,7 +54,7 @@ impl UpDown {
             Root::Switch(s) if s < n => s,
             Root::Switch(_) => 0,
             Root::Center => (0..n)
-                .min_by_key(|&s| (t.hops_from(s).into_iter().max().unwrap_or(0), s))
+                .min_by_key(|&s| (t.hops_from(s).into_iter().map(u64::from).sum::<u64>(), s))
                 .unwrap_or(0),
         };
         UpDown {
