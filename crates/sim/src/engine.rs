@@ -1,0 +1,749 @@
+//! The simulation engine: arrays indexed by channel, port, host and packet; two timing
+//! wheels (flit arrivals, STOP/GO arrivals) so that a tick costs only what moves in it.
+
+use crate::traffic::Traffic;
+use myrix_fabric::route::SwitchRoutes;
+use myrix_fabric::{PortUse, Topology};
+use myrix_link::slack::SlackBuffer;
+use myrix_link::symbol::Control;
+use myrix_link::Time;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Model parameters; the defaults are the minimal-routing study's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// One flit (byte) time: 6.25 ns at 160 MB/s.
+    pub flit: Time,
+    /// Cable propagation delay, ns per metre (1.5 ns/ft).
+    pub ns_per_m: f64,
+    /// Header arrival to first byte out of a switch: 150 ns.
+    pub switch_latency: Time,
+    /// Slack buffer capacity, STOP and GO watermarks, bytes.
+    pub slack: (usize, usize, usize),
+    /// Payload bytes per message.
+    pub msg_bytes: usize,
+    /// Offered load, payload flits per ns per switch.
+    pub load: f64,
+    pub traffic: Traffic,
+    pub seed: u64,
+    /// Time simulated before measuring.
+    pub warmup: Time,
+    /// Time measured after the warm-up.
+    pub measure: Time,
+    /// Delay from a message's generation to its first byte entering the link, besides
+    /// queueing (the interface's own overhead).
+    pub send_overhead: Time,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            flit: 6_250,
+            ns_per_m: 1.5 / 0.3048,
+            switch_latency: 150_000,
+            slack: (80, 56, 40),
+            msg_bytes: 32,
+            load: 0.01,
+            traffic: Traffic::Uniform,
+            seed: 1,
+            warmup: 100_000_000,  // 100 µs
+            measure: 400_000_000, // 400 µs
+            send_overhead: 0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("load must be a positive number of flits/ns/switch (got {0})")]
+    Load(f64),
+    #[error("messages need at least 1 payload byte")]
+    MsgBytes,
+    #[error("the flit time must be positive")]
+    Flit,
+    #[error("{0}")]
+    Slack(String),
+    #[error("the network has fewer than 2 hosts")]
+    Hosts,
+    #[error("the route set has {0} switches, the topology {1}")]
+    Routes(usize, usize),
+    #[error("measurement time must be positive")]
+    Measure,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Results {
+    pub switches: usize,
+    pub hosts: usize,
+    pub msg_bytes: usize,
+    pub seed: u64,
+    /// Offered load asked for, payload flits/ns/switch.
+    pub offered: f64,
+    /// Payload flits/ns/switch actually generated during the measurement (the offered
+    /// load as the random arrivals drew it).
+    pub generated: f64,
+    /// Payload flits delivered per ns per switch during the measurement.
+    pub accepted: f64,
+    pub messages_delivered: u64,
+    /// Latency of messages generated during the measurement, generation to last byte
+    /// delivered, ns.
+    pub avg_latency_ns: f64,
+    pub p50_latency_ns: f64,
+    pub p99_latency_ns: f64,
+    /// Spread of the accepted traffic over 10 batches: (min, max).
+    pub accepted_batches: (f64, f64),
+    /// Messages generated in the measurement window that had not arrived at its end.
+    pub undelivered: u64,
+    /// Accepted fell short of offered, or source queues kept growing.
+    pub saturated: bool,
+    /// Bytes that arrived to a full slack buffer (the model's own sanity check: 0).
+    pub slack_overflows: u64,
+    /// Mean fraction of time each switch-to-switch channel carried a flit.
+    pub link_utilization: f64,
+    /// Flit-hops moved (flits put on any channel), for speed measurements.
+    pub flit_hops: u64,
+    pub ticks: u64,
+}
+
+// A flit: packet slot in the high bits, head and tail flags in the low two.
+type Flit = u32;
+const HEAD: u32 = 1;
+const TAIL: u32 = 2;
+const fn flit(pkt: u32, head: bool, tail: bool) -> Flit {
+    pkt << 2 | (head as u32) | ((tail as u32) << 1)
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Where a channel delivers.
+#[derive(Clone, Copy, Debug)]
+enum Sink {
+    Input(u32),
+    Host(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum In {
+    Idle,
+    /// Routing unit busy until this tick.
+    Routing(u64),
+    Waiting(u32),
+    Connected(u32),
+}
+
+struct Packet {
+    src: u32,
+    dst: u32,
+    generated: u64,
+    /// Bytes still to send from the source (wire length).
+    wire_len: u32,
+    /// Switches crossed so far.
+    hop: u16,
+    measured: bool,
+}
+
+pub struct Sim<'a> {
+    cfg: Config,
+    topo: &'a Topology,
+    routes: &'a SwitchRoutes,
+    // Channels (directed): delay, sink, flits in flight with arrival tick, sender stopped.
+    ch_delay: Vec<u32>,
+    ch_sink: Vec<Sink>,
+    ch_pipe: Vec<VecDeque<(u64, Flit)>>,
+    ch_stopped: Vec<bool>,
+    ch_busy_ticks: Vec<u64>,
+    /// Switch-to-switch channels (the others belong to hosts).
+    ch_is_link: Vec<bool>,
+    // Switch ports, by global port id base[s] + p.
+    base: Vec<u32>,
+    port_switch: Vec<u32>,
+    in_buf: Vec<VecDeque<Flit>>,
+    in_slack: Vec<SlackBuffer>,
+    in_state: Vec<In>,
+    in_from: Vec<u32>,    // channel feeding the input
+    in_marked: Vec<bool>, // next forwarded flit is the head of the new hop
+    in_active: Vec<bool>,
+    out_ch: Vec<u32>,
+    out_busy: Vec<bool>,
+    out_rr: Vec<u8>,
+    // Hosts.
+    host_inj: Vec<u32>,
+    host_queue: Vec<VecDeque<u32>>,
+    host_sending: Vec<(u32, u32)>, // (packet, bytes sent), packet NONE if idle
+    host_active: Vec<bool>,
+    same_switch: Vec<Vec<u32>>,
+    // Packets: slots reused through a free list.
+    pkts: Vec<Packet>,
+    free: Vec<u32>,
+    // Work lists.
+    wheel: Vec<Vec<u32>>,
+    fc_wheel: Vec<Vec<(u32, bool)>>,
+    active_inputs: Vec<u32>,
+    active_hosts: Vec<u32>,
+    gen: BinaryHeap<Reverse<(u64, u32)>>,
+    grant_best: Vec<(u32, u32)>,
+    grant_touched: Vec<u32>,
+    rng: ChaCha8Rng,
+    // Derived timing.
+    route_ticks: u64,
+    send_ticks: u64,
+    mean_gap_ticks: f64,
+    // Measurement.
+    now: u64,
+    measure_from: u64,
+    measure_to: u64,
+    latencies: Vec<u64>,
+    batch_flits: [u64; 10],
+    generated_measured: u64,
+    overflows: u64,
+    flit_hops: u64,
+    queue_at_start: u64,
+    delivered_by_src: Vec<u64>,
+    last_latency: u64,
+}
+
+impl<'a> Sim<'a> {
+    pub fn new(
+        cfg: Config,
+        topo: &'a Topology,
+        routes: &'a SwitchRoutes,
+    ) -> Result<Sim<'a>, ConfigError> {
+        if !(cfg.load > 0.0 && cfg.load.is_finite()) {
+            return Err(ConfigError::Load(cfg.load));
+        }
+        if cfg.msg_bytes == 0 {
+            return Err(ConfigError::MsgBytes);
+        }
+        if cfg.flit == 0 {
+            return Err(ConfigError::Flit);
+        }
+        if cfg.measure == 0 {
+            return Err(ConfigError::Measure);
+        }
+        let (cap, stop, go) = cfg.slack;
+        SlackBuffer::new(cap, stop, go).map_err(|e| ConfigError::Slack(e.to_string()))?;
+        if topo.num_hosts() < 2 {
+            return Err(ConfigError::Hosts);
+        }
+        if routes.num_switches() != topo.num_switches() {
+            return Err(ConfigError::Routes(
+                routes.num_switches(),
+                topo.num_switches(),
+            ));
+        }
+        let flit_ns = cfg.flit as f64 / 1000.0;
+        let delay = |m: f64| ((m * cfg.ns_per_m / flit_ns).ceil() as u32).max(1);
+
+        let mut base = Vec::new();
+        let mut port_switch = Vec::new();
+        for (s, sw) in topo.switches().iter().enumerate() {
+            base.push(port_switch.len() as u32);
+            port_switch.extend(std::iter::repeat_n(s as u32, sw.ports as usize));
+        }
+        let nports = port_switch.len();
+        let nh = topo.num_hosts();
+        let mut ch_delay = Vec::new();
+        let mut ch_sink = Vec::new();
+        let mut out_ch = vec![NONE; nports];
+        let mut in_from = vec![NONE; nports];
+        let mut host_inj = vec![NONE; nh];
+        let mut add = |d: u32, sink: Sink| {
+            ch_delay.push(d);
+            ch_sink.push(sink);
+            (ch_delay.len() - 1) as u32
+        };
+        for (h, host) in topo.hosts().iter().enumerate() {
+            let g = base[host.switch as usize] + host.port as u32;
+            let d = delay(host.length_m);
+            host_inj[h] = add(d, Sink::Input(g));
+            in_from[g as usize] = host_inj[h];
+            out_ch[g as usize] = add(d, Sink::Host(h as u32));
+        }
+        for l in topo.links() {
+            let ga = base[l.a.switch as usize] + l.a.port as u32;
+            let gb = base[l.b.switch as usize] + l.b.port as u32;
+            let d = delay(l.length_m);
+            let ab = add(d, Sink::Input(gb));
+            let ba = add(d, Sink::Input(ga));
+            out_ch[ga as usize] = ab;
+            in_from[gb as usize] = ab;
+            out_ch[gb as usize] = ba;
+            in_from[ga as usize] = ba;
+        }
+        let nch = ch_delay.len();
+        let first_link = 2 * nh;
+        let ch_is_link = (0..nch).map(|c| c >= first_link).collect();
+        let wheel_len = ch_delay.iter().copied().max().unwrap_or(1) as usize + 1;
+        let same_switch = topo
+            .hosts()
+            .iter()
+            .map(|h| topo.hosts_on(h.switch).collect())
+            .collect();
+        let hosts_per_ns = cfg.load * topo.num_switches() as f64 / nh as f64 / cfg.msg_bytes as f64;
+        let mean_gap_ticks = 1.0 / (hosts_per_ns * flit_ns);
+        let warm = cfg.warmup.div_ceil(cfg.flit);
+        let meas = cfg.measure.div_ceil(cfg.flit);
+        let mut sim = Sim {
+            route_ticks: cfg.switch_latency.div_ceil(cfg.flit),
+            send_ticks: cfg.send_overhead.div_ceil(cfg.flit),
+            mean_gap_ticks,
+            topo,
+            routes,
+            ch_pipe: (0..nch).map(|_| VecDeque::new()).collect(),
+            ch_stopped: vec![false; nch],
+            ch_busy_ticks: vec![0; nch],
+            ch_is_link,
+            ch_delay,
+            ch_sink,
+            in_buf: (0..nports).map(|_| VecDeque::with_capacity(cap)).collect(),
+            in_slack: vec![SlackBuffer::new(cap, stop, go).expect("checked"); nports],
+            in_state: vec![In::Idle; nports],
+            in_from,
+            in_marked: vec![false; nports],
+            in_active: vec![false; nports],
+            out_busy: vec![false; nports],
+            out_rr: vec![0; nports],
+            out_ch,
+            base,
+            port_switch,
+            host_inj,
+            host_queue: (0..nh).map(|_| VecDeque::new()).collect(),
+            host_sending: vec![(NONE, 0); nh],
+            host_active: vec![false; nh],
+            same_switch,
+            pkts: Vec::new(),
+            free: Vec::new(),
+            wheel: vec![Vec::new(); wheel_len],
+            fc_wheel: vec![Vec::new(); wheel_len],
+            active_inputs: Vec::new(),
+            active_hosts: Vec::new(),
+            gen: BinaryHeap::new(),
+            grant_best: vec![(u32::MAX, NONE); nports],
+            grant_touched: Vec::new(),
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            now: 0,
+            measure_from: warm,
+            measure_to: warm + meas,
+            latencies: Vec::new(),
+            batch_flits: [0; 10],
+            generated_measured: 0,
+            overflows: 0,
+            flit_hops: 0,
+            queue_at_start: 0,
+            delivered_by_src: vec![0; nh],
+            last_latency: 0,
+            cfg,
+        };
+        for h in 0..nh as u32 {
+            let t = sim.next_gap();
+            sim.gen.push(Reverse((t, h)));
+        }
+        Ok(sim)
+    }
+
+    fn next_gap(&mut self) -> u64 {
+        // Exponential inter-arrival, at least one tick.
+        let u: f64 = self.rng.gen_range(f64::MIN_POSITIVE..1.0);
+        (-u.ln() * self.mean_gap_ticks).ceil().max(1.0) as u64
+    }
+
+    /// Injects one message now, outside the traffic process (for tests and tools).
+    pub fn inject(&mut self, src: u32, dst: u32) {
+        self.new_packet(src, dst);
+    }
+
+    fn new_packet(&mut self, src: u32, dst: u32) {
+        let hosts = self.topo.hosts();
+        let (ss, ds) = (hosts[src as usize].switch, hosts[dst as usize].switch);
+        let switches = self.routes.path(ss, ds).len() + 1;
+        let measured = self.now >= self.measure_from && self.now < self.measure_to;
+        self.generated_measured += measured as u64;
+        let p = Packet {
+            src,
+            dst,
+            generated: self.now,
+            wire_len: crate::wire_bytes(self.cfg.msg_bytes, switches) as u32,
+            hop: 0,
+            measured,
+        };
+        let id = match self.free.pop() {
+            Some(i) => {
+                self.pkts[i as usize] = p;
+                i
+            }
+            None => {
+                self.pkts.push(p);
+                (self.pkts.len() - 1) as u32
+            }
+        };
+        self.host_queue[src as usize].push_back(id);
+        self.activate_host(src);
+    }
+
+    fn activate_host(&mut self, h: u32) {
+        if !self.host_active[h as usize] {
+            self.host_active[h as usize] = true;
+            self.active_hosts.push(h);
+        }
+    }
+
+    fn activate_input(&mut self, g: u32) {
+        if !self.in_active[g as usize] {
+            self.in_active[g as usize] = true;
+            self.active_inputs.push(g);
+        }
+    }
+
+    fn send(&mut self, c: u32, f: Flit) {
+        let t = self.now + self.ch_delay[c as usize] as u64;
+        self.ch_pipe[c as usize].push_back((t, f));
+        let w = self.wheel.len();
+        self.wheel[t as usize % w].push(c);
+        self.flit_hops += 1;
+        if self.now >= self.measure_from && self.now < self.measure_to {
+            self.ch_busy_ticks[c as usize] += 1;
+        }
+    }
+
+    fn flow(&mut self, g: u32) {
+        if let Some(req) = self.in_slack[g as usize].take_request() {
+            let c = self.in_from[g as usize];
+            let t = self.now + self.ch_delay[c as usize] as u64;
+            let w = self.fc_wheel.len();
+            self.fc_wheel[t as usize % w].push((c, req == Control::Stop));
+        }
+    }
+
+    /// Runs one tick.
+    pub fn step(&mut self) {
+        let t = self.now;
+        let w = self.wheel.len();
+        // 1. Flits arriving.
+        let arriving = std::mem::take(&mut self.wheel[t as usize % w]);
+        for &c in &arriving {
+            let (at, f) = self.ch_pipe[c as usize]
+                .pop_front()
+                .expect("scheduled arrival");
+            debug_assert_eq!(at, t);
+            match self.ch_sink[c as usize] {
+                Sink::Host(h) => {
+                    if f & TAIL != 0 {
+                        debug_assert_eq!(self.pkts[(f >> 2) as usize].dst, h, "misrouted");
+                        self.deliver(f >> 2);
+                    }
+                }
+                Sink::Input(g) => {
+                    if self.in_slack[g as usize].arrive() {
+                        self.in_buf[g as usize].push_back(f);
+                    } else {
+                        self.overflows += 1;
+                    }
+                    self.flow(g);
+                    self.activate_input(g);
+                }
+            }
+        }
+        let mut arriving = arriving;
+        arriving.clear();
+        self.wheel[t as usize % w] = arriving;
+        // 2. STOP/GO reaching senders.
+        let fcs = std::mem::take(&mut self.fc_wheel[t as usize % w]);
+        for &(c, stop) in &fcs {
+            self.ch_stopped[c as usize] = stop;
+        }
+        let mut fcs = fcs;
+        fcs.clear();
+        self.fc_wheel[t as usize % w] = fcs;
+        // 3. New messages.
+        while let Some(&Reverse((at, h))) = self.gen.peek() {
+            if at > t {
+                break;
+            }
+            self.gen.pop();
+            let n = self.topo.num_hosts() as u32;
+            let dst =
+                self.cfg
+                    .traffic
+                    .destination(h, n, &self.same_switch[h as usize], &mut self.rng);
+            self.new_packet(h, dst);
+            let gap = self.next_gap();
+            self.gen.push(Reverse((t + gap, h)));
+        }
+        // 4. Inputs: routing, requests.
+        let mut i = 0;
+        while i < self.active_inputs.len() {
+            let g = self.active_inputs[i];
+            let gi = g as usize;
+            match self.in_state[gi] {
+                In::Idle => {
+                    if let Some(&f) = self.in_buf[gi].front() {
+                        debug_assert!(f & HEAD != 0, "a packet starts with its route byte");
+                        // The routing unit sees the header now; the first byte may leave
+                        // `route_ticks` after it arrived.
+                        self.in_state[gi] = In::Routing(t + self.route_ticks);
+                    }
+                }
+                In::Routing(ready) if t >= ready => {
+                    let f = self.in_buf[gi][0];
+                    let out = self.route(g, f >> 2);
+                    self.in_state[gi] = In::Waiting(out);
+                }
+                _ => {}
+            }
+            if self.in_state[gi] == In::Idle && self.in_buf[gi].is_empty() {
+                self.in_active[gi] = false;
+                self.active_inputs.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        // 5. Arbitration: each free output goes to the waiting input next after the last
+        // one served (demand-slotted round robin).
+        for &g in &self.active_inputs {
+            if let In::Waiting(o) = self.in_state[g as usize] {
+                if self.out_busy[o as usize] {
+                    continue;
+                }
+                let s = self.port_switch[g as usize];
+                let ports = self.topo.switches()[s as usize].ports as u32;
+                let p = g - self.base[s as usize];
+                let prio = (p + ports - self.out_rr[o as usize] as u32 - 1) % ports;
+                let best = &mut self.grant_best[o as usize];
+                if best.1 == NONE {
+                    self.grant_touched.push(o);
+                }
+                if prio < best.0 {
+                    *best = (prio, g);
+                }
+            }
+        }
+        for k in 0..self.grant_touched.len() {
+            let o = self.grant_touched[k] as usize;
+            let (_, g) = std::mem::replace(&mut self.grant_best[o], (u32::MAX, NONE));
+            let gi = g as usize;
+            self.out_busy[o] = true;
+            self.out_rr[o] = (g - self.base[self.port_switch[gi] as usize]) as u8;
+            self.in_state[gi] = In::Connected(o as u32);
+            // The route byte is consumed here: stripped, never forwarded.
+            self.in_buf[gi].pop_front();
+            self.in_slack[gi].depart();
+            self.flow(g);
+            self.in_marked[gi] = true;
+        }
+        self.grant_touched.clear();
+        // 6. Crossbar: every connected input moves one flit if its output may send.
+        for k in 0..self.active_inputs.len() {
+            let g = self.active_inputs[k] as usize;
+            let In::Connected(o) = self.in_state[g] else {
+                continue;
+            };
+            let c = self.out_ch[o as usize];
+            if self.ch_stopped[c as usize] {
+                continue;
+            }
+            let Some(f) = self.in_buf[g].pop_front() else {
+                continue;
+            };
+            self.in_slack[g].depart();
+            self.flow(g as u32);
+            let head = std::mem::take(&mut self.in_marked[g]);
+            let out = (f & !HEAD) | if head { HEAD } else { 0 };
+            self.send(c, out);
+            if f & TAIL != 0 {
+                self.out_busy[o as usize] = false;
+                self.in_state[g] = In::Idle;
+            }
+        }
+        // 7. Host interfaces send.
+        let mut i = 0;
+        while i < self.active_hosts.len() {
+            let h = self.active_hosts[i] as usize;
+            if self.host_sending[h].0 == NONE {
+                if let Some(&p) = self.host_queue[h].front() {
+                    if t >= self.pkts[p as usize].generated + self.send_ticks {
+                        self.host_queue[h].pop_front();
+                        self.host_sending[h] = (p, 0);
+                    }
+                }
+            }
+            let (p, sent) = self.host_sending[h];
+            if p != NONE && !self.ch_stopped[self.host_inj[h] as usize] {
+                let len = self.pkts[p as usize].wire_len;
+                let f = flit(p, sent == 0, sent + 1 == len);
+                self.send(self.host_inj[h], f);
+                self.host_sending[h] = if sent + 1 == len {
+                    (NONE, 0)
+                } else {
+                    (p, sent + 1)
+                };
+            }
+            if self.host_sending[h].0 == NONE && self.host_queue[h].is_empty() {
+                self.host_active[h] = false;
+                self.active_hosts.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        self.now += 1;
+    }
+
+    /// The output port for packet `p`'s next switch, and the hop counted.
+    fn route(&mut self, g: u32, p: u32) -> u32 {
+        let s = self.port_switch[g as usize];
+        let pk = &mut self.pkts[p as usize];
+        let dst = self.topo.hosts()[pk.dst as usize];
+        let src_switch = self.topo.hosts()[pk.src as usize].switch;
+        let path = self.routes.path(src_switch, dst.switch);
+        let port = match path.get(pk.hop as usize) {
+            Some(h) => {
+                debug_assert_eq!(h.switch, s);
+                h.port
+            }
+            None => {
+                debug_assert_eq!(s, dst.switch);
+                debug_assert!(matches!(self.topo.port(s, dst.port), PortUse::Host(_)));
+                dst.port
+            }
+        };
+        pk.hop += 1;
+        self.base[s as usize] + port as u32
+    }
+
+    fn deliver(&mut self, p: u32) {
+        let t = self.now;
+        let pk = &self.pkts[p as usize];
+        self.delivered_by_src[pk.src as usize] += 1;
+        self.last_latency = t - pk.generated;
+        if t >= self.measure_from && t < self.measure_to {
+            let b = ((t - self.measure_from) * 10 / (self.measure_to - self.measure_from)) as usize;
+            self.batch_flits[b.min(9)] += self.cfg.msg_bytes as u64;
+        }
+        if pk.measured {
+            self.latencies.push(t - pk.generated);
+        }
+        self.free.push(p);
+    }
+
+    pub fn now_ticks(&self) -> u64 {
+        self.now
+    }
+
+    /// Stops the traffic process: only [`Self::inject`]ed messages travel.
+    pub fn quiet(&mut self) {
+        self.gen.clear();
+    }
+
+    /// Messages delivered so far, by source host.
+    pub fn delivered_by_source(&self) -> &[u64] {
+        &self.delivered_by_src
+    }
+
+    /// Generation-to-delivery time of the last message delivered, in ticks.
+    pub fn last_latency_ticks(&self) -> u64 {
+        self.last_latency
+    }
+
+    /// Bytes that found a full slack buffer so far.
+    pub fn slack_overflows(&self) -> u64 {
+        self.overflows
+    }
+
+    /// The fullest slack buffer right now, bytes.
+    pub fn max_slack_level(&self) -> usize {
+        self.in_slack
+            .iter()
+            .map(SlackBuffer::level)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Messages waiting in host memory.
+    pub fn queued(&self) -> u64 {
+        self.host_queue.iter().map(|q| q.len() as u64).sum()
+    }
+
+    /// Runs warm-up and measurement and reports.
+    pub fn run(mut self) -> Results {
+        while self.now < self.measure_from {
+            self.step();
+        }
+        self.queue_at_start = self.queued();
+        while self.now < self.measure_to {
+            self.step();
+        }
+        self.results()
+    }
+
+    fn results(&mut self) -> Results {
+        let flit_ns = self.cfg.flit as f64 / 1000.0;
+        let n = self.topo.num_switches() as f64;
+        let window_ns = (self.measure_to - self.measure_from) as f64 * flit_ns;
+        let total: u64 = self.batch_flits.iter().sum();
+        let accepted = total as f64 / window_ns / n;
+        let per_batch: Vec<f64> = self
+            .batch_flits
+            .iter()
+            .map(|&f| f as f64 / (window_ns / 10.0) / n)
+            .collect();
+        let min = per_batch.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = per_batch.iter().copied().fold(0.0, f64::max);
+        self.latencies.sort_unstable();
+        let lat = &self.latencies;
+        let q = |x: f64| {
+            if lat.is_empty() {
+                f64::NAN
+            } else {
+                lat[((lat.len() - 1) as f64 * x).round() as usize] as f64 * flit_ns
+            }
+        };
+        let avg = if lat.is_empty() {
+            f64::NAN
+        } else {
+            lat.iter().sum::<u64>() as f64 / lat.len() as f64 * flit_ns
+        };
+        let undelivered = self.generated_measured - lat.len() as u64;
+        let queue_growth = self.queued().saturating_sub(self.queue_at_start);
+        let generated =
+            (self.generated_measured * self.cfg.msg_bytes as u64) as f64 / window_ns / n;
+        // Saturated: the network delivered clearly less than was generated, or the source
+        // queues grew by more than a message per host over the measurement.
+        let saturated = accepted < 0.95 * generated || queue_growth > self.topo.num_hosts() as u64;
+        let links = self.topo.links().len();
+        let meas_ticks = (self.measure_to - self.measure_from) as f64;
+        let link_busy: u64 = self
+            .ch_busy_ticks
+            .iter()
+            .zip(&self.ch_is_link)
+            .filter(|(_, l)| **l)
+            .map(|(b, _)| b)
+            .sum();
+        Results {
+            switches: self.topo.num_switches(),
+            hosts: self.topo.num_hosts(),
+            msg_bytes: self.cfg.msg_bytes,
+            seed: self.cfg.seed,
+            offered: self.cfg.load,
+            generated,
+            accepted,
+            messages_delivered: total / self.cfg.msg_bytes as u64,
+            avg_latency_ns: avg,
+            p50_latency_ns: q(0.5),
+            p99_latency_ns: q(0.99),
+            accepted_batches: (min, max),
+            undelivered,
+            saturated,
+            slack_overflows: self.overflows,
+            link_utilization: if links == 0 {
+                0.0
+            } else {
+                link_busy as f64 / (2 * links) as f64 / meas_ticks
+            },
+            flit_hops: self.flit_hops,
+            ticks: self.now,
+        }
+    }
+}

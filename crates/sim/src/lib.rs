@@ -1,0 +1,39 @@
+//! A flit-by-flit model of a Myrinet network, after the minimal-routing study (seed 001).
+//!
+//! Time advances in **ticks** of one flit time: a flit is one byte and a link carries one
+//! per 6.25 ns at 160 MB/s. Everything else is expressed in ticks from the [`Config`]:
+//!
+//! * **Cables** delay every flit by `ceil(length × ns_per_m / flit time)` ticks (10 m at
+//!   1.5 ns/ft: 8 ticks, the study's "8 flits on the link").
+//! * **Slack buffers**: each channel ends in an 80-byte buffer; STOP goes back when it
+//!   fills to 56 bytes and GO when it drains to 40, decided by `link`'s
+//!   [`SlackBuffer`](myrix_link::slack::SlackBuffer), and each takes the reverse cable's
+//!   delay to reach the sender, which stops or resumes between two flits.
+//! * **Switches** (blocking cut-through, no virtual channels): when a packet's leading
+//!   route byte reaches the front of an input buffer the routing unit takes 150 ns; the
+//!   route byte is stripped and the first following byte leaves 150 ns after the header
+//!   arrived if the output is free. An output serves one packet at a time and is granted
+//!   to waiting inputs in demand-slotted round-robin order. The crossbar has no internal
+//!   conflicts. The worm holds every channel it occupies until its tail passes.
+//! * **Host interfaces** generate messages (exponential inter-arrival times at a constant
+//!   mean rate, the same for all hosts), queue them in host memory, prepend the route and
+//!   send one flit per tick when not stopped; they absorb arriving flits at once.
+//!
+//! A packet on the wire is route bytes (one per switch crossed) + 1 type byte + the
+//! payload + 1 CRC byte: [`wire_bytes`]. Offered and accepted traffic are counted in the
+//! study's unit, flits/ns/switch, where the flits are the **payload** bytes: the route,
+//! type and CRC bytes are overhead the network carries on top.
+//!
+//! The model never reads a clock or allocates per flit; one seed fixes the whole run.
+
+#![forbid(unsafe_code)]
+
+mod engine;
+pub mod traffic;
+
+pub use engine::{Config, ConfigError, Results, Sim};
+
+/// Bytes on the wire for a message of `payload` bytes crossing `switches` switches.
+pub const fn wire_bytes(payload: usize, switches: usize) -> usize {
+    switches + 1 + payload + 1
+}

@@ -1,0 +1,199 @@
+//! The model's mechanisms on tiny networks, against timings computed by hand.
+
+use myrix_fabric::generate::{generate, Params};
+use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
+use myrix_fabric::updown::{Root, UpDown};
+use myrix_sim::{Config, Results, Sim};
+
+/// `n` switches in a line, `hosts` hosts on switch 0 (ids 0..hosts) and one on the last.
+fn line(n: u32, hosts: u8) -> Topology {
+    let switches = vec![Switch { ports: 8 }; n as usize];
+    let mut hs: Vec<Host> = (0..hosts)
+        .map(|p| Host {
+            address: p as u64,
+            switch: 0,
+            port: p,
+            length_m: 10.0,
+        })
+        .collect();
+    hs.push(Host {
+        address: 100,
+        switch: n - 1,
+        port: 5,
+        length_m: 10.0,
+    });
+    let links = (0..n - 1)
+        .map(|i| Link {
+            a: End { switch: i, port: 7 },
+            b: End {
+                switch: i + 1,
+                port: 6,
+            },
+            length_m: 10.0,
+        })
+        .collect();
+    Topology::new("line", switches, hs, links).unwrap()
+}
+
+fn quiet_cfg() -> Config {
+    Config {
+        warmup: 0,
+        measure: 1_000_000_000,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn zero_load_latency_matches_the_hand_computation() {
+    // Ticks of 6.25 ns. Cable: 10 m x 1.5 ns/ft = 49.2 ns -> 8 ticks. Switch: 150 ns = 24.
+    // A message crossing k switches leaves its host at t0; the route byte reaches switch
+    // j at t0 + j*8 + (j-1)*24, its first byte out leaves 24 later; the first byte reaches
+    // the destination at t0 + (k+1)*8 + k*24, and the last, (32 + 2) - 1 later: the
+    // packet there is type + 32 payload bytes + CRC.
+    for k in 1..=4u32 {
+        let t = line(k, 1);
+        let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+        let mut sim = Sim::new(quiet_cfg(), &t, &routes).unwrap();
+        sim.quiet();
+        sim.inject(0, 1);
+        while sim.delivered_by_source()[0] == 0 {
+            sim.step();
+            assert!(sim.now_ticks() < 10_000);
+        }
+        let want = (k as u64 + 1) * 8 + k as u64 * 24 + 33;
+        assert_eq!(sim.last_latency_ticks(), want, "{k} switches");
+    }
+}
+
+#[test]
+fn a_blocked_worm_waits_holding_its_channel_and_no_slack_buffer_overflows() {
+    // Two hosts on switch 0 send 1000-byte messages to the same host at the same tick:
+    // one worm gets the output, the other waits in its input buffer behind STOP.
+    let t = line(2, 2);
+    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let cfg = Config {
+        msg_bytes: 1000,
+        ..quiet_cfg()
+    };
+    let mut sim = Sim::new(cfg, &t, &routes).unwrap();
+    sim.quiet();
+    sim.inject(0, 2);
+    sim.inject(1, 2);
+    let mut peak = 0;
+    let mut first = None;
+    while sim.delivered_by_source().iter().sum::<u64>() < 2 {
+        sim.step();
+        peak = peak.max(sim.max_slack_level());
+        if first.is_none() && sim.delivered_by_source().iter().sum::<u64>() == 1 {
+            first = Some(sim.now_ticks());
+        }
+    }
+    let (first, second) = (first.unwrap(), sim.now_ticks());
+    // The waiting worm filled its slack buffer past STOP but never past its 80 bytes...
+    assert!(peak > 56 && peak <= 80, "peak {peak}");
+    assert_eq!(sim.slack_overflows(), 0);
+    // ...and follows the first one's tail through the output: about one message later.
+    let gap = second - first;
+    assert!((1000..1100).contains(&gap), "{gap}");
+}
+
+#[test]
+fn one_output_is_shared_round_robin() {
+    // Three hosts on switch 0 flood the one host on switch 1.
+    let t = line(2, 3);
+    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let mut sim = Sim::new(quiet_cfg(), &t, &routes).unwrap();
+    sim.quiet();
+    for _ in 0..300 {
+        for h in 0..3 {
+            sim.inject(h, 3);
+        }
+    }
+    for _ in 0..20_000 {
+        sim.step();
+    }
+    let d = sim.delivered_by_source();
+    let total: u64 = d[..3].iter().sum();
+    // Each packet pays the 150 ns routing at switch 1 after the one before it, so the
+    // output runs at 34 / (34 + 24) of the link: about 340 packets in 20 000 ticks.
+    assert!(total > 300, "{d:?}");
+    for &x in &d[..3] {
+        assert!(
+            (x as f64 - total as f64 / 3.0).abs() <= 1.0,
+            "unfair: {d:?}"
+        );
+    }
+    assert_eq!(sim.slack_overflows(), 0);
+}
+
+fn irregular_run(load: f64, seed: u64) -> Results {
+    let t = generate(
+        "irregular",
+        &Params {
+            switches: 16,
+            seed: 1,
+            ..Params::default()
+        },
+    )
+    .unwrap();
+    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let cfg = Config {
+        load,
+        seed,
+        warmup: 20_000_000,
+        measure: 400_000_000,
+        ..Config::default()
+    };
+    Sim::new(cfg, &t, &routes).unwrap().run()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let a = irregular_run(0.01, 7);
+    assert_eq!(a, irregular_run(0.01, 7));
+    assert_ne!(a, irregular_run(0.01, 8));
+    assert!(a.messages_delivered > 300);
+}
+
+#[test]
+fn low_load_is_accepted_and_overload_saturates_without_overflowing_a_buffer() {
+    let low = irregular_run(0.005, 1);
+    assert!(!low.saturated, "{low:?}");
+    // Poisson arrivals: ~1000 messages, a few per cent of noise.
+    assert!((low.accepted - 0.005).abs() < 0.0004, "{low:?}");
+    assert!((low.accepted - low.generated).abs() < 0.0001, "{low:?}");
+    let high = irregular_run(0.1, 1);
+    assert!(high.saturated, "{high:?}");
+    assert!(high.accepted < 0.1);
+    assert_eq!(low.slack_overflows + high.slack_overflows, 0);
+}
+
+#[test]
+fn bad_configs_are_refused() {
+    let t = line(2, 1);
+    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    for cfg in [
+        Config {
+            load: 0.0,
+            ..Config::default()
+        },
+        Config {
+            load: -1.0,
+            ..Config::default()
+        },
+        Config {
+            load: f64::NAN,
+            ..Config::default()
+        },
+        Config {
+            msg_bytes: 0,
+            ..Config::default()
+        },
+        Config {
+            slack: (80, 40, 56),
+            ..Config::default()
+        },
+    ] {
+        assert!(Sim::new(cfg, &t, &routes).is_err());
+    }
+}
