@@ -6,6 +6,7 @@
 
 mod link_cmd;
 mod packet_cmd;
+mod sim_cmd;
 mod topo_cmd;
 mod tour;
 
@@ -36,6 +37,8 @@ enum Cmd {
     /// Network topologies: generate, show (with up*/down* routes), export.
     #[command(subcommand)]
     Topo(topo_cmd::TopoCmd),
+    /// Simulate a Myrinet network flit by flit: one load, several, or a sweep to saturation.
+    Sim(sim_cmd::SimArgs),
 }
 
 /// What went wrong, and which exit code says so.
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Cmd::Link(c) => link_cmd::run(c),
         Cmd::Packet(c) => packet_cmd::run(c),
         Cmd::Topo(c) => topo_cmd::run(c),
+        Cmd::Sim(a) => sim_cmd::run(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -36,6 +36,11 @@ pub struct Config {
     /// Delay from a message's generation to its first byte entering the link, besides
     /// queueing (the interface's own overhead).
     pub send_overhead: Time,
+    /// Where the 150 ns of header processing happens. `false`: in the input, before the
+    /// output is requested (the output is held only while bytes flow). `true`: the output
+    /// is claimed when the header reaches the routing unit and held through the 150 ns
+    /// ("each output port can only process one message header at a time").
+    pub hold_output_while_routing: bool,
 }
 
 impl Default for Config {
@@ -52,6 +57,7 @@ impl Default for Config {
             warmup: 100_000_000,  // 100 µs
             measure: 400_000_000, // 400 µs
             send_overhead: 0,
+            hold_output_while_routing: false,
         }
     }
 }
@@ -166,6 +172,7 @@ pub struct Sim<'a> {
     in_state: Vec<In>,
     in_from: Vec<u32>,    // channel feeding the input
     in_marked: Vec<bool>, // next forwarded flit is the head of the new hop
+    in_ready: Vec<u64>,   // first tick the connected input may forward
     in_active: Vec<bool>,
     out_ch: Vec<u32>,
     out_busy: Vec<bool>,
@@ -304,6 +311,7 @@ impl<'a> Sim<'a> {
             in_state: vec![In::Idle; nports],
             in_from,
             in_marked: vec![false; nports],
+            in_ready: vec![0; nports],
             in_active: vec![false; nports],
             out_busy: vec![false; nports],
             out_rr: vec![0; nports],
@@ -484,7 +492,12 @@ impl<'a> Sim<'a> {
                         debug_assert!(f & HEAD != 0, "a packet starts with its route byte");
                         // The routing unit sees the header now; the first byte may leave
                         // `route_ticks` after it arrived.
-                        self.in_state[gi] = In::Routing(t + self.route_ticks);
+                        if self.cfg.hold_output_while_routing {
+                            let out = self.route(g, f >> 2);
+                            self.in_state[gi] = In::Waiting(out);
+                        } else {
+                            self.in_state[gi] = In::Routing(t + self.route_ticks);
+                        }
                     }
                 }
                 In::Routing(ready) if t >= ready => {
@@ -533,6 +546,11 @@ impl<'a> Sim<'a> {
             self.in_slack[gi].depart();
             self.flow(g);
             self.in_marked[gi] = true;
+            self.in_ready[gi] = if self.cfg.hold_output_while_routing {
+                t + self.route_ticks
+            } else {
+                t
+            };
         }
         self.grant_touched.clear();
         // 6. Crossbar: every connected input moves one flit if its output may send.
@@ -542,7 +560,7 @@ impl<'a> Sim<'a> {
                 continue;
             };
             let c = self.out_ch[o as usize];
-            if self.ch_stopped[c as usize] {
+            if self.ch_stopped[c as usize] || t < self.in_ready[g] {
                 continue;
             }
             let Some(f) = self.in_buf[g].pop_front() else {

@@ -1,0 +1,364 @@
+//! `myrix sim`: run the network model at one or more loads and report.
+
+use crate::topo_cmd::{load, parse_root};
+use crate::CliError;
+use clap::{Args, ValueEnum};
+use myrix_fabric::generate::{generate, Params};
+use myrix_fabric::updown::UpDown;
+use myrix_fabric::Topology;
+use myrix_sim::traffic::{Traffic, PATTERNS};
+use myrix_sim::{Config, Results, Sim};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Args)]
+pub struct SimArgs {
+    /// Topology file (TOML); else an irregular network from --switches and --seed.
+    #[arg(long)]
+    topology: Option<PathBuf>,
+    /// Switches of the generated irregular network.
+    #[arg(long, default_value_t = 16)]
+    switches: usize,
+    /// Seed of the generated topology and of the traffic.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Routing: osud (one shortest up*/down* route per pair, as Myrinet installs it).
+    #[arg(long, default_value = "osud")]
+    routing: String,
+    /// up*/down* root: lowest-id, center, or a switch id.
+    #[arg(long, default_value = "lowest-id")]
+    root: String,
+    /// Payload bytes per message.
+    #[arg(long, default_value_t = 32)]
+    msg_bytes: usize,
+    /// Traffic pattern: uniform, bit-reversal, hotspot, local.
+    #[arg(long, default_value = "uniform")]
+    traffic: String,
+    /// One offered load, payload flits/ns/switch.
+    #[arg(long)]
+    load: Option<f64>,
+    /// Several loads, start:end:step (flits/ns/switch).
+    #[arg(long)]
+    loads: Option<String>,
+    /// Sweep from low load until saturation.
+    #[arg(long)]
+    sweep: bool,
+    /// Measured simulated time per point, with a unit: 2ms, 500us, 1250000ns.
+    #[arg(long, default_value = "1ms")]
+    sim_time: String,
+    /// Simulated warm-up before measuring, with a unit.
+    #[arg(long, default_value = "100us")]
+    warmup: String,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Claim the output when the header reaches the routing unit and hold it through the
+    /// 150 ns of routing (default: request it after routing).
+    #[arg(long)]
+    hold_output_while_routing: bool,
+}
+
+/// One load point as printed: these JSON names are stable, other tools read them.
+#[derive(Serialize)]
+pub struct Row {
+    pub routing: String,
+    pub topology: String,
+    pub switches: usize,
+    pub hosts: usize,
+    pub msg_bytes: usize,
+    pub traffic: String,
+    pub seed: u64,
+    pub sim_time_ns: f64,
+    pub offered_flits_ns_switch: f64,
+    pub generated_flits_ns_switch: f64,
+    pub accepted_flits_ns_switch: f64,
+    pub accepted_batch_min: f64,
+    pub accepted_batch_max: f64,
+    pub avg_latency_ns: Option<f64>,
+    pub p50_latency_ns: Option<f64>,
+    pub p99_latency_ns: Option<f64>,
+    pub messages_delivered: u64,
+    pub link_utilization: f64,
+    pub saturated: bool,
+    pub slack_overflows: u64,
+}
+
+/// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
+pub fn parse_time(s: &str) -> Result<u64, CliError> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let scale = match unit {
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        _ => {
+            return Err(CliError::Input(format!(
+                "'{s}': a time needs a unit: ns, us, ms or s (e.g. 500us)"
+            )))
+        }
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v > 0.0 && v * scale < 1e16 => Ok((v * scale) as u64),
+        _ => Err(CliError::Input(format!(
+            "'{s}' is not a positive time below 10 000 s"
+        ))),
+    }
+}
+
+fn parse_loads(s: &str) -> Result<Vec<f64>, CliError> {
+    let bad = || {
+        CliError::Input(format!(
+            "--loads '{s}': expected start:end:step with 0 < start <= end, step > 0"
+        ))
+    };
+    let v: Vec<f64> = s
+        .split(':')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    let [a, b, st] = v[..] else { return Err(bad()) };
+    if !(a > 0.0 && b >= a && st > 0.0 && a.is_finite() && b.is_finite()) || (b - a) / st > 1000.0 {
+        return Err(bad());
+    }
+    let n = ((b - a) / st + 1e-9).floor() as usize;
+    Ok((0..=n).map(|i| a + st * i as f64).collect())
+}
+
+/// Runs every load on all cores; results in load order.
+fn run_points(
+    t: &Topology,
+    routes: &myrix_fabric::route::SwitchRoutes,
+    cfgs: Vec<Config>,
+) -> Vec<Results> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out = std::sync::Mutex::new(vec![None; cfgs.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..cores.min(cfgs.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(cfg) = cfgs.get(i) else { break };
+                let r = Sim::new(cfg.clone(), t, routes)
+                    .expect("checked before")
+                    .run();
+                out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+pub fn run(a: SimArgs) -> Result<(), CliError> {
+    if a.routing != "osud" {
+        return Err(CliError::Input(format!(
+            "unknown routing '{}' (known: osud; the in-transit-buffer policies are not built yet)",
+            a.routing
+        )));
+    }
+    let traffic = Traffic::parse(&a.traffic).ok_or_else(|| {
+        CliError::Input(format!(
+            "unknown traffic '{}' (known: {})",
+            a.traffic,
+            PATTERNS.join(", ")
+        ))
+    })?;
+    let t = match &a.topology {
+        Some(p) => load(p)?,
+        None => {
+            if a.switches == 0 || a.switches > 4096 {
+                return Err(CliError::Input("--switches must be 1 to 4096".into()));
+            }
+            generate(
+                "irregular",
+                &Params {
+                    switches: a.switches,
+                    seed: a.seed,
+                    ..Params::default()
+                },
+            )
+            .map_err(|e| CliError::Input(e.to_string()))?
+        }
+    };
+    let root = parse_root(&a.root)?;
+    let routes = UpDown::new(&t, root).osud(&t);
+    let measure = parse_time(&a.sim_time)?;
+    let warmup = parse_time(&a.warmup)?;
+    let base = Config {
+        msg_bytes: a.msg_bytes,
+        traffic,
+        seed: a.seed,
+        warmup,
+        measure,
+        hold_output_while_routing: a.hold_output_while_routing,
+        ..Config::default()
+    };
+    let cfg_at = |load: f64| Config {
+        load,
+        ..base.clone()
+    };
+    // Validate once, with a clear message, before spawning anything.
+    let first = a.load.unwrap_or(0.01);
+    Sim::new(cfg_at(first), &t, &routes).map_err(|e| CliError::Input(e.to_string()))?;
+    let modes = [a.load.is_some(), a.loads.is_some(), a.sweep]
+        .iter()
+        .filter(|x| **x)
+        .count();
+    if modes > 1 {
+        return Err(CliError::Input(
+            "give one of --load, --loads, --sweep".into(),
+        ));
+    }
+    let results = if let Some(l) = a.load {
+        run_points(&t, &routes, vec![cfg_at(l)])
+    } else if let Some(s) = &a.loads {
+        run_points(
+            &t,
+            &routes,
+            parse_loads(s)?.into_iter().map(cfg_at).collect(),
+        )
+    } else {
+        sweep(&t, &routes, &cfg_at)
+    };
+    let rows: Vec<Row> = results
+        .iter()
+        .map(|r| Row {
+            routing: a.routing.clone(),
+            topology: t.name().to_string(),
+            switches: r.switches,
+            hosts: r.hosts,
+            msg_bytes: r.msg_bytes,
+            traffic: a.traffic.clone(),
+            seed: r.seed,
+            sim_time_ns: measure as f64 / 1000.0,
+            offered_flits_ns_switch: r.offered,
+            generated_flits_ns_switch: r.generated,
+            accepted_flits_ns_switch: r.accepted,
+            accepted_batch_min: r.accepted_batches.0,
+            accepted_batch_max: r.accepted_batches.1,
+            avg_latency_ns: r.avg_latency_ns.is_finite().then_some(r.avg_latency_ns),
+            p50_latency_ns: r.p50_latency_ns.is_finite().then_some(r.p50_latency_ns),
+            p99_latency_ns: r.p99_latency_ns.is_finite().then_some(r.p99_latency_ns),
+            messages_delivered: r.messages_delivered,
+            link_utilization: r.link_utilization,
+            saturated: r.saturated,
+            slack_overflows: r.slack_overflows,
+        })
+        .collect();
+    print!("{}", render(&rows, a.format));
+    Ok(())
+}
+
+/// Loads from 0.002 up in steps of 0.002 (flits/ns/switch), a batch of points per round
+/// on all cores, until two points in a row saturate.
+fn sweep(
+    t: &Topology,
+    routes: &myrix_fabric::route::SwitchRoutes,
+    cfg_at: &dyn Fn(f64) -> Config,
+) -> Vec<Results> {
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .max(2);
+    let mut all: Vec<Results> = Vec::new();
+    let mut k = 1;
+    loop {
+        let loads: Vec<f64> = (k..k + cores).map(|i| 0.002 * i as f64).collect();
+        k += cores;
+        all.extend(run_points(
+            t,
+            routes,
+            loads.into_iter().map(cfg_at).collect(),
+        ));
+        let n = all.len();
+        if (n >= 2 && all[n - 1].saturated && all[n - 2].saturated) || k > 500 {
+            return all;
+        }
+    }
+}
+
+pub fn render(rows: &[Row], f: Format) -> String {
+    let mut s = String::new();
+    match f {
+        Format::Json => {
+            s = serde_json::to_string_pretty(rows).expect("rows serialize");
+            s.push('\n');
+        }
+        Format::Csv => {
+            s.push_str("routing,switches,hosts,msg_bytes,seed,offered_flits_ns_switch,generated_flits_ns_switch,accepted_flits_ns_switch,avg_latency_ns,p50_latency_ns,p99_latency_ns,messages_delivered,saturated\n");
+            for r in rows {
+                let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{},{:.4},{:.5},{:.5},{},{},{},{},{}",
+                    r.routing,
+                    r.switches,
+                    r.hosts,
+                    r.msg_bytes,
+                    r.seed,
+                    r.offered_flits_ns_switch,
+                    r.generated_flits_ns_switch,
+                    r.accepted_flits_ns_switch,
+                    o(r.avg_latency_ns),
+                    o(r.p50_latency_ns),
+                    o(r.p99_latency_ns),
+                    r.messages_delivered,
+                    r.saturated
+                );
+            }
+        }
+        Format::Table => {
+            if let Some(r) = rows.first() {
+                let _ = writeln!(
+                    s,
+                    "# {} ({} switches, {} hosts), routing {}, {} B messages, {} traffic, seed {}, {} ns measured per point",
+                    r.topology, r.switches, r.hosts, r.routing, r.msg_bytes, r.traffic, r.seed, r.sim_time_ns
+                );
+            }
+            let _ = writeln!(
+                s,
+                "{:>8} {:>9} {:>9} {:>17} {:>9} {:>9} {:>9} {:>9}  {}",
+                "offered",
+                "generated",
+                "accepted",
+                "batches min-max",
+                "avg ns",
+                "p50 ns",
+                "p99 ns",
+                "messages",
+                "state"
+            );
+            for r in rows {
+                let o = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.0}"));
+                let _ = writeln!(
+                    s,
+                    "{:>8.4} {:>9.5} {:>9.5} {:>8.5}-{:<8.5} {:>9} {:>9} {:>9} {:>9}  {}",
+                    r.offered_flits_ns_switch,
+                    r.generated_flits_ns_switch,
+                    r.accepted_flits_ns_switch,
+                    r.accepted_batch_min,
+                    r.accepted_batch_max,
+                    o(r.avg_latency_ns),
+                    o(r.p50_latency_ns),
+                    o(r.p99_latency_ns),
+                    r.messages_delivered,
+                    if r.saturated { "SATURATED" } else { "steady" }
+                );
+            }
+        }
+    }
+    s
+}
