@@ -330,7 +330,7 @@ pub fn render(rows: &[Row], f: Format) -> String {
             }
             let _ = writeln!(
                 s,
-                "{:>8} {:>9} {:>9} {:>17} {:>9} {:>9} {:>9} {:>9}  {}",
+                "{:>8} {:>9} {:>9} {:>17} {:>9} {:>9} {:>9} {:>9}  state",
                 "offered",
                 "generated",
                 "accepted",
@@ -339,7 +339,6 @@ pub fn render(rows: &[Row], f: Format) -> String {
                 "p50 ns",
                 "p99 ns",
                 "messages",
-                "state"
             );
             for r in rows {
                 let o = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.0}"));
