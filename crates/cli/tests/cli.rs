@@ -271,3 +271,104 @@ fn topo_gen_show_export() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sim_reports_json_with_stable_names_and_is_deterministic() {
+    let args = [
+        "sim",
+        "--switches",
+        "8",
+        "--seed",
+        "3",
+        "--loads",
+        "0.01:0.02:0.01",
+        "--sim-time",
+        "200us",
+        "--warmup",
+        "20us",
+        "--format",
+        "json",
+    ];
+    let o = myrix(&args, b"");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    for key in [
+        "\"routing\": \"osud\"",
+        "\"switches\": 8",
+        "\"hosts\": 32",
+        "\"msg_bytes\": 32",
+        "\"seed\": 3",
+        "\"offered_flits_ns_switch\": 0.01",
+        "\"accepted_flits_ns_switch\"",
+        "\"avg_latency_ns\"",
+        "\"p99_latency_ns\"",
+        "\"messages_delivered\"",
+        "\"saturated\": false",
+    ] {
+        assert!(out.contains(key), "{key} missing from {out}");
+    }
+    assert_eq!(out.matches("\"routing\"").count(), 2);
+    assert_eq!(stdout(&myrix(&args, b"")), out, "same seed, same output");
+    let csv = stdout(&myrix(
+        &[
+            "sim",
+            "--switches",
+            "8",
+            "--load",
+            "0.01",
+            "--sim-time",
+            "100us",
+            "--format",
+            "csv",
+        ],
+        b"",
+    ));
+    assert!(csv.starts_with("routing,switches,hosts,msg_bytes,seed,offered_flits_ns_switch,"));
+    assert_eq!(csv.lines().count(), 2);
+}
+
+#[test]
+fn sim_bad_input() {
+    assert_one_error(
+        &myrix(&["sim", "--load", "0"], b""),
+        2,
+        "load must be a positive",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--load=-0.5"], b""),
+        2,
+        "load must be a positive",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--routing", "xy"], b""),
+        2,
+        "unknown routing 'xy'",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--traffic", "tornado"], b""),
+        2,
+        "unknown traffic 'tornado'",
+    );
+    assert_one_error(&myrix(&["sim", "--sim-time", "5"], b""), 2, "unit");
+    assert_one_error(&myrix(&["sim", "--sim-time=-3ms"], b""), 2, "positive time");
+    assert_one_error(
+        &myrix(&["sim", "--loads", "0.02:0.01:0.01"], b""),
+        2,
+        "--loads",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--load", "0.01", "--sweep"], b""),
+        2,
+        "one of",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--topology", "/nonexistent.toml"], b""),
+        2,
+        "nonexistent",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--msg-bytes", "0", "--load", "0.01"], b""),
+        2,
+        "payload",
+    );
+}
