@@ -108,7 +108,7 @@ pub fn parse_time(s: &str) -> Result<u64, CliError> {
             )))
         }
     };
-    match num.parse::<f64>() {
+    match num.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v * scale < 1e16 => Ok((v * scale) as u64),
         _ => Err(CliError::Input(format!(
             "'{s}' is not a positive time below 10 000 s"
