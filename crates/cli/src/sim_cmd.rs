@@ -93,9 +93,7 @@ pub struct Row {
 /// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
 pub fn parse_time(s: &str) -> Result<u64, CliError> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let split = s.find(|c: char| c.is_alphabetic()).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let scale = match unit {
         "ns" => 1e3,
