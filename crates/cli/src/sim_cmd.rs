@@ -7,7 +7,7 @@ use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::updown::UpDown;
 use myrix_fabric::Topology;
 use myrix_sim::traffic::{Traffic, PATTERNS};
-use myrix_sim::{Config, Results, Sim};
+use myrix_sim::{Config, Results, Sim, SwitchModel};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -59,10 +59,10 @@ pub struct SimArgs {
     warmup: String,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Claim the output when the header reaches the routing unit and hold it through the
-    /// 150 ns of routing (default: request it after routing).
-    #[arg(long)]
-    hold_output_while_routing: bool,
+    /// How switches spend the 150 ns of header processing: route-then-request,
+    /// hold-output, shared-unit (see the sim crate's SwitchModel).
+    #[arg(long, default_value = "route-then-request")]
+    switch_model: String,
 }
 
 /// One load point as printed: these JSON names are stable, other tools read them.
@@ -202,7 +202,13 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         seed: a.seed,
         warmup,
         measure,
-        hold_output_while_routing: a.hold_output_while_routing,
+        switch_model: SwitchModel::parse(&a.switch_model).ok_or_else(|| {
+            CliError::Input(format!(
+                "unknown switch model '{}' (known: {})",
+                a.switch_model,
+                SwitchModel::NAMES.join(", ")
+            ))
+        })?,
         ..Config::default()
     };
     let cfg_at = |load: f64| Config {

@@ -36,11 +36,39 @@ pub struct Config {
     /// Delay from a message's generation to its first byte entering the link, besides
     /// queueing (the interface's own overhead).
     pub send_overhead: Time,
-    /// Where the 150 ns of header processing happens. `false`: in the input, before the
-    /// output is requested (the output is held only while bytes flow). `true`: the output
-    /// is claimed when the header reaches the routing unit and held through the 150 ns
-    /// ("each output port can only process one message header at a time").
-    pub hold_output_while_routing: bool,
+    /// How a switch spends its 150 ns of header processing; see [`SwitchModel`].
+    pub switch_model: SwitchModel,
+}
+
+/// Readings of the study's switch ("a simple routing control unit … the first flit
+/// latency is 150 ns … each output port can only process one message header at a time …
+/// when a message gets the routing control unit but cannot be routed because the output
+/// channel is busy, it must wait in the input buffer until its next turn"). All three
+/// give the same zero-load latency; they differ under contention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchModel {
+    /// Every input routes its own header in 150 ns, then requests the output; outputs
+    /// are granted round-robin and held only while bytes flow.
+    RouteThenRequest,
+    /// The output is claimed when the header reaches the front and held through the
+    /// 150 ns of routing.
+    HoldOutput,
+    /// One routing unit per switch serves the inputs with a header in round-robin turns of
+    /// 150 ns each; a header whose output is busy at the end of its turn waits for its
+    /// next turn.
+    SharedUnit,
+}
+
+impl SwitchModel {
+    pub const NAMES: [&'static str; 3] = ["route-then-request", "hold-output", "shared-unit"];
+    pub fn parse(s: &str) -> Option<SwitchModel> {
+        match s {
+            "route-then-request" => Some(SwitchModel::RouteThenRequest),
+            "hold-output" => Some(SwitchModel::HoldOutput),
+            "shared-unit" => Some(SwitchModel::SharedUnit),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Config {
@@ -57,7 +85,7 @@ impl Default for Config {
             warmup: 100_000_000,  // 100 µs
             measure: 400_000_000, // 400 µs
             send_overhead: 0,
-            hold_output_while_routing: false,
+            switch_model: SwitchModel::RouteThenRequest,
         }
     }
 }
@@ -137,6 +165,8 @@ enum In {
     Idle,
     /// Routing unit busy until this tick.
     Routing(u64),
+    /// Header at the front, waiting for the switch's shared routing unit.
+    Pending,
     Waiting(u32),
     Connected(u32),
 }
@@ -194,6 +224,13 @@ pub struct Sim<'a> {
     gen: BinaryHeap<Reverse<(u64, u32)>>,
     grant_best: Vec<(u32, u32)>,
     grant_touched: Vec<u32>,
+    // Shared routing units, per switch.
+    ru_busy_until: Vec<u64>,
+    ru_current: Vec<u32>,
+    ru_rr: Vec<u8>,
+    ru_best: Vec<(u32, u32)>,
+    ru_touched: Vec<u32>,
+    ru_active: Vec<u32>,
     rng: ChaCha8Rng,
     // Derived timing.
     route_ticks: u64,
@@ -332,6 +369,12 @@ impl<'a> Sim<'a> {
             gen: BinaryHeap::new(),
             grant_best: vec![(u32::MAX, NONE); nports],
             grant_touched: Vec::new(),
+            ru_busy_until: vec![0; topo.num_switches()],
+            ru_current: vec![NONE; topo.num_switches()],
+            ru_rr: vec![0; topo.num_switches()],
+            ru_best: vec![(u32::MAX, NONE); topo.num_switches()],
+            ru_touched: Vec::new(),
+            ru_active: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             now: 0,
             measure_from: warm,
@@ -492,17 +535,16 @@ impl<'a> Sim<'a> {
                         debug_assert!(f & HEAD != 0, "a packet starts with its route byte");
                         // The routing unit sees the header now; the first byte may leave
                         // `route_ticks` after it arrived.
-                        if self.cfg.hold_output_while_routing {
-                            let out = self.route(g, f >> 2);
-                            self.in_state[gi] = In::Waiting(out);
-                        } else {
-                            self.in_state[gi] = In::Routing(t + self.route_ticks);
-                        }
+                        self.in_state[gi] = match self.cfg.switch_model {
+                            SwitchModel::RouteThenRequest => In::Routing(t + self.route_ticks),
+                            SwitchModel::HoldOutput => In::Waiting(self.route(g, f >> 2, false)),
+                            SwitchModel::SharedUnit => In::Pending,
+                        };
                     }
                 }
                 In::Routing(ready) if t >= ready => {
                     let f = self.in_buf[gi][0];
-                    let out = self.route(g, f >> 2);
+                    let out = self.route(g, f >> 2, false);
                     self.in_state[gi] = In::Waiting(out);
                 }
                 _ => {}
@@ -513,6 +555,9 @@ impl<'a> Sim<'a> {
             } else {
                 i += 1;
             }
+        }
+        if self.cfg.switch_model == SwitchModel::SharedUnit {
+            self.shared_units();
         }
         // 5. Arbitration: each free output goes to the waiting input next after the last
         // one served (demand-slotted round robin).
@@ -537,20 +582,8 @@ impl<'a> Sim<'a> {
         for k in 0..self.grant_touched.len() {
             let o = self.grant_touched[k] as usize;
             let (_, g) = std::mem::replace(&mut self.grant_best[o], (u32::MAX, NONE));
-            let gi = g as usize;
-            self.out_busy[o] = true;
-            self.out_rr[o] = (g - self.base[self.port_switch[gi] as usize]) as u8;
-            self.in_state[gi] = In::Connected(o as u32);
-            // The route byte is consumed here: stripped, never forwarded.
-            self.in_buf[gi].pop_front();
-            self.in_slack[gi].depart();
-            self.flow(g);
-            self.in_marked[gi] = true;
-            self.in_ready[gi] = if self.cfg.hold_output_while_routing {
-                t + self.route_ticks
-            } else {
-                t
-            };
+            let hold = self.cfg.switch_model == SwitchModel::HoldOutput;
+            self.connect(g, o as u32, if hold { t + self.route_ticks } else { t });
         }
         self.grant_touched.clear();
         // 6. Crossbar: every connected input moves one flit if its output may send.
@@ -609,8 +642,70 @@ impl<'a> Sim<'a> {
         self.now += 1;
     }
 
-    /// The output port for packet `p`'s next switch, and the hop counted.
-    fn route(&mut self, g: u32, p: u32) -> u32 {
+    /// Connects input `g` to output `o`: the route byte is stripped here and the first
+    /// following byte may leave at `ready`.
+    fn connect(&mut self, g: u32, o: u32, ready: u64) {
+        let gi = g as usize;
+        self.out_busy[o as usize] = true;
+        self.out_rr[o as usize] = (g - self.base[self.port_switch[gi] as usize]) as u8;
+        self.in_state[gi] = In::Connected(o);
+        self.in_buf[gi].pop_front();
+        self.in_slack[gi].depart();
+        self.flow(g);
+        self.in_marked[gi] = true;
+        self.in_ready[gi] = ready;
+    }
+
+    /// The shared routing units: finish the turns that end now, start new ones.
+    fn shared_units(&mut self) {
+        let t = self.now;
+        let mut k = 0;
+        while k < self.ru_active.len() {
+            let s = self.ru_active[k] as usize;
+            if t < self.ru_busy_until[s] {
+                k += 1;
+                continue;
+            }
+            let g = std::mem::replace(&mut self.ru_current[s], NONE);
+            self.ru_rr[s] = (g - self.base[s]) as u8;
+            let f = self.in_buf[g as usize][0];
+            let out = self.route(g, f >> 2, true);
+            if !self.out_busy[out as usize] {
+                self.route(g, f >> 2, false);
+                self.connect(g, out, t);
+            }
+            self.ru_active.swap_remove(k);
+        }
+        for &g in &self.active_inputs {
+            if self.in_state[g as usize] != In::Pending {
+                continue;
+            }
+            let s = self.port_switch[g as usize] as usize;
+            if self.ru_current[s] != NONE {
+                continue;
+            }
+            let ports = self.topo.switches()[s].ports as u32;
+            let prio = (g - self.base[s] + ports - self.ru_rr[s] as u32 - 1) % ports;
+            let best = &mut self.ru_best[s];
+            if best.1 == NONE {
+                self.ru_touched.push(s as u32);
+            }
+            if prio < best.0 {
+                *best = (prio, g);
+            }
+        }
+        for k in 0..self.ru_touched.len() {
+            let s = self.ru_touched[k] as usize;
+            let (_, g) = std::mem::replace(&mut self.ru_best[s], (u32::MAX, NONE));
+            self.ru_current[s] = g;
+            self.ru_busy_until[s] = t + self.route_ticks;
+            self.ru_active.push(s as u32);
+        }
+        self.ru_touched.clear();
+    }
+
+    /// The output port for packet `p`'s next switch; the hop is counted unless `peek`.
+    fn route(&mut self, g: u32, p: u32, peek: bool) -> u32 {
         let s = self.port_switch[g as usize];
         let pk = &mut self.pkts[p as usize];
         let dst = self.topo.hosts()[pk.dst as usize];
@@ -627,7 +722,9 @@ impl<'a> Sim<'a> {
                 dst.port
             }
         };
-        pk.hop += 1;
+        if !peek {
+            pk.hop += 1;
+        }
         self.base[s as usize] + port as u32
     }
 

@@ -31,7 +31,7 @@
 mod engine;
 pub mod traffic;
 
-pub use engine::{Config, ConfigError, Results, Sim};
+pub use engine::{Config, ConfigError, Results, Sim, SwitchModel};
 
 /// Bytes on the wire for a message of `payload` bytes crossing `switches` switches.
 pub const fn wire_bytes(payload: usize, switches: usize) -> usize {

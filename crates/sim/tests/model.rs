@@ -3,7 +3,13 @@
 use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
-use myrix_sim::{Config, Results, Sim};
+use myrix_sim::{Config, Results, Sim, SwitchModel};
+
+const MODELS: [SwitchModel; 3] = [
+    SwitchModel::RouteThenRequest,
+    SwitchModel::HoldOutput,
+    SwitchModel::SharedUnit,
+];
 
 /// `n` switches in a line, `hosts` hosts on switch 0 (ids 0..hosts) and one on the last.
 fn line(n: u32, hosts: u8) -> Topology {
@@ -50,10 +56,18 @@ fn zero_load_latency_matches_the_hand_computation() {
     // j at t0 + j*8 + (j-1)*24, its first byte out leaves 24 later; the first byte reaches
     // the destination at t0 + (k+1)*8 + k*24, and the last, (32 + 2) - 1 later: the
     // packet there is type + 32 payload bytes + CRC.
-    for k in 1..=4u32 {
+    for (k, model) in (1..=4u32).flat_map(|k| MODELS.map(|m| (k, m))) {
         let t = line(k, 1);
         let routes = UpDown::new(&t, Root::LowestId).osud(&t);
-        let mut sim = Sim::new(quiet_cfg(), &t, &routes).unwrap();
+        let mut sim = Sim::new(
+            Config {
+                switch_model: model,
+                ..quiet_cfg()
+            },
+            &t,
+            &routes,
+        )
+        .unwrap();
         sim.quiet();
         sim.inject(0, 1);
         while sim.delivered_by_source()[0] == 0 {
@@ -61,7 +75,7 @@ fn zero_load_latency_matches_the_hand_computation() {
             assert!(sim.now_ticks() < 10_000);
         }
         let want = (k as u64 + 1) * 8 + k as u64 * 24 + 33;
-        assert_eq!(sim.last_latency_ticks(), want, "{k} switches");
+        assert_eq!(sim.last_latency_ticks(), want, "{k} switches, {model:?}");
     }
 }
 
@@ -99,10 +113,24 @@ fn a_blocked_worm_waits_holding_its_channel_and_no_slack_buffer_overflows() {
 
 #[test]
 fn one_output_is_shared_round_robin() {
+    for model in MODELS {
+        round_robin(model);
+    }
+}
+
+fn round_robin(model: SwitchModel) {
     // Three hosts on switch 0 flood the one host on switch 1.
     let t = line(2, 3);
     let routes = UpDown::new(&t, Root::LowestId).osud(&t);
-    let mut sim = Sim::new(quiet_cfg(), &t, &routes).unwrap();
+    let mut sim = Sim::new(
+        Config {
+            switch_model: model,
+            ..quiet_cfg()
+        },
+        &t,
+        &routes,
+    )
+    .unwrap();
     sim.quiet();
     for _ in 0..300 {
         for h in 0..3 {
@@ -116,17 +144,28 @@ fn one_output_is_shared_round_robin() {
     let total: u64 = d[..3].iter().sum();
     // Each packet pays the 150 ns routing at switch 1 after the one before it, so the
     // output runs at 34 / (34 + 24) of the link: about 340 packets in 20 000 ticks.
-    assert!(total > 300, "{d:?}");
+    assert!(total > 300, "{model:?} {d:?}");
+    // Grants alternate strictly; with a shared routing unit the turns alternate and a
+    // turn that finds the output busy is lost, so counts may drift by one more.
+    let slack = if model == SwitchModel::SharedUnit {
+        2.0
+    } else {
+        1.0
+    };
     for &x in &d[..3] {
         assert!(
-            (x as f64 - total as f64 / 3.0).abs() <= 1.0,
-            "unfair: {d:?}"
+            (x as f64 - total as f64 / 3.0).abs() <= slack,
+            "unfair: {model:?} {d:?}"
         );
     }
     assert_eq!(sim.slack_overflows(), 0);
 }
 
 fn irregular_run(load: f64, seed: u64) -> Results {
+    irregular_model(load, seed, SwitchModel::RouteThenRequest)
+}
+
+fn irregular_model(load: f64, seed: u64, switch_model: SwitchModel) -> Results {
     let t = generate(
         "irregular",
         &Params {
@@ -142,6 +181,7 @@ fn irregular_run(load: f64, seed: u64) -> Results {
         seed,
         warmup: 20_000_000,
         measure: 400_000_000,
+        switch_model,
         ..Config::default()
     };
     Sim::new(cfg, &t, &routes).unwrap().run()
@@ -166,6 +206,23 @@ fn low_load_is_accepted_and_overload_saturates_without_overflowing_a_buffer() {
     assert!(high.saturated, "{high:?}");
     assert!(high.accepted < 0.1);
     assert_eq!(low.slack_overflows + high.slack_overflows, 0);
+}
+
+#[test]
+fn every_switch_model_saturates_without_overflow_and_the_shared_unit_first() {
+    let r: Vec<Results> = MODELS
+        .iter()
+        .map(|&m| irregular_model(0.06, 2, m))
+        .collect();
+    for x in &r {
+        assert!(x.saturated, "{x:?}");
+        assert_eq!(x.slack_overflows, 0);
+    }
+    // One routing unit per switch is the tightest bottleneck of the three.
+    assert!(
+        r[2].accepted < r[1].accepted && r[2].accepted < r[0].accepted,
+        "{r:?}"
+    );
 }
 
 #[test]
