@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bench_cmd;
 mod link_cmd;
 mod packet_cmd;
 mod sim_cmd;
@@ -39,6 +40,9 @@ enum Cmd {
     Topo(topo_cmd::TopoCmd),
     /// Simulate a Myrinet network flit by flit: one load, several, or a sweep to saturation.
     Sim(sim_cmd::SimArgs),
+    /// Speed measurements.
+    #[command(subcommand)]
+    Bench(bench_cmd::BenchCmd),
 }
 
 /// What went wrong, and which exit code says so.
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Cmd::Packet(c) => packet_cmd::run(c),
         Cmd::Topo(c) => topo_cmd::run(c),
         Cmd::Sim(a) => sim_cmd::run(a),
+        Cmd::Bench(c) => bench_cmd::run(c),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

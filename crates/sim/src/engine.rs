@@ -140,6 +140,9 @@ pub struct Results {
     pub link_utilization: f64,
     /// Flit-hops moved (flits put on any channel), for speed measurements.
     pub flit_hops: u64,
+    /// Flits of all packets delivered during the whole run (warm-up included), counted
+    /// as injected (route bytes included): what BookSim2 calls delivered flits.
+    pub wire_flits_delivered: u64,
     pub ticks: u64,
 }
 
@@ -248,6 +251,7 @@ pub struct Sim<'a> {
     queue_at_start: u64,
     delivered_by_src: Vec<u64>,
     last_latency: u64,
+    wire_flits_delivered: u64,
 }
 
 impl<'a> Sim<'a> {
@@ -386,6 +390,7 @@ impl<'a> Sim<'a> {
             flit_hops: 0,
             queue_at_start: 0,
             delivered_by_src: vec![0; nh],
+            wire_flits_delivered: 0,
             last_latency: 0,
             cfg,
         };
@@ -732,6 +737,7 @@ impl<'a> Sim<'a> {
         let t = self.now;
         let pk = &self.pkts[p as usize];
         self.delivered_by_src[pk.src as usize] += 1;
+        self.wire_flits_delivered += pk.wire_len as u64;
         self.last_latency = t - pk.generated;
         if t >= self.measure_from && t < self.measure_to {
             let b = ((t - self.measure_from) * 10 / (self.measure_to - self.measure_from)) as usize;
@@ -858,6 +864,7 @@ impl<'a> Sim<'a> {
                 link_busy as f64 / (2 * links) as f64 / meas_ticks
             },
             flit_hops: self.flit_hops,
+            wire_flits_delivered: self.wire_flits_delivered,
             ticks: self.now,
         }
     }
