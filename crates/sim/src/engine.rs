@@ -206,10 +206,13 @@ pub struct Sim<'a> {
     in_from: Vec<u32>,    // channel feeding the input
     in_marked: Vec<bool>, // next forwarded flit is the head of the new hop
     in_ready: Vec<u64>,   // first tick the connected input may forward
-    in_active: Vec<bool>,
+    in_mover: Vec<bool>,
     out_ch: Vec<u32>,
     out_busy: Vec<bool>,
     out_rr: Vec<u8>,
+    out_conn: Vec<u32>,
+    out_waiters: Vec<Vec<u32>>,
+    out_in_arb: Vec<bool>,
     // Hosts.
     host_inj: Vec<u32>,
     host_queue: Vec<VecDeque<u32>>,
@@ -222,11 +225,14 @@ pub struct Sim<'a> {
     // Work lists.
     wheel: Vec<Vec<u32>>,
     fc_wheel: Vec<Vec<(u32, bool)>>,
-    active_inputs: Vec<u32>,
+    movers: Vec<u32>,
+    idle_check: Vec<u32>,
+    arb_list: Vec<u32>,
+    timer_wheel: Vec<Vec<u32>>,
+    ch_out_port: Vec<u32>,
+    ch_inj_host: Vec<u32>,
     active_hosts: Vec<u32>,
     gen: BinaryHeap<Reverse<(u64, u32)>>,
-    grant_best: Vec<(u32, u32)>,
-    grant_touched: Vec<u32>,
     // Shared routing units, per switch.
     ru_busy_until: Vec<u64>,
     ru_current: Vec<u32>,
@@ -234,6 +240,8 @@ pub struct Sim<'a> {
     ru_best: Vec<(u32, u32)>,
     ru_touched: Vec<u32>,
     ru_active: Vec<u32>,
+    ru_pending: Vec<Vec<u32>>,
+    ru_switches: Vec<u32>,
     rng: ChaCha8Rng,
     // Derived timing.
     route_ticks: u64,
@@ -323,6 +331,16 @@ impl<'a> Sim<'a> {
             in_from[ga as usize] = ba;
         }
         let nch = ch_delay.len();
+        let mut ch_out_port = vec![NONE; nch];
+        for (g, &c) in out_ch.iter().enumerate() {
+            if c != NONE {
+                ch_out_port[c as usize] = g as u32;
+            }
+        }
+        let mut ch_inj_host = vec![NONE; nch];
+        for (h, &c) in host_inj.iter().enumerate() {
+            ch_inj_host[c as usize] = h as u32;
+        }
         let first_link = 2 * nh;
         let ch_is_link = (0..nch).map(|c| c >= first_link).collect();
         let wheel_len = ch_delay.iter().copied().max().unwrap_or(1) as usize + 1;
@@ -353,9 +371,12 @@ impl<'a> Sim<'a> {
             in_from,
             in_marked: vec![false; nports],
             in_ready: vec![0; nports],
-            in_active: vec![false; nports],
+            in_mover: vec![false; nports],
             out_busy: vec![false; nports],
             out_rr: vec![0; nports],
+            out_conn: vec![NONE; nports],
+            out_waiters: vec![Vec::new(); nports],
+            out_in_arb: vec![false; nports],
             out_ch,
             base,
             port_switch,
@@ -368,17 +389,22 @@ impl<'a> Sim<'a> {
             free: Vec::new(),
             wheel: vec![Vec::new(); wheel_len],
             fc_wheel: vec![Vec::new(); wheel_len],
-            active_inputs: Vec::new(),
+            movers: Vec::new(),
+            idle_check: Vec::new(),
+            arb_list: Vec::new(),
+            timer_wheel: vec![Vec::new(); cfg.switch_latency.div_ceil(cfg.flit) as usize + 2],
+            ch_out_port,
+            ch_inj_host,
             active_hosts: Vec::new(),
             gen: BinaryHeap::new(),
-            grant_best: vec![(u32::MAX, NONE); nports],
-            grant_touched: Vec::new(),
             ru_busy_until: vec![0; topo.num_switches()],
             ru_current: vec![NONE; topo.num_switches()],
             ru_rr: vec![0; topo.num_switches()],
             ru_best: vec![(u32::MAX, NONE); topo.num_switches()],
             ru_touched: Vec::new(),
             ru_active: Vec::new(),
+            ru_pending: vec![Vec::new(); topo.num_switches()],
+            ru_switches: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             now: 0,
             measure_from: warm,
@@ -447,13 +473,6 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn activate_input(&mut self, g: u32) {
-        if !self.in_active[g as usize] {
-            self.in_active[g as usize] = true;
-            self.active_inputs.push(g);
-        }
-    }
-
     fn send(&mut self, c: u32, f: Flit) {
         let t = self.now + self.ch_delay[c as usize] as u64;
         self.ch_pipe[c as usize].push_back((t, f));
@@ -474,12 +493,14 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Runs one tick.
+    /// Runs one tick. Only what can change this tick is touched: flits and STOP/GO
+    /// symbols due now (timing wheels), routing timers due now, outputs just freed,
+    /// inputs that can move a flit ("movers") and hosts that can send.
     pub fn step(&mut self) {
         let t = self.now;
         let w = self.wheel.len();
         // 1. Flits arriving.
-        let arriving = std::mem::take(&mut self.wheel[t as usize % w]);
+        let mut arriving = std::mem::take(&mut self.wheel[t as usize % w]);
         for &c in &arriving {
             let (at, f) = self.ch_pipe[c as usize]
                 .pop_front()
@@ -499,19 +520,31 @@ impl<'a> Sim<'a> {
                         self.overflows += 1;
                     }
                     self.flow(g);
-                    self.activate_input(g);
+                    match self.in_state[g as usize] {
+                        In::Idle => self.idle_check.push(g),
+                        In::Connected(_) => self.wake(g),
+                        _ => {}
+                    }
                 }
             }
         }
-        let mut arriving = arriving;
         arriving.clear();
         self.wheel[t as usize % w] = arriving;
-        // 2. STOP/GO reaching senders.
-        let fcs = std::mem::take(&mut self.fc_wheel[t as usize % w]);
+        // 2. STOP/GO reaching senders; GO wakes whoever sends on that channel.
+        let mut fcs = std::mem::take(&mut self.fc_wheel[t as usize % w]);
         for &(c, stop) in &fcs {
             self.ch_stopped[c as usize] = stop;
+            if !stop {
+                let o = self.ch_out_port[c as usize];
+                if o != NONE && self.out_conn[o as usize] != NONE {
+                    self.wake(self.out_conn[o as usize]);
+                }
+                let h = self.ch_inj_host[c as usize];
+                if h != NONE {
+                    self.activate_host(h);
+                }
+            }
         }
-        let mut fcs = fcs;
         fcs.clear();
         self.fc_wheel[t as usize % w] = fcs;
         // 3. New messages.
@@ -529,92 +562,117 @@ impl<'a> Sim<'a> {
             let gap = self.next_gap();
             self.gen.push(Reverse((t + gap, h)));
         }
-        // 4. Inputs: routing, requests.
-        let mut i = 0;
-        while i < self.active_inputs.len() {
-            let g = self.active_inputs[i];
-            let gi = g as usize;
-            match self.in_state[gi] {
-                In::Idle => {
-                    if let Some(&f) = self.in_buf[gi].front() {
-                        debug_assert!(f & HEAD != 0, "a packet starts with its route byte");
-                        // The routing unit sees the header now; the first byte may leave
-                        // `route_ticks` after it arrived.
-                        self.in_state[gi] = match self.cfg.switch_model {
-                            SwitchModel::RouteThenRequest => In::Routing(t + self.route_ticks),
-                            SwitchModel::HoldOutput => In::Waiting(self.route(g, f >> 2, false)),
-                            SwitchModel::SharedUnit => In::Pending,
-                        };
-                    }
-                }
-                In::Routing(ready) if t >= ready => {
-                    let f = self.in_buf[gi][0];
+        // 4. Routing timers due now, then headers newly at the front of an input.
+        let tw = self.timer_wheel.len();
+        let mut due = std::mem::take(&mut self.timer_wheel[t as usize % tw]);
+        for &g in &due {
+            match self.in_state[g as usize] {
+                In::Routing(ready) if ready == t => {
+                    let f = self.in_buf[g as usize][0];
                     let out = self.route(g, f >> 2, false);
-                    self.in_state[gi] = In::Waiting(out);
+                    self.wait_for(g, out);
                 }
+                In::Connected(_) if self.in_ready[g as usize] == t => self.wake(g),
                 _ => {}
             }
-            if self.in_state[gi] == In::Idle && self.in_buf[gi].is_empty() {
-                self.in_active[gi] = false;
-                self.active_inputs.swap_remove(i);
-            } else {
-                i += 1;
+        }
+        due.clear();
+        self.timer_wheel[t as usize % tw] = due;
+        let mut idle = std::mem::take(&mut self.idle_check);
+        for &g in &idle {
+            let gi = g as usize;
+            if self.in_state[gi] != In::Idle {
+                continue;
+            }
+            let Some(&f) = self.in_buf[gi].front() else {
+                continue;
+            };
+            debug_assert!(f & HEAD != 0, "a packet starts with its route byte");
+            // The routing unit sees the header now; the first byte may leave
+            // `route_ticks` after it arrived.
+            match self.cfg.switch_model {
+                SwitchModel::RouteThenRequest => {
+                    self.in_state[gi] = In::Routing(t + self.route_ticks);
+                    self.timer(g, t + self.route_ticks);
+                }
+                SwitchModel::HoldOutput => {
+                    let out = self.route(g, f >> 2, false);
+                    self.wait_for(g, out);
+                }
+                SwitchModel::SharedUnit => {
+                    self.in_state[gi] = In::Pending;
+                    let s = self.port_switch[gi];
+                    if self.ru_pending[s as usize].is_empty() {
+                        self.ru_switches.push(s);
+                    }
+                    self.ru_pending[s as usize].push(g);
+                }
             }
         }
+        idle.clear();
+        self.idle_check = idle;
         if self.cfg.switch_model == SwitchModel::SharedUnit {
             self.shared_units();
         }
-        // 5. Arbitration: each free output goes to the waiting input next after the last
-        // one served (demand-slotted round robin).
-        for &g in &self.active_inputs {
-            if let In::Waiting(o) = self.in_state[g as usize] {
-                if self.out_busy[o as usize] {
-                    continue;
-                }
-                let s = self.port_switch[g as usize];
-                let ports = self.topo.switches()[s as usize].ports as u32;
-                let p = g - self.base[s as usize];
-                let prio = (p + ports - self.out_rr[o as usize] as u32 - 1) % ports;
-                let best = &mut self.grant_best[o as usize];
-                if best.1 == NONE {
-                    self.grant_touched.push(o);
-                }
-                if prio < best.0 {
-                    *best = (prio, g);
-                }
+        // 5. Arbitration: a free output with waiters goes to the waiting input next after
+        // the last one served (demand-slotted round robin).
+        let mut arb = std::mem::take(&mut self.arb_list);
+        for &o in &arb {
+            let oi = o as usize;
+            self.out_in_arb[oi] = false;
+            if self.out_busy[oi] || self.out_waiters[oi].is_empty() {
+                continue;
             }
-        }
-        for k in 0..self.grant_touched.len() {
-            let o = self.grant_touched[k] as usize;
-            let (_, g) = std::mem::replace(&mut self.grant_best[o], (u32::MAX, NONE));
+            let s = self.port_switch[oi] as usize;
+            let ports = self.topo.switches()[s].ports as u32;
+            let rr = self.out_rr[oi] as u32;
+            let (k, _) = self.out_waiters[oi]
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, &g)| (g - self.base[s] + ports - rr - 1) % ports)
+                .expect("non-empty");
+            let g = self.out_waiters[oi].swap_remove(k);
             let hold = self.cfg.switch_model == SwitchModel::HoldOutput;
-            self.connect(g, o as u32, if hold { t + self.route_ticks } else { t });
+            self.connect(g, o, if hold { t + self.route_ticks } else { t });
         }
-        self.grant_touched.clear();
-        // 6. Crossbar: every connected input moves one flit if its output may send.
-        for k in 0..self.active_inputs.len() {
-            let g = self.active_inputs[k] as usize;
-            let In::Connected(o) = self.in_state[g] else {
-                continue;
+        arb.clear();
+        self.arb_list = arb;
+        // 6. Crossbar: every mover sends one flit; the blocked leave the list until an
+        // arrival, a GO or a timer wakes them.
+        let mut i = 0;
+        while i < self.movers.len() {
+            let g = self.movers[i] as usize;
+            let keep = match self.in_state[g] {
+                In::Connected(o) => {
+                    let c = self.out_ch[o as usize];
+                    if self.ch_stopped[c as usize] || t < self.in_ready[g] {
+                        false
+                    } else if let Some(f) = self.in_buf[g].pop_front() {
+                        self.in_slack[g].depart();
+                        self.flow(g as u32);
+                        let head = std::mem::take(&mut self.in_marked[g]);
+                        let out = (f & !HEAD) | if head { HEAD } else { 0 };
+                        self.send(c, out);
+                        if f & TAIL != 0 {
+                            self.release(g as u32, o);
+                            false
+                        } else {
+                            true
+                        }
+                    } else {
+                        false
+                    }
+                }
+                _ => false,
             };
-            let c = self.out_ch[o as usize];
-            if self.ch_stopped[c as usize] || t < self.in_ready[g] {
-                continue;
-            }
-            let Some(f) = self.in_buf[g].pop_front() else {
-                continue;
-            };
-            self.in_slack[g].depart();
-            self.flow(g as u32);
-            let head = std::mem::take(&mut self.in_marked[g]);
-            let out = (f & !HEAD) | if head { HEAD } else { 0 };
-            self.send(c, out);
-            if f & TAIL != 0 {
-                self.out_busy[o as usize] = false;
-                self.in_state[g] = In::Idle;
+            if keep {
+                i += 1;
+            } else {
+                self.in_mover[g] = false;
+                self.movers.swap_remove(i);
             }
         }
-        // 7. Host interfaces send.
+        // 7. Host interfaces send; a stopped one waits for GO.
         let mut i = 0;
         while i < self.active_hosts.len() {
             let h = self.active_hosts[i] as usize;
@@ -627,7 +685,8 @@ impl<'a> Sim<'a> {
                 }
             }
             let (p, sent) = self.host_sending[h];
-            if p != NONE && !self.ch_stopped[self.host_inj[h] as usize] {
+            let stopped = self.ch_stopped[self.host_inj[h] as usize];
+            if p != NONE && !stopped {
                 let len = self.pkts[p as usize].wire_len;
                 let f = flit(p, sent == 0, sent + 1 == len);
                 self.send(self.host_inj[h], f);
@@ -637,7 +696,9 @@ impl<'a> Sim<'a> {
                     (p, sent + 1)
                 };
             }
-            if self.host_sending[h].0 == NONE && self.host_queue[h].is_empty() {
+            let idle = self.host_sending[h].0 == NONE && self.host_queue[h].is_empty();
+            let blocked = self.host_sending[h].0 != NONE && stopped;
+            if idle || blocked {
                 self.host_active[h] = false;
                 self.active_hosts.swap_remove(i);
             } else {
@@ -645,6 +706,46 @@ impl<'a> Sim<'a> {
             }
         }
         self.now += 1;
+    }
+
+    /// `g` may move a flit this tick.
+    fn wake(&mut self, g: u32) {
+        if !self.in_mover[g as usize] {
+            self.in_mover[g as usize] = true;
+            self.movers.push(g);
+        }
+    }
+
+    fn timer(&mut self, g: u32, at: u64) {
+        let tw = self.timer_wheel.len();
+        self.timer_wheel[at as usize % tw].push(g);
+    }
+
+    /// Input `g` waits for output `out`.
+    fn wait_for(&mut self, g: u32, out: u32) {
+        self.in_state[g as usize] = In::Waiting(out);
+        self.out_waiters[out as usize].push(g);
+        self.arbitrate(out);
+    }
+
+    fn arbitrate(&mut self, o: u32) {
+        if !self.out_in_arb[o as usize] {
+            self.out_in_arb[o as usize] = true;
+            self.arb_list.push(o);
+        }
+    }
+
+    /// The tail left input `g` through output `o`.
+    fn release(&mut self, g: u32, o: u32) {
+        self.out_busy[o as usize] = false;
+        self.out_conn[o as usize] = NONE;
+        self.in_state[g as usize] = In::Idle;
+        if !self.out_waiters[o as usize].is_empty() {
+            self.arbitrate(o);
+        }
+        if !self.in_buf[g as usize].is_empty() {
+            self.idle_check.push(g);
+        }
     }
 
     /// Connects input `g` to output `o`: the route byte is stripped here and the first
@@ -659,6 +760,12 @@ impl<'a> Sim<'a> {
         self.flow(g);
         self.in_marked[gi] = true;
         self.in_ready[gi] = ready;
+        self.out_conn[o as usize] = g;
+        if ready > self.now {
+            self.timer(g, ready);
+        } else {
+            self.wake(g);
+        }
     }
 
     /// The shared routing units: finish the turns that end now, start new ones.
@@ -677,27 +784,34 @@ impl<'a> Sim<'a> {
             let out = self.route(g, f >> 2, true);
             if !self.out_busy[out as usize] {
                 self.route(g, f >> 2, false);
+                let pending = &mut self.ru_pending[s];
+                if let Some(i) = pending.iter().position(|&x| x == g) {
+                    pending.swap_remove(i);
+                }
                 self.connect(g, out, t);
             }
             self.ru_active.swap_remove(k);
         }
-        for &g in &self.active_inputs {
-            if self.in_state[g as usize] != In::Pending {
+        let mut k = 0;
+        while k < self.ru_switches.len() {
+            let s = self.ru_switches[k] as usize;
+            if self.ru_pending[s].is_empty() {
+                self.ru_switches.swap_remove(k);
                 continue;
             }
-            let s = self.port_switch[g as usize] as usize;
+            k += 1;
             if self.ru_current[s] != NONE {
                 continue;
             }
             let ports = self.topo.switches()[s].ports as u32;
-            let prio = (g - self.base[s] + ports - self.ru_rr[s] as u32 - 1) % ports;
-            let best = &mut self.ru_best[s];
-            if best.1 == NONE {
-                self.ru_touched.push(s as u32);
-            }
-            if prio < best.0 {
-                *best = (prio, g);
-            }
+            let rr = self.ru_rr[s] as u32;
+            let base = self.base[s];
+            let g = *self.ru_pending[s]
+                .iter()
+                .min_by_key(|&&g| (g - base + ports - rr - 1) % ports)
+                .expect("non-empty");
+            self.ru_best[s] = (0, g);
+            self.ru_touched.push(s as u32);
         }
         for k in 0..self.ru_touched.len() {
             let s = self.ru_touched[k] as usize;
