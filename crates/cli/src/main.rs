@@ -7,6 +7,7 @@
 mod bench_cmd;
 mod link_cmd;
 mod packet_cmd;
+mod plot;
 mod sim_cmd;
 mod topo_cmd;
 mod tour;
@@ -27,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// A tour of what exists, run with built-in defaults (the default command).
+    /// A tour of the link layer and the packet format, with built-in defaults.
     Tour,
     /// Myrinet-2000 serial link: 8b/10b code-group streams and slack-buffer sizing.
     #[command(subcommand)]
@@ -65,8 +66,19 @@ impl CliError {
     }
 }
 
+/// The main job with built-in defaults, run by `myrix` with no command: a sweep to
+/// saturation on a 16-switch irregular network under up*/down*, table and plot.
+const MAIN_JOB: [&str; 5] = ["myrix", "sim", "--sweep", "--plot", "myrix-sweep.svg"];
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if cli.cmd.is_none() {
+        eprintln!(
+            "myrix: no command given; running the main job: {}",
+            MAIN_JOB[1..].join(" ")
+        );
+        cli = Cli::parse_from(MAIN_JOB);
+    }
     let res = match cli.cmd.unwrap_or(Cmd::Tour) {
         Cmd::Tour => tour::run(),
         Cmd::Link(c) => link_cmd::run(c),

@@ -59,6 +59,9 @@ pub struct SimArgs {
     warmup: String,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Write latency against accepted traffic to this SVG file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
     /// How switches spend the 150 ns of header processing: route-then-request,
     /// hold-output, shared-unit (see the sim crate's SwitchModel).
     #[arg(long, default_value = "route-then-request")]
@@ -168,6 +171,9 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             a.routing
         )));
     }
+    if let Some(p) = &a.plot {
+        crate::plot::check_path(p)?;
+    }
     let traffic = Traffic::parse(&a.traffic).ok_or_else(|| {
         CliError::Input(format!(
             "unknown traffic '{}' (known: {})",
@@ -264,6 +270,17 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         })
         .collect();
     print!("{}", render(&rows, a.format));
+    if let Some(p) = &a.plot {
+        let title = format!(
+            "{}: {} B messages, {} traffic, seed {}",
+            t.name(),
+            a.msg_bytes,
+            a.traffic,
+            a.seed
+        );
+        crate::plot::latency_vs_traffic(&rows, p, &title)?;
+        eprintln!("plot written to {}", p.display());
+    }
     Ok(())
 }
 

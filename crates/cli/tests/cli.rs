@@ -172,8 +172,41 @@ fn packet_build_then_parse_through_switches() {
 }
 
 #[test]
-fn tour_is_the_default_and_runs() {
-    let o = myrix(&[], b"");
+fn no_command_runs_the_main_job_sweep_with_its_plot() {
+    let dir = std::env::temp_dir().join(format!("myrix-main-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(
+            "# irregular-16-seed1 (16 switches, 64 hosts), routing osud, 32 B messages"
+        ),
+        "{out}"
+    );
+    // The sweep goes on until two points in a row saturate.
+    let states: Vec<&str> = out
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().last().unwrap())
+        .collect();
+    assert!(states.len() >= 4 && states[0] == "steady", "{out}");
+    assert_eq!(
+        &states[states.len() - 2..],
+        ["SATURATED", "SATURATED"],
+        "{out}"
+    );
+    let svg = std::fs::read_to_string(dir.join("myrix-sweep.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("accepted traffic"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tour_runs() {
+    let o = myrix(&["tour"], b"");
     assert!(o.status.success());
     let out = stdout(&o);
     assert!(out.contains("error detected"), "{out}");
