@@ -213,6 +213,23 @@ pub fn show(t: &Topology, root: Root) -> String {
         nonmin,
         n * n - n
     );
+    let loads = myrix_fabric::route::channel_loads(t, &routes);
+    if let Some((hop, pairs)) = loads.first() {
+        let h = t.num_hosts() as u64;
+        // 32-byte payloads, the mean route bytes plus type and CRC on the wire.
+        let overhead = routes.mean_length() + 1.0 + 2.0;
+        let bound =
+            myrix_fabric::route::uniform_bound(t, &routes, 0.16, 32.0, overhead).unwrap_or(0.0);
+        let _ = writeln!(
+            s,
+            "busiest     channel s{}.p{} carries {} of {} host pairs; uniform bound {:.4} flits/ns/switch (32 B, 160 MB/s)",
+            hop.switch,
+            hop.port,
+            pairs,
+            h * h.saturating_sub(1),
+            bound
+        );
+    }
     match check(t, routes.iter().map(|(_, _, p)| p)) {
         Ok(()) => {
             let _ = writeln!(

@@ -74,3 +74,46 @@ pub fn next_switch(t: &Topology, h: Hop) -> Option<SwitchId> {
         _ => None,
     }
 }
+
+/// How many ordered host pairs each channel (one direction of a switch-to-switch link,
+/// named by the switch it leaves and the port) carries when every host talks to every
+/// other host along `routes`, largest first. Under uniform traffic the busiest channel
+/// bounds the network's throughput.
+pub fn channel_loads(t: &Topology, routes: &SwitchRoutes) -> Vec<(Hop, u64)> {
+    let hosts: Vec<u64> = (0..t.num_switches() as SwitchId)
+        .map(|s| t.hosts_on(s).count() as u64)
+        .collect();
+    let mut load = std::collections::HashMap::<Hop, u64>::new();
+    for (s, d, path) in routes.iter() {
+        let pairs = hosts[s as usize] * hosts[d as usize];
+        if pairs == 0 {
+            continue;
+        }
+        for h in path {
+            *load.entry(*h).or_default() += pairs;
+        }
+    }
+    let mut v: Vec<(Hop, u64)> = load.into_iter().collect();
+    v.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then((a.0.switch, a.0.port).cmp(&(b.0.switch, b.0.port)))
+    });
+    v
+}
+
+/// The uniform-traffic saturation bound of a route set, in payload flits per ns per
+/// switch: the load at which the busiest channel would carry `link_flits_per_ns`, when a
+/// message of `payload` bytes occupies `payload + overhead` bytes of each channel.
+pub fn uniform_bound(
+    t: &Topology,
+    routes: &SwitchRoutes,
+    link_flits_per_ns: f64,
+    payload: f64,
+    overhead: f64,
+) -> Option<f64> {
+    let max = channel_loads(t, routes).first()?.1 as f64;
+    let h = t.num_hosts() as f64;
+    let n = t.num_switches() as f64;
+    // Per-pair rate at load L (payload flits/ns/switch): L n / (h (h - 1)).
+    Some(link_flits_per_ns * h * (h - 1.0) / (n * max) * payload / (payload + overhead))
+}

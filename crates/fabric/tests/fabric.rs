@@ -297,3 +297,23 @@ fn host_routes_are_route_bytes_that_switches_follow_to_the_destination() {
         assert!(p.verify_crc() && p.route().is_empty());
     }
 }
+
+#[test]
+fn channel_loads_add_up_to_every_pair_times_its_path_length() {
+    use myrix_fabric::route::{channel_loads, uniform_bound};
+    let t = irregular(16, 2);
+    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let loads = channel_loads(&t, &routes);
+    let total: u64 = loads.iter().map(|(_, n)| n).sum();
+    // 4 hosts per switch: each switch pair stands for 16 host pairs.
+    let want: u64 = routes.iter().map(|(_, _, p)| 16 * p.len() as u64).sum();
+    assert_eq!(total, want);
+    assert!(
+        loads.windows(2).all(|w| w[0].1 >= w[1].1),
+        "sorted, busiest first"
+    );
+    // The bound: at that load the busiest channel carries exactly the link rate.
+    let b = uniform_bound(&t, &routes, 0.16, 32.0, 0.0).unwrap();
+    let per_pair = b * 16.0 / (64.0 * 63.0);
+    assert!((per_pair * loads[0].1 as f64 - 0.16).abs() < 1e-9);
+}
