@@ -87,8 +87,10 @@ pub struct Row {
     pub avg_latency_ns: Option<f64>,
     pub p50_latency_ns: Option<f64>,
     pub p99_latency_ns: Option<f64>,
+    pub latency_ci95_ns: Option<f64>,
     pub messages_delivered: u64,
     pub link_utilization: f64,
+    pub max_link_utilization: f64,
     pub saturated: bool,
     pub slack_overflows: u64,
 }
@@ -136,12 +138,18 @@ fn parse_loads(s: &str) -> Result<Vec<f64>, CliError> {
     Ok((0..=n).map(|i| a + st * i as f64).collect())
 }
 
-/// Runs every load on all cores; results in load order.
+/// Runs every load on all cores; results in load order. A progress bar goes to
+/// standard error, drawn only when that is a terminal.
 fn run_points(
     t: &Topology,
     routes: &myrix_fabric::route::SwitchRoutes,
     cfgs: Vec<Config>,
 ) -> Vec<Results> {
+    let bar = indicatif::ProgressBar::new(cfgs.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} load points {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let out = std::sync::Mutex::new(vec![None; cfgs.len()]);
@@ -153,10 +161,13 @@ fn run_points(
                 let r = Sim::new(cfg.clone(), t, routes)
                     .expect("checked before")
                     .run();
+                bar.set_message(format!("(last: {:.4})", cfg.load));
+                bar.inc(1);
                 out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
     });
+    bar.finish_and_clear();
     out.into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
@@ -263,8 +274,10 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             avg_latency_ns: r.avg_latency_ns.is_finite().then_some(r.avg_latency_ns),
             p50_latency_ns: r.p50_latency_ns.is_finite().then_some(r.p50_latency_ns),
             p99_latency_ns: r.p99_latency_ns.is_finite().then_some(r.p99_latency_ns),
+            latency_ci95_ns: r.latency_ci95_ns.is_finite().then_some(r.latency_ci95_ns),
             messages_delivered: r.messages_delivered,
             link_utilization: r.link_utilization,
+            max_link_utilization: r.max_link_utilization,
             saturated: r.saturated,
             slack_overflows: r.slack_overflows,
         })

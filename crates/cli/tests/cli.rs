@@ -335,6 +335,8 @@ fn sim_reports_json_with_stable_names_and_is_deterministic() {
         "\"accepted_flits_ns_switch\"",
         "\"avg_latency_ns\"",
         "\"p99_latency_ns\"",
+        "\"latency_ci95_ns\"",
+        "\"max_link_utilization\"",
         "\"messages_delivered\"",
         "\"saturated\": false",
     ] {

@@ -128,6 +128,9 @@ pub struct Results {
     pub avg_latency_ns: f64,
     pub p50_latency_ns: f64,
     pub p99_latency_ns: f64,
+    /// Half-width of the 95 % confidence interval of the average latency, from 10 batch
+    /// means (by generation time; Student's t with 9 degrees of freedom).
+    pub latency_ci95_ns: f64,
     /// Spread of the accepted traffic over 10 batches: (min, max).
     pub accepted_batches: (f64, f64),
     /// Messages generated in the measurement window that had not arrived at its end.
@@ -138,6 +141,8 @@ pub struct Results {
     pub slack_overflows: u64,
     /// Mean fraction of time each switch-to-switch channel carried a flit.
     pub link_utilization: f64,
+    /// The same for the busiest switch-to-switch channel.
+    pub max_link_utilization: f64,
     /// Flit-hops moved (flits put on any channel), for speed measurements.
     pub flit_hops: u64,
     /// Flits of all packets delivered during the whole run (warm-up included), counted
@@ -260,6 +265,7 @@ pub struct Sim<'a> {
     delivered_by_src: Vec<u64>,
     last_latency: u64,
     wire_flits_delivered: u64,
+    lat_batches: [(u64, u64); 10],
 }
 
 impl<'a> Sim<'a> {
@@ -417,6 +423,7 @@ impl<'a> Sim<'a> {
             queue_at_start: 0,
             delivered_by_src: vec![0; nh],
             wire_flits_delivered: 0,
+            lat_batches: [(0, 0); 10],
             last_latency: 0,
             cfg,
         };
@@ -859,6 +866,10 @@ impl<'a> Sim<'a> {
         }
         if pk.measured {
             self.latencies.push(t - pk.generated);
+            let span = self.measure_to - self.measure_from;
+            let b = ((pk.generated - self.measure_from) * 10 / span).min(9) as usize;
+            self.lat_batches[b].0 += t - pk.generated;
+            self.lat_batches[b].1 += 1;
         }
         self.free.push(p);
     }
@@ -949,6 +960,27 @@ impl<'a> Sim<'a> {
         let saturated = accepted < 0.95 * generated || queue_growth > self.topo.num_hosts() as u64;
         let links = self.topo.links().len();
         let meas_ticks = (self.measure_to - self.measure_from) as f64;
+        let means: Vec<f64> = self
+            .lat_batches
+            .iter()
+            .filter(|b| b.1 > 0)
+            .map(|b| b.0 as f64 / b.1 as f64 * flit_ns)
+            .collect();
+        let ci95 = if means.len() == 10 {
+            let m = means.iter().sum::<f64>() / 10.0;
+            let var = means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 9.0;
+            2.262 * (var / 10.0).sqrt()
+        } else {
+            f64::NAN
+        };
+        let max_busy = self
+            .ch_busy_ticks
+            .iter()
+            .zip(&self.ch_is_link)
+            .filter(|(_, l)| **l)
+            .map(|(b, _)| *b)
+            .max()
+            .unwrap_or(0);
         let link_busy: u64 = self
             .ch_busy_ticks
             .iter()
@@ -968,6 +1000,7 @@ impl<'a> Sim<'a> {
             avg_latency_ns: avg,
             p50_latency_ns: q(0.5),
             p99_latency_ns: q(0.99),
+            latency_ci95_ns: ci95,
             accepted_batches: (min, max),
             undelivered,
             saturated,
@@ -977,6 +1010,7 @@ impl<'a> Sim<'a> {
             } else {
                 link_busy as f64 / (2 * links) as f64 / meas_ticks
             },
+            max_link_utilization: max_busy as f64 / meas_ticks,
             flit_hops: self.flit_hops,
             wire_flits_delivered: self.wire_flits_delivered,
             ticks: self.now,
