@@ -71,13 +71,13 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
     }
     let measure = parse_time(&a.sim_time)?;
     let warmup = parse_time(&a.warmup)?;
-    println!(
+    outln!(
         "# myrix bench sim: irregular networks (seed 1), up*/down* OSUD, uniform traffic, {} B messages, {} ns measured + {} ns warm-up per run",
         a.msg_bytes,
         measure / 1000,
         warmup / 1000
     );
-    println!(
+    outln!(
         "{:>8} {:>7} {:>9} {:>12} {:>8} {:>8} {:>16} {:>18} {:>9}",
         "switches",
         "load",
@@ -118,7 +118,7 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
             };
             // Flits of the packets delivered, as injected (route bytes included).
             let delivered = r.wire_flits_delivered as f64;
-            println!(
+            outln!(
                 "{:>8} {:>7.4} {:>9.5} {:>12} {:>8.2} {:>8.2} {:>16.3e} {:>18.3e} {:>9.0}{}",
                 n,
                 load,

@@ -71,7 +71,7 @@ pub fn run(cmd: LinkCmd) -> Result<(), CliError> {
     match cmd {
         LinkCmd::Encode(a) => {
             let data = input_bytes(a.hex.as_deref(), a.file.as_deref())?;
-            print!("{}", encode(&data, a.raw, a.symbols)?);
+            crate::out(&encode(&data, a.raw, a.symbols)?)?;
             Ok(())
         }
         LinkCmd::Decode(a) => {
@@ -80,14 +80,14 @@ pub fn run(cmd: LinkCmd) -> Result<(), CliError> {
                 String::from_utf8(text).map_err(|_| CliError::Input("input is not text".into()))?;
             let cgs = parse_stream(&text)?;
             let (out, errors) = decode(&cgs, a.raw);
-            print!("{out}");
+            crate::out(&out)?;
             if errors > 0 {
                 return Err(CliError::Found(format!("{errors} error(s) in the stream")));
             }
             Ok(())
         }
         LinkCmd::Slack(a) => {
-            print!("{}", slack(&a)?);
+            crate::out(&slack(&a)?)?;
             Ok(())
         }
     }

@@ -4,10 +4,22 @@
 
 #![forbid(unsafe_code)]
 
+/// `println!` that returns [`CliError::BrokenPipe`] instead of panicking when standard
+/// output is closed early; usable in functions returning `Result<_, CliError>`.
+macro_rules! outln {
+    () => {
+        $crate::out("\n")?
+    };
+    ($($a:tt)*) => {
+        $crate::out(&format!("{}\n", format_args!($($a)*)))?
+    };
+}
+
 mod bench_cmd;
 mod link_cmd;
 mod packet_cmd;
 mod plot;
+mod routes_cmd;
 mod sim_cmd;
 mod topo_cmd;
 mod tour;
@@ -39,6 +51,8 @@ enum Cmd {
     /// Network topologies: generate, show (with up*/down* routes), export.
     #[command(subcommand)]
     Topo(topo_cmd::TopoCmd),
+    /// Route alternatives of a routing policy (osud, omit, rmit, rrmit, pit, rrmit-min).
+    Routes(routes_cmd::RoutesArgs),
     /// Simulate a Myrinet network flit by flit: one load, several, or a sweep to saturation.
     Sim(sim_cmd::SimArgs),
     /// Speed measurements.
@@ -55,6 +69,9 @@ pub enum CliError {
     /// The input was understood and holds errors (reported above this line).
     #[error("{0}")]
     Found(String),
+    /// Standard output was closed early (`myrix … | head`): stop quietly.
+    #[error("standard output closed")]
+    BrokenPipe,
 }
 
 impl CliError {
@@ -62,6 +79,7 @@ impl CliError {
         match self {
             CliError::Input(_) => 2,
             CliError::Found(_) => 1,
+            CliError::BrokenPipe => 0,
         }
     }
 }
@@ -84,16 +102,34 @@ fn main() -> ExitCode {
         Cmd::Link(c) => link_cmd::run(c),
         Cmd::Packet(c) => packet_cmd::run(c),
         Cmd::Topo(c) => topo_cmd::run(c),
+        Cmd::Routes(a) => routes_cmd::run(a),
         Cmd::Sim(a) => sim_cmd::run(a),
         Cmd::Bench(c) => bench_cmd::run(c),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("myrix: error: {e}");
             ExitCode::from(e.code())
         }
     }
+}
+
+/// Writes to standard output. A closed pipe (`myrix … | head`) is not an error worth a
+/// message: it ends the command quietly.
+pub fn out(s: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    o.write_all(s.as_bytes())
+        .and_then(|()| o.flush())
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                CliError::BrokenPipe
+            } else {
+                CliError::Input(format!("standard output: {e}"))
+            }
+        })
 }
 
 /// Reads `--hex`, else `--file`, else standard input, as bytes.

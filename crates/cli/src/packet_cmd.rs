@@ -69,7 +69,7 @@ pub fn run(cmd: PacketCmd) -> Result<(), CliError> {
                 payload: &payload,
             };
             let bytes = repr.to_vec().map_err(|e| CliError::Input(e.to_string()))?;
-            println!("{}", hex(&bytes));
+            crate::out(&format!("{}\n", hex(&bytes)))?;
             Ok(())
         }
         PacketCmd::Parse(a) => {
@@ -97,7 +97,7 @@ pub fn run(cmd: PacketCmd) -> Result<(), CliError> {
                     }
                 }
             }
-            print!("{out}");
+            crate::out(&out)?;
             let p =
                 Packet::new_checked(&bytes[..len]).map_err(|e| CliError::Input(e.to_string()))?;
             if !p.verify_crc() {

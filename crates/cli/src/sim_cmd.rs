@@ -282,7 +282,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             slack_overflows: r.slack_overflows,
         })
         .collect();
-    print!("{}", render(&rows, a.format));
+    crate::out(&render(&rows, a.format))?;
     if let Some(p) = &a.plot {
         let title = format!(
             "{}: {} B messages, {} traffic, seed {}",

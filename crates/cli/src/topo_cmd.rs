@@ -98,10 +98,7 @@ fn emit(text: &str, output: Option<&Path>) -> Result<(), CliError> {
         Some(p) => {
             std::fs::write(p, text).map_err(|e| CliError::Input(format!("{}: {e}", p.display())))
         }
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => crate::out(text),
     }
 }
 
@@ -153,7 +150,7 @@ pub fn run(cmd: TopoCmd) -> Result<(), CliError> {
         }
         TopoCmd::Show(a) => {
             let t = load(&a.file)?;
-            print!("{}", show(&t, parse_root(&a.root)?));
+            crate::out(&show(&t, parse_root(&a.root)?))?;
             Ok(())
         }
         TopoCmd::Export(a) => {

@@ -10,9 +10,9 @@ use myrix_link::{MS, NS, US};
 use myrix_wire::myrinet::{crc8, forward, route_byte, Packet, PacketRepr, PacketType};
 
 pub fn run() -> Result<(), CliError> {
-    println!("myrix tour: the link layer and the Myrinet packet, simulated byte by byte\n");
+    outln!("myrix tour: the link layer and the Myrinet packet, simulated byte by byte\n");
 
-    println!("1. A Myrinet packet: route 3,0,7 then type, payload, CRC-8 (poly 0x07)");
+    outln!("1. A Myrinet packet: route 3,0,7 then type, payload, CRC-8 (poly 0x07)");
     let route = [3u8, 0, 7].map(|p| route_byte(p).expect("port < 128"));
     let repr = PacketRepr {
         route: &route,
@@ -20,22 +20,22 @@ pub fn run() -> Result<(), CliError> {
         payload: b"myrix",
     };
     let mut buf = repr.to_vec().map_err(|e| CliError::Input(e.to_string()))?;
-    println!("   sent     {}", hex(&buf));
+    outln!("   sent     {}", hex(&buf));
     let mut len = buf.len();
     for hop in 1..=3 {
         if hop == 2 {
             buf[4] ^= 0x10; // a bit error on the second link
-            println!("   link 2   one bit flipped in byte 4 (payload)");
+            outln!("   link 2   one bit flipped in byte 4 (payload)");
         }
         let (port, n) = forward(&mut buf, len).map_err(|e| CliError::Input(e.to_string()))?;
         len = n;
-        println!(
+        outln!(
             "   switch {hop} strips route byte, out of port {port}: {}",
             hex(&buf[..len])
         );
     }
     let p = Packet::new_checked(&buf[..len]).map_err(|e| CliError::Input(e.to_string()))?;
-    println!(
+    outln!(
         "   at the host: type {}, trailer {:02x}, computed {:02x}: error {}\n",
         p.packet_type(),
         p.crc(),
@@ -43,7 +43,7 @@ pub fn run() -> Result<(), CliError> {
         if p.verify_crc() { "MISSED" } else { "detected" }
     );
 
-    println!("2. Two Myrinet-2000 ports, 10 m of fibre (50 ns), clocks 200 ppm apart");
+    outln!("2. Two Myrinet-2000 ports, 10 m of fibre (50 ns), clocks 200 ppm apart");
     let cfg = PortConfig {
         beat: true,
         ..PortConfig::default()
@@ -61,7 +61,7 @@ pub fn run() -> Result<(), CliError> {
             _ => None,
         })
         .collect();
-    println!(
+    outln!(
         "   port B: LOST -> {} after {} ns",
         steps.join(" -> "),
         d.now() / NS
@@ -87,37 +87,45 @@ pub fn run() -> Result<(), CliError> {
         }
     }
     let (ea, eb) = (&d.a.elastic().stats, &d.b.elastic().stats);
-    println!(
+    outln!(
         "   {} ms: {got} packets, {bytes} bytes delivered intact ({:.0} MB/s of 250)",
         run / MS,
         bytes as f64 / (run as f64 / 1e6)
     );
-    println!(
+    outln!(
         "   elastic FIFOs absorbed the skew: A dropped {} fill pairs, B repeated {}; code errors {}",
         ea.dropped_pairs,
         eb.repeated_pairs,
         d.a.stats.code_errors + d.b.stats.code_errors
     );
-    println!(
+    outln!(
         "   BEAT: A sent {} (one per 10 us); B received {}, its elastic FIFO repeating some to make up for its faster clock\n",
         d.a.stats.beats_sent, d.b.stats.beats_received
     );
 
-    println!("3. STOP/GO slack buffers sized for the cable (250 MB/s, 5 ns/m, 600 ns turnaround)");
-    println!(
+    outln!("3. STOP/GO slack buffers sized for the cable (250 MB/s, 5 ns/m, 600 ns turnaround)");
+    outln!(
         "   {:>7} {:>10} {:>8} {:>6} {:>6}",
-        "cable", "in flight", "buffer", "STOP", "GO"
+        "cable",
+        "in flight",
+        "buffer",
+        "STOP",
+        "GO"
     );
     for m in [10.0, 100.0, 200.0, 1000.0] {
         let p = SlackPlan::for_cable(&Cable::myrinet2000_fibre(m), 0.5, 0.01);
-        println!(
+        outln!(
             "   {:>5} m {:>8} B {:>6} B {:>6} {:>6}",
-            m, p.in_flight, p.capacity, p.stop, p.go
+            m,
+            p.in_flight,
+            p.capacity,
+            p.stop,
+            p.go
         );
     }
-    println!();
+    outln!();
 
-    println!("4. The classic 9-bit channel: 80 M characters/s, slack buffer 80 B, STOP 56, GO 40");
+    outln!("4. The classic 9-bit channel: 80 M characters/s, slack buffer 80 B, STOP 56, GO 40");
     let mut a = ClassicPort::new(ClassicConfig::default()).expect("valid");
     let mut b = ClassicPort::new(ClassicConfig::default()).expect("valid");
     let delay = 11; // characters on 25 m of cable, one way
@@ -143,12 +151,12 @@ pub fn run() -> Result<(), CliError> {
         }
         now += CHAR_PERIOD;
     }
-    println!(
+    outln!(
         "   20 packets of 200 B into a half-speed consumer: {delivered} delivered, peak slack level {peak} B, overflows {}, STOP sent {}, GO sent {}",
         b.slack().overflows(),
         b.stats.stop_sent,
         b.stats.go_sent
     );
-    println!("\nMore: myrix link encode --hex 0102 | myrix link decode; myrix link slack --length-m 200; myrix packet --help");
+    outln!("\nMore: myrix link encode --hex 0102 | myrix link decode; myrix link slack --length-m 200; myrix packet --help");
     Ok(())
 }

@@ -407,3 +407,127 @@ fn sim_bad_input() {
         "payload",
     );
 }
+
+#[test]
+fn a_reader_that_stops_early_does_not_make_myrix_panic() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["topo", "export", "/dev/stdin", "--format", "dot"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let net = stdout(&myrix(&["topo", "gen", "--switches", "512"], b""));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(net.as_bytes())
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap(); // then the pipe closes
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stderr.is_empty());
+}
+
+#[test]
+fn routes_json_lists_every_alternative_of_every_host_pair() {
+    let o = myrix(
+        &[
+            "routes",
+            "--switches",
+            "8",
+            "--seed",
+            "2",
+            "--routing",
+            "rmit",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pairs = v.as_array().unwrap();
+    assert_eq!(pairs.len(), 32 * 31);
+    let net = stdout(&myrix(
+        &["topo", "gen", "--switches", "8", "--seed", "2"],
+        b"",
+    ));
+    let t = myrix_fabric::format::from_toml(&net).unwrap();
+    let mut itbs = 0;
+    for p in pairs {
+        let (src, dst) = (
+            p["src"].as_u64().unwrap() as usize,
+            p["dst"].as_u64().unwrap() as usize,
+        );
+        for path in p["paths"].as_array().unwrap() {
+            let sw: Vec<u32> = path["switches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as u32)
+                .collect();
+            let ports: Vec<u8> = path["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as u8)
+                .collect();
+            let it: Vec<u32> = path["in_transit"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as u32)
+                .collect();
+            assert_eq!(sw.len(), ports.len());
+            assert_eq!(sw[0], t.hosts()[src].switch);
+            // Follow the ports: each leads to the next switch, to an in-transit host (and
+            // back into the same switch), or finally to the destination host.
+            let mut k = 0;
+            for i in 0..sw.len() {
+                match t.port(sw[i], ports[i]) {
+                    myrix_fabric::PortUse::Link { peer, .. } => assert_eq!(peer.switch, sw[i + 1]),
+                    myrix_fabric::PortUse::Host(h) if i + 1 == sw.len() => {
+                        assert_eq!(h as usize, dst)
+                    }
+                    myrix_fabric::PortUse::Host(h) => {
+                        assert_eq!(h, it[k]);
+                        assert_eq!(sw[i + 1], sw[i]);
+                        k += 1;
+                    }
+                    myrix_fabric::PortUse::Free => panic!("free port"),
+                }
+            }
+            assert_eq!(k, it.len());
+            itbs += k;
+        }
+    }
+    assert!(itbs > 0, "some rmit routes use in-transit buffers");
+}
+
+#[test]
+fn routes_summary_and_bad_input() {
+    let s = stdout(&myrix(&["routes", "--routing", "rrmit-min"], b""));
+    assert!(
+        s.contains("deadlock check: every sub-route legal, no channel dependency cycle"),
+        "{s}"
+    );
+    assert_one_error(
+        &myrix(&["routes", "--routing", "xy"], b""),
+        2,
+        "unknown routing 'xy'",
+    );
+    assert_one_error(
+        &myrix(&["routes", "--topology", "/nonexistent.toml"], b""),
+        2,
+        "nonexistent",
+    );
+}

@@ -10,6 +10,8 @@
 //!   switch pair.
 //! * [`route`]: switch paths as hops and as the route bytes a host prepends.
 //! * [`deadlock`]: the channel dependency graph of any route set, and its cycles.
+//! * [`itb`]: minimal routes split at in-transit buffers, and the study's selection
+//!   policies (`osud`, `omit`, `rmit`, `rrmit`, `pit`, `rrmit-min`).
 //!
 //! The simulator (crate `sim`) adds time; the mapper will discover these same structures.
 
@@ -18,6 +20,7 @@
 pub mod deadlock;
 pub mod format;
 pub mod generate;
+pub mod itb;
 pub mod route;
 pub mod topology;
 pub mod updown;
