@@ -129,56 +129,56 @@ pub fn paths_of_length(
     len: usize,
     limit: usize,
 ) -> Vec<Vec<Hop>> {
-    let dist_to_d = t.hops_from(d);
-    let mut out = Vec::new();
-    let mut path: Vec<Hop> = Vec::with_capacity(len);
-    let mut on_path = vec![false; t.num_switches()];
-    on_path[s as usize] = true;
-    fn dfs(
-        t: &Topology,
-        at: SwitchId,
-        d: SwitchId,
-        left: usize,
-        dist: &[u32],
-        path: &mut Vec<Hop>,
-        on_path: &mut [bool],
-        out: &mut Vec<Vec<Hop>>,
-        limit: usize,
-    ) {
-        if out.len() >= limit {
+    let mut search = PathSearch {
+        t,
+        d,
+        dist_to_d: t.hops_from(d),
+        limit,
+        path: Vec::with_capacity(len),
+        on_path: vec![false; t.num_switches()],
+        out: Vec::new(),
+    };
+    search.on_path[s as usize] = true;
+    search.dfs(s, len);
+    search.out
+}
+
+/// Depth-first enumeration of simple paths of a given length.
+struct PathSearch<'a> {
+    t: &'a Topology,
+    d: SwitchId,
+    dist_to_d: Vec<u32>,
+    limit: usize,
+    path: Vec<Hop>,
+    on_path: Vec<bool>,
+    out: Vec<Vec<Hop>>,
+}
+
+impl PathSearch<'_> {
+    fn dfs(&mut self, at: SwitchId, left: usize) {
+        if self.out.len() >= self.limit {
             return;
         }
         if left == 0 {
-            if at == d {
-                out.push(path.clone());
+            if at == self.d {
+                self.out.push(self.path.clone());
             }
             return;
         }
+        let t = self.t;
         for (port, _, e) in t.neighbours(at) {
-            let v = e.switch;
+            let v = e.switch as usize;
             // Prune: v must still be able to reach d in the links left.
-            if on_path[v as usize] || dist[v as usize] as usize > left - 1 {
+            if self.on_path[v] || self.dist_to_d[v] as usize > left - 1 {
                 continue;
             }
-            on_path[v as usize] = true;
-            path.push(Hop { switch: at, port });
-            dfs(t, v, d, left - 1, dist, path, on_path, out, limit);
-            path.pop();
-            on_path[v as usize] = false;
+            self.on_path[v] = true;
+            self.path.push(Hop { switch: at, port });
+            self.dfs(e.switch, left - 1);
+            self.path.pop();
+            self.on_path[v] = false;
         }
     }
-    dfs(
-        t,
-        s,
-        d,
-        len,
-        &dist_to_d,
-        &mut path,
-        &mut on_path,
-        &mut out,
-        limit,
-    );
-    out
 }
 
 /// Every shortest legal up*/down* path from `s` to `d`, up to `limit`, in port order.
