@@ -99,7 +99,11 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
             },
         )
         .map_err(|e| CliError::Input(e.to_string()))?;
-        let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+        let routes = myrix_fabric::itb::RouteTable::new(
+            &t,
+            &UpDown::new(&t, Root::LowestId),
+            myrix_fabric::itb::Policy::Osud,
+        );
         for &load in &loads {
             let cfg = Config {
                 load,

@@ -4,6 +4,7 @@ use crate::topo_cmd::{load, parse_root};
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::generate::{generate, Params};
+use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::updown::UpDown;
 use myrix_fabric::Topology;
 use myrix_sim::traffic::{Traffic, PATTERNS};
@@ -30,7 +31,9 @@ pub struct SimArgs {
     /// Seed of the generated topology and of the traffic.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Routing: osud (one shortest up*/down* route per pair, as Myrinet installs it).
+    /// Routing policies, comma-separated: osud (one shortest up*/down* route per pair, as
+    /// Myrinet installs it), omit, rmit, rrmit, pit, rrmit-min (minimal routes with
+    /// in-transit buffers). Each gets its own rows and curve.
     #[arg(long, default_value = "osud")]
     routing: String,
     /// up*/down* root: lowest-id, center, or a switch id.
@@ -93,6 +96,8 @@ pub struct Row {
     pub max_link_utilization: f64,
     pub saturated: bool,
     pub slack_overflows: u64,
+    pub itbs_per_message: f64,
+    pub itb_pool_peak: usize,
 }
 
 /// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
@@ -142,7 +147,7 @@ fn parse_loads(s: &str) -> Result<Vec<f64>, CliError> {
 /// standard error, drawn only when that is a terminal.
 fn run_points(
     t: &Topology,
-    routes: &myrix_fabric::route::SwitchRoutes,
+    routes: &myrix_fabric::itb::RouteTable,
     cfgs: Vec<Config>,
 ) -> Vec<Results> {
     let bar = indicatif::ProgressBar::new(cfgs.len() as u64);
@@ -176,12 +181,19 @@ fn run_points(
 }
 
 pub fn run(a: SimArgs) -> Result<(), CliError> {
-    if a.routing != "osud" {
-        return Err(CliError::Input(format!(
-            "unknown routing '{}' (known: osud; the in-transit-buffer policies are not built yet)",
-            a.routing
-        )));
-    }
+    let policies: Vec<Policy> = a
+        .routing
+        .split(',')
+        .map(|r| {
+            Policy::parse(r.trim()).ok_or_else(|| {
+                CliError::Input(format!(
+                    "unknown routing '{}' (known: {})",
+                    r.trim(),
+                    Policy::NAMES.join(", ")
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
     if let Some(p) = &a.plot {
         crate::plot::check_path(p)?;
     }
@@ -210,7 +222,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         }
     };
     let root = parse_root(&a.root)?;
-    let routes = UpDown::new(&t, root).osud(&t);
+    let ud = UpDown::new(&t, root);
     let measure = parse_time(&a.sim_time)?;
     let warmup = parse_time(&a.warmup)?;
     let base = Config {
@@ -232,9 +244,6 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         load,
         ..base.clone()
     };
-    // Validate once, with a clear message, before spawning anything.
-    let first = a.load.unwrap_or(0.01);
-    Sim::new(cfg_at(first), &t, &routes).map_err(|e| CliError::Input(e.to_string()))?;
     let modes = [a.load.is_some(), a.loads.is_some(), a.sweep]
         .iter()
         .filter(|x| **x)
@@ -244,21 +253,27 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             "give one of --load, --loads, --sweep".into(),
         ));
     }
-    let results = if let Some(l) = a.load {
-        run_points(&t, &routes, vec![cfg_at(l)])
-    } else if let Some(s) = &a.loads {
-        run_points(
-            &t,
-            &routes,
-            parse_loads(s)?.into_iter().map(cfg_at).collect(),
-        )
-    } else {
-        sweep(&t, &routes, &cfg_at)
+    let loads = match (&a.load, &a.loads) {
+        (Some(l), _) => Some(vec![*l]),
+        (_, Some(s)) => Some(parse_loads(s)?),
+        _ => None,
     };
+    let mut results: Vec<(Policy, Results)> = Vec::new();
+    for &policy in &policies {
+        let routes = RouteTable::new(&t, &ud, policy);
+        // Validate once, with a clear message, before spawning anything.
+        let first = loads.as_ref().map_or(0.01, |l| l[0]);
+        Sim::new(cfg_at(first), &t, &routes).map_err(|e| CliError::Input(e.to_string()))?;
+        let r = match &loads {
+            Some(l) => run_points(&t, &routes, l.iter().map(|&x| cfg_at(x)).collect()),
+            None => sweep(&t, &routes, &cfg_at),
+        };
+        results.extend(r.into_iter().map(|r| (policy, r)));
+    }
     let rows: Vec<Row> = results
         .iter()
-        .map(|r| Row {
-            routing: a.routing.clone(),
+        .map(|(policy, r)| Row {
+            routing: policy.name().to_string(),
             topology: t.name().to_string(),
             switches: r.switches,
             hosts: r.hosts,
@@ -280,6 +295,8 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             max_link_utilization: r.max_link_utilization,
             saturated: r.saturated,
             slack_overflows: r.slack_overflows,
+            itbs_per_message: r.itbs_per_message,
+            itb_pool_peak: r.itb_pool_peak,
         })
         .collect();
     crate::out(&render(&rows, a.format))?;
@@ -301,7 +318,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
 /// on all cores, until two points in a row saturate.
 fn sweep(
     t: &Topology,
-    routes: &myrix_fabric::route::SwitchRoutes,
+    routes: &myrix_fabric::itb::RouteTable,
     cfg_at: &dyn Fn(f64) -> Config,
 ) -> Vec<Results> {
     let cores = std::thread::available_parallelism()
@@ -355,16 +372,25 @@ pub fn render(rows: &[Row], f: Format) -> String {
             }
         }
         Format::Table => {
+            let many = rows.iter().any(|r| r.routing != rows[0].routing);
             if let Some(r) = rows.first() {
+                let routing = if many {
+                    "several (first column)"
+                } else {
+                    r.routing.as_str()
+                };
                 let _ = writeln!(
                     s,
                     "# {} ({} switches, {} hosts), routing {}, {} B messages, {} traffic, seed {}, {} ns measured per point",
-                    r.topology, r.switches, r.hosts, r.routing, r.msg_bytes, r.traffic, r.seed, r.sim_time_ns
+                    r.topology, r.switches, r.hosts, routing, r.msg_bytes, r.traffic, r.seed, r.sim_time_ns
                 );
+            }
+            if many {
+                s.push_str(&format!("{:<10}", "routing"));
             }
             let _ = writeln!(
                 s,
-                "{:>8} {:>9} {:>9} {:>17} {:>9} {:>9} {:>9} {:>9}  state",
+                "{:>8} {:>9} {:>9} {:>17} {:>9} {:>9} {:>9} {:>9} {:>6}  state",
                 "offered",
                 "generated",
                 "accepted",
@@ -373,12 +399,16 @@ pub fn render(rows: &[Row], f: Format) -> String {
                 "p50 ns",
                 "p99 ns",
                 "messages",
+                "ITBs",
             );
             for r in rows {
                 let o = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.0}"));
+                if many {
+                    s.push_str(&format!("{:<10}", r.routing));
+                }
                 let _ = writeln!(
                     s,
-                    "{:>8.4} {:>9.5} {:>9.5} {:>8.5}-{:<8.5} {:>9} {:>9} {:>9} {:>9}  {}",
+                    "{:>8.4} {:>9.5} {:>9.5} {:>8.5}-{:<8.5} {:>9} {:>9} {:>9} {:>9} {:>6.3}  {}",
                     r.offered_flits_ns_switch,
                     r.generated_flits_ns_switch,
                     r.accepted_flits_ns_switch,
@@ -388,6 +418,7 @@ pub fn render(rows: &[Row], f: Format) -> String {
                     o(r.p50_latency_ns),
                     o(r.p99_latency_ns),
                     r.messages_delivered,
+                    r.itbs_per_message,
                     if r.saturated { "SATURATED" } else { "steady" }
                 );
             }

@@ -531,3 +531,57 @@ fn routes_summary_and_bad_input() {
         "nonexistent",
     );
 }
+
+#[test]
+fn sim_compares_routing_policies_in_one_run() {
+    let o = myrix(
+        &[
+            "sim",
+            "--switches",
+            "8",
+            "--routing",
+            "osud,rmit,rrmit-min",
+            "--load",
+            "0.02",
+            "--sim-time",
+            "200us",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["routing"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["osud", "rmit", "rrmit-min"]);
+    assert_eq!(v[0]["itbs_per_message"], 0.0);
+    assert!(v[1]["itbs_per_message"].as_f64().unwrap() > 0.0);
+    let table = stdout(&myrix(
+        &[
+            "sim",
+            "--switches",
+            "8",
+            "--routing",
+            "osud,pit",
+            "--load",
+            "0.02",
+            "--sim-time",
+            "100us",
+        ],
+        b"",
+    ));
+    assert!(
+        table.contains("routing several") && table.contains("\npit "),
+        "{table}"
+    );
+    assert_one_error(
+        &myrix(&["sim", "--routing", "osud,xy"], b""),
+        2,
+        "unknown routing 'xy'",
+    );
+}

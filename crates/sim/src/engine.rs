@@ -2,7 +2,7 @@
 //! wheels (flit arrivals, STOP/GO arrivals) so that a tick costs only what moves in it.
 
 use crate::traffic::Traffic;
-use myrix_fabric::route::SwitchRoutes;
+use myrix_fabric::itb::{Alternative, Policy, RouteTable};
 use myrix_fabric::{PortUse, Topology};
 use myrix_link::slack::SlackBuffer;
 use myrix_link::symbol::Control;
@@ -38,6 +38,14 @@ pub struct Config {
     pub send_overhead: Time,
     /// How a switch spends its 150 ns of header processing; see [`SwitchModel`].
     pub switch_model: SwitchModel,
+    /// In-transit buffers: detecting the packet (275 ns) and programming the DMA (200 ns),
+    /// from header arrival at the in-transit host to the first byte re-injected.
+    pub itb_latency: Time,
+    /// In-transit buffer pool per interface, bytes (90 KB).
+    pub itb_pool: usize,
+    /// Extra delay when a packet does not fit in the pool and goes through host memory:
+    /// re-injection then starts this long after its last byte arrived.
+    pub itb_spill: Time,
 }
 
 /// Readings of the study's switch ("a simple routing control unit … the first flit
@@ -86,6 +94,9 @@ impl Default for Config {
             measure: 400_000_000, // 400 µs
             send_overhead: 0,
             switch_model: SwitchModel::RouteThenRequest,
+            itb_latency: 475_000,
+            itb_pool: 90 * 1024,
+            itb_spill: 5_000_000,
         }
     }
 }
@@ -139,6 +150,12 @@ pub struct Results {
     pub saturated: bool,
     /// Bytes that arrived to a full slack buffer (the model's own sanity check: 0).
     pub slack_overflows: u64,
+    /// In-transit buffers used per message delivered in the measurement.
+    pub itbs_per_message: f64,
+    /// The fullest in-transit buffer pool seen at any interface, bytes.
+    pub itb_pool_peak: usize,
+    /// Packets that did not fit in an in-transit pool and went through host memory.
+    pub itb_spills: u64,
     /// Mean fraction of time each switch-to-switch channel carried a flit.
     pub link_utilization: f64,
     /// The same for the busiest switch-to-switch channel.
@@ -183,17 +200,41 @@ struct Packet {
     src: u32,
     dst: u32,
     generated: u64,
-    /// Bytes still to send from the source (wire length).
+    /// Bytes on the wire at injection: every sub-route's route bytes and type byte,
+    /// the payload and the CRC.
     wire_len: u32,
-    /// Switches crossed so far.
+    /// The packet's length where its head is now (each switch strips a route byte,
+    /// each in-transit host its type byte).
+    remaining: u32,
+    src_switch: u32,
+    dst_switch: u32,
+    /// The alternative chosen, and whether from `pit`'s one-link-longer set.
+    alt: u8,
+    longer: bool,
+    /// Next hop of the alternative to take.
     hop: u16,
+    /// In-transit hosts passed; `in_itb_leg` while between ejection and re-injection.
+    splits_done: u8,
+    in_itb_leg: bool,
     measured: bool,
+}
+
+/// A packet passing through an interface's in-transit buffer.
+#[derive(Clone, Copy, Debug)]
+struct Itb {
+    pkt: u32,
+    header_at: u64,
+    /// Bytes arrived so far, type byte included, of `len_in`.
+    received: u32,
+    len_in: u32,
+    tail_at: u64,
+    spilled: bool,
 }
 
 pub struct Sim<'a> {
     cfg: Config,
     topo: &'a Topology,
-    routes: &'a SwitchRoutes,
+    routes: &'a RouteTable,
     // Channels (directed): delay, sink, flits in flight with arrival tick, sender stopped.
     ch_delay: Vec<u32>,
     ch_sink: Vec<Sink>,
@@ -223,6 +264,18 @@ pub struct Sim<'a> {
     host_queue: Vec<VecDeque<u32>>,
     host_sending: Vec<(u32, u32)>, // (packet, bytes sent), packet NONE if idle
     host_active: Vec<bool>,
+    /// The packet being sent comes from the in-transit buffer.
+    host_itb: Vec<bool>,
+    itb_q: Vec<VecDeque<Itb>>,
+    itb_free: Vec<usize>,
+    itb_ticks: u64,
+    spill_ticks: u64,
+    itb_peak: usize,
+    itb_spills: u64,
+    itbs_delivered: u64,
+    delivered_measured: u64,
+    switch_hosts: Vec<Vec<u32>>,
+    rr: Vec<u8>,
     same_switch: Vec<Vec<u32>>,
     // Packets: slots reused through a free list.
     pkts: Vec<Packet>,
@@ -272,7 +325,7 @@ impl<'a> Sim<'a> {
     pub fn new(
         cfg: Config,
         topo: &'a Topology,
-        routes: &'a SwitchRoutes,
+        routes: &'a RouteTable,
     ) -> Result<Sim<'a>, ConfigError> {
         if !(cfg.load > 0.0 && cfg.load.is_finite()) {
             return Err(ConfigError::Load(cfg.load));
@@ -390,6 +443,19 @@ impl<'a> Sim<'a> {
             host_queue: (0..nh).map(|_| VecDeque::new()).collect(),
             host_sending: vec![(NONE, 0); nh],
             host_active: vec![false; nh],
+            host_itb: vec![false; nh],
+            itb_q: (0..nh).map(|_| VecDeque::new()).collect(),
+            itb_free: vec![cfg.itb_pool; nh],
+            itb_ticks: cfg.itb_latency.div_ceil(cfg.flit),
+            spill_ticks: cfg.itb_spill.div_ceil(cfg.flit),
+            itb_peak: 0,
+            itb_spills: 0,
+            itbs_delivered: 0,
+            delivered_measured: 0,
+            switch_hosts: (0..topo.num_switches() as u32)
+                .map(|s| topo.hosts_on(s).collect())
+                .collect(),
+            rr: vec![0; nh * topo.num_switches()],
             same_switch,
             pkts: Vec::new(),
             free: Vec::new(),
@@ -448,15 +514,46 @@ impl<'a> Sim<'a> {
     fn new_packet(&mut self, src: u32, dst: u32) {
         let hosts = self.topo.hosts();
         let (ss, ds) = (hosts[src as usize].switch, hosts[dst as usize].switch);
-        let switches = self.routes.path(ss, ds).len() + 1;
+        let table = self.routes;
+        let alts = table.alternatives(ss, ds);
+        let longer = table.longer(ss, ds);
+        let (alt, is_longer) = match table.policy {
+            Policy::Osud | Policy::Omit => (0, false),
+            Policy::Rmit => (self.rng.gen_range(0..alts.len()), false),
+            Policy::Rrmit | Policy::RrmitMin => {
+                let c = &mut self.rr[src as usize * table.num_switches() + ds as usize];
+                let a = *c as usize % alts.len();
+                *c = c.wrapping_add(1);
+                (a, false)
+            }
+            Policy::Pit => {
+                if !longer.is_empty() && self.rng.gen_bool(0.2) {
+                    (self.rng.gen_range(0..longer.len()), true)
+                } else {
+                    (self.rng.gen_range(0..alts.len()), false)
+                }
+            }
+        };
+        let a = if is_longer { &longer[alt] } else { &alts[alt] };
+        // Each sub-route: a route byte per switch crossed (the last one leads to a host)
+        // and a type byte; then the payload and the CRC.
+        let subs = a.splits.len() + 1;
+        let wire_len = (a.hops.len() + 2 * subs + self.cfg.msg_bytes + 1) as u32;
         let measured = self.now >= self.measure_from && self.now < self.measure_to;
         self.generated_measured += measured as u64;
         let p = Packet {
             src,
             dst,
             generated: self.now,
-            wire_len: crate::wire_bytes(self.cfg.msg_bytes, switches) as u32,
+            wire_len,
+            remaining: wire_len,
+            src_switch: ss,
+            dst_switch: ds,
+            alt: alt as u8,
+            longer: is_longer,
             hop: 0,
+            splits_done: 0,
+            in_itb_leg: false,
             measured,
         };
         let id = match self.free.pop() {
@@ -515,8 +612,9 @@ impl<'a> Sim<'a> {
             debug_assert_eq!(at, t);
             match self.ch_sink[c as usize] {
                 Sink::Host(h) => {
-                    if f & TAIL != 0 {
-                        debug_assert_eq!(self.pkts[(f >> 2) as usize].dst, h, "misrouted");
+                    if self.pkts[(f >> 2) as usize].dst != h {
+                        self.itb_arrive(h, f);
+                    } else if f & TAIL != 0 {
                         self.deliver(f >> 2);
                     }
                 }
@@ -679,31 +777,64 @@ impl<'a> Sim<'a> {
                 self.movers.swap_remove(i);
             }
         }
-        // 7. Host interfaces send; a stopped one waits for GO.
+        // 7. Host interfaces send, in-transit packets first; a stopped one waits for GO.
         let mut i = 0;
         while i < self.active_hosts.len() {
             let h = self.active_hosts[i] as usize;
+            if self.host_sending[h].0 == NONE {
+                if let Some(e) = self.itb_q[h].front() {
+                    let start = if e.spilled {
+                        e.tail_at.saturating_add(self.spill_ticks)
+                    } else {
+                        e.header_at + self.itb_ticks
+                    };
+                    if t >= start {
+                        self.host_sending[h] = (e.pkt, 0);
+                        self.host_itb[h] = true;
+                        // The type byte that marked the in-transit host is consumed.
+                        self.pkts[e.pkt as usize].remaining = e.len_in - 1;
+                    }
+                }
+            }
             if self.host_sending[h].0 == NONE {
                 if let Some(&p) = self.host_queue[h].front() {
                     if t >= self.pkts[p as usize].generated + self.send_ticks {
                         self.host_queue[h].pop_front();
                         self.host_sending[h] = (p, 0);
+                        self.host_itb[h] = false;
                     }
                 }
             }
             let (p, sent) = self.host_sending[h];
             let stopped = self.ch_stopped[self.host_inj[h] as usize];
             if p != NONE && !stopped {
-                let len = self.pkts[p as usize].wire_len;
-                let f = flit(p, sent == 0, sent + 1 == len);
-                self.send(self.host_inj[h], f);
-                self.host_sending[h] = if sent + 1 == len {
-                    (NONE, 0)
+                let (len, ready) = if self.host_itb[h] {
+                    // Cut-through: byte `sent` of the re-injected packet is byte `sent + 1`
+                    // of what arrived.
+                    let e = self.itb_q[h][0];
+                    (e.len_in - 1, e.received >= sent + 2)
                 } else {
-                    (p, sent + 1)
+                    (self.pkts[p as usize].wire_len, true)
                 };
+                if ready {
+                    let f = flit(p, sent == 0, sent + 1 == len);
+                    self.send(self.host_inj[h], f);
+                    if sent + 1 == len {
+                        self.host_sending[h] = (NONE, 0);
+                        if self.host_itb[h] {
+                            let e = self.itb_q[h].pop_front().expect("sending it");
+                            if !e.spilled {
+                                self.itb_free[h] += e.len_in as usize;
+                            }
+                        }
+                    } else {
+                        self.host_sending[h] = (p, sent + 1);
+                    }
+                }
             }
-            let idle = self.host_sending[h].0 == NONE && self.host_queue[h].is_empty();
+            let idle = self.host_sending[h].0 == NONE
+                && self.host_queue[h].is_empty()
+                && self.itb_q[h].is_empty();
             let blocked = self.host_sending[h].0 != NONE && stopped;
             if idle || blocked {
                 self.host_active[h] = false;
@@ -762,7 +893,9 @@ impl<'a> Sim<'a> {
         self.out_busy[o as usize] = true;
         self.out_rr[o as usize] = (g - self.base[self.port_switch[gi] as usize]) as u8;
         self.in_state[gi] = In::Connected(o);
-        self.in_buf[gi].pop_front();
+        if let Some(f) = self.in_buf[gi].pop_front() {
+            self.pkts[(f >> 2) as usize].remaining -= 1;
+        }
         self.in_slack[gi].depart();
         self.flow(g);
         self.in_marked[gi] = true;
@@ -830,34 +963,100 @@ impl<'a> Sim<'a> {
         self.ru_touched.clear();
     }
 
-    /// The output port for packet `p`'s next switch; the hop is counted unless `peek`.
+    fn alternative(&self, p: u32) -> &'a Alternative {
+        let pk = &self.pkts[p as usize];
+        let (s, d) = (pk.src_switch, pk.dst_switch);
+        let table: &'a RouteTable = self.routes;
+        if pk.longer {
+            &table.longer(s, d)[pk.alt as usize]
+        } else {
+            &table.alternatives(s, d)[pk.alt as usize]
+        }
+    }
+
+    /// The output port for packet `p` at the switch of input `g`: the next hop of its
+    /// alternative, the port of an in-transit host where the alternative is split, or the
+    /// destination host's port. The packet's progress is recorded unless `peek`.
     fn route(&mut self, g: u32, p: u32, peek: bool) -> u32 {
         let s = self.port_switch[g as usize];
-        let pk = &mut self.pkts[p as usize];
-        let dst = self.topo.hosts()[pk.dst as usize];
-        let src_switch = self.topo.hosts()[pk.src as usize].switch;
-        let path = self.routes.path(src_switch, dst.switch);
-        let port = match path.get(pk.hop as usize) {
-            Some(h) => {
-                debug_assert_eq!(h.switch, s);
-                h.port
-            }
-            None => {
-                debug_assert_eq!(s, dst.switch);
-                debug_assert!(matches!(self.topo.port(s, dst.port), PortUse::Host(_)));
-                dst.port
-            }
+        let a = self.alternative(p);
+        let pk = &self.pkts[p as usize];
+        let hop = pk.hop as usize;
+        let eject = hop < a.hops.len()
+            && !pk.in_itb_leg
+            && a.splits.get(pk.splits_done as usize) == Some(&pk.hop);
+        let port = if eject {
+            let hs = &self.switch_hosts[s as usize];
+            let h = hs[(pk.src as usize + pk.dst as usize) % hs.len()];
+            self.topo.hosts()[h as usize].port
+        } else if hop < a.hops.len() {
+            debug_assert_eq!(a.hops[hop].switch, s);
+            a.hops[hop].port
+        } else {
+            let dst = self.topo.hosts()[pk.dst as usize];
+            debug_assert_eq!(s, dst.switch);
+            debug_assert!(matches!(self.topo.port(s, dst.port), PortUse::Host(_)));
+            dst.port
         };
         if !peek {
-            pk.hop += 1;
+            let pk = &mut self.pkts[p as usize];
+            if eject {
+                pk.in_itb_leg = true;
+            } else if hop < a.hops.len() {
+                if pk.in_itb_leg {
+                    pk.in_itb_leg = false;
+                    pk.splits_done += 1;
+                }
+                pk.hop += 1;
+            }
         }
         self.base[s as usize] + port as u32
+    }
+
+    /// A flit of a packet passing through host `h`'s in-transit buffer.
+    fn itb_arrive(&mut self, h: u32, f: Flit) {
+        let t = self.now;
+        let p = f >> 2;
+        let q = &mut self.itb_q[h as usize];
+        if f & HEAD != 0 {
+            let len_in = self.pkts[p as usize].remaining;
+            let fits = self.itb_free[h as usize] >= len_in as usize;
+            if fits {
+                self.itb_free[h as usize] -= len_in as usize;
+                self.itb_peak = self
+                    .itb_peak
+                    .max(self.cfg.itb_pool - self.itb_free[h as usize]);
+            } else {
+                self.itb_spills += 1;
+            }
+            q.push_back(Itb {
+                pkt: p,
+                header_at: t,
+                received: 1,
+                len_in,
+                tail_at: u64::MAX,
+                spilled: !fits,
+            });
+        } else {
+            // One ejection channel: the packet arriving is the newest one.
+            let e = q.back_mut().expect("a packet's head comes first");
+            debug_assert_eq!(e.pkt, p);
+            e.received += 1;
+            if f & TAIL != 0 {
+                e.tail_at = t;
+            }
+        }
+        self.activate_host(h);
     }
 
     fn deliver(&mut self, p: u32) {
         let t = self.now;
         let pk = &self.pkts[p as usize];
         self.delivered_by_src[pk.src as usize] += 1;
+        if pk.measured {
+            self.itbs_delivered += pk.splits_done as u64;
+            self.delivered_measured += 1;
+        }
         self.wire_flits_delivered += pk.wire_len as u64;
         self.last_latency = t - pk.generated;
         if t >= self.measure_from && t < self.measure_to {
@@ -905,6 +1104,11 @@ impl<'a> Sim<'a> {
             .map(SlackBuffer::level)
             .max()
             .unwrap_or(0)
+    }
+
+    /// Messages generated and not yet delivered.
+    pub fn in_flight(&self) -> usize {
+        self.pkts.len() - self.free.len()
     }
 
     /// Messages waiting in host memory.
@@ -1005,6 +1209,13 @@ impl<'a> Sim<'a> {
             undelivered,
             saturated,
             slack_overflows: self.overflows,
+            itbs_per_message: if self.delivered_measured == 0 {
+                0.0
+            } else {
+                self.itbs_delivered as f64 / self.delivered_measured as f64
+            },
+            itb_pool_peak: self.itb_peak,
+            itb_spills: self.itb_spills,
             link_utilization: if links == 0 {
                 0.0
             } else {

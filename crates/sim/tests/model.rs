@@ -1,6 +1,7 @@
 //! The model's mechanisms on tiny networks, against timings computed by hand.
 
 use myrix_fabric::generate::{generate, Params};
+use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_sim::{Config, Results, Sim, SwitchModel};
@@ -58,7 +59,7 @@ fn zero_load_latency_matches_the_hand_computation() {
     // packet there is type + 32 payload bytes + CRC.
     for (k, model) in (1..=4u32).flat_map(|k| MODELS.map(|m| (k, m))) {
         let t = line(k, 1);
-        let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+        let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
         let mut sim = Sim::new(
             Config {
                 switch_model: model,
@@ -84,7 +85,7 @@ fn a_blocked_worm_waits_holding_its_channel_and_no_slack_buffer_overflows() {
     // Two hosts on switch 0 send 1000-byte messages to the same host at the same tick:
     // one worm gets the output, the other waits in its input buffer behind STOP.
     let t = line(2, 2);
-    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
     let cfg = Config {
         msg_bytes: 1000,
         ..quiet_cfg()
@@ -121,7 +122,7 @@ fn one_output_is_shared_round_robin() {
 fn round_robin(model: SwitchModel) {
     // Three hosts on switch 0 flood the one host on switch 1.
     let t = line(2, 3);
-    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
     let mut sim = Sim::new(
         Config {
             switch_model: model,
@@ -175,7 +176,7 @@ fn irregular_model(load: f64, seed: u64, switch_model: SwitchModel) -> Results {
         },
     )
     .unwrap();
-    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
     let cfg = Config {
         load,
         seed,
@@ -228,7 +229,7 @@ fn every_switch_model_saturates_without_overflow_and_the_shared_unit_first() {
 #[test]
 fn bad_configs_are_refused() {
     let t = line(2, 1);
-    let routes = UpDown::new(&t, Root::LowestId).osud(&t);
+    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
     for cfg in [
         Config {
             load: 0.0,
