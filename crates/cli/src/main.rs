@@ -16,6 +16,7 @@ macro_rules! outln {
 }
 
 mod bench_cmd;
+mod experiment_cmd;
 mod link_cmd;
 mod packet_cmd;
 mod plot;
@@ -55,6 +56,9 @@ enum Cmd {
     Routes(routes_cmd::RoutesArgs),
     /// Simulate a Myrinet network flit by flit: one load, several, or a sweep to saturation.
     Sim(sim_cmd::SimArgs),
+    /// Experiments that reproduce the source papers' figures.
+    #[command(subcommand)]
+    Experiment(experiment_cmd::ExperimentCmd),
     /// Speed measurements.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCmd),
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
         Cmd::Routes(a) => routes_cmd::run(a),
         Cmd::Sim(a) => sim_cmd::run(a),
         Cmd::Bench(c) => bench_cmd::run(c),
+        Cmd::Experiment(c) => experiment_cmd::run(c),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

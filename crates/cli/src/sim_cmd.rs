@@ -100,6 +100,36 @@ pub struct Row {
     pub itb_pool_peak: usize,
 }
 
+/// One printed row from a simulation result.
+pub fn row(routing: &str, topology: &str, traffic: &str, measure: u64, r: &Results) -> Row {
+    Row {
+        routing: routing.to_string(),
+        topology: topology.to_string(),
+        switches: r.switches,
+        hosts: r.hosts,
+        msg_bytes: r.msg_bytes,
+        traffic: traffic.to_string(),
+        seed: r.seed,
+        sim_time_ns: measure as f64 / 1000.0,
+        offered_flits_ns_switch: r.offered,
+        generated_flits_ns_switch: r.generated,
+        accepted_flits_ns_switch: r.accepted,
+        accepted_batch_min: r.accepted_batches.0,
+        accepted_batch_max: r.accepted_batches.1,
+        avg_latency_ns: r.avg_latency_ns.is_finite().then_some(r.avg_latency_ns),
+        p50_latency_ns: r.p50_latency_ns.is_finite().then_some(r.p50_latency_ns),
+        p99_latency_ns: r.p99_latency_ns.is_finite().then_some(r.p99_latency_ns),
+        latency_ci95_ns: r.latency_ci95_ns.is_finite().then_some(r.latency_ci95_ns),
+        messages_delivered: r.messages_delivered,
+        link_utilization: r.link_utilization,
+        max_link_utilization: r.max_link_utilization,
+        saturated: r.saturated,
+        slack_overflows: r.slack_overflows,
+        itbs_per_message: r.itbs_per_message,
+        itb_pool_peak: r.itb_pool_peak,
+    }
+}
+
 /// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
 pub fn parse_time(s: &str) -> Result<u64, CliError> {
     let s = s.trim();
@@ -272,32 +302,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
     }
     let rows: Vec<Row> = results
         .iter()
-        .map(|(policy, r)| Row {
-            routing: policy.name().to_string(),
-            topology: t.name().to_string(),
-            switches: r.switches,
-            hosts: r.hosts,
-            msg_bytes: r.msg_bytes,
-            traffic: a.traffic.clone(),
-            seed: r.seed,
-            sim_time_ns: measure as f64 / 1000.0,
-            offered_flits_ns_switch: r.offered,
-            generated_flits_ns_switch: r.generated,
-            accepted_flits_ns_switch: r.accepted,
-            accepted_batch_min: r.accepted_batches.0,
-            accepted_batch_max: r.accepted_batches.1,
-            avg_latency_ns: r.avg_latency_ns.is_finite().then_some(r.avg_latency_ns),
-            p50_latency_ns: r.p50_latency_ns.is_finite().then_some(r.p50_latency_ns),
-            p99_latency_ns: r.p99_latency_ns.is_finite().then_some(r.p99_latency_ns),
-            latency_ci95_ns: r.latency_ci95_ns.is_finite().then_some(r.latency_ci95_ns),
-            messages_delivered: r.messages_delivered,
-            link_utilization: r.link_utilization,
-            max_link_utilization: r.max_link_utilization,
-            saturated: r.saturated,
-            slack_overflows: r.slack_overflows,
-            itbs_per_message: r.itbs_per_message,
-            itb_pool_peak: r.itb_pool_peak,
-        })
+        .map(|(policy, r)| row(policy.name(), t.name(), &a.traffic, measure, r))
         .collect();
     crate::out(&render(&rows, a.format))?;
     if let Some(p) = &a.plot {

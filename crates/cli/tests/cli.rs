@@ -585,3 +585,42 @@ fn sim_compares_routing_policies_in_one_run() {
         "unknown routing 'xy'",
     );
 }
+
+#[test]
+fn the_minimal_routing_experiment_writes_its_table_and_figures() {
+    let dir = std::env::temp_dir().join(format!("myrix-exp-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let o = myrix(
+        &[
+            "experiment",
+            "minimal-routing",
+            "--quick",
+            "--topologies",
+            "1",
+            "--sim-time",
+            "50us",
+            "--out",
+            d,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .count(),
+        24,
+        "{out}"
+    );
+    assert!(out.contains("rrmit-min") && out.contains("0.017"), "{out}");
+    for f in ["fig1-16sw-32B.svg", "fig4-16sw-1024B.svg", "table.txt"] {
+        assert!(dir.join(f).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_one_error(
+        &myrix(&["experiment", "minimal-routing", "--topologies", "0"], b""),
+        2,
+        "--topologies",
+    );
+}
