@@ -33,14 +33,7 @@ pub struct MinimalArgs {
     quick: bool,
 }
 
-const POLICIES: [Policy; 6] = [
-    Policy::Osud,
-    Policy::Omit,
-    Policy::Rmit,
-    Policy::Rrmit,
-    Policy::Pit,
-    Policy::RrmitMin,
-];
+const POLICIES: [Policy; 6] = Policy::ALL;
 
 /// The paper's saturation throughputs (flits/ns/switch), where it states them.
 fn paper_saturation(switches: usize, bytes: usize, p: Policy) -> Option<f64> {

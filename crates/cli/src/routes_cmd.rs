@@ -1,9 +1,8 @@
 //! `myrix routes`: every route alternative of a policy, for every host pair.
 
-use crate::topo_cmd::{load, parse_root};
+use crate::topo_cmd::parse_root;
 use crate::CliError;
 use clap::{Args, ValueEnum};
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{check, in_transit_host, Alternative, Policy, RouteTable};
 use myrix_fabric::updown::UpDown;
 use myrix_fabric::{HostId, Topology};
@@ -85,23 +84,7 @@ pub fn run(a: RoutesArgs) -> Result<(), CliError> {
             Policy::NAMES.join(", ")
         ))
     })?;
-    let t = match &a.topology {
-        Some(p) => load(p)?,
-        None => {
-            if a.switches == 0 || a.switches > 1024 {
-                return Err(CliError::Input("--switches must be 1 to 1024".into()));
-            }
-            generate(
-                "irregular",
-                &Params {
-                    switches: a.switches,
-                    seed: a.seed,
-                    ..Params::default()
-                },
-            )
-            .map_err(|e| CliError::Input(e.to_string()))?
-        }
-    };
+    let t = crate::topo_cmd::network(a.topology.as_deref(), a.switches, a.seed, 1024)?;
     let ud = UpDown::new(&t, parse_root(&a.root)?);
     let table = RouteTable::new(&t, &ud, policy);
     let verdict = check(&t, &ud, &table);

@@ -1,9 +1,8 @@
 //! `myrix sim`: run the network model at one or more loads and report.
 
-use crate::topo_cmd::{load, parse_root};
+use crate::topo_cmd::parse_root;
 use crate::CliError;
 use clap::{Args, ValueEnum};
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::updown::UpDown;
 use myrix_fabric::Topology;
@@ -234,23 +233,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             PATTERNS.join(", ")
         ))
     })?;
-    let t = match &a.topology {
-        Some(p) => load(p)?,
-        None => {
-            if a.switches == 0 || a.switches > 4096 {
-                return Err(CliError::Input("--switches must be 1 to 4096".into()));
-            }
-            generate(
-                "irregular",
-                &Params {
-                    switches: a.switches,
-                    seed: a.seed,
-                    ..Params::default()
-                },
-            )
-            .map_err(|e| CliError::Input(e.to_string()))?
-        }
-    };
+    let t = crate::topo_cmd::network(a.topology.as_deref(), a.switches, a.seed, 4096)?;
     let root = parse_root(&a.root)?;
     let ud = UpDown::new(&t, root);
     let measure = parse_time(&a.sim_time)?;

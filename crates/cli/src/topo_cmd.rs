@@ -109,6 +109,33 @@ fn parse_dims(s: &str) -> Result<Vec<usize>, CliError> {
         .ok_or_else(|| CliError::Input(format!("--dims '{s}': expected sizes like 4x4 or 8x8x8")))
 }
 
+/// The network a command runs on: a topology file, or an irregular network of
+/// `switches` (at most `max`) generated from `seed`.
+pub fn network(
+    file: Option<&Path>,
+    switches: usize,
+    seed: u64,
+    max: usize,
+) -> Result<Topology, CliError> {
+    match file {
+        Some(p) => load(p),
+        None => {
+            if switches == 0 || switches > max {
+                return Err(CliError::Input(format!("--switches must be 1 to {max}")));
+            }
+            generate(
+                "irregular",
+                &Params {
+                    switches,
+                    seed,
+                    ..Params::default()
+                },
+            )
+            .map_err(|e| CliError::Input(e.to_string()))
+        }
+    }
+}
+
 pub fn parse_root(s: &str) -> Result<Root, CliError> {
     Root::parse(s).ok_or_else(|| {
         CliError::Input(format!(

@@ -45,6 +45,14 @@ pub enum Policy {
 }
 
 impl Policy {
+    pub const ALL: [Policy; 6] = [
+        Policy::Osud,
+        Policy::Omit,
+        Policy::Rmit,
+        Policy::Rrmit,
+        Policy::Pit,
+        Policy::RrmitMin,
+    ];
     pub const NAMES: [&'static str; 6] = ["osud", "omit", "rmit", "rrmit", "pit", "rrmit-min"];
 
     pub fn parse(s: &str) -> Option<Policy> {

@@ -9,14 +9,7 @@ use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use proptest::prelude::*;
 
-const ALL: [Policy; 6] = [
-    Policy::Osud,
-    Policy::Omit,
-    Policy::Rmit,
-    Policy::Rrmit,
-    Policy::Pit,
-    Policy::RrmitMin,
-];
+const ALL: [Policy; 6] = Policy::ALL;
 
 /// A ring of `n` switches, one host each; link i joins switch i (port 2) to i+1 (port 1).
 fn ring(n: u32) -> Topology {

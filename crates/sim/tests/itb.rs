@@ -78,14 +78,7 @@ fn every_policy_survives_overload_and_drains_completely() {
     )
     .unwrap();
     let ud = UpDown::new(&t, Root::LowestId);
-    for policy in [
-        Policy::Osud,
-        Policy::Omit,
-        Policy::Rmit,
-        Policy::Rrmit,
-        Policy::Pit,
-        Policy::RrmitMin,
-    ] {
+    for policy in Policy::ALL {
         let table = RouteTable::new(&t, &ud, policy);
         let cfg = Config {
             load: 0.12,
