@@ -77,3 +77,75 @@ impl Traffic {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(7)
+    }
+
+    #[test]
+    fn names_parse() {
+        for n in PATTERNS {
+            assert!(Traffic::parse(n).is_some(), "{n}");
+        }
+        assert!(Traffic::parse("tornado").is_none());
+    }
+
+    #[test]
+    fn uniform_never_picks_the_source_and_covers_the_rest() {
+        let mut r = rng();
+        let mut seen = [0u32; 8];
+        for _ in 0..8000 {
+            let d = Traffic::Uniform.destination(3, 8, &[], &mut r);
+            assert_ne!(d, 3);
+            seen[d as usize] += 1;
+        }
+        assert!(
+            seen.iter()
+                .enumerate()
+                .all(|(i, &c)| i == 3 || (900..1400).contains(&c)),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn bit_reversal_is_the_bit_reversal_permutation_on_powers_of_two() {
+        let mut r = rng();
+        let d: Vec<u32> = (0..16)
+            .map(|s| Traffic::BitReversal.destination(s, 16, &[], &mut r))
+            .collect();
+        // 0001 -> 1000, 0010 -> 0100, ...; the palindromes 0, 6, 9, 15 (and the like) go
+        // to their neighbour instead of to themselves.
+        assert_eq!(d[1], 8);
+        assert_eq!(d[2], 4);
+        assert_eq!(d[3], 12);
+        assert!((0..16).all(|s| d[s as usize] != s));
+    }
+
+    #[test]
+    fn hotspot_sends_its_share_to_host_0() {
+        let mut r = rng();
+        let t = Traffic::Hotspot { fraction: 0.1 };
+        let hits = (0..20_000)
+            .filter(|_| t.destination(5, 64, &[], &mut r) == 0)
+            .count();
+        // 10 % plus the uniform share of the rest (0.9 / 63).
+        let want = 20_000.0 * (0.1 + 0.9 / 63.0);
+        assert!((hits as f64 - want).abs() < 0.1 * want, "{hits}");
+    }
+
+    #[test]
+    fn local_stays_on_the_switch() {
+        let mut r = rng();
+        for _ in 0..100 {
+            let d = Traffic::Local.destination(5, 64, &[4, 5, 6, 7], &mut r);
+            assert!([4, 6, 7].contains(&d));
+        }
+        // Alone on its switch: uniform.
+        assert_ne!(Traffic::Local.destination(5, 64, &[5], &mut r), 5);
+    }
+}
