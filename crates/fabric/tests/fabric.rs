@@ -317,3 +317,37 @@ fn channel_loads_add_up_to_every_pair_times_its_path_length() {
     let per_pair = b * 16.0 / (64.0 * 63.0);
     assert!((per_pair * loads[0].1 as f64 - 0.16).abs() < 1e-9);
 }
+
+mod toml_props {
+    use myrix_fabric::format::{from_toml, to_toml};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Arbitrary text never panics the topology reader.
+        #[test]
+        fn any_text_is_a_topology_or_an_error(s in "\\PC{0,300}") {
+            let _ = from_toml(&s);
+        }
+
+        /// A valid file with bytes changed, cut or numbers pushed to extremes: an error or
+        /// a topology that round-trips, never a panic.
+        #[test]
+        fn mutated_files_never_panic(cut in 0usize..2000, at in 0usize..2000, byte in any::<u8>(), big in any::<bool>()) {
+            let mut text = include_str!("ring3.toml").to_string();
+            if big {
+                text = text.replace("10.0", "1e308").replace("port = 4", "port = 255");
+            }
+            let mut bytes = text.into_bytes();
+            let n = bytes.len();
+            bytes[at % n] = byte;
+            bytes.truncate(cut.max(1) % (n + 1));
+            if let Ok(s) = String::from_utf8(bytes) {
+                if let Ok(t) = from_toml(&s) {
+                    prop_assert_eq!(from_toml(&to_toml(&t)).unwrap(), t);
+                }
+            }
+        }
+    }
+}

@@ -117,7 +117,15 @@ pub enum ConfigError {
     Routes(usize, usize),
     #[error("measurement time must be positive")]
     Measure,
+    #[error(
+        "a {0} m cable is {1} flit times long; the model takes at most {MAX_DELAY} (about 1300 km)"
+    )]
+    Cable(f64, u64),
 }
+
+/// The longest cable delay the model accepts, in flit times: the timing wheels are as
+/// long as the longest delay.
+pub const MAX_DELAY: u64 = 1 << 20;
 
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -352,6 +360,19 @@ impl<'a> Sim<'a> {
         }
         let flit_ns = cfg.flit as f64 / 1000.0;
         let delay = |m: f64| ((m * cfg.ns_per_m / flit_ns).ceil() as u32).max(1);
+        let longest = topo
+            .hosts()
+            .iter()
+            .map(|h| h.length_m)
+            .chain(topo.links().iter().map(|l| l.length_m))
+            .fold(0.0, f64::max);
+        let ticks = (longest * cfg.ns_per_m / flit_ns).ceil();
+        if !(ticks <= MAX_DELAY as f64) {
+            return Err(ConfigError::Cable(
+                longest,
+                ticks.min(u64::MAX as f64) as u64,
+            ));
+        }
 
         let mut base = Vec::new();
         let mut port_switch = Vec::new();

@@ -227,6 +227,17 @@ fn every_switch_model_saturates_without_overflow_and_the_shared_unit_first() {
 }
 
 #[test]
+fn a_cable_longer_than_the_model_takes_is_refused_not_allocated() {
+    let mut t = line(2, 1);
+    let mut links = t.links().to_vec();
+    links[0].length_m = 1e12;
+    t = Topology::new("long", t.switches().to_vec(), t.hosts().to_vec(), links).unwrap();
+    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
+    let e = Sim::new(Config::default(), &t, &routes).err().unwrap();
+    assert!(e.to_string().contains("1300 km"), "{e}");
+}
+
+#[test]
 fn bad_configs_are_refused() {
     let t = line(2, 1);
     let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
