@@ -367,7 +367,8 @@ impl<'a> Sim<'a> {
             .chain(topo.links().iter().map(|l| l.length_m))
             .fold(0.0, f64::max);
         let ticks = (longest * cfg.ns_per_m / flit_ns).ceil();
-        if !(ticks <= MAX_DELAY as f64) {
+        // Written so that NaN is refused too.
+        if ticks.is_nan() || ticks > MAX_DELAY as f64 {
             return Err(ConfigError::Cable(
                 longest,
                 ticks.min(u64::MAX as f64) as u64,
