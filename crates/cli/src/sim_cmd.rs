@@ -38,9 +38,14 @@ pub struct SimArgs {
     /// up*/down* root: lowest-id, center, or a switch id.
     #[arg(long, default_value = "lowest-id")]
     root: String,
-    /// Payload bytes per message.
-    #[arg(long, default_value_t = 32)]
-    msg_bytes: usize,
+    /// Payload bytes per message: one size (32), several sizes mixed evenly (32,1024), or
+    /// sizes with weights (32:0.8,1024:0.2).
+    #[arg(long, default_value = "32")]
+    msg_bytes: String,
+    /// The host interface's own delay before a message's first byte enters the link,
+    /// with a unit (0ns, 500ns, 1us).
+    #[arg(long, default_value = "0ns")]
+    send_overhead: String,
     /// Traffic pattern: uniform, bit-reversal, hotspot, local.
     #[arg(long, default_value = "uniform")]
     traffic: String,
@@ -127,6 +132,26 @@ pub fn row(routing: &str, topology: &str, traffic: &str, measure: u64, r: &Resul
         itbs_per_message: r.itbs_per_message,
         itb_pool_peak: r.itb_pool_peak,
     }
+}
+
+/// `32`, `32,1024` (an even mix) or `32:0.8,1024:0.2` (weights) as (bytes, weight).
+pub fn parse_mix(s: &str) -> Result<Vec<(usize, f64)>, CliError> {
+    let bad = || {
+        CliError::Input(format!(
+            "--msg-bytes '{s}': expected sizes of 1 to 65536 bytes like 32, 32,1024 or 32:0.8,1024:0.2"
+        ))
+    };
+    s.split(',')
+        .map(|part| {
+            let (b, w) = part.split_once(':').unwrap_or((part, "1"));
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            let w: f64 = w.trim().parse().map_err(|_| bad())?;
+            if b == 0 || b > 65536 || !(w > 0.0 && w.is_finite()) {
+                return Err(bad());
+            }
+            Ok((b, w))
+        })
+        .collect()
 }
 
 /// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
@@ -233,13 +258,27 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             PATTERNS.join(", ")
         ))
     })?;
-    let t = crate::topo_cmd::network(a.topology.as_deref(), a.switches, a.seed, 4096)?;
+    let mix = parse_mix(&a.msg_bytes)?;
+    let mean_bytes = (mix.iter().map(|&(b, w)| b as f64 * w).sum::<f64>()
+        / mix.iter().map(|m| m.1).sum::<f64>())
+    .round() as usize;
+    let send_overhead = match a.send_overhead.trim() {
+        "0" | "0ns" => 0,
+        x => parse_time(x)?,
+    };
+    let t = crate::topo_cmd::network(a.topology.as_deref(), a.switches, a.seed, 1024)?;
     let root = parse_root(&a.root)?;
     let ud = UpDown::new(&t, root);
     let measure = parse_time(&a.sim_time)?;
     let warmup = parse_time(&a.warmup)?;
     let base = Config {
-        msg_bytes: a.msg_bytes,
+        msg_bytes: mean_bytes,
+        msg_mix: if mix.len() > 1 {
+            mix.clone()
+        } else {
+            Vec::new()
+        },
+        send_overhead,
         traffic,
         seed: a.seed,
         warmup,
@@ -292,7 +331,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         let title = format!(
             "{}: {} B messages, {} traffic, seed {}",
             t.name(),
-            a.msg_bytes,
+            a.msg_bytes.trim(),
             a.traffic,
             a.seed
         );

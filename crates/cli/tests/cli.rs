@@ -404,7 +404,7 @@ fn sim_bad_input() {
     assert_one_error(
         &myrix(&["sim", "--msg-bytes", "0", "--load", "0.01"], b""),
         2,
-        "payload",
+        "--msg-bytes",
     );
 }
 
@@ -623,4 +623,43 @@ fn the_minimal_routing_experiment_writes_its_table_and_figures() {
         2,
         "--topologies",
     );
+}
+
+#[test]
+fn sim_message_mix_and_interface_delay() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "--switches",
+            "8",
+            "--load",
+            "0.01",
+            "--sim-time",
+            "300us",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let o = myrix(&args, b"");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()[0].clone()
+    };
+    let plain = run(&[]);
+    let late = run(&["--send-overhead", "1us"]);
+    let d = late["avg_latency_ns"].as_f64().unwrap() - plain["avg_latency_ns"].as_f64().unwrap();
+    assert!((d - 1000.0).abs() < 30.0, "{d}");
+    let mix = run(&["--msg-bytes", "32:0.8,1024:0.2"]);
+    assert_eq!(mix["msg_bytes"], 230);
+    assert!(mix["accepted_flits_ns_switch"].as_f64().unwrap() > 0.005);
+    assert_one_error(
+        &myrix(&["sim", "--msg-bytes", "32:0"], b""),
+        2,
+        "--msg-bytes",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--msg-bytes", "big"], b""),
+        2,
+        "--msg-bytes",
+    );
+    assert_one_error(&myrix(&["sim", "--send-overhead", "soon"], b""), 2, "unit");
 }

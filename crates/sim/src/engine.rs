@@ -23,8 +23,11 @@ pub struct Config {
     pub switch_latency: Time,
     /// Slack buffer capacity, STOP and GO watermarks, bytes.
     pub slack: (usize, usize, usize),
-    /// Payload bytes per message.
+    /// Payload bytes per message (when `msg_mix` is empty).
     pub msg_bytes: usize,
+    /// A distribution of payload sizes: (bytes, weight). Empty: every message has
+    /// `msg_bytes`.
+    pub msg_mix: Vec<(usize, f64)>,
     /// Offered load, payload flits per ns per switch.
     pub load: f64,
     pub traffic: Traffic,
@@ -87,6 +90,7 @@ impl Default for Config {
             switch_latency: 150_000,
             slack: (80, 56, 40),
             msg_bytes: 32,
+            msg_mix: Vec::new(),
             load: 0.01,
             traffic: Traffic::Uniform,
             seed: 1,
@@ -186,6 +190,10 @@ const fn flit(pkt: u32, head: bool, tail: bool) -> Flit {
 
 const NONE: u32 = u32::MAX;
 
+const fn measured_now(t: u64, from: u64, to: u64) -> bool {
+    t >= from && t < to
+}
+
 /// Where a channel delivers.
 #[derive(Clone, Copy, Debug)]
 enum Sink {
@@ -225,6 +233,7 @@ struct Packet {
     splits_done: u8,
     in_itb_leg: bool,
     measured: bool,
+    payload: u32,
 }
 
 /// A packet passing through an interface's in-transit buffer.
@@ -325,6 +334,9 @@ pub struct Sim<'a> {
     queue_at_start: u64,
     delivered_by_src: Vec<u64>,
     last_latency: u64,
+    mix_cdf: Vec<(usize, f64)>,
+    generated_bytes: u64,
+    messages_in_window: u64,
     wire_flits_delivered: u64,
     lat_batches: [(u64, u64); 10],
 }
@@ -337,6 +349,13 @@ impl<'a> Sim<'a> {
     ) -> Result<Sim<'a>, ConfigError> {
         if !(cfg.load > 0.0 && cfg.load.is_finite()) {
             return Err(ConfigError::Load(cfg.load));
+        }
+        if cfg
+            .msg_mix
+            .iter()
+            .any(|&(b, w)| b == 0 || !(w > 0.0 && w.is_finite()))
+        {
+            return Err(ConfigError::MsgBytes);
         }
         if cfg.msg_bytes == 0 {
             return Err(ConfigError::MsgBytes);
@@ -430,7 +449,23 @@ impl<'a> Sim<'a> {
             .iter()
             .map(|h| topo.hosts_on(h.switch).collect())
             .collect();
-        let hosts_per_ns = cfg.load * topo.num_switches() as f64 / nh as f64 / cfg.msg_bytes as f64;
+        // The mix as cumulative weights, and its mean payload.
+        let mix: Vec<(usize, f64)> = if cfg.msg_mix.is_empty() {
+            vec![(cfg.msg_bytes, 1.0)]
+        } else {
+            cfg.msg_mix.clone()
+        };
+        let total_w: f64 = mix.iter().map(|m| m.1).sum();
+        let mean_bytes = mix.iter().map(|&(b, w)| b as f64 * w).sum::<f64>() / total_w;
+        let mut acc = 0.0;
+        let mix_cdf: Vec<(usize, f64)> = mix
+            .iter()
+            .map(|&(b, w)| {
+                acc += w / total_w;
+                (b, acc)
+            })
+            .collect();
+        let hosts_per_ns = cfg.load * topo.num_switches() as f64 / nh as f64 / mean_bytes;
         let mean_gap_ticks = 1.0 / (hosts_per_ns * flit_ns);
         let warm = cfg.warmup.div_ceil(cfg.flit);
         let meas = cfg.measure.div_ceil(cfg.flit);
@@ -510,6 +545,9 @@ impl<'a> Sim<'a> {
             flit_hops: 0,
             queue_at_start: 0,
             delivered_by_src: vec![0; nh],
+            mix_cdf,
+            generated_bytes: 0,
+            messages_in_window: 0,
             wire_flits_delivered: 0,
             lat_batches: [(0, 0); 10],
             last_latency: 0,
@@ -560,7 +598,20 @@ impl<'a> Sim<'a> {
         // Each sub-route: a route byte per switch crossed (the last one leads to a host)
         // and a type byte; then the payload and the CRC.
         let subs = a.splits.len() + 1;
-        let wire_len = (a.hops.len() + 2 * subs + self.cfg.msg_bytes + 1) as u32;
+        let payload = if self.mix_cdf.len() == 1 {
+            self.mix_cdf[0].0
+        } else {
+            let u: f64 = self.rng.gen();
+            self.mix_cdf
+                .iter()
+                .find(|m| u < m.1)
+                .unwrap_or(&self.mix_cdf[self.mix_cdf.len() - 1])
+                .0
+        };
+        if measured_now(self.now, self.measure_from, self.measure_to) {
+            self.generated_bytes += payload as u64;
+        }
+        let wire_len = (a.hops.len() + 2 * subs + payload + 1) as u32;
         let measured = self.now >= self.measure_from && self.now < self.measure_to;
         self.generated_measured += measured as u64;
         let p = Packet {
@@ -577,6 +628,7 @@ impl<'a> Sim<'a> {
             splits_done: 0,
             in_itb_leg: false,
             measured,
+            payload: payload as u32,
         };
         let id = match self.free.pop() {
             Some(i) => {
@@ -1083,7 +1135,8 @@ impl<'a> Sim<'a> {
         self.last_latency = t - pk.generated;
         if t >= self.measure_from && t < self.measure_to {
             let b = ((t - self.measure_from) * 10 / (self.measure_to - self.measure_from)) as usize;
-            self.batch_flits[b.min(9)] += self.cfg.msg_bytes as u64;
+            self.batch_flits[b.min(9)] += pk.payload as u64;
+            self.messages_in_window += 1;
         }
         if pk.measured {
             self.latencies.push(t - pk.generated);
@@ -1179,8 +1232,7 @@ impl<'a> Sim<'a> {
         };
         let undelivered = self.generated_measured - lat.len() as u64;
         let queue_growth = self.queued().saturating_sub(self.queue_at_start);
-        let generated =
-            (self.generated_measured * self.cfg.msg_bytes as u64) as f64 / window_ns / n;
+        let generated = self.generated_bytes as f64 / window_ns / n;
         // Saturated: the network delivered clearly less than was generated, or the source
         // queues grew by more than a message per host over the measurement.
         let saturated = accepted < 0.95 * generated || queue_growth > self.topo.num_hosts() as u64;
@@ -1222,7 +1274,7 @@ impl<'a> Sim<'a> {
             offered: self.cfg.load,
             generated,
             accepted,
-            messages_delivered: total / self.cfg.msg_bytes as u64,
+            messages_delivered: self.messages_in_window,
             avg_latency_ns: avg,
             p50_latency_ns: q(0.5),
             p99_latency_ns: q(0.99),
