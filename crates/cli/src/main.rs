@@ -18,6 +18,7 @@ macro_rules! outln {
 mod bench_cmd;
 mod experiment_cmd;
 mod link_cmd;
+mod map_cmd;
 mod packet_cmd;
 mod plot;
 mod routes_cmd;
@@ -52,6 +53,8 @@ enum Cmd {
     /// Network topologies: generate, show (with up*/down* routes), export.
     #[command(subcommand)]
     Topo(topo_cmd::TopoCmd),
+    /// Map a network from one host with probes, as Myrinet's mapper does.
+    Map(map_cmd::MapArgs),
     /// Route alternatives of a routing policy (osud, omit, rmit, rrmit, pit, rrmit-min).
     Routes(routes_cmd::RoutesArgs),
     /// Simulate a Myrinet network flit by flit: one load, several, or a sweep to saturation.
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Cmd::Packet(c) => packet_cmd::run(c),
         Cmd::Topo(c) => topo_cmd::run(c),
         Cmd::Routes(a) => routes_cmd::run(a),
+        Cmd::Map(a) => map_cmd::run(a),
         Cmd::Sim(a) => sim_cmd::run(a),
         Cmd::Bench(c) => bench_cmd::run(c),
         Cmd::Experiment(c) => experiment_cmd::run(c),

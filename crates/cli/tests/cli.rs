@@ -663,3 +663,53 @@ fn sim_message_mix_and_interface_delay() {
     );
     assert_one_error(&myrix(&["sim", "--send-overhead", "soon"], b""), 2, "unit");
 }
+
+#[test]
+fn map_discovers_the_network_it_is_given() {
+    let dir = std::env::temp_dir().join(format!("myrix-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let net = dir.join("net.toml");
+    assert!(myrix(
+        &[
+            "topo",
+            "gen",
+            "--switches",
+            "10",
+            "--seed",
+            "4",
+            "-o",
+            net.to_str().unwrap()
+        ],
+        b""
+    )
+    .status
+    .success());
+    let o = myrix(
+        &["map", "--topology", net.to_str().unwrap(), "--mapper", "7"],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("10 switches, 40 hosts") && err.contains("probes"),
+        "{err}"
+    );
+    // The map is a topology file: same hosts and the same number of links.
+    let map = myrix_fabric::format::from_toml(&stdout(&o)).unwrap();
+    let real = myrix_fabric::format::from_toml(&std::fs::read_to_string(&net).unwrap()).unwrap();
+    assert_eq!(map.links().len(), real.links().len());
+    let mut a: Vec<u64> = map.hosts().iter().map(|h| h.address).collect();
+    let mut b: Vec<u64> = real.hosts().iter().map(|h| h.address).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    assert_one_error(
+        &myrix(
+            &["map", "--topology", net.to_str().unwrap(), "--mapper", "40"],
+            b"",
+        ),
+        2,
+        "40 hosts",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

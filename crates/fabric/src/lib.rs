@@ -10,6 +10,7 @@
 //!   switch pair.
 //! * [`route`]: switch paths as hops and as the route bytes a host prepends.
 //! * [`deadlock`]: the channel dependency graph of any route set, and its cycles.
+//! * [`mapper`]: discovering a network from probe outcomes alone (sans-IO).
 //! * [`itb`]: minimal routes split at in-transit buffers, and the study's selection
 //!   policies (`osud`, `omit`, `rmit`, `rrmit`, `pit`, `rrmit-min`).
 //!
@@ -21,6 +22,7 @@ pub mod deadlock;
 pub mod format;
 pub mod generate;
 pub mod itb;
+pub mod mapper;
 pub mod route;
 pub mod topology;
 pub mod updown;

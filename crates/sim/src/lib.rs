@@ -29,6 +29,7 @@
 #![forbid(unsafe_code)]
 
 mod engine;
+pub mod mapping;
 pub mod traffic;
 
 pub use engine::{Config, ConfigError, Results, Sim, SwitchModel};
