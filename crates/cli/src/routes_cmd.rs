@@ -1,14 +1,11 @@
 //! `myrix routes`: every route alternative of a policy, for every host pair.
 
-use crate::topo_cmd::parse_root;
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::itb::{check, in_transit_host, Alternative, Policy, RouteTable};
-use myrix_fabric::updown::UpDown;
 use myrix_fabric::{HostId, Topology};
 use serde::Serialize;
 use std::io::Write;
-use std::path::PathBuf;
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
@@ -18,19 +15,11 @@ enum Format {
 
 #[derive(Args)]
 pub struct RoutesArgs {
-    /// Topology file (TOML); else an irregular network from --switches and --seed.
-    #[arg(long)]
-    topology: Option<PathBuf>,
-    #[arg(long, default_value_t = 16)]
-    switches: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    net: crate::topo_cmd::NetworkArgs,
     /// osud, omit, rmit, rrmit, pit or rrmit-min.
     #[arg(long, default_value = "osud")]
     routing: String,
-    /// up*/down* root: lowest-id, center, or a switch id.
-    #[arg(long, default_value = "lowest-id")]
-    root: String,
     #[arg(long, value_enum, default_value = "summary")]
     format: Format,
 }
@@ -84,8 +73,7 @@ pub fn run(a: RoutesArgs) -> Result<(), CliError> {
             Policy::NAMES.join(", ")
         ))
     })?;
-    let t = crate::topo_cmd::network(a.topology.as_deref(), a.switches, a.seed, 1024)?;
-    let ud = UpDown::new(&t, parse_root(&a.root)?);
+    let (t, ud) = a.net.build()?;
     let table = RouteTable::new(&t, &ud, policy);
     let verdict = check(&t, &ud, &table);
     let out = std::io::stdout();

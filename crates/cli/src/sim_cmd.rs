@@ -1,10 +1,8 @@
 //! `myrix sim`: run the network model at one or more loads and report.
 
-use crate::topo_cmd::parse_root;
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::itb::{Policy, RouteTable};
-use myrix_fabric::updown::UpDown;
 use myrix_fabric::Topology;
 use myrix_sim::traffic::{Traffic, PATTERNS};
 use myrix_sim::{Config, Results, Sim, SwitchModel};
@@ -21,23 +19,13 @@ pub enum Format {
 
 #[derive(Args)]
 pub struct SimArgs {
-    /// Topology file (TOML); else an irregular network from --switches and --seed.
-    #[arg(long)]
-    topology: Option<PathBuf>,
-    /// Switches of the generated irregular network.
-    #[arg(long, default_value_t = 16)]
-    switches: usize,
-    /// Seed of the generated topology and of the traffic.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    net: crate::topo_cmd::NetworkArgs,
     /// Routing policies, comma-separated: osud (one shortest up*/down* route per pair, as
     /// Myrinet installs it), omit, rmit, rrmit, pit, rrmit-min (minimal routes with
     /// in-transit buffers). Each gets its own rows and curve.
     #[arg(long, default_value = "osud")]
     routing: String,
-    /// up*/down* root: lowest-id, center, or a switch id.
-    #[arg(long, default_value = "lowest-id")]
-    root: String,
     /// Payload bytes per message: one size (32), several sizes mixed evenly (32,1024), or
     /// sizes with weights (32:0.8,1024:0.2).
     #[arg(long, default_value = "32")]
@@ -266,9 +254,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         "0" | "0ns" => 0,
         x => parse_time(x)?,
     };
-    let t = crate::topo_cmd::network(a.topology.as_deref(), a.switches, a.seed, 1024)?;
-    let root = parse_root(&a.root)?;
-    let ud = UpDown::new(&t, root);
+    let (t, ud) = a.net.build()?;
     let measure = parse_time(&a.sim_time)?;
     let warmup = parse_time(&a.warmup)?;
     let base = Config {
@@ -280,7 +266,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         },
         send_overhead,
         traffic,
-        seed: a.seed,
+        seed: a.net.seed,
         warmup,
         measure,
         switch_model: SwitchModel::parse(&a.switch_model).ok_or_else(|| {
@@ -333,7 +319,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             t.name(),
             a.msg_bytes.trim(),
             a.traffic,
-            a.seed
+            a.net.seed
         );
         crate::plot::latency_vs_traffic(&rows, p, &title)?;
         eprintln!("plot written to {}", p.display());

@@ -109,6 +109,32 @@ fn parse_dims(s: &str) -> Result<Vec<usize>, CliError> {
         .ok_or_else(|| CliError::Input(format!("--dims '{s}': expected sizes like 4x4 or 8x8x8")))
 }
 
+/// The network options `sim` and `routes` share.
+#[derive(Args)]
+pub struct NetworkArgs {
+    /// Topology file (TOML); else an irregular network from --switches and --seed.
+    #[arg(long)]
+    pub topology: Option<PathBuf>,
+    /// Switches of the generated irregular network.
+    #[arg(long, default_value_t = 16)]
+    pub switches: usize,
+    /// Seed of the generated topology (and, for `sim`, of the traffic).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// up*/down* root: lowest-id, center, or a switch id.
+    #[arg(long, default_value = "lowest-id")]
+    pub root: String,
+}
+
+impl NetworkArgs {
+    /// The network (at most 1024 switches) and its up*/down* orientation.
+    pub fn build(&self) -> Result<(Topology, myrix_fabric::updown::UpDown), CliError> {
+        let t = network(self.topology.as_deref(), self.switches, self.seed, 1024)?;
+        let ud = UpDown::new(&t, parse_root(&self.root)?);
+        Ok((t, ud))
+    }
+}
+
 /// The network a command runs on: a topology file, or an irregular network of
 /// `switches` (at most `max`) generated from `seed`.
 pub fn network(
