@@ -52,9 +52,7 @@ fn paper_ratio(switches: usize, bytes: usize, p: Policy) -> Option<&'static str>
     match (switches, bytes, p) {
         (32, 1024, Policy::RrmitMin) => Some("~1.66x"),
         (32, 1024, Policy::Rmit | Policy::Rrmit | Policy::Omit) => Some("~2x"),
-        (64, 1024, Policy::Osud) => None,
-        (64, 1024, _) => Some("~3x (best)"),
-        (16, 32, _) => None,
+        (64, 1024, p) if p != Policy::Osud => Some("~3x (best)"),
         _ => None,
     }
 }

@@ -312,8 +312,6 @@ pub struct Sim<'a> {
     ru_busy_until: Vec<u64>,
     ru_current: Vec<u32>,
     ru_rr: Vec<u8>,
-    ru_best: Vec<(u32, u32)>,
-    ru_touched: Vec<u32>,
     ru_active: Vec<u32>,
     ru_pending: Vec<Vec<u32>>,
     ru_switches: Vec<u32>,
@@ -529,8 +527,6 @@ impl<'a> Sim<'a> {
             ru_busy_until: vec![0; topo.num_switches()],
             ru_current: vec![NONE; topo.num_switches()],
             ru_rr: vec![0; topo.num_switches()],
-            ru_best: vec![(u32::MAX, NONE); topo.num_switches()],
-            ru_touched: Vec::new(),
             ru_active: Vec::new(),
             ru_pending: vec![Vec::new(); topo.num_switches()],
             ru_switches: Vec::new(),
@@ -595,9 +591,6 @@ impl<'a> Sim<'a> {
             }
         };
         let a = if is_longer { &longer[alt] } else { &alts[alt] };
-        // Each sub-route: a route byte per switch crossed (the last one leads to a host)
-        // and a type byte; then the payload and the CRC.
-        let subs = a.splits.len() + 1;
         let payload = if self.mix_cdf.len() == 1 {
             self.mix_cdf[0].0
         } else {
@@ -611,7 +604,7 @@ impl<'a> Sim<'a> {
         if measured_now(self.now, self.measure_from, self.measure_to) {
             self.generated_bytes += payload as u64;
         }
-        let wire_len = (a.hops.len() + 2 * subs + payload + 1) as u32;
+        let wire_len = crate::wire_bytes(payload, a.hops.len(), a.splits.len() + 1) as u32;
         let measured = self.now >= self.measure_from && self.now < self.measure_to;
         self.generated_measured += measured as u64;
         let p = Packet {
@@ -1024,17 +1017,10 @@ impl<'a> Sim<'a> {
                 .iter()
                 .min_by_key(|&&g| (g - base + ports - rr - 1) % ports)
                 .expect("non-empty");
-            self.ru_best[s] = (0, g);
-            self.ru_touched.push(s as u32);
-        }
-        for k in 0..self.ru_touched.len() {
-            let s = self.ru_touched[k] as usize;
-            let (_, g) = std::mem::replace(&mut self.ru_best[s], (u32::MAX, NONE));
             self.ru_current[s] = g;
             self.ru_busy_until[s] = t + self.route_ticks;
             self.ru_active.push(s as u32);
         }
-        self.ru_touched.clear();
     }
 
     fn alternative(&self, p: u32) -> &'a Alternative {

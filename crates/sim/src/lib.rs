@@ -20,7 +20,8 @@
 //!   send one flit per tick when not stopped; they absorb arriving flits at once.
 //!
 //! A packet on the wire is route bytes (one per switch crossed) + 1 type byte + the
-//! payload + 1 CRC byte: [`wire_bytes`]. Offered and accepted traffic are counted in the
+//! payload + 1 CRC byte, with a route and type byte more per in-transit host:
+//! [`wire_bytes`]. Offered and accepted traffic are counted in the
 //! study's unit, flits/ns/switch, where the flits are the **payload** bytes: the route,
 //! type and CRC bytes are overhead the network carries on top.
 //!
@@ -34,7 +35,10 @@ pub mod traffic;
 
 pub use engine::{Config, ConfigError, Results, Sim, SwitchModel};
 
-/// Bytes on the wire for a message of `payload` bytes crossing `switches` switches.
-pub const fn wire_bytes(payload: usize, switches: usize) -> usize {
-    switches + 1 + payload + 1
+/// Bytes on the wire at injection for a message of `payload` bytes whose route crosses
+/// `links` switch-to-switch links in `sub_routes` pieces (1 without in-transit hosts):
+/// each sub-route has a route byte per switch it crosses (its links + 1, the last one
+/// leading to a host) and a type byte; then the payload and the CRC.
+pub const fn wire_bytes(payload: usize, links: usize, sub_routes: usize) -> usize {
+    links + 2 * sub_routes + payload + 1
 }
