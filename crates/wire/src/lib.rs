@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod mx;
 pub mod myrinet;
 
 pub use myrinet::{forward, Error, Packet, PacketRepr, PacketType, CRC8};
