@@ -1,0 +1,18 @@
+//! MX (Myrinet Express) message passing, as the Open-MX paper describes it: endpoints,
+//! matched messages with 64-bit match info and mask, tiny/small/medium/large classes,
+//! eager and rendezvous-and-pull protocols, and reliability in the library.
+//!
+//! * [`engine`] — the protocol engine, sans-IO: frames and time in, frames and timer
+//!   deadlines out. It never opens a socket, spawns a thread or reads a clock.
+//! * [`testnet`] — a deterministic in-memory lossy network that drives engines.
+//! * [`addr`] — endpoint addresses and their printable form.
+
+pub mod addr;
+pub mod engine;
+pub mod testnet;
+
+pub use addr::{AddrError, EndpointAddr};
+pub use engine::{
+    Code, Config, Engine, Error, Handled, HandlerAction, PeerId, RecvBuf, Request, Stats, Status,
+    UnexpectedInfo,
+};

@@ -1,0 +1,206 @@
+//! A deterministic in-memory network that drives engines: latency, loss, duplication and
+//! reordering from one seed, and simulated time that jumps from event to event. For tests
+//! and for anyone who wants to study the protocol without sockets.
+//!
+//! Engine `i` is at location `i`. In lossy mode every frame independently may be lost,
+//! duplicated and delayed by a random jitter (which reorders). In lossless mode
+//! ([`NetConfig::lossless`]) frames between two endpoints stay in order and a frame the
+//! receiver refuses as busy waits at the head of its pair's queue, as in a ring.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::engine::{Engine, Handled};
+
+#[derive(Clone, Copy, Debug)]
+pub struct NetConfig {
+    pub latency_ns: u64,
+    /// Extra delay, uniform in `0..=jitter_ns`, per frame.
+    pub jitter_ns: u64,
+    pub loss: f64,
+    pub duplicate: f64,
+    pub lossless: bool,
+    pub seed: u64,
+}
+
+impl NetConfig {
+    pub fn lossy(loss: f64, seed: u64) -> NetConfig {
+        NetConfig {
+            latency_ns: 2_000,
+            jitter_ns: 3_000,
+            loss,
+            duplicate: loss / 2.0,
+            lossless: false,
+            seed,
+        }
+    }
+    pub fn lossless(seed: u64) -> NetConfig {
+        NetConfig {
+            latency_ns: 500,
+            jitter_ns: 0,
+            loss: 0.0,
+            duplicate: 0.0,
+            lossless: true,
+            seed,
+        }
+    }
+}
+
+/// Frames in flight: (delivery time, tie-break, destination, source, bytes).
+type InFlight = Reverse<(u64, u64, usize, usize, Vec<u8>)>;
+
+pub struct TestNet {
+    pub now: u64,
+    pub engines: Vec<Engine<usize>>,
+    cfg: NetConfig,
+    queue: BinaryHeap<InFlight>,
+    held: HashMap<(usize, usize), VecDeque<Vec<u8>>>,
+    rng: ChaCha8Rng,
+    order: u64,
+    buf: Vec<u8>,
+    pub sent: u64,
+    pub lost: u64,
+    pub duplicated: u64,
+}
+
+impl TestNet {
+    pub fn new(cfg: NetConfig, engines: Vec<Engine<usize>>) -> TestNet {
+        let mtu = engines.iter().map(|e| e.config().mtu).max().unwrap_or(0);
+        TestNet {
+            now: 1,
+            engines,
+            cfg,
+            queue: BinaryHeap::new(),
+            held: HashMap::new(),
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            order: 0,
+            buf: vec![0; mtu],
+            sent: 0,
+            lost: 0,
+            duplicated: 0,
+        }
+    }
+
+    /// Moves every frame the engines want to send into the network.
+    pub fn pump(&mut self) {
+        for src in 0..self.engines.len() {
+            while let Some((dst, n)) = self.engines[src].poll_transmit(self.now, &mut self.buf) {
+                self.sent += 1;
+                if self.rng.gen_bool(self.cfg.loss) {
+                    self.lost += 1;
+                    continue;
+                }
+                let copies = if self.rng.gen_bool(self.cfg.duplicate) {
+                    self.duplicated += 1;
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..copies {
+                    let jitter = if self.cfg.jitter_ns > 0 {
+                        self.rng.gen_range(0..=self.cfg.jitter_ns)
+                    } else {
+                        0
+                    };
+                    let at = self.now + self.cfg.latency_ns + jitter;
+                    self.order += 1;
+                    self.queue
+                        .push(Reverse((at, self.order, dst, src, self.buf[..n].to_vec())));
+                }
+            }
+        }
+    }
+
+    fn next_event(&self) -> Option<u64> {
+        let q = self.queue.peek().map(|Reverse(x)| x.0);
+        let t = self.engines.iter().filter_map(|e| e.poll_timeout()).min();
+        match (q, t) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn deliver(&mut self, dst: usize, src: usize, frame: Vec<u8>) {
+        if dst >= self.engines.len() {
+            return;
+        }
+        if self.cfg.lossless {
+            let q = self.held.entry((src, dst)).or_default();
+            if !q.is_empty() {
+                q.push_back(frame);
+                return;
+            }
+            if self.engines[dst].handle_frame(self.now, &src, &frame) == Handled::Busy {
+                self.held.entry((src, dst)).or_default().push_back(frame);
+            }
+        } else {
+            let _ = self.engines[dst].handle_frame(self.now, &src, &frame);
+        }
+    }
+
+    /// Offers held frames again (after the application posted receives).
+    fn retry_held(&mut self) {
+        let keys: Vec<(usize, usize)> = self
+            .held
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(k, _)| *k)
+            .collect();
+        for (src, dst) in keys {
+            while let Some(f) = self.held.get_mut(&(src, dst)).and_then(|q| q.pop_front()) {
+                if self.engines[dst].handle_frame(self.now, &src, &f) == Handled::Busy {
+                    self.held
+                        .get_mut(&(src, dst))
+                        .expect("exists")
+                        .push_front(f);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Advances to the next event and handles it. False when nothing is left to happen.
+    pub fn step(&mut self) -> bool {
+        self.pump();
+        self.retry_held();
+        let Some(t) = self.next_event() else {
+            return false;
+        };
+        self.now = self.now.max(t);
+        while let Some(Reverse(x)) = self.queue.peek() {
+            if x.0 > self.now {
+                break;
+            }
+            let Reverse((_, _, dst, src, frame)) = self.queue.pop().expect("peeked");
+            self.deliver(dst, src, frame);
+        }
+        for e in &mut self.engines {
+            if e.poll_timeout().is_some_and(|d| d <= self.now) {
+                e.handle_timeout(self.now);
+            }
+        }
+        self.pump();
+        true
+    }
+
+    /// Runs until `done` holds or `limit_ns` of simulated time passes; returns `done`.
+    pub fn run_until(&mut self, limit_ns: u64, mut done: impl FnMut(&mut TestNet) -> bool) -> bool {
+        let end = self.now + limit_ns;
+        loop {
+            if done(self) {
+                return true;
+            }
+            if self.now > end || !self.step() {
+                return done(self);
+            }
+        }
+    }
+
+    /// Frames waiting in the network or held at a busy receiver.
+    pub fn in_flight(&self) -> usize {
+        self.queue.len() + self.held.values().map(|q| q.len()).sum::<usize>()
+    }
+}

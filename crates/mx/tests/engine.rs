@@ -1,0 +1,339 @@
+//! The MX engine over the in-memory network: each feature on its own.
+
+mod common;
+
+use common::*;
+use myrix_mx::engine::{Code, Config, Error, HandlerAction, PeerId, RecvBuf};
+use myrix_mx::testnet::{NetConfig, TestNet};
+
+fn lossless() -> Config {
+    Config {
+        reliable_transport: true,
+        ..Config::default()
+    }
+}
+
+fn round_trip(cfg: &Config, net: NetConfig, len: usize) {
+    let (mut t, peers) = mesh(2, cfg, net);
+    let data = pattern(len as u64, len);
+    let now = t.now;
+    let s = t.engines[0]
+        .isend(now, peers[0][1], &[&data], 0xabc, 7, false)
+        .unwrap();
+    let r = t.engines[1]
+        .irecv(now, RecvBuf::One(vec![0; len]), 0xabc, u64::MAX, 9)
+        .unwrap();
+    let (st, buf) = wait_buf(&mut t, 1, r);
+    assert_eq!(st.code, Code::Success);
+    assert_eq!((st.msg_len, st.xfer_len, st.context), (len, len, 9));
+    assert_eq!(st.source, peers[1][0]);
+    assert_eq!(buf.unwrap().to_vec(), data, "len {len}");
+    let st = wait(&mut t, 0, s);
+    assert_eq!((st.code, st.context), (Code::Success, 7));
+}
+
+#[test]
+fn every_class_round_trips_lossless_and_lossy() {
+    for len in [
+        0,
+        1,
+        32,
+        33,
+        128,
+        129,
+        4000,
+        32 * 1024,
+        32 * 1024 + 1,
+        300_000,
+    ] {
+        round_trip(&lossless(), NetConfig::lossless(1), len);
+        round_trip(&Config::default(), NetConfig::lossy(0.0, 2), len);
+        round_trip(&Config::default(), NetConfig::lossy(0.2, 3), len);
+    }
+}
+
+#[test]
+fn wrong_key_is_refused() {
+    let mut t = TestNet::new(NetConfig::lossy(0.0, 1), engines(2, &Config::default()));
+    let r = t.engines[0].iconnect(1, 1, nic(1), 0, KEY + 1, 0).unwrap();
+    assert_eq!(wait(&mut t, 0, r).code, Code::BadKey);
+    // Not connected: sending is refused.
+    assert!(matches!(
+        t.engines[0].isend(t.now, PeerId(0), &[b"x"], 0, 0, false),
+        Err(Error::NotConnected(_))
+    ));
+}
+
+#[test]
+fn connect_to_nobody_times_out() {
+    let cfg = Config {
+        connect_timeout_ns: 50_000_000,
+        ..Config::default()
+    };
+    let mut t = TestNet::new(NetConfig::lossy(0.0, 1), engines(1, &cfg));
+    // Location 5 does not exist: frames vanish.
+    let r = t.engines[0].iconnect(1, 5, nic(5), 0, KEY, 0).unwrap();
+    assert_eq!(wait(&mut t, 0, r).code, Code::Unreachable);
+}
+
+#[test]
+fn api_misuse_is_an_error() {
+    let (mut t, peers) = mesh(2, &Config::default(), NetConfig::lossy(0.0, 1));
+    let e = &mut t.engines[0];
+    assert!(matches!(
+        e.irecv(0, RecvBuf::One(vec![]), 0b11, 0b01, 0),
+        Err(Error::BadMatchMask { .. })
+    ));
+    assert!(matches!(
+        e.isend(0, PeerId(40), &[b"x"], 0, 0, false),
+        Err(Error::UnknownPeer(_))
+    ));
+    let big = Config {
+        max_message: 10,
+        ..Config::default()
+    };
+    let mut t2 = TestNet::new(NetConfig::lossy(0.0, 1), engines(2, &big));
+    let r = t2.engines[0].iconnect(1, 1, nic(1), 0, KEY, 0).unwrap();
+    let p = wait(&mut t2, 0, r).source;
+    assert!(matches!(
+        t2.engines[0].isend(1, p, &[&[0u8; 11]], 0, 0, false),
+        Err(Error::TooLarge { len: 11, max: 10 })
+    ));
+    // A stale handle is refused.
+    let s = t.engines[0]
+        .isend(1, peers[0][1], &[b"x"], 0, 0, false)
+        .unwrap();
+    wait(&mut t, 0, s);
+    assert_eq!(t.engines[0].test(s), Err(Error::BadRequest));
+}
+
+#[test]
+fn short_buffer_truncates() {
+    for len in [20, 1000, 100_000] {
+        let (mut t, peers) = mesh(2, &Config::default(), NetConfig::lossy(0.01, 4));
+        let data = pattern(1, len);
+        t.engines[0]
+            .isend(1, peers[0][1], &[&data], 5, 0, false)
+            .unwrap();
+        let r = t.engines[1]
+            .irecv(1, RecvBuf::One(vec![0; 10]), 5, u64::MAX, 0)
+            .unwrap();
+        let (st, buf) = wait_buf(&mut t, 1, r);
+        assert_eq!(
+            (st.code, st.msg_len, st.xfer_len),
+            (Code::Truncated, len, 10)
+        );
+        assert_eq!(buf.unwrap().to_vec(), data[..10]);
+    }
+}
+
+#[test]
+fn scatter_gather_segments() {
+    let (mut t, peers) = mesh(2, &lossless(), NetConfig::lossless(1));
+    for len in [30, 5000, 70_000] {
+        let data = pattern(2, len);
+        let (a, b) = data.split_at(len / 3);
+        let (b, c) = b.split_at(len / 3);
+        t.engines[0]
+            .isend(1, peers[0][1], &[a, b, &[], c], 1, 0, false)
+            .unwrap();
+        let segs = vec![vec![0; 7], vec![], vec![0; len / 2], vec![0; len]];
+        let r = t.engines[1]
+            .irecv(1, RecvBuf::Segments(segs), 1, u64::MAX, 0)
+            .unwrap();
+        let (st, buf) = wait_buf(&mut t, 1, r);
+        assert_eq!(st.xfer_len, len);
+        assert_eq!(buf.unwrap().to_vec()[..len], data[..]);
+    }
+}
+
+#[test]
+fn synchronous_send_completes_only_when_matched() {
+    for len in [8, 5000] {
+        let (mut t, peers) = mesh(2, &Config::default(), NetConfig::lossy(0.0, 1));
+        let s = t.engines[0]
+            .isend(t.now, peers[0][1], &[&pattern(3, len)], 3, 0, true)
+            .unwrap();
+        // Long enough for every frame to be delivered and acknowledged.
+        t.run_until(200_000_000, |_| false);
+        assert!(t.engines[0].test(s).unwrap().is_none());
+        assert_eq!(t.engines[1].unexpected_len(), 1);
+        let r = t.engines[1]
+            .irecv(t.now, RecvBuf::One(vec![0; len]), 3, u64::MAX, 0)
+            .unwrap();
+        assert_eq!(wait(&mut t, 1, r).code, Code::Success);
+        assert_eq!(wait(&mut t, 0, s).code, Code::Success);
+    }
+}
+
+#[test]
+fn probe_peek_test_any_cancel_forget() {
+    let (mut t, peers) = mesh(2, &lossless(), NetConfig::lossless(1));
+    let hello = t.engines[0]
+        .isend(1, peers[0][1], &[b"hello"], 0x77, 0, false)
+        .unwrap();
+    t.run_until(1_000_000, |_| false);
+    assert_eq!(wait(&mut t, 0, hello).code, Code::Success);
+    let st = t.engines[1].iprobe(0x70, 0xf0).unwrap().unwrap();
+    assert_eq!((st.match_info, st.msg_len), (0x77, 5));
+    assert!(t.engines[1].iprobe(0x60, 0xf0).unwrap().is_none());
+    // Cancel an unmatched receive: the buffer comes back.
+    let c = t.engines[1]
+        .irecv(1, RecvBuf::One(vec![1, 2, 3]), 0x99, u64::MAX, 0)
+        .unwrap();
+    assert_eq!(t.engines[1].cancel(c).unwrap(), RecvBuf::One(vec![1, 2, 3]));
+    // The probed message is received; ipeek sees it, test_any takes it.
+    let r = t.engines[1]
+        .irecv(1, RecvBuf::One(vec![0; 5]), 0x77, u64::MAX, 42)
+        .unwrap();
+    assert_eq!(t.engines[1].ipeek(), Some(r));
+    assert_eq!(t.engines[1].context(r).unwrap(), 42);
+    assert!(t.engines[1].test_any(0x8, 0x8).unwrap().is_none());
+    let (rr, st, _) = t.engines[1].test_any(0x7, 0xf).unwrap().unwrap();
+    assert_eq!((rr, st.context), (r, 42));
+    assert_eq!(t.engines[1].ipeek(), None);
+    // A forgotten request frees itself.
+    let s = t.engines[0]
+        .isend(1, peers[0][1], &[b"x"], 1, 0, false)
+        .unwrap();
+    t.engines[0].forget(s).unwrap();
+    t.run_until(1_000_000, |_| false);
+    assert_eq!(t.engines[0].ipeek(), None);
+    assert_eq!(t.engines[0].test(s), Err(Error::BadRequest));
+}
+
+#[test]
+fn unexpected_handler_sees_messages_first() {
+    let (mut t, peers) = mesh(2, &lossless(), NetConfig::lossless(1));
+    t.engines[1].set_unexpected_handler(Some(Box::new(|info| {
+        if info.match_info == 1 {
+            HandlerAction::Receive {
+                buf: RecvBuf::One(vec![0; info.msg_len]),
+                context: 11,
+            }
+        } else {
+            HandlerAction::Continue
+        }
+    })));
+    t.engines[0]
+        .isend(1, peers[0][1], &[b"one"], 1, 0, false)
+        .unwrap();
+    t.engines[0]
+        .isend(1, peers[0][1], &[b"two"], 2, 0, false)
+        .unwrap();
+    t.run_until(1_000_000, |_| false);
+    assert_eq!(t.engines[1].unexpected_len(), 1);
+    let (_, st, buf) = t.engines[1].test_any(0, 0).unwrap().unwrap();
+    assert_eq!((st.context, buf.unwrap().to_vec()), (11, b"one".to_vec()));
+}
+
+#[test]
+fn full_unexpected_queue_pushes_back_without_loss() {
+    for (cfg, net) in [
+        (
+            Config {
+                unexpected_max: 3,
+                ..lossless()
+            },
+            NetConfig::lossless(1),
+        ),
+        (
+            Config {
+                unexpected_max: 3,
+                ..Config::default()
+            },
+            NetConfig::lossy(0.05, 2),
+        ),
+    ] {
+        let (mut t, peers) = mesh(2, &cfg, net);
+        for i in 0..10u64 {
+            t.engines[0]
+                .isend(t.now, peers[0][1], &[&pattern(i, 50)], i, 0, false)
+                .unwrap();
+        }
+        t.run_until(100_000_000, |_| false);
+        assert_eq!(t.engines[1].unexpected_len(), 3);
+        assert!(t.engines[1].stats().busy > 0);
+        for i in 0..10u64 {
+            let now = t.now;
+            let r = t.engines[1]
+                .irecv(now, RecvBuf::One(vec![0; 50]), 0, 0, 0)
+                .unwrap();
+            let (st, buf) = wait_buf(&mut t, 1, r);
+            assert_eq!(st.match_info, i, "in order");
+            assert_eq!(buf.unwrap().to_vec(), pattern(i, 50));
+        }
+    }
+}
+
+#[test]
+fn silent_peer_becomes_unreachable() {
+    let cfg = Config {
+        request_timeout_ns: 100_000_000,
+        ..Config::default()
+    };
+    let (mut t, peers) = mesh(2, &cfg, NetConfig::lossy(0.0, 1));
+    // Engine 1 disappears: replace it with one that has another NIC id.
+    t.engines[1] = myrix_mx::Engine::new(cfg.clone(), nic(9), 0, KEY, 77);
+    let s = t.engines[0]
+        .isend(t.now, peers[0][1], &[b"lost"], 0, 0, false)
+        .unwrap();
+    assert_eq!(wait(&mut t, 0, s).code, Code::Unreachable);
+    assert!(t.engines[0].stats().retransmits > 0);
+}
+
+#[test]
+fn restarted_peer_resets_the_session() {
+    let cfg = Config::default();
+    let (mut t, peers) = mesh(2, &cfg, NetConfig::lossy(0.0, 1));
+    // Traffic in the first session moves the sequence numbers.
+    for i in 0..5u64 {
+        t.engines[0]
+            .isend(t.now, peers[0][1], &[b"a"], i, 0, false)
+            .unwrap();
+    }
+    t.run_until(10_000_000, |_| false);
+    // Engine 1 restarts with a new session and connects again.
+    t.engines[1] = myrix_mx::Engine::new(cfg.clone(), nic(1), 0, KEY, 0x2222);
+    let c = t.engines[1].iconnect(t.now, 0, nic(0), 0, KEY, 0).unwrap();
+    let p10 = wait(&mut t, 1, c).source;
+    let s = t.engines[1]
+        .isend(t.now, p10, &[b"new"], 9, 0, false)
+        .unwrap();
+    let r = t.engines[0]
+        .irecv(t.now, RecvBuf::One(vec![0; 3]), 9, u64::MAX, 0)
+        .unwrap();
+    let (st, buf) = wait_buf(&mut t, 0, r);
+    assert_eq!(
+        (st.code, buf.unwrap().to_vec()),
+        (Code::Success, b"new".to_vec())
+    );
+    assert_eq!(wait(&mut t, 1, s).code, Code::Success);
+    // And the old side can send to the new incarnation.
+    let s = t.engines[0]
+        .isend(t.now, peers[0][1], &[b"back"], 4, 0, false)
+        .unwrap();
+    let r = t.engines[1]
+        .irecv(t.now, RecvBuf::One(vec![0; 4]), 4, u64::MAX, 0)
+        .unwrap();
+    assert_eq!(wait(&mut t, 1, r).code, Code::Success);
+    assert_eq!(wait(&mut t, 0, s).code, Code::Success);
+}
+
+#[test]
+fn garbage_frames_are_counted_and_dropped() {
+    let (mut t, _) = mesh(2, &Config::default(), NetConfig::lossy(0.0, 1));
+    let before = t.engines[1].stats().bad_frames;
+    for junk in [
+        &b""[..],
+        b"\x01",
+        &[1u8; 19],
+        &[1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..],
+    ] {
+        assert_eq!(
+            t.engines[1].handle_frame(1, &0, junk),
+            myrix_mx::Handled::Dropped
+        );
+    }
+    assert_eq!(t.engines[1].stats().bad_frames, before + 4);
+}
