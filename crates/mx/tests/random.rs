@@ -71,6 +71,7 @@ fn length(rng: &mut ChaCha8Rng, exact: bool) -> usize {
     }
 }
 
+#[allow(clippy::type_complexity)]
 fn run(loss: f64, messages: usize, seed: u64) {
     let n = 3;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -237,7 +238,7 @@ fn run(loss: f64, messages: usize, seed: u64) {
                 }
             }
         }
-        if !t.step() && !(pending_recvs.is_empty() && pending_sends.is_empty()) {
+        if !(t.step() || pending_recvs.is_empty() && pending_sends.is_empty()) {
             panic!(
                 "network idle with {} receives and {} sends pending",
                 pending_recvs.len(),
