@@ -5,13 +5,18 @@
 //! * [`engine`] — the protocol engine, sans-IO: frames and time in, frames and timer
 //!   deadlines out. It never opens a socket, spawns a thread or reads a clock.
 //! * [`testnet`] — a deterministic in-memory lossy network that drives engines.
+//! * [`endpoint`] — the application's API: an engine driven over a transport.
+//! * [`transport`] — `self`, `shm` and `udp`.
 //! * [`addr`] — endpoint addresses and their printable form.
 
 pub mod addr;
+pub mod endpoint;
 pub mod engine;
 pub mod testnet;
+pub mod transport;
 
 pub use addr::{AddrError, EndpointAddr};
+pub use endpoint::{Completion, Endpoint, MxError, ProgressThread};
 pub use engine::{
     Code, Config, Engine, Error, Handled, HandlerAction, PeerId, RecvBuf, Request, Stats, Status,
     UnexpectedInfo,

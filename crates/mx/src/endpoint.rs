@@ -1,0 +1,432 @@
+//! The MX endpoint: the application's handle, an [`Engine`] driven over a [`Transport`].
+//!
+//! Progress happens inside the calls (as in Open-MX): every call first moves frames in
+//! and out and handles due timers. `wait` and friends spin-poll, because waking a blocked
+//! process costs more than the whole message on these machines. An optional progress
+//! thread ([`Endpoint::into_shared`]) keeps retransmission going while the application
+//! computes.
+//!
+//! ```no_run
+//! use myrix_mx::{Endpoint, RecvBuf};
+//! use std::time::Duration;
+//!
+//! let mut a = Endpoint::open("udp:127.0.0.1:0", 0, 42).unwrap();
+//! let mut b = Endpoint::open("udp:127.0.0.1:0", 0, 42).unwrap();
+//! // The address is printable: send it to the other process any way you like.
+//! let addr = b.addr().to_string();
+//! let peer = a.connect(&addr.parse().unwrap(), 42, Duration::from_secs(5)).unwrap();
+//! let r = b.irecv(RecvBuf::One(vec![0; 5]), 0x1234, u64::MAX, 0).unwrap();
+//! let s = a.isend(peer, &[b"hello"], 0x1234, 0).unwrap();
+//! a.wait(s, Duration::from_secs(5)).unwrap();
+//! let (status, buf) = b.wait(r, Duration::from_secs(5)).unwrap().unwrap();
+//! assert_eq!(status.xfer_len, 5);
+//! assert_eq!(buf.unwrap().to_vec(), b"hello");
+//! ```
+
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+
+use crate::addr::EndpointAddr;
+use crate::engine::{
+    self, Code, Config, Engine, PeerId, RecvBuf, Request, Stats, Status, UnexpectedHandler,
+};
+use crate::transport::{loopback::Loopback, shm::Shm, udp::Udp, Loc, Transport};
+
+/// Errors of the endpoint API.
+#[derive(Debug, thiserror::Error)]
+pub enum MxError {
+    #[error(transparent)]
+    Engine(#[from] engine::Error),
+    #[error("transport: {0}")]
+    Io(#[from] io::Error),
+    #[error("bad board {0:?}: expected self, shm, or udp:HOST:PORT")]
+    Board(String),
+    #[error("cannot reach {0}: the transport differs from this endpoint's")]
+    Transport(String),
+    #[error("connect to {addr} failed: {code:?}")]
+    Connect { addr: String, code: Code },
+    #[error("timed out")]
+    Timeout,
+}
+
+/// A completion: status, and the buffer of a receive.
+pub type Completion = (Status, Option<RecvBuf>);
+
+pub struct Endpoint {
+    engine: Engine<Loc>,
+    transport: Box<dyn Transport>,
+    addr: EndpointAddr,
+    epoch: Instant,
+    tx: Vec<u8>,
+    /// A frame the transport had no room for (a full ring): sent before any other.
+    stalled: Option<(Loc, usize)>,
+}
+
+/// This host's NIC id for shared memory: every endpoint on the host must agree on it.
+fn host_nic() -> u64 {
+    let id = std::fs::read_to_string("/etc/machine-id")
+        .or_else(|_| std::fs::read_to_string("/proc/sys/kernel/hostname"))
+        .unwrap_or_default();
+    // FNV-1a, folded to 48 bits, with the locally-administered bit set.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.trim().bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    ((h ^ (h >> 48)) & 0xfcff_ffff_ffff) | 0x0200_0000_0000
+}
+
+impl Endpoint {
+    /// Opens endpoint `id` on a board: `self`, `shm`, or `udp:HOST:PORT` (port 0 picks
+    /// one). Peers must present `key` to connect.
+    pub fn open(board: &str, id: u8, key: u32) -> Result<Endpoint, MxError> {
+        Self::open_with(board, id, key, Config::default())
+    }
+
+    /// As [`Endpoint::open`], with protocol parameters (the MTU and reliability are
+    /// taken from the transport).
+    pub fn open_with(board: &str, id: u8, key: u32, mut cfg: Config) -> Result<Endpoint, MxError> {
+        let session: u32 = rand::thread_rng().gen_range(1..=u32::MAX);
+        let (transport, nic): (Box<dyn Transport>, u64) = match board {
+            "self" | "self:" => (Box::new(Loopback::default()), host_nic()),
+            "shm" | "shm:" => {
+                let nic = host_nic();
+                (Box::new(Shm::open(nic, id)?), nic)
+            }
+            b if b.starts_with("udp:") => {
+                let t = Udp::bind(&b[4..], None)?;
+                // A NIC id per UDP endpoint: random, locally administered.
+                let nic = (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000;
+                (Box::new(t), nic)
+            }
+            _ => return Err(MxError::Board(board.to_string())),
+        };
+        cfg.mtu = transport.mtu();
+        cfg.reliable_transport = transport.reliable();
+        let addr = EndpointAddr {
+            nic,
+            endpoint: id,
+            session,
+            locator: transport.locator(),
+        };
+        let mtu = cfg.mtu;
+        Ok(Endpoint {
+            engine: Engine::new(cfg, nic, id, key, session),
+            transport,
+            addr,
+            epoch: Instant::now(),
+            tx: vec![0; mtu],
+            stalled: None,
+        })
+    }
+
+    /// This endpoint's address, to give to peers.
+    pub fn addr(&self) -> &EndpointAddr {
+        &self.addr
+    }
+
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64 + 1
+    }
+
+    /// Moves frames in and out and handles due timers. Returns frames received.
+    pub fn progress(&mut self) -> Result<usize, MxError> {
+        let now = self.now();
+        let engine = &mut self.engine;
+        let n = self
+            .transport
+            .poll_recv(64, &mut |from, frame| engine.handle_frame(now, from, frame))?;
+        if self.engine.poll_timeout().is_some_and(|t| t <= now) {
+            self.engine.handle_timeout(now);
+        }
+        self.flush(now)?;
+        Ok(n)
+    }
+
+    fn flush(&mut self, now: u64) -> Result<(), MxError> {
+        if let Some((loc, n)) = self.stalled.take() {
+            if !self.transport.send(&loc, &self.tx[..n])? {
+                self.stalled = Some((loc, n));
+                return Ok(());
+            }
+        }
+        while let Some((loc, n)) = self.engine.poll_transmit(now, &mut self.tx) {
+            if !self.transport.send(&loc, &self.tx[..n])? {
+                self.stalled = Some((loc, n));
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts connecting to a peer; the request completes with the peer's id in
+    /// [`Status::source`] once it accepted our key.
+    pub fn iconnect(&mut self, peer: &EndpointAddr, key: u32) -> Result<Request, MxError> {
+        if peer.transport() != self.addr.transport() {
+            return Err(MxError::Transport(peer.to_string()));
+        }
+        let loc = self.transport.resolve(peer.location(), peer.endpoint)?;
+        let now = self.now();
+        let r = self
+            .engine
+            .iconnect(now, loc, peer.nic, peer.endpoint, key, 0)?;
+        self.flush(now)?;
+        Ok(r)
+    }
+
+    /// Connects to a peer; returns its id once it accepted our key.
+    pub fn connect(
+        &mut self,
+        peer: &EndpointAddr,
+        key: u32,
+        timeout: Duration,
+    ) -> Result<PeerId, MxError> {
+        let r = self.iconnect(peer, key)?;
+        match self.wait(r, timeout)? {
+            Some((st, _)) => Self::connected(peer, st),
+            None => Err(MxError::Timeout),
+        }
+    }
+
+    /// The peer id from a completed connect request, or why it failed.
+    pub fn connected(peer: &EndpointAddr, st: Status) -> Result<PeerId, MxError> {
+        if st.code == Code::Success {
+            Ok(st.source)
+        } else {
+            Err(MxError::Connect {
+                addr: peer.to_string(),
+                code: st.code,
+            })
+        }
+    }
+
+    pub fn isend(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        context: u64,
+    ) -> Result<Request, MxError> {
+        let now = self.now();
+        let r = self
+            .engine
+            .isend(now, peer, segments, match_info, context, false)?;
+        self.flush(now)?;
+        Ok(r)
+    }
+
+    /// Synchronous send: completes once the receiver matched it.
+    pub fn issend(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        context: u64,
+    ) -> Result<Request, MxError> {
+        let now = self.now();
+        let r = self
+            .engine
+            .isend(now, peer, segments, match_info, context, true)?;
+        self.flush(now)?;
+        Ok(r)
+    }
+
+    /// Sends a buffer the endpoint takes over (no copy).
+    pub fn isend_vec(
+        &mut self,
+        peer: PeerId,
+        data: Vec<u8>,
+        match_info: u64,
+        context: u64,
+    ) -> Result<Request, MxError> {
+        let now = self.now();
+        let r = self
+            .engine
+            .isend_vec(now, peer, data, match_info, context, false)?;
+        self.flush(now)?;
+        Ok(r)
+    }
+
+    pub fn irecv(
+        &mut self,
+        buf: RecvBuf,
+        match_info: u64,
+        mask: u64,
+        context: u64,
+    ) -> Result<Request, MxError> {
+        let now = self.now();
+        let r = self.engine.irecv(now, buf, match_info, mask, context)?;
+        self.flush(now)?;
+        Ok(r)
+    }
+
+    /// Completion of a request, if it completed; the request is released.
+    pub fn test(&mut self, r: Request) -> Result<Option<Completion>, MxError> {
+        if let Some(c) = self.engine.test(r)? {
+            return Ok(Some(c));
+        }
+        self.progress()?;
+        Ok(self.engine.test(r)?)
+    }
+
+    /// Waits up to `timeout` for a request; `None` on timeout (the request stays valid).
+    pub fn wait(&mut self, r: Request, timeout: Duration) -> Result<Option<Completion>, MxError> {
+        let end = Instant::now() + timeout;
+        let mut spins = 0u32;
+        loop {
+            if let Some(c) = self.engine.test(r)? {
+                return Ok(Some(c));
+            }
+            self.progress()?;
+            spins = spins.wrapping_add(1);
+            if spins % 1024 == 0 && Instant::now() >= end {
+                return Ok(self.engine.test(r)?);
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Any completed request whose match info agrees under `mask`.
+    pub fn test_any(
+        &mut self,
+        match_info: u64,
+        mask: u64,
+    ) -> Result<Option<(Request, Status, Option<RecvBuf>)>, MxError> {
+        self.progress()?;
+        Ok(self.engine.test_any(match_info, mask)?)
+    }
+
+    pub fn wait_any(
+        &mut self,
+        match_info: u64,
+        mask: u64,
+        timeout: Duration,
+    ) -> Result<Option<(Request, Status, Option<RecvBuf>)>, MxError> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Some(x) = self.test_any(match_info, mask)? {
+                return Ok(Some(x));
+            }
+            if Instant::now() >= end {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The first completed request, without releasing it.
+    pub fn ipeek(&mut self) -> Result<Option<Request>, MxError> {
+        self.progress()?;
+        Ok(self.engine.ipeek())
+    }
+
+    pub fn peek(&mut self, timeout: Duration) -> Result<Option<Request>, MxError> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Some(r) = self.ipeek()? {
+                return Ok(Some(r));
+            }
+            if Instant::now() >= end {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// An unexpected message matching, without receiving it.
+    pub fn iprobe(&mut self, match_info: u64, mask: u64) -> Result<Option<Status>, MxError> {
+        self.progress()?;
+        Ok(self.engine.iprobe(match_info, mask)?)
+    }
+
+    pub fn probe(
+        &mut self,
+        match_info: u64,
+        mask: u64,
+        timeout: Duration,
+    ) -> Result<Option<Status>, MxError> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.iprobe(match_info, mask)? {
+                return Ok(Some(s));
+            }
+            if Instant::now() >= end {
+                return Ok(None);
+            }
+        }
+    }
+
+    pub fn cancel(&mut self, r: Request) -> Result<RecvBuf, MxError> {
+        Ok(self.engine.cancel(r)?)
+    }
+
+    pub fn forget(&mut self, r: Request) -> Result<(), MxError> {
+        Ok(self.engine.forget(r)?)
+    }
+
+    pub fn context(&self, r: Request) -> Result<u64, MxError> {
+        Ok(self.engine.context(r)?)
+    }
+
+    pub fn set_unexpected_handler(&mut self, h: Option<UnexpectedHandler>) {
+        self.engine.set_unexpected_handler(h);
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.engine.stats()
+    }
+
+    /// Waits until every frame was sent and acknowledged, so the endpoint can close
+    /// without its peer missing the last acknowledgements.
+    pub fn flush_all(&mut self, timeout: Duration) -> Result<bool, MxError> {
+        let end = Instant::now() + timeout;
+        loop {
+            self.progress()?;
+            if self.engine.idle() && self.stalled.is_none() {
+                return Ok(true);
+            }
+            if Instant::now() >= end {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Shares the endpoint with a progress thread that polls it every `interval` while the
+    /// application does not; lock the returned mutex to use the endpoint.
+    pub fn into_shared(self, interval: Duration) -> (Arc<Mutex<Endpoint>>, ProgressThread) {
+        let shared = Arc::new(Mutex::new(self));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (s2, st2) = (shared.clone(), stop.clone());
+        let handle = std::thread::spawn(move || {
+            while !st2.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(mut ep) = s2.try_lock() {
+                    let _ = ep.progress();
+                }
+                std::thread::sleep(interval);
+            }
+        });
+        (
+            shared,
+            ProgressThread {
+                stop,
+                handle: Some(handle),
+            },
+        )
+    }
+}
+
+/// Stops the progress thread when dropped.
+pub struct ProgressThread {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for ProgressThread {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

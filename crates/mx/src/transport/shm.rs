@@ -1,0 +1,387 @@
+//! `shm:NAME` — endpoints in processes on one host, through lock-free rings in shared
+//! memory. Written by hand: no crate offers a cross-process SPSC ring over a mapped file.
+//!
+//! Each endpoint owns a segment, the file `/dev/shm/myrix-NIC-EP`, holding [`RINGS`]
+//! inbound rings. A sender attaches to the receiver's segment and claims one ring (a
+//! compare-and-swap on the ring's claimant word); from then on the ring is
+//! single-producer, single-consumer. Each slot carries a sequence word (the bounded-queue
+//! scheme of D. Vyukov): the producer of position `p` waits for `seq == p`, writes the
+//! frame, publishes `seq = p + 1`; the consumer waits for `seq == p + 1`, reads, and frees
+//! the slot with `seq = p + SLOTS`. Only the slot's cache lines move between cores; no
+//! system call on the fast path.
+//!
+//! Clean-up: the owner unlinks its segment when the endpoint is dropped. A process that
+//! crashed leaves its file behind; the next endpoint opened on the host removes every
+//! segment whose owner process is gone, and a ring claimed by a dead sender is reset by
+//! its owner, so a restarted process opens its endpoint again.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use memmap2::MmapMut;
+
+use super::{Loc, Transport};
+use crate::engine::Handled;
+
+/// Inbound rings per endpoint: how many peers can send to it at once.
+pub const RINGS: usize = 16;
+/// Slots per ring.
+pub const SLOTS: usize = 64;
+/// Bytes per slot: sequence word, length, frame.
+pub const SLOT_BYTES: usize = 8256;
+const SLOT_HEAD: usize = 16;
+/// Largest frame a slot holds.
+pub const MTU: usize = SLOT_BYTES - SLOT_HEAD;
+
+const MAGIC: u64 = 0x6d79_7269_785f_7368; // "myrix_sh"
+const HEADER_BYTES: usize = 4096;
+const RING_HEAD: usize = 128;
+const RING_BYTES: usize = RING_HEAD + SLOTS * SLOT_BYTES;
+const SEGMENT_BYTES: usize = HEADER_BYTES + RINGS * RING_BYTES;
+
+// Header fields.
+const H_MAGIC: usize = 0;
+const H_PID: usize = 8;
+const H_READY: usize = 12;
+
+fn dir() -> PathBuf {
+    std::env::var_os("MYRIX_SHM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/dev/shm"))
+}
+
+/// The segment file name of endpoint `ep` on board `nic`.
+pub fn segment_name(nic: u64, ep: u8) -> String {
+    format!("myrix-{nic:012x}-{ep}")
+}
+
+fn pid_alive(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// A mapped segment.
+struct Segment {
+    map: MmapMut,
+    _file: File,
+}
+
+// SAFETY: the mapping is plain shared memory; every access to words other processes
+// write goes through atomics, and the struct is only used by one thread at a time.
+unsafe impl Send for Segment {}
+
+impl Segment {
+    fn base(&self) -> *mut u8 {
+        self.map.as_ptr() as *mut u8
+    }
+    fn atomic64(&self, off: usize) -> &AtomicU64 {
+        debug_assert!(off % 8 == 0 && off + 8 <= self.map.len());
+        // SAFETY: in bounds (checked above), 8-aligned (the mapping is page-aligned and
+        // every offset used is a multiple of 8), and only ever accessed atomically.
+        unsafe { AtomicU64::from_ptr(self.base().add(off) as *mut u64) }
+    }
+    fn atomic32(&self, off: usize) -> &AtomicU32 {
+        debug_assert!(off % 4 == 0 && off + 4 <= self.map.len());
+        // SAFETY: as for `atomic64`, with 4-byte alignment.
+        unsafe { AtomicU32::from_ptr(self.base().add(off) as *mut u32) }
+    }
+    fn ring(r: usize) -> usize {
+        HEADER_BYTES + r * RING_BYTES
+    }
+    fn slot(r: usize, s: usize) -> usize {
+        Self::ring(r) + RING_HEAD + s * SLOT_BYTES
+    }
+    fn claimant(&self, r: usize) -> &AtomicU64 {
+        self.atomic64(Self::ring(r))
+    }
+    fn seq(&self, r: usize, s: usize) -> &AtomicU64 {
+        self.atomic64(Self::slot(r, s))
+    }
+    /// Puts every slot of ring `r` back to its initial sequence.
+    fn init_ring(&self, r: usize) {
+        for s in 0..SLOTS {
+            self.seq(r, s).store(s as u64, Ordering::Relaxed);
+        }
+    }
+    fn open(path: &PathBuf, create: bool) -> io::Result<Segment> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(create)
+            .open(path)?;
+        if create {
+            file.set_len(SEGMENT_BYTES as u64)?;
+        } else if file.metadata()?.len() != SEGMENT_BYTES as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{} is not a myrix segment", path.display()),
+            ));
+        }
+        // SAFETY: the file is ours or another myrix endpoint's; it may change under us,
+        // which is why every shared word is read and written atomically and every
+        // length read from it is bounds-checked before use.
+        let map = unsafe { MmapMut::map_mut(&file)? };
+        Ok(Segment { map, _file: file })
+    }
+}
+
+/// Removes segments whose owner process no longer exists.
+fn reap_stale() {
+    let Ok(entries) = std::fs::read_dir(dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with("myrix-") {
+            continue;
+        }
+        let path = e.path();
+        if let Ok(seg) = Segment::open(&path, false) {
+            let magic = seg.atomic64(H_MAGIC).load(Ordering::Acquire);
+            let pid = seg.atomic32(H_PID).load(Ordering::Acquire);
+            let ready = seg.atomic32(H_READY).load(Ordering::Acquire);
+            if magic == MAGIC && ready == 1 && !pid_alive(pid) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+}
+
+/// A sender's attachment to a peer's segment.
+struct Outbound {
+    seg: Segment,
+    ring: usize,
+    pos: u64,
+    /// Inode of the segment file: a restarted peer has a new one.
+    ino: u64,
+}
+
+pub struct Shm {
+    nic: u64,
+    ep: u8,
+    path: PathBuf,
+    own: Segment,
+    /// Per inbound ring: consumer position and the claimant's endpoint, when claimed.
+    inbound: [(u64, Option<u8>); RINGS],
+    /// Claimant words as last seen, to notice new and dead senders.
+    claims: [u64; RINGS],
+    polls: u32,
+    out: Vec<Option<Outbound>>,
+    pid: u32,
+}
+
+fn claim_word(pid: u32, ep: u8) -> u64 {
+    ((pid as u64) << 16) | ((ep as u64) << 8) | 1
+}
+
+impl Shm {
+    /// Opens endpoint `ep` of board `nic`. Fails if a live process holds it.
+    pub fn open(nic: u64, ep: u8) -> io::Result<Shm> {
+        reap_stale();
+        let path = dir().join(segment_name(nic, ep));
+        let own = match Segment::open(&path, true) {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!(
+                        "endpoint {ep} is open in another process ({})",
+                        path.display()
+                    ),
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        let pid = std::process::id();
+        for r in 0..RINGS {
+            own.init_ring(r);
+            own.claimant(r).store(0, Ordering::Relaxed);
+        }
+        own.atomic64(H_MAGIC).store(MAGIC, Ordering::Relaxed);
+        own.atomic32(H_PID).store(pid, Ordering::Relaxed);
+        own.atomic32(H_READY).store(1, Ordering::Release);
+        Ok(Shm {
+            nic,
+            ep,
+            path,
+            own,
+            inbound: [(0, None); RINGS],
+            claims: [0; RINGS],
+            polls: 0,
+            out: (0..256).map(|_| None).collect(),
+            pid,
+        })
+    }
+
+    fn attach(&mut self, ep: u8) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let path = dir().join(segment_name(self.nic, ep));
+        let ino = std::fs::metadata(&path)?.ino();
+        if self.out[ep as usize].as_ref().is_some_and(|o| o.ino == ino) {
+            return Ok(());
+        }
+        let seg = Segment::open(&path, false)?;
+        if seg.atomic64(H_MAGIC).load(Ordering::Acquire) != MAGIC
+            || seg.atomic32(H_READY).load(Ordering::Acquire) != 1
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                format!("{} is not ready", path.display()),
+            ));
+        }
+        let me = claim_word(self.pid, self.ep);
+        // Our own earlier claim (reconnect), else a free ring.
+        let ring = (0..RINGS)
+            .find(|&r| seg.claimant(r).load(Ordering::Acquire) == me)
+            .or_else(|| {
+                (0..RINGS).find(|&r| {
+                    seg.claimant(r)
+                        .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                })
+            })
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::ConnectionRefused,
+                    format!("endpoint {ep} has all {RINGS} rings taken"),
+                )
+            })?;
+        self.out[ep as usize] = Some(Outbound {
+            seg,
+            ring,
+            pos: 0,
+            ino,
+        });
+        Ok(())
+    }
+
+    /// Notices newly claimed rings and resets rings of senders that died.
+    fn refresh_claims(&mut self) {
+        for r in 0..RINGS {
+            let w = self.own.claimant(r).load(Ordering::Acquire);
+            if w == self.claims[r] {
+                continue;
+            }
+            self.claims[r] = w;
+            self.inbound[r] = (0, (w != 0).then_some((w >> 8) as u8));
+        }
+        for r in 0..RINGS {
+            let w = self.claims[r];
+            if w != 0 && !pid_alive((w >> 16) as u32) {
+                self.own.init_ring(r);
+                self.own.claimant(r).store(0, Ordering::Release);
+                self.claims[r] = 0;
+                self.inbound[r] = (0, None);
+            }
+        }
+    }
+}
+
+impl Drop for Shm {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Transport for Shm {
+    fn locator(&self) -> String {
+        format!("shm:{}", segment_name(self.nic, self.ep))
+    }
+    fn mtu(&self) -> usize {
+        MTU
+    }
+    fn reliable(&self) -> bool {
+        true
+    }
+    fn resolve(&mut self, location: &str, endpoint: u8) -> io::Result<Loc> {
+        if location != segment_name(self.nic, endpoint) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("shared-memory segment {location:?} is not on this host"),
+            ));
+        }
+        self.attach(endpoint)?;
+        Ok(Loc::Shm(endpoint))
+    }
+    fn send(&mut self, to: &Loc, frame: &[u8]) -> io::Result<bool> {
+        let Loc::Shm(ep) = *to else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a shared-memory location",
+            ));
+        };
+        if frame.len() > MTU {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame too long",
+            ));
+        }
+        if self.out[ep as usize].is_none() {
+            // A peer that connected to us: attach to its segment to answer.
+            self.attach(ep)?;
+        }
+        let o = self.out[ep as usize].as_mut().expect("attached");
+        let s = (o.pos % SLOTS as u64) as usize;
+        if o.seg.seq(o.ring, s).load(Ordering::Acquire) != o.pos {
+            return Ok(false);
+        }
+        let off = Segment::slot(o.ring, s);
+        // SAFETY: the slot is ours until we publish it (its sequence says the consumer
+        // freed it), and `frame` fits in it (checked above).
+        unsafe {
+            let p = o.seg.base().add(off);
+            (p.add(8) as *mut u32).write_volatile(frame.len() as u32);
+            std::ptr::copy_nonoverlapping(frame.as_ptr(), p.add(SLOT_HEAD), frame.len());
+        }
+        o.seg.seq(o.ring, s).store(o.pos + 1, Ordering::Release);
+        o.pos += 1;
+        Ok(true)
+    }
+    fn poll_recv(
+        &mut self,
+        max: usize,
+        deliver: &mut dyn FnMut(&Loc, &[u8]) -> Handled,
+    ) -> io::Result<usize> {
+        self.polls = self.polls.wrapping_add(1);
+        let mut n = 0;
+        for r in 0..RINGS {
+            let (mut pos, Some(ep)) = self.inbound[r] else {
+                continue;
+            };
+            while n < max {
+                let s = (pos % SLOTS as u64) as usize;
+                if self.own.seq(r, s).load(Ordering::Acquire) != pos + 1 {
+                    break;
+                }
+                let off = Segment::slot(r, s);
+                // SAFETY: the producer published the slot (Acquire above) and does not
+                // touch it until we free it; the length is clamped to the slot.
+                let frame = unsafe {
+                    let p = self.own.base().add(off);
+                    let len = ((p.add(8) as *const u32).read_volatile() as usize).min(MTU);
+                    std::slice::from_raw_parts(p.add(SLOT_HEAD), len)
+                };
+                n += 1;
+                if deliver(&Loc::Shm(ep), frame) == Handled::Busy {
+                    break;
+                }
+                self.own
+                    .seq(r, s)
+                    .store(pos + SLOTS as u64, Ordering::Release);
+                pos += 1;
+            }
+            self.inbound[r].0 = pos;
+        }
+        if n == 0 && self.polls % 64 == 0 || self.polls % 4096 == 0 {
+            self.refresh_claims();
+        }
+        Ok(n)
+    }
+}

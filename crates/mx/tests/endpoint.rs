@@ -1,0 +1,141 @@
+//! The endpoint API over the real transports, two endpoints in one process.
+
+use std::time::Duration;
+
+use myrix_mx::{Code, Endpoint, MxError, RecvBuf};
+
+const T: Duration = Duration::from_secs(20);
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 13 + len) as u8).collect()
+}
+
+/// Every message class both ways between `a` and `b`.
+fn exchange(mut a: Endpoint, mut b: Endpoint) {
+    let ca = a.iconnect(&b.addr().clone(), 7).unwrap();
+    let cb = b.iconnect(&a.addr().clone(), 7).unwrap();
+    let (mut pa, mut pb) = (None, None);
+    while pa.is_none() || pb.is_none() {
+        if pa.is_none() {
+            pa = a.test(ca).unwrap().map(|c| c.0.source);
+        }
+        if pb.is_none() {
+            pb = b.test(cb).unwrap().map(|c| c.0.source);
+        }
+    }
+    let (pa, pb) = (pa.unwrap(), pb.unwrap());
+    for len in [
+        0,
+        8,
+        32,
+        100,
+        128,
+        129,
+        5000,
+        32 * 1024,
+        32 * 1024 + 1,
+        1 << 20,
+    ] {
+        let data = pattern(len);
+        let r = b
+            .irecv(RecvBuf::One(vec![0; len]), len as u64, u64::MAX, 0)
+            .unwrap();
+        let s = a.isend(pa, &[&data], len as u64, 0).unwrap();
+        // Both sides must progress: run them alternately.
+        let mut done_s = None;
+        let mut done_r = None;
+        let start = std::time::Instant::now();
+        while done_s.is_none() || done_r.is_none() {
+            assert!(start.elapsed() < T, "len {len} stuck");
+            if done_s.is_none() {
+                done_s = a.test(s).unwrap();
+            }
+            if done_r.is_none() {
+                done_r = b.test(r).unwrap();
+            } else {
+                // The receiver keeps acknowledging.
+                b.progress().unwrap();
+            }
+        }
+        let (st, buf) = done_r.unwrap();
+        assert_eq!((st.code, st.xfer_len, st.source), (Code::Success, len, pb));
+        assert_eq!(buf.unwrap().to_vec(), data, "len {len}");
+        assert_eq!(done_s.unwrap().0.code, Code::Success);
+    }
+}
+
+#[test]
+fn udp_ipv4() {
+    exchange(
+        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
+        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
+    );
+}
+
+#[test]
+fn udp_ipv6() {
+    let Ok(a) = Endpoint::open("udp:[::1]:0", 1, 7) else {
+        eprintln!("skipped: no IPv6 loopback here");
+        return;
+    };
+    exchange(a, Endpoint::open("udp:[::1]:0", 2, 7).unwrap());
+}
+
+#[test]
+fn shared_memory() {
+    exchange(
+        Endpoint::open("shm", 201, 7).unwrap(),
+        Endpoint::open("shm", 202, 7).unwrap(),
+    );
+}
+
+#[test]
+fn an_endpoint_to_itself() {
+    let mut a = Endpoint::open("self", 0, 7).unwrap();
+    let me = a.connect(&a.addr().clone(), 7, T).unwrap();
+    for len in [3, 4000, 100_000] {
+        let r = a.irecv(RecvBuf::One(vec![0; len]), 1, u64::MAX, 0).unwrap();
+        let s = a.isend(me, &[&pattern(len)], 1, 0).unwrap();
+        let (st, buf) = a.wait(r, T).unwrap().unwrap();
+        assert_eq!(st.xfer_len, len);
+        assert_eq!(buf.unwrap().to_vec(), pattern(len));
+        assert!(a.wait(s, T).unwrap().is_some());
+    }
+}
+
+#[test]
+fn shm_endpoint_in_use_and_reopened() {
+    let a = Endpoint::open("shm", 203, 7).unwrap();
+    let e = Endpoint::open("shm", 203, 7).err().unwrap();
+    assert!(e.to_string().contains("open in another process"), "{e}");
+    drop(a);
+    // Closed: the id is free again.
+    Endpoint::open("shm", 203, 7).unwrap();
+}
+
+#[test]
+fn bad_key_bad_board_bad_address() {
+    let mut a = Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap();
+    let mut b = Endpoint::open("udp:127.0.0.1:0", 1, 8).unwrap();
+    // b must progress to answer: a connect from a thread-free test needs both polled.
+    let addr = b.addr().clone();
+    let h = std::thread::spawn(move || {
+        for _ in 0..200_000 {
+            let _ = b.progress();
+        }
+    });
+    match a.connect(&addr, 7, T) {
+        Err(MxError::Connect { code, .. }) => assert_eq!(code, Code::BadKey),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    h.join().unwrap();
+    assert!(matches!(
+        Endpoint::open("tcp:1.2.3.4:5", 0, 0),
+        Err(MxError::Board(_))
+    ));
+    let shm = Endpoint::open("shm", 204, 7).unwrap();
+    assert!(matches!(
+        a.connect(shm.addr(), 7, T),
+        Err(MxError::Transport(_))
+    ));
+}
