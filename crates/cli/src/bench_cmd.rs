@@ -14,6 +14,10 @@ use std::time::Instant;
 pub enum BenchCmd {
     /// Simulator speed on irregular networks of several sizes.
     Sim(SimBenchArgs),
+    /// MX ping-pong between two processes: one-way latency and bandwidth per length.
+    Pingpong(crate::mxbench_cmd::MxBenchArgs),
+    /// MX streaming between two processes: windows of messages, then an ack.
+    Stream(crate::mxbench_cmd::MxBenchArgs),
 }
 
 #[derive(Args)]
@@ -63,7 +67,13 @@ fn peak_rss_mib() -> Option<f64> {
 }
 
 pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
-    let BenchCmd::Sim(a) = cmd;
+    let a = match cmd {
+        BenchCmd::Sim(a) => a,
+        BenchCmd::Pingpong(a) => {
+            return crate::mxbench_cmd::run(crate::mxbench_cmd::Mode::Pingpong, a)
+        }
+        BenchCmd::Stream(a) => return crate::mxbench_cmd::run(crate::mxbench_cmd::Mode::Stream, a),
+    };
     let sizes: Vec<usize> = list(&a.sizes, "--sizes")?;
     let loads: Vec<f64> = list(&a.loads, "--loads")?;
     if sizes.iter().any(|&n| n == 0 || n > 4096) {

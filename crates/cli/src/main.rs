@@ -19,6 +19,7 @@ mod bench_cmd;
 mod experiment_cmd;
 mod link_cmd;
 mod map_cmd;
+mod mxbench_cmd;
 mod packet_cmd;
 mod plot;
 mod routes_cmd;

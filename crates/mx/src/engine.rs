@@ -642,10 +642,12 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// True when nothing waits to be sent or acknowledged.
     pub fn idle(&self) -> bool {
         self.txq.is_empty()
-            && self
-                .peers
-                .iter()
-                .all(|p| p.unacked.is_empty() && p.waiting.is_empty() && !p.ack_queued)
+            && self.peers.iter().all(|p| {
+                p.unacked.is_empty()
+                    && p.waiting.is_empty()
+                    && !p.ack_queued
+                    && p.ack_deadline.is_none()
+            })
     }
 
     // ---------------------------------------------------------------- requests
@@ -686,6 +688,12 @@ impl<L: Clone + PartialEq> Engine<L> {
             .filter(|x| x.gen == r.gen() && x.state != ReqState::Free)
     }
 
+    /// Whether a spent buffer goes back to the pool: a few, and not huge, so a burst of
+    /// large messages does not pin memory for ever.
+    fn keep(&self, v: &Vec<u8>) -> bool {
+        v.capacity() <= 4 << 20 && self.pool.len() < 16
+    }
+
     fn free(&mut self, h: u32) -> Option<RecvBuf> {
         let idx = Request(h).index();
         let r = &mut self.reqs[idx];
@@ -693,7 +701,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.pull = None;
         let mut data = std::mem::take(&mut r.data);
         let recv = r.recv.take();
-        if data.capacity() > 0 && data.capacity() <= 1 << 16 && self.pool.len() < 64 {
+        if data.capacity() > 0 && self.keep(&data) {
             data.clear();
             self.pool.push(data);
         }
@@ -712,7 +720,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             // The message is no longer needed.
             let mut data = std::mem::take(&mut r.data);
             data.clear();
-            if data.capacity() <= 1 << 16 && self.pool.len() < 64 {
+            if self.keep(&data) {
                 self.pool.push(data);
             }
         }
@@ -1058,7 +1066,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
         let mut data = u.data;
         data.clear();
-        if data.capacity() <= 1 << 16 && self.pool.len() < 64 {
+        if self.keep(&data) {
             self.pool.push(data);
         }
         if u.received == u.msg_len {
@@ -1190,6 +1198,9 @@ impl<L: Clone + PartialEq> Engine<L> {
     }
 
     fn drain_early(&mut self, now: u64, peer: u16) {
+        if self.peers[peer as usize].early.is_empty() {
+            return;
+        }
         loop {
             let p = &mut self.peers[peer as usize];
             let next = p.rx_next;

@@ -16,7 +16,7 @@ pub mod testnet;
 pub mod transport;
 
 pub use addr::{AddrError, EndpointAddr};
-pub use endpoint::{Completion, Endpoint, MxError, ProgressThread};
+pub use endpoint::{pin_to_cpu, Completion, Endpoint, MxError, ProgressThread};
 pub use engine::{
     Code, Config, Engine, Error, Handled, HandlerAction, PeerId, RecvBuf, Request, Stats, Status,
     UnexpectedInfo,

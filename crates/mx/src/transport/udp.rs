@@ -113,6 +113,12 @@ impl Transport for Udp {
                 Ok((len, from)) => {
                     n += 1;
                     let _ = deliver(&Loc::Udp(from), &self.buf[..len]);
+                    // Return at once: asking again would most often cost a whole
+                    // system call just to learn the socket is empty, on the critical
+                    // path of a ping-pong. The caller polls again anyway.
+                    if len < self.mtu {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e)
