@@ -713,3 +713,58 @@ fn map_discovers_the_network_it_is_given() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `myrix bench pingpong|stream` with neither --server nor --client spawns the server.
+#[test]
+fn bench_pingpong_and_stream_spawn_their_server_and_verify() {
+    for transport in ["shm", "udp"] {
+        for mode in ["pingpong", "stream"] {
+            let o = myrix(
+                &[
+                    "bench",
+                    mode,
+                    "--transport",
+                    transport,
+                    "--verify",
+                    "--start",
+                    "0",
+                    "--end",
+                    "300000",
+                    "--increment",
+                    "60000",
+                    "--iterations",
+                    "6",
+                    "--warmup",
+                    "1",
+                    "--window",
+                    "4",
+                    "--format",
+                    "json",
+                ],
+                b"",
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "{transport} {mode}: {err}");
+            let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let lens: Vec<u64> = rows
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["length"].as_u64().unwrap())
+                .collect();
+            assert_eq!(lens, [0, 60000, 120000, 180000, 240000, 300000]);
+        }
+    }
+}
+
+#[test]
+fn bench_rejects_bad_arguments_with_one_line() {
+    let o = myrix(&["bench", "pingpong", "--start", "10", "--end", "5"], b"");
+    assert_one_error(&o, 2, "--start 10 is above --end 5");
+    let o = myrix(&["bench", "pingpong", "--multiplier", "1"], b"");
+    assert_one_error(&o, 2, "--multiplier must be at least 2");
+    let o = myrix(&["bench", "pingpong", "--client", "nonsense"], b"");
+    assert_one_error(&o, 2, "bad endpoint address");
+    let o = myrix(&["bench", "stream", "--cpu", "x"], b"");
+    assert_one_error(&o, 2, "--cpu 'x'");
+}

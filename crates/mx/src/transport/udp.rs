@@ -87,14 +87,15 @@ impl Transport for Udp {
         };
         match self.sock.send_to(frame, sa) {
             Ok(_) => Ok(true),
-            // A full socket buffer or an ICMP error from an earlier datagram: the frame
-            // is lost like any other, and the engine resends.
+            // A full socket buffer, an ICMP error from an earlier datagram, a firewall
+            // dropping it: the frame is lost like any other, and the engine resends.
             Err(e)
                 if matches!(
                     e.kind(),
                     io::ErrorKind::WouldBlock
                         | io::ErrorKind::ConnectionRefused
                         | io::ErrorKind::ConnectionReset
+                        | io::ErrorKind::PermissionDenied
                 ) =>
             {
                 Ok(true)
