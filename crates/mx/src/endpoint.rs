@@ -6,21 +6,26 @@
 //! thread ([`Endpoint::into_shared`]) keeps retransmission going while the application
 //! computes.
 //!
-//! ```no_run
-//! use myrix_mx::{Endpoint, RecvBuf};
+//! ```
+//! use myrix_mx::{Endpoint, MxError, RecvBuf};
 //! use std::time::Duration;
 //!
-//! let mut a = Endpoint::open("udp:127.0.0.1:0", 0, 42).unwrap();
-//! let mut b = Endpoint::open("udp:127.0.0.1:0", 0, 42).unwrap();
-//! // The address is printable: send it to the other process any way you like.
-//! let addr = b.addr().to_string();
-//! let peer = a.connect(&addr.parse().unwrap(), 42, Duration::from_secs(5)).unwrap();
-//! let r = b.irecv(RecvBuf::One(vec![0; 5]), 0x1234, u64::MAX, 0).unwrap();
-//! let s = a.isend(peer, &[b"hello"], 0x1234, 0).unwrap();
-//! a.wait(s, Duration::from_secs(5)).unwrap();
-//! let (status, buf) = b.wait(r, Duration::from_secs(5)).unwrap().unwrap();
-//! assert_eq!(status.xfer_len, 5);
-//! assert_eq!(buf.unwrap().to_vec(), b"hello");
+//! let t = Duration::from_secs(5);
+//! let mut server = Endpoint::open("udp:127.0.0.1:0", 0, 42)?;
+//! let addr = server.addr().to_string(); // give this text to the other process
+//! let server = std::thread::spawn(move || -> Result<Vec<u8>, MxError> {
+//!     let r = server.irecv(RecvBuf::One(vec![0; 5]), 0x1234, u64::MAX, 0)?;
+//!     let (status, buf) = server.wait(r, t)?.expect("a message within 5 s");
+//!     assert_eq!((status.msg_len, status.xfer_len), (5, 5));
+//!     server.flush_all(t)?; // let the last acknowledgement out before closing
+//!     Ok(buf.expect("a receive has a buffer").to_vec())
+//! });
+//! let mut client = Endpoint::open("udp:127.0.0.1:0", 0, 42)?;
+//! let peer = client.connect(&addr.parse().unwrap(), 42, t)?;
+//! let s = client.isend(peer, &[b"hel", b"lo"], 0x1234, 0)?; // gathered from two buffers
+//! client.wait(s, t)?.expect("acknowledged within 5 s");
+//! assert_eq!(server.join().unwrap()?, b"hello");
+//! # Ok::<(), MxError>(())
 //! ```
 
 use std::io;
@@ -222,12 +227,7 @@ impl Endpoint {
         match_info: u64,
         context: u64,
     ) -> Result<Request, MxError> {
-        let now = self.now();
-        let r = self
-            .engine
-            .isend(now, peer, segments, match_info, context, false)?;
-        self.flush(now)?;
-        Ok(r)
+        self.send(peer, segments, match_info, context, false)
     }
 
     /// Synchronous send: completes once the receiver matched it.
@@ -238,10 +238,21 @@ impl Endpoint {
         match_info: u64,
         context: u64,
     ) -> Result<Request, MxError> {
+        self.send(peer, segments, match_info, context, true)
+    }
+
+    fn send(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        context: u64,
+        synchronous: bool,
+    ) -> Result<Request, MxError> {
         let now = self.now();
         let r = self
             .engine
-            .isend(now, peer, segments, match_info, context, true)?;
+            .isend(now, peer, segments, match_info, context, synchronous)?;
         self.flush(now)?;
         Ok(r)
     }

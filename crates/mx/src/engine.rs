@@ -1046,13 +1046,7 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// A receive matched an unexpected message.
     fn take_unexpected(&mut self, now: u64, h: u32, u: Unexpected) {
         let idx = Request(h).index();
-        {
-            let r = &mut self.reqs[idx];
-            r.state = ReqState::Active;
-            r.peer = u.peer;
-            r.match_info = u.match_info;
-            r.msg_len = u.msg_len;
-        }
+        self.bind_match(h, u.peer, u.match_info, u.msg_len);
         if u.rndv {
             self.start_pull(now, h, u.handle);
             return;
@@ -1077,6 +1071,16 @@ impl<L: Clone + PartialEq> Engine<L> {
                 cur.target = RxTarget::Recv(h);
             }
         }
+    }
+
+    /// A receive matched a message: it takes the message's source, match info and length.
+    fn bind_match(&mut self, h: u32, peer: u16, match_info: u64, msg_len: usize) -> &mut Req {
+        let r = &mut self.reqs[Request(h).index()];
+        r.state = ReqState::Active;
+        r.peer = peer;
+        r.match_info = match_info;
+        r.msg_len = msg_len;
+        r
     }
 
     fn finish_recv(&mut self, h: u32) {
@@ -1513,11 +1517,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                 }
                 match self.match_new(peer, match_info, msg_len) {
                     Some(h) => {
-                        let r = &mut self.reqs[Request(h).index()];
-                        r.state = ReqState::Active;
-                        r.peer = peer;
-                        r.match_info = match_info;
-                        r.msg_len = msg_len;
+                        let r = self.bind_match(h, peer, match_info, msg_len);
                         r.xfer_len = msg_len.min(r.recv.as_ref().map_or(0, |b| b.len()));
                         if handle != NO_HANDLE {
                             self.queue_notify(peer, handle);
@@ -1592,11 +1592,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
         match self.match_new(peer, match_info, msg_len) {
             Some(h) => {
-                let r = &mut self.reqs[Request(h).index()];
-                r.state = ReqState::Active;
-                r.peer = peer;
-                r.match_info = match_info;
-                r.msg_len = msg_len;
+                self.bind_match(h, peer, match_info, msg_len);
                 self.start_pull(now, h, handle);
             }
             None => {
