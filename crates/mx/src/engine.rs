@@ -1133,7 +1133,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                 index,
                 request,
             } => {
-                self.on_connect_reply(now, &h, status, index, request);
+                self.on_connect_reply(&h, status, index, request);
                 return Handled::Accepted;
             }
             _ => {}
@@ -1148,7 +1148,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
         let peer = pi as u16;
         if !self.cfg.reliable_transport {
-            self.on_ack(now, peer, h.ack);
+            self.on_ack(peer, h.ack);
         }
         let kind = repr.body.kind();
         if !kind.sequenced() {
@@ -1238,7 +1238,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
     }
 
-    fn on_ack(&mut self, now: u64, peer: u16, ack: u16) {
+    fn on_ack(&mut self, peer: u16, ack: u16) {
         let mut freed = false;
         loop {
             let p = &mut self.peers[peer as usize];
@@ -1255,7 +1255,6 @@ impl<L: Clone + PartialEq> Engine<L> {
         if freed {
             self.fill_window(peer);
         }
-        let _ = now;
     }
 
     /// A sequenced frame is acknowledged (or emitted, on a lossless transport).
@@ -1340,7 +1339,6 @@ impl<L: Clone + PartialEq> Engine<L> {
             _ => true,
         });
         // Unexpected messages of the old session can no longer be pulled or finished.
-        let before = self.unexpected.len();
         let mut bytes = 0;
         self.unexpected.retain(|u| {
             let keep = u.peer != pi || (!u.rndv && u.received == u.msg_len);
@@ -1350,10 +1348,9 @@ impl<L: Clone + PartialEq> Engine<L> {
             keep
         });
         self.unexpected_bytes -= bytes;
-        let _ = before;
     }
 
-    fn on_connect_reply(&mut self, now: u64, h: &Header, status: u8, index: u16, request: u32) {
+    fn on_connect_reply(&mut self, h: &Header, status: u8, index: u16, request: u32) {
         let Some(r) = self.req(request) else {
             self.stats.stale_frames += 1;
             return;
@@ -1378,7 +1375,6 @@ impl<L: Clone + PartialEq> Engine<L> {
             self.peers[pi as usize].their_index = index;
         }
         self.complete(request, code);
-        let _ = now;
     }
 
     fn on_unsequenced(&mut self, now: u64, peer: u16, body: &Body<'_>) {
