@@ -72,7 +72,11 @@ pub struct Endpoint {
     timed: bool,
     clock_reads: u32,
     last_now: u64,
+    next_timer_check: u64,
 }
+
+/// How often `progress` looks for due timers (acks are delayed 1 ms, resends 20 ms).
+const TIMER_CHECK_NS: u64 = 50_000;
 
 /// This host's NIC id for shared memory: every endpoint on the host must agree on it.
 fn host_nic() -> u64 {
@@ -133,6 +137,7 @@ impl Endpoint {
             timed: !cfg_reliable,
             clock_reads: 0,
             last_now: 1,
+            next_timer_check: 0,
         })
     }
 
@@ -156,8 +161,13 @@ impl Endpoint {
         let n = self
             .transport
             .poll_recv(64, &mut |from, frame| engine.handle_frame(now, from, frame))?;
-        if self.engine.poll_timeout().is_some_and(|t| t <= now) {
-            self.engine.handle_timeout(now);
+        // Timers run at millisecond scale and finding the next one scans the engine's
+        // requests: look at most every TIMER_CHECK_NS, not on every poll.
+        if now >= self.next_timer_check {
+            self.next_timer_check = now + TIMER_CHECK_NS;
+            if self.engine.poll_timeout().is_some_and(|t| t <= now) {
+                self.engine.handle_timeout(now);
+            }
         }
         self.flush(now)?;
         Ok(n)
@@ -186,12 +196,7 @@ impl Endpoint {
             return Err(MxError::Transport(peer.to_string()));
         }
         let loc = self.transport.resolve(peer.location(), peer.endpoint)?;
-        let now = self.now();
-        let r = self
-            .engine
-            .iconnect(now, loc, peer.nic, peer.endpoint, key, 0)?;
-        self.flush(now)?;
-        Ok(r)
+        self.call(|e, now| e.iconnect(now, loc, peer.nic, peer.endpoint, key, 0))
     }
 
     /// Connects to a peer; returns its id once it accepted our key.
@@ -249,10 +254,16 @@ impl Endpoint {
         context: u64,
         synchronous: bool,
     ) -> Result<Request, MxError> {
+        self.call(|e, now| e.isend(now, peer, segments, match_info, context, synchronous))
+    }
+
+    /// Runs one engine call at the current time, then sends what it queued.
+    fn call<T>(
+        &mut self,
+        f: impl FnOnce(&mut Engine<Loc>, u64) -> Result<T, engine::Error>,
+    ) -> Result<T, MxError> {
         let now = self.now();
-        let r = self
-            .engine
-            .isend(now, peer, segments, match_info, context, synchronous)?;
+        let r = f(&mut self.engine, now)?;
         self.flush(now)?;
         Ok(r)
     }
@@ -265,12 +276,7 @@ impl Endpoint {
         match_info: u64,
         context: u64,
     ) -> Result<Request, MxError> {
-        let now = self.now();
-        let r = self
-            .engine
-            .isend_vec(now, peer, data, match_info, context, false)?;
-        self.flush(now)?;
-        Ok(r)
+        self.call(|e, now| e.isend_vec(now, peer, data, match_info, context, false))
     }
 
     pub fn irecv(
@@ -280,10 +286,7 @@ impl Endpoint {
         mask: u64,
         context: u64,
     ) -> Result<Request, MxError> {
-        let now = self.now();
-        let r = self.engine.irecv(now, buf, match_info, mask, context)?;
-        self.flush(now)?;
-        Ok(r)
+        self.call(|e, now| e.irecv(now, buf, match_info, mask, context))
     }
 
     /// Completion of a request, if it completed; the request is released.
