@@ -6,7 +6,10 @@ fn main() {
         .connect(&a.addr().clone(), 1, Duration::from_secs(1))
         .unwrap();
     let mut buf = Some(RecvBuf::One(vec![0; 8]));
-    let n = 2_000_000;
+    let n: u32 = std::env::var("N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000_000);
     let t = Instant::now();
     for _ in 0..n {
         let r = a.irecv(buf.take().unwrap(), 1, u64::MAX, 0).unwrap();

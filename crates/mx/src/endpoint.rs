@@ -254,7 +254,29 @@ impl Endpoint {
         context: u64,
         synchronous: bool,
     ) -> Result<Request, MxError> {
-        self.call(|e, now| e.isend(now, peer, segments, match_info, context, synchronous))
+        if self.stalled.is_some() {
+            return self
+                .call(|e, now| e.isend(now, peer, segments, match_info, context, synchronous));
+        }
+        let now = self.now();
+        let (r, frame) = self.engine.isend_into(
+            now,
+            peer,
+            segments,
+            match_info,
+            context,
+            synchronous,
+            &mut self.tx,
+        )?;
+        match frame {
+            Some((loc, n)) => {
+                if !self.transport.send(&loc, &self.tx[..n])? {
+                    self.stalled = Some((loc, n));
+                }
+            }
+            None => self.flush(now)?,
+        }
+        Ok(r)
     }
 
     /// Runs one engine call at the current time, then sends what it queued.

@@ -31,8 +31,8 @@
 use std::collections::VecDeque;
 
 use myrix_wire::mx::{
-    emit_head, Body, Frame, Header, Kind, Repr, CONNECT_BAD_KEY, CONNECT_OK, HEADER_LEN, NO_HANDLE,
-    NO_PEER,
+    emit_head, parse_whole_eager, Body, Frame, Header, Kind, Repr, CONNECT_BAD_KEY, CONNECT_OK,
+    HEADER_LEN, NO_HANDLE, NO_PEER,
 };
 
 /// Protocol parameters. Defaults follow MX / Open-MX where the paper or its source give a
@@ -264,6 +264,10 @@ pub struct Stats {
     /// Frames refused because the unexpected queue was full.
     pub busy: u64,
     pub pull_rerequests: u64,
+    /// Messages that took the lossless fast paths (sent straight out / matched straight
+    /// from the frame).
+    pub fast_sends: u64,
+    pub fast_recvs: u64,
 }
 
 /// Whether the engine consumed a frame.
@@ -664,14 +668,26 @@ impl<L: Clone + PartialEq> Engine<L> {
             }
         };
         let r = &mut self.reqs[idx];
+        // A freed request holds no receive buffer or pull state (`free` took them) and
+        // keeps its send vector for reuse, so resetting the plain fields is enough.
+        debug_assert!(r.recv.is_none() && r.pull.is_none());
         let gen = r.gen.wrapping_add(1);
-        let data = std::mem::take(&mut r.data);
-        *r = Req::empty();
-        r.data = data;
         r.gen = gen;
         r.kind = kind;
         r.state = ReqState::Pending;
+        r.forgotten = false;
         r.context = context;
+        r.peer = 0;
+        r.match_info = 0;
+        r.mask = 0;
+        r.msg_len = 0;
+        r.xfer_len = 0;
+        r.code = Code::Success;
+        r.outstanding = 0;
+        r.need_notify = false;
+        r.key = 0;
+        r.started = 0;
+        r.last_try = 0;
         Ok(Request::new(idx, gen).raw())
     }
 
@@ -698,15 +714,23 @@ impl<L: Clone + PartialEq> Engine<L> {
         let idx = Request(h).index();
         let r = &mut self.reqs[idx];
         r.state = ReqState::Free;
-        r.pull = None;
-        let mut data = std::mem::take(&mut r.data);
-        let recv = r.recv.take();
-        if data.capacity() > 0 && self.keep(&data) {
-            data.clear();
-            self.pool.push(data);
+        if r.pull.is_some() {
+            r.pull = None;
         }
+        Self::spend(&mut r.data);
+        let recv = r.recv.take();
         self.free_reqs.push(idx as u32);
         recv
+    }
+
+    /// A send's message is no longer needed: its vector stays with the request slot for
+    /// the next send, unless it is huge (a burst of large messages must not pin memory).
+    fn spend(data: &mut Vec<u8>) {
+        if data.capacity() > 4 << 20 {
+            *data = Vec::new();
+        } else {
+            data.clear();
+        }
     }
 
     fn complete(&mut self, h: u32, code: Code) {
@@ -717,12 +741,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.state = ReqState::Done;
         r.code = code;
         if r.kind == ReqKind::Send {
-            // The message is no longer needed.
-            let mut data = std::mem::take(&mut r.data);
-            data.clear();
-            if self.keep(&data) {
-                self.pool.push(data);
-            }
+            Self::spend(&mut r.data);
         }
         if self.reqs[Request(h).index()].forgotten {
             self.free(h);
@@ -750,11 +769,17 @@ impl<L: Clone + PartialEq> Engine<L> {
             return Ok(None);
         }
         let st = self.status_of(r);
-        if let Some(pos) = self.completed.iter().position(|&h| h == req.raw()) {
-            self.completed.remove(pos);
-        }
+        self.unlist_completed(req.raw());
         let buf = self.free(req.raw());
         Ok(Some((st, buf)))
+    }
+
+    fn unlist_completed(&mut self, h: u32) {
+        if self.completed.front() == Some(&h) {
+            self.completed.pop_front();
+        } else if let Some(pos) = self.completed.iter().position(|&x| x == h) {
+            self.completed.remove(pos);
+        }
     }
 
     /// The first completed request not yet tested, without releasing it.
@@ -822,9 +847,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         let r = self.req_mut(req.raw()).ok_or(Error::BadRequest)?;
         r.forgotten = true;
         if r.state == ReqState::Done {
-            if let Some(pos) = self.completed.iter().position(|&h| h == req.raw()) {
-                self.completed.remove(pos);
-            }
+            self.unlist_completed(req.raw());
             self.free(req.raw());
         }
         Ok(())
@@ -893,7 +916,7 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// With `synchronous`, completes only when the receiver has matched it.
     pub fn isend(
         &mut self,
-        now: u64,
+        _now: u64,
         peer: PeerId,
         segments: &[&[u8]],
         match_info: u64,
@@ -901,13 +924,91 @@ impl<L: Clone + PartialEq> Engine<L> {
         synchronous: bool,
     ) -> Result<Request, Error> {
         let len: usize = segments.iter().map(|s| s.len()).sum();
-        let mut data = self.pool.pop().unwrap_or_default();
-        data.clear();
+        self.check_send(peer, len)?;
+        let h = self.alloc(ReqKind::Send, context)?;
+        let data = &mut self.reqs[Request(h).index()].data;
         data.reserve(len);
         for s in segments {
             data.extend_from_slice(s);
         }
-        self.isend_vec(now, peer, data, match_info, context, synchronous)
+        Ok(self.start_send(h, peer, match_info, synchronous))
+    }
+
+    /// [`Engine::isend`] with the fast path of lossless transports: when nothing is
+    /// queued for the peer and the message fits one frame, the frame is written into
+    /// `buf` at once and returned for the caller to hand to the transport, and the send
+    /// is complete (a lossless transport completes sends on emission). Otherwise the
+    /// message takes the ordinary path and comes out of [`Engine::poll_transmit`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn isend_into(
+        &mut self,
+        now: u64,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        context: u64,
+        synchronous: bool,
+        buf: &mut [u8],
+    ) -> Result<(Request, Option<(L, usize)>), Error> {
+        let len: usize = segments.iter().map(|s| s.len()).sum();
+        let kind = if len <= self.cfg.tiny_max {
+            Kind::Tiny
+        } else if len <= self.cfg.small_max {
+            Kind::Small
+        } else {
+            Kind::Medium
+        };
+        let fast = self.cfg.reliable_transport
+            && !synchronous
+            && len <= self.eager_frag()
+            && len <= self.cfg.medium_max
+            && buf.len() >= HEADER_LEN + kind.body_len() + len
+            && self.txq.is_empty()
+            && self.peers.get(peer.0 as usize).is_some_and(|p| {
+                p.their_index != NO_PEER
+                    && !p.unreachable
+                    && p.waiting.is_empty()
+                    && p.unacked.is_empty()
+            });
+        if !fast {
+            let r = self.isend(now, peer, segments, match_info, context, synchronous)?;
+            return Ok((r, None));
+        }
+        let seq = self.peers[peer.0 as usize].tx_next;
+        let head = self.header(peer.0, seq);
+        let body = Body::Eager {
+            kind,
+            match_info,
+            msg_len: len as u32,
+            offset: 0,
+            handle: NO_HANDLE,
+            data: &[],
+        };
+        let Ok(n) = emit_head(&head, &body, buf, len) else {
+            let r = self.isend(now, peer, segments, match_info, context, synchronous)?;
+            return Ok((r, None));
+        };
+        let h = self.alloc(ReqKind::Send, context)?;
+        let r = &mut self.reqs[Request(h).index()];
+        r.peer = peer.0;
+        r.match_info = match_info;
+        r.msg_len = len;
+        r.xfer_len = len;
+        r.state = ReqState::Done;
+        self.completed.push_back(h);
+        let p = &mut self.peers[peer.0 as usize];
+        p.tx_next = seq.wrapping_add(1);
+        let mut at = n - len;
+        for s in segments {
+            buf[at..at + s.len()].copy_from_slice(s);
+            at += s.len();
+        }
+        self.stats.frames_out += 1;
+        self.stats.fast_sends += 1;
+        Ok((
+            Request(h),
+            Some((self.peers[peer.0 as usize].loc.clone(), n)),
+        ))
     }
 
     /// Sends `data`, taking it (no copy).
@@ -920,30 +1021,38 @@ impl<L: Clone + PartialEq> Engine<L> {
         context: u64,
         synchronous: bool,
     ) -> Result<Request, Error> {
-        let len = data.len();
+        self.check_send(peer, data.len())?;
+        let h = self.alloc(ReqKind::Send, context)?;
+        self.reqs[Request(h).index()].data = data;
+        Ok(self.start_send(h, peer, match_info, synchronous))
+    }
+
+    fn check_send(&self, peer: PeerId, len: usize) -> Result<(), Error> {
         let max = self.cfg.max_message.min(u32::MAX as usize);
         if len > max {
             return Err(Error::TooLarge { len, max });
         }
-        self.check_peer(peer)?;
-        let h = self.alloc(ReqKind::Send, context)?;
-        {
-            let r = &mut self.reqs[Request(h).index()];
-            r.peer = peer.0;
-            r.match_info = match_info;
-            r.msg_len = len;
-            r.xfer_len = len;
-            r.data = data;
-            r.state = ReqState::Active;
-            r.need_notify = synchronous || len > self.cfg.medium_max;
-        }
+        self.check_peer(peer)
+    }
+
+    /// Queues the message now in request `h`'s vector.
+    fn start_send(&mut self, h: u32, peer: PeerId, match_info: u64, synchronous: bool) -> Request {
+        let large = self.cfg.medium_max;
+        let r = &mut self.reqs[Request(h).index()];
+        let len = r.data.len();
+        r.peer = peer.0;
+        r.match_info = match_info;
+        r.msg_len = len;
+        r.xfer_len = len;
+        r.state = ReqState::Active;
+        r.need_notify = synchronous || len > large;
         if self.peers[peer.0 as usize].unreachable {
             self.complete(h, Code::Unreachable);
-            return Ok(Request(h));
+            return Request(h);
         }
         self.peers[peer.0 as usize].waiting.push_back(h);
         self.fill_window(peer.0);
-        Ok(Request(h))
+        Request(h)
     }
 
     fn eager_frag(&self) -> usize {
@@ -1094,6 +1203,11 @@ impl<L: Clone + PartialEq> Engine<L> {
     }
 
     fn find_posted(&mut self, match_info: u64) -> Option<u32> {
+        let &first = self.posted.front()?;
+        let r = &self.reqs[Request(first).index()];
+        if match_info & r.mask == r.match_info {
+            return self.posted.pop_front();
+        }
         let pos = self.posted.iter().position(|&h| {
             let r = &self.reqs[Request(h).index()];
             match_info & r.mask == r.match_info
@@ -1106,6 +1220,9 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// A frame arrived from the transport at `from`.
     pub fn handle_frame(&mut self, now: u64, from: &L, bytes: &[u8]) -> Handled {
         self.stats.frames_in += 1;
+        if self.cfg.reliable_transport && self.whole_eager_fast(bytes) {
+            return Handled::Accepted;
+        }
         let Ok(frame) = Frame::new_checked(bytes) else {
             self.stats.bad_frames += 1;
             return Handled::Dropped;
@@ -1185,6 +1302,40 @@ impl<L: Clone + PartialEq> Engine<L> {
             self.stats.stale_frames += 1;
             Handled::Dropped
         }
+    }
+
+    /// The receive fast path of lossless transports: a whole message in one frame, from
+    /// a connected peer with nothing half-received, for a posted receive and with no
+    /// notify wanted. Returns false, having changed nothing, for any other frame.
+    fn whole_eager_fast(&mut self, bytes: &[u8]) -> bool {
+        let Some(m) = parse_whole_eager(bytes) else {
+            return false;
+        };
+        let hd = &m.header;
+        let pi = hd.peer_index as usize;
+        let known = self.peers.get(pi).is_some_and(|p| {
+            p.nic == hd.nic
+                && p.endpoint == hd.src_endpoint
+                && p.session == hd.session
+                && p.rx_current.is_none()
+        });
+        if !known || hd.dst_endpoint != self.endpoint || m.handle != NO_HANDLE {
+            return false;
+        }
+        let Some(h) = self.find_posted(m.match_info) else {
+            return false;
+        };
+        let len = m.data.len();
+        let r = self.bind_match(h, pi as u16, m.match_info, len);
+        if let Some(buf) = r.recv.as_mut() {
+            r.xfer_len = len.min(buf.len());
+            buf.write_at(0, m.data);
+        }
+        let p = &mut self.peers[pi];
+        p.rx_next = p.rx_next.wrapping_add(1);
+        self.stats.fast_recvs += 1;
+        self.finish_recv(h);
+        true
     }
 
     fn advance_rx(&mut self, now: u64, peer: u16) {

@@ -86,31 +86,39 @@ impl TestNet {
 
     /// Moves every frame the engines want to send into the network.
     pub fn pump(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
         for src in 0..self.engines.len() {
-            while let Some((dst, n)) = self.engines[src].poll_transmit(self.now, &mut self.buf) {
-                self.sent += 1;
-                if self.rng.gen_bool(self.cfg.loss) {
-                    self.lost += 1;
-                    continue;
-                }
-                let copies = if self.rng.gen_bool(self.cfg.duplicate) {
-                    self.duplicated += 1;
-                    2
-                } else {
-                    1
-                };
-                for _ in 0..copies {
-                    let jitter = if self.cfg.jitter_ns > 0 {
-                        self.rng.gen_range(0..=self.cfg.jitter_ns)
-                    } else {
-                        0
-                    };
-                    let at = self.now + self.cfg.latency_ns + jitter;
-                    self.order += 1;
-                    self.queue
-                        .push(Reverse((at, self.order, dst, src, self.buf[..n].to_vec())));
-                }
+            while let Some((dst, n)) = self.engines[src].poll_transmit(self.now, &mut buf) {
+                self.send_frame(src, dst, &buf[..n]);
             }
+        }
+        self.buf = buf;
+    }
+
+    /// Puts a frame from `src` to `dst` into the network (lost, duplicated and delayed as
+    /// configured): for frames an engine handed out directly, as `Engine::isend_into` does.
+    pub fn send_frame(&mut self, src: usize, dst: usize, frame: &[u8]) {
+        self.sent += 1;
+        if self.rng.gen_bool(self.cfg.loss) {
+            self.lost += 1;
+            return;
+        }
+        let copies = if self.rng.gen_bool(self.cfg.duplicate) {
+            self.duplicated += 1;
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let jitter = if self.cfg.jitter_ns > 0 {
+                self.rng.gen_range(0..=self.cfg.jitter_ns)
+            } else {
+                0
+            };
+            let at = self.now + self.cfg.latency_ns + jitter;
+            self.order += 1;
+            self.queue
+                .push(Reverse((at, self.order, dst, src, frame.to_vec())));
         }
     }
 

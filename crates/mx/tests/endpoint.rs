@@ -113,6 +113,32 @@ fn shm_endpoint_in_use_and_reopened() {
     Endpoint::open("shm", 203, 7).unwrap();
 }
 
+/// A sender that closes and reopens its endpoint gets a fresh ring in the receiver's
+/// segment and is heard again at once, many times over (more than the ring count).
+#[test]
+fn shm_sender_reopens_and_sends_again() {
+    let mut b = Endpoint::open("shm", 205, 7).unwrap();
+    let baddr = b.addr().clone();
+    for round in 0..40u64 {
+        let mut a = Endpoint::open("shm", 206, 7).unwrap();
+        let ca = a.iconnect(&baddr, 7).unwrap();
+        let pa = loop {
+            b.progress().unwrap();
+            if let Some((st, _)) = a.test(ca).unwrap() {
+                break st.source;
+            }
+        };
+        let r = b
+            .irecv(RecvBuf::One(vec![0; 8]), round, u64::MAX, 0)
+            .unwrap();
+        let s = a.isend(pa, &[&round.to_le_bytes()], round, 0).unwrap();
+        let (st, buf) = b.wait(r, T).unwrap().expect("heard after reopening");
+        assert_eq!((st.code, st.match_info), (Code::Success, round));
+        assert_eq!(buf.unwrap().to_vec(), round.to_le_bytes());
+        assert!(a.wait(s, T).unwrap().is_some());
+    }
+}
+
 #[test]
 fn bad_key_bad_board_bad_address() {
     let mut a = Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap();

@@ -295,15 +295,28 @@ fn randomized_messages_lossless_transport() {
     let (mut t, peers) = mesh(n, &cfg, NetConfig::lossless(5));
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let mut recvs = Vec::new();
+    let mut fast = 0;
     for id in 0..2000u64 {
         let from = rng.gen_range(0..n);
         let to = (from + 1 + rng.gen_range(0..n - 1)) % n;
         let len = length(&mut rng, true);
         let data = pattern(id, len);
         let now = t.now;
-        t.engines[from]
-            .isend(now, peers[from][to], &[&data], id, id, false)
-            .unwrap();
+        if rng.gen_bool(0.5) {
+            // The endpoint's fast path: the frame comes straight back when it can.
+            let mut frame = vec![0; cfg.mtu];
+            let (_, out) = t.engines[from]
+                .isend_into(now, peers[from][to], &[&data], id, id, false, &mut frame)
+                .unwrap();
+            if let Some((dst, n)) = out {
+                fast += 1;
+                t.send_frame(from, dst, &frame[..n]);
+            }
+        } else {
+            t.engines[from]
+                .isend(now, peers[from][to], &[&data], id, id, false)
+                .unwrap();
+        }
         let r = t.engines[to]
             .irecv(now, RecvBuf::One(vec![0; len]), id, u64::MAX, 0)
             .unwrap();
@@ -317,6 +330,12 @@ fn randomized_messages_lossless_transport() {
         assert_eq!((st.code, st.xfer_len), (Code::Success, len));
         assert_eq!(buf.unwrap().to_vec(), pattern(id, len));
     }
+    assert!(fast > 100, "the send fast path ran {fast} times");
+    let fast_recvs: u64 = t.engines.iter().map(|e| e.stats().fast_recvs).sum();
+    assert!(
+        fast_recvs > 100,
+        "the receive fast path ran {fast_recvs} times"
+    );
 }
 
 /// More seeds, for soak runs: `MYRIX_SOAK=50 cargo test -p myrix-mx --test random soak`.

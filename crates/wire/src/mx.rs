@@ -418,6 +418,57 @@ impl<'a> Repr<'a> {
     }
 }
 
+/// A whole message in a single eager frame (tiny, small, or a medium in one fragment),
+/// read straight from the bytes for the receive fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WholeEager<'a> {
+    pub header: Header,
+    pub kind: Kind,
+    pub match_info: u64,
+    pub handle: u32,
+    pub data: &'a [u8],
+}
+
+/// Bytes before an eager frame's data.
+const EAGER_HEAD: usize = HEADER_LEN + 20;
+
+/// Reads `bytes` as [`WholeEager`] with one bounds check and fixed offsets; `None` for
+/// anything else (another kind, a fragment, or not a valid frame). Where it answers,
+/// [`Repr::parse`] reads the same fields: it is a shortcut, not a second format.
+pub fn parse_whole_eager(bytes: &[u8]) -> Option<WholeEager<'_>> {
+    let (fixed, data) = bytes.split_first_chunk::<EAGER_HEAD>()?;
+    let f = fixed;
+    let kind = match f[field::KIND] {
+        3 => Kind::Tiny,
+        4 => Kind::Small,
+        5 => Kind::Medium,
+        _ => return None,
+    };
+    let b = HEADER_LEN;
+    let msg_len = u32::from_be_bytes([f[b + 8], f[b + 9], f[b + 10], f[b + 11]]);
+    let offset = u32::from_be_bytes([f[b + 12], f[b + 13], f[b + 14], f[b + 15]]);
+    if f[field::VERSION] != VERSION || offset != 0 || msg_len as usize != data.len() {
+        return None;
+    }
+    let header = Header {
+        peer_index: u16::from_be_bytes([f[2], f[3]]),
+        nic: u64::from_be_bytes([0, 0, f[4], f[5], f[6], f[7], f[8], f[9]]),
+        src_endpoint: f[field::SRC_EP],
+        dst_endpoint: f[field::DST_EP],
+        session: u32::from_be_bytes([f[12], f[13], f[14], f[15]]),
+        seq: u16::from_be_bytes([f[16], f[17]]),
+        ack: u16::from_be_bytes([f[18], f[19]]),
+    };
+    let m = &f[b..b + 8];
+    Some(WholeEager {
+        header,
+        kind,
+        match_info: u64::from_be_bytes([m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]]),
+        handle: u32::from_be_bytes([f[b + 16], f[b + 17], f[b + 18], f[b + 19]]),
+        data,
+    })
+}
+
 /// Writes the header and fixed body of `body` into `buf`, leaving room for `data_len`
 /// bytes of data after them, which the caller writes (so data can be copied straight from
 /// scattered buffers). Returns the whole frame length. The data inside `body` is ignored.
@@ -438,16 +489,19 @@ pub fn emit_head(
     if h.nic >> 48 != 0 {
         return Err(Error::Field("NIC id wider than 48 bits"));
     }
-    buf[field::VERSION] = VERSION;
-    buf[field::KIND] = kind as u8;
-    buf[field::PEER].copy_from_slice(&h.peer_index.to_be_bytes());
-    buf[field::NIC].copy_from_slice(&h.nic.to_be_bytes()[2..8]);
-    buf[field::SRC_EP] = h.src_endpoint;
-    buf[field::DST_EP] = h.dst_endpoint;
-    buf[field::SESSION].copy_from_slice(&h.session.to_be_bytes());
-    buf[field::SEQ].copy_from_slice(&h.seq.to_be_bytes());
-    buf[field::ACK].copy_from_slice(&h.ack.to_be_bytes());
-    let b = &mut buf[HEADER_LEN..HEADER_LEN + kind.body_len()];
+    // Fields go into fixed arrays first: constant offsets, no bounds checks, two copies.
+    let mut hd = [0u8; HEADER_LEN];
+    hd[field::VERSION] = VERSION;
+    hd[field::KIND] = kind as u8;
+    hd[field::PEER].copy_from_slice(&h.peer_index.to_be_bytes());
+    hd[field::NIC].copy_from_slice(&h.nic.to_be_bytes()[2..8]);
+    hd[field::SRC_EP] = h.src_endpoint;
+    hd[field::DST_EP] = h.dst_endpoint;
+    hd[field::SESSION].copy_from_slice(&h.session.to_be_bytes());
+    hd[field::SEQ].copy_from_slice(&h.seq.to_be_bytes());
+    hd[field::ACK].copy_from_slice(&h.ack.to_be_bytes());
+    let mut body_bytes = [0u8; 20];
+    let b = &mut body_bytes;
     match *body {
         Body::Connect {
             key,
@@ -515,6 +569,10 @@ pub fn emit_head(
         Body::Notify { handle } => b[0..4].copy_from_slice(&handle.to_be_bytes()),
         Body::Ack => {}
     }
+    let body_len = kind.body_len();
+    let (head, rest) = buf.split_at_mut(HEADER_LEN);
+    head.copy_from_slice(&hd);
+    rest[..body_len].copy_from_slice(&body_bytes[..body_len]);
     Ok(need)
 }
 

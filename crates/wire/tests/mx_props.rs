@@ -1,6 +1,6 @@
 //! Property tests for the MX frame view.
 
-use myrix_wire::mx::{Body, Frame, Header, Kind, Repr, HEADER_LEN};
+use myrix_wire::mx::{parse_whole_eager, Body, Frame, Header, Kind, Repr, HEADER_LEN};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 
@@ -43,16 +43,20 @@ fn body(data: &[u8]) -> impl Strategy<Value = Body<'_>> {
                 request,
             }
         }),
-        (0usize..3, any::<u64>(), 0u32..1000, any::<u32>()).prop_map(
-            move |(k, match_info, extra, handle)| Body::Eager {
+        (
+            0usize..3,
+            any::<u64>(),
+            prop_oneof![Just(0u32), 0u32..1000],
+            any::<u32>()
+        )
+            .prop_map(move |(k, match_info, extra, handle)| Body::Eager {
                 kind: [Kind::Tiny, Kind::Small, Kind::Medium][k],
                 match_info,
                 msg_len: n + extra,
                 offset: extra / 2,
                 handle,
                 data,
-            }
-        ),
+            }),
         (any::<u64>(), any::<u32>(), any::<u32>()).prop_map(|(match_info, msg_len, handle)| {
             Body::Rndv {
                 match_info,
@@ -78,6 +82,32 @@ fn body(data: &[u8]) -> impl Strategy<Value = Body<'_>> {
     ]
 }
 
+/// The fast path's reader answers exactly for whole single-frame eager messages, with
+/// the fields [`Repr::parse`] reads.
+fn agrees_with_parse(bytes: &[u8]) -> Result<(), TestCaseError> {
+    let f = Frame::new_checked(bytes).ok();
+    let full = f
+        .as_ref()
+        .and_then(|f| Repr::parse(f).ok().map(|r| (r.header, r.body)));
+    let whole = match full {
+        Some((
+            header,
+            Body::Eager {
+                kind,
+                match_info,
+                msg_len,
+                offset: 0,
+                handle,
+                data,
+            },
+        )) if msg_len as usize == data.len() => Some((header, kind, match_info, handle, data)),
+        _ => None,
+    };
+    let fast = parse_whole_eager(bytes).map(|w| (w.header, w.kind, w.match_info, w.handle, w.data));
+    prop_assert_eq!(fast, whole);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
@@ -101,6 +131,7 @@ proptest! {
         prop_assert_eq!(repr.emit(&mut buf).unwrap(), buf.len());
         let f = Frame::new_checked(&buf[..]).unwrap();
         prop_assert_eq!(Repr::parse(&f).unwrap(), repr);
+        agrees_with_parse(&buf)?;
         // Every shorter prefix is refused, never misread.
         for cut in 0..HEADER_LEN.min(buf.len()) {
             prop_assert!(Frame::new_checked(&buf[..cut]).is_err());
@@ -109,6 +140,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..96)) {
+        agrees_with_parse(&bytes)?;
         if let Ok(f) = Frame::new_checked(&bytes[..]) {
             let _ = (f.kind(), f.peer_index(), f.nic(), f.session(), f.seq(), f.ack(), f.data());
             if let Ok(r) = Repr::parse(&f) {

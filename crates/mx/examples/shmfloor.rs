@@ -1,0 +1,55 @@
+//! The floor under MX over shm: a ping-pong of 28-byte frames straight through the
+//! shared-memory transport, no engine. `cargo run --release -p myrix-mx --example shmfloor`
+use myrix_mx::transport::{shm::Shm, Loc, Transport};
+use myrix_mx::Handled;
+use std::time::Instant;
+
+fn main() {
+    std::env::set_var("MYRIX_SHM_DIR", "/tmp/floor");
+    let nic = 0x0200_0000_0001;
+    let n = 2_000_000u64;
+    let mut a = Shm::open(nic, 1).unwrap();
+    let mut b = Shm::open(nic, 2).unwrap();
+    let to_b = a
+        .resolve(&myrix_mx::transport::shm::segment_name(nic, 2), 2)
+        .unwrap();
+    let to_a = b
+        .resolve(&myrix_mx::transport::shm::segment_name(nic, 1), 1)
+        .unwrap();
+    let t = std::thread::spawn(move || {
+        myrix_mx::pin_to_cpu(1).ok();
+        let frame = [7u8; 28];
+        let mut got = 0u64;
+        while got < n {
+            let mut k = 0;
+            b.poll_recv(1, &mut |_, _| {
+                k += 1;
+                Handled::Accepted
+            })
+            .unwrap();
+            if k > 0 {
+                got += 1;
+                while !b.send(&to_a, &frame).unwrap() {}
+            }
+        }
+    });
+    myrix_mx::pin_to_cpu(0).ok();
+    let frame = [9u8; 28];
+    let start = Instant::now();
+    for _ in 0..n {
+        while !a.send(&to_b, &frame).unwrap() {}
+        let mut k = 0;
+        while k == 0 {
+            a.poll_recv(1, &mut |_: &Loc, _: &[u8]| {
+                k += 1;
+                Handled::Accepted
+            })
+            .unwrap();
+        }
+    }
+    t.join().unwrap();
+    println!(
+        "{:.3} us one-way (28-byte frames, transport only)",
+        start.elapsed().as_secs_f64() * 1e6 / n as f64 / 2.0
+    );
+}
