@@ -656,6 +656,7 @@ impl<L: Clone + PartialEq> Engine<L> {
 
     // ---------------------------------------------------------------- requests
 
+    #[inline]
     fn alloc(&mut self, kind: ReqKind, context: u64) -> Result<u32, Error> {
         let idx = match self.free_reqs.pop() {
             Some(i) => i as usize,
@@ -691,12 +692,14 @@ impl<L: Clone + PartialEq> Engine<L> {
         Ok(Request::new(idx, gen).raw())
     }
 
+    #[inline]
     fn req(&self, h: u32) -> Option<&Req> {
         let r = Request(h);
         self.reqs
             .get(r.index())
             .filter(|x| x.gen == r.gen() && x.state != ReqState::Free)
     }
+    #[inline]
     fn req_mut(&mut self, h: u32) -> Option<&mut Req> {
         let r = Request(h);
         self.reqs
@@ -710,6 +713,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         v.capacity() <= 4 << 20 && self.pool.len() < 16
     }
 
+    #[inline]
     fn free(&mut self, h: u32) -> Option<RecvBuf> {
         let idx = Request(h).index();
         let r = &mut self.reqs[idx];
@@ -733,6 +737,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
     }
 
+    #[inline]
     fn complete(&mut self, h: u32, code: Code) {
         let Some(r) = self.req_mut(h) else { return };
         if r.state == ReqState::Done {
@@ -774,9 +779,13 @@ impl<L: Clone + PartialEq> Engine<L> {
         Ok(Some((st, buf)))
     }
 
+    #[inline]
     fn unlist_completed(&mut self, h: u32) {
+        // Applications test the oldest or the newest completion, nearly always.
         if self.completed.front() == Some(&h) {
             self.completed.pop_front();
+        } else if self.completed.back() == Some(&h) {
+            self.completed.pop_back();
         } else if let Some(pos) = self.completed.iter().position(|&x| x == h) {
             self.completed.remove(pos);
         }
@@ -1192,6 +1201,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r
     }
 
+    #[inline]
     fn finish_recv(&mut self, h: u32) {
         let r = &self.reqs[Request(h).index()];
         let code = if r.xfer_len < r.msg_len {
@@ -1202,6 +1212,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         self.complete(h, code);
     }
 
+    #[inline]
     fn find_posted(&mut self, match_info: u64) -> Option<u32> {
         let &first = self.posted.front()?;
         let r = &self.reqs[Request(first).index()];
