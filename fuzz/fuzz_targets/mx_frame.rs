@@ -5,10 +5,11 @@ use libfuzzer_sys::fuzz_target;
 use myrix_wire::mx::{parse_whole_eager, Body, Frame, Repr};
 
 fuzz_target!(|data: &[u8]| {
+    let f = Frame::new_checked(data).ok();
     let mut whole = None;
-    if let Ok(f) = Frame::new_checked(data) {
+    if let Some(f) = &f {
         let _ = (f.kind(), f.peer_index(), f.nic(), f.session(), f.seq(), f.ack(), f.data());
-        if let Ok(r) = Repr::parse(&f) {
+        if let Ok(r) = Repr::parse(f) {
             let mut out = vec![0u8; r.buffer_len()];
             r.emit(&mut out).unwrap();
             assert_eq!(&out[..], data);

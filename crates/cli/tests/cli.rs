@@ -768,3 +768,54 @@ fn bench_rejects_bad_arguments_with_one_line() {
     let o = myrix(&["bench", "stream", "--cpu", "x"], b"");
     assert_one_error(&o, 2, "--cpu 'x'");
 }
+
+#[test]
+fn sim_fail_reports_detection_losses_and_recovery() {
+    let o = myrix(
+        &[
+            "sim",
+            "--switches",
+            "6",
+            "--seed",
+            "4",
+            "--load",
+            "0.02",
+            "--sim-time",
+            "15ms",
+            "--fail",
+            "link:2-5@1ms",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &v[0];
+    assert_eq!(r["link"], "2-5");
+    assert_eq!(r["drained"], true);
+    assert!(r["packets_lost"].as_u64().unwrap() > 0);
+    let (det, rer) = (
+        r["detected_at_ns"].as_f64().unwrap(),
+        r["rerouted_at_ns"].as_f64().unwrap(),
+    );
+    assert!(1e6 < det && det < rer);
+    let after = r["accepted_after"].as_f64().unwrap();
+    assert!((after / 0.02 - 1.0).abs() < 0.15, "{r}");
+    for (args, msg) in [
+        (vec!["--fail", "link:2-5@1ms"], "--fail needs one --load"),
+        (
+            vec!["--load", "0.02", "--fail", "switch:3@1ms"],
+            "bad --fail",
+        ),
+        (
+            vec!["--load", "0.02", "--fail", "link:0-0@1ms"],
+            "no link between",
+        ),
+        (vec!["--load", "0.02", "--fail", "link:2-5@1parsec"], ""),
+    ] {
+        let mut all = vec!["sim", "--switches", "6", "--seed", "4"];
+        all.extend(args);
+        assert_one_error(&myrix(&all, b""), 2, msg);
+    }
+}

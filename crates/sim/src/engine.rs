@@ -125,6 +125,8 @@ pub enum ConfigError {
         "a {0} m cable is {1} flit times long; the model takes at most {MAX_DELAY} (about 1300 km)"
     )]
     Cable(f64, u64),
+    #[error("more than 254 route table changes in one run")]
+    TooManyRemaps,
 }
 
 /// The longest cable delay the model accepts, in flit times: the timing wheels are as
@@ -199,6 +201,8 @@ const fn measured_now(t: u64, from: u64, to: u64) -> bool {
 enum Sink {
     Input(u32),
     Host(u32),
+    /// A failed link: what is sent into it is lost, and nothing comes back.
+    Void,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,6 +238,8 @@ struct Packet {
     in_itb_leg: bool,
     measured: bool,
     payload: u32,
+    /// The route table the packet was routed with (tables change on a remap).
+    epoch: u8,
 }
 
 /// A packet passing through an interface's in-transit buffer.
@@ -251,12 +257,21 @@ struct Itb {
 pub struct Sim<'a> {
     cfg: Config,
     topo: &'a Topology,
-    routes: &'a RouteTable,
+    /// Route tables in force, oldest first: new packets take the last; packets in flight
+    /// keep the one they started with.
+    tables: Vec<&'a RouteTable>,
     // Channels (directed): delay, sink, flits in flight with arrival tick, sender stopped.
     ch_delay: Vec<u32>,
     ch_sink: Vec<Sink>,
     ch_pipe: Vec<VecDeque<(u64, Flit)>>,
     ch_stopped: Vec<bool>,
+    /// The channel's link has failed; it becomes [`Sink::Void`] once the worm on it has
+    /// passed (the model cuts links between packets, not through one).
+    ch_dying: Vec<bool>,
+    /// Packets lost in failed links.
+    lost: u64,
+    /// Payload bytes delivered since the start.
+    delivered_payload: u64,
     ch_busy_ticks: Vec<u64>,
     /// Switch-to-switch channels (the others belong to hosts).
     ch_is_link: Vec<bool>,
@@ -472,7 +487,10 @@ impl<'a> Sim<'a> {
             send_ticks: cfg.send_overhead.div_ceil(cfg.flit),
             mean_gap_ticks,
             topo,
-            routes,
+            tables: vec![routes],
+            ch_dying: vec![false; nch],
+            lost: 0,
+            delivered_payload: 0,
             ch_pipe: (0..nch).map(|_| VecDeque::new()).collect(),
             ch_stopped: vec![false; nch],
             ch_busy_ticks: vec![0; nch],
@@ -570,7 +588,8 @@ impl<'a> Sim<'a> {
     fn new_packet(&mut self, src: u32, dst: u32) {
         let hosts = self.topo.hosts();
         let (ss, ds) = (hosts[src as usize].switch, hosts[dst as usize].switch);
-        let table = self.routes;
+        let table = *self.tables.last().expect("one table at least");
+        let epoch = (self.tables.len() - 1) as u8;
         let alts = table.alternatives(ss, ds);
         let longer = table.longer(ss, ds);
         let (alt, is_longer) = match table.policy {
@@ -622,6 +641,7 @@ impl<'a> Sim<'a> {
             in_itb_leg: false,
             measured,
             payload: payload as u32,
+            epoch,
         };
         let id = match self.free.pop() {
             Some(i) => {
@@ -697,6 +717,15 @@ impl<'a> Sim<'a> {
                         In::Connected(_) => self.wake(g),
                         _ => {}
                     }
+                    if f & TAIL != 0 && self.ch_dying[c as usize] {
+                        self.make_void(c);
+                    }
+                }
+                Sink::Void => {
+                    if f & TAIL != 0 {
+                        self.lost += 1;
+                        self.free.push(f >> 2);
+                    }
                 }
             }
         }
@@ -705,6 +734,9 @@ impl<'a> Sim<'a> {
         // 2. STOP/GO reaching senders; GO wakes whoever sends on that channel.
         let mut fcs = std::mem::take(&mut self.fc_wheel[t as usize % w]);
         for &(c, stop) in &fcs {
+            if matches!(self.ch_sink[c as usize], Sink::Void) {
+                continue;
+            }
             self.ch_stopped[c as usize] = stop;
             if !stop {
                 let o = self.ch_out_port[c as usize];
@@ -1026,7 +1058,7 @@ impl<'a> Sim<'a> {
     fn alternative(&self, p: u32) -> &'a Alternative {
         let pk = &self.pkts[p as usize];
         let (s, d) = (pk.src_switch, pk.dst_switch);
-        let table: &'a RouteTable = self.routes;
+        let table: &'a RouteTable = self.tables[pk.epoch as usize];
         if pk.longer {
             &table.longer(s, d)[pk.alt as usize]
         } else {
@@ -1118,6 +1150,7 @@ impl<'a> Sim<'a> {
             self.delivered_measured += 1;
         }
         self.wire_flits_delivered += pk.wire_len as u64;
+        self.delivered_payload += pk.payload as u64;
         self.last_latency = t - pk.generated;
         if t >= self.measure_from && t < self.measure_to {
             let b = ((t - self.measure_from) * 10 / (self.measure_to - self.measure_from)) as usize;
@@ -1132,6 +1165,69 @@ impl<'a> Sim<'a> {
             self.lat_batches[b].1 += 1;
         }
         self.free.push(p);
+    }
+
+    /// Fails link `link` of the topology, both directions, now. A worm crossing it
+    /// finishes first; from then on whatever is sent into the link is lost (counted in
+    /// [`Self::lost`]) and no STOP comes back, so nothing upstream blocks on it.
+    pub fn fail_link(&mut self, link: usize) {
+        let first = 2 * self.topo.num_hosts();
+        for c in [first + 2 * link, first + 2 * link + 1] {
+            let o = self.ch_out_port[c];
+            let worm =
+                (o != NONE && self.out_conn[o as usize] != NONE) || !self.ch_pipe[c].is_empty();
+            if worm {
+                self.ch_dying[c] = true;
+            } else {
+                self.make_void(c as u32);
+            }
+        }
+    }
+
+    fn make_void(&mut self, c: u32) {
+        self.ch_dying[c as usize] = false;
+        self.ch_sink[c as usize] = Sink::Void;
+        self.ch_stopped[c as usize] = false;
+        let o = self.ch_out_port[c as usize];
+        if o != NONE && self.out_conn[o as usize] != NONE {
+            self.wake(self.out_conn[o as usize]);
+        }
+    }
+
+    /// From now on new messages take routes from `table` (after a remap); messages
+    /// already generated keep theirs.
+    pub fn set_routes(&mut self, table: &'a RouteTable) -> Result<(), ConfigError> {
+        if table.num_switches() != self.topo.num_switches() {
+            return Err(ConfigError::Routes(
+                table.num_switches(),
+                self.topo.num_switches(),
+            ));
+        }
+        if self.tables.len() >= u8::MAX as usize {
+            return Err(ConfigError::TooManyRemaps);
+        }
+        self.tables.push(table);
+        Ok(())
+    }
+
+    /// Packets lost in failed links so far.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// Payload bytes delivered since the start of the run.
+    pub fn delivered_payload(&self) -> u64 {
+        self.delivered_payload
+    }
+
+    /// Flit time in picoseconds (a tick).
+    pub fn tick(&self) -> u64 {
+        self.cfg.flit
+    }
+
+    /// The first tick of the measurement and the first after it.
+    pub fn measure_window(&self) -> (u64, u64) {
+        (self.measure_from, self.measure_to)
     }
 
     pub fn now_ticks(&self) -> u64 {

@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 mod engine;
+pub mod fault;
 pub mod mapping;
 pub mod traffic;
 

@@ -223,3 +223,24 @@ fn maps_regular_networks() {
         equivalent(&t, &run).unwrap_or_else(|e| panic!("{kind}: {e}"));
     }
 }
+
+/// The known limit, as a guard: networks with host-less switches are mapped wrongly in
+/// 45 of these 300 (26 with a host-less switch found twice, 19 with links misplaced);
+/// the count must not grow. `-- --nocapture` lists the seeds.
+#[test]
+fn hostless_switches_known_limit() {
+    let mut bad = 0;
+    for seed in 0..300u64 {
+        let t = odd_network(seed, true, false);
+        let run = run_mapper(&t, 0, &MapConfig::default());
+        if let Err(e) = equivalent(&t, &run) {
+            bad += 1;
+            println!("seed {seed}: {}", e.lines().next().unwrap_or(""));
+        }
+    }
+    println!("{bad} of 300 wrong");
+    assert!(
+        bad <= 45,
+        "{bad} of 300 networks with host-less switches mapped wrongly"
+    );
+}
