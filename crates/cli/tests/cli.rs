@@ -819,3 +819,43 @@ fn sim_fail_reports_detection_losses_and_recovery() {
         assert_one_error(&myrix(&all, b""), 2, msg);
     }
 }
+
+/// A shared-memory peer whose process dies: a large send waiting on it completes with
+/// Unreachable instead of hanging (the transport notices the dead process).
+#[test]
+fn shm_peer_death_fails_pending_requests() {
+    use myrix_mx::{Code, Endpoint};
+    use std::io::BufRead;
+    use std::time::Duration;
+    let mut server = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["bench", "pingpong", "--server", "--transport", "shm"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.trim().parse().unwrap();
+    let mut ep = (100..=255u8)
+        .find_map(|id| Endpoint::open("shm", id, 0x6d79_7278).ok())
+        .unwrap();
+    let peer = ep
+        .connect(&addr, 0x6d79_7278, Duration::from_secs(20))
+        .unwrap();
+    // Large: completes only when the server pulls it, which it never will.
+    let s = ep.isend(peer, &[&vec![7u8; 1 << 20]], 0x55, 0).unwrap();
+    assert!(ep.wait(s, Duration::from_millis(200)).unwrap().is_none());
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let (st, _) = ep
+        .wait(s, Duration::from_secs(20))
+        .unwrap()
+        .expect("the send ends once the peer is found dead");
+    assert_eq!(st.code, Code::Unreachable);
+    // And a new send to it ends at once.
+    let s = ep.isend(peer, &[b"x"], 1, 0).unwrap();
+    let (st, _) = ep.wait(s, Duration::from_secs(1)).unwrap().unwrap();
+    assert_eq!(st.code, Code::Unreachable);
+}

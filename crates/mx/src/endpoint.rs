@@ -161,6 +161,9 @@ impl Endpoint {
         let n = self
             .transport
             .poll_recv(64, &mut |from, frame| engine.handle_frame(now, from, frame))?;
+        while let Some(loc) = self.transport.poll_gone() {
+            self.engine.peer_gone(&loc);
+        }
         // Timers run at millisecond scale and finding the next one scans the engine's
         // requests: look at most every TIMER_CHECK_NS, not on every poll.
         if now >= self.next_timer_check {

@@ -1478,6 +1478,18 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
     }
 
+    /// The transport says the peer at `loc` is gone (its process died): its requests in
+    /// progress complete with [`Code::Unreachable`], and so do new sends to it until it
+    /// connects again.
+    pub fn peer_gone(&mut self, loc: &L) {
+        for pi in 0..self.peers.len() {
+            if self.peers[pi].loc == *loc && self.peers[pi].their_index != NO_PEER {
+                self.fail_peer(pi as u16, Code::Unreachable);
+                self.peers[pi].unreachable = true;
+            }
+        }
+    }
+
     /// Ends every unfinished request that involves a peer.
     fn fail_peer(&mut self, pi: u16, code: Code) {
         let hs: Vec<u32> = (0..self.reqs.len())

@@ -45,4 +45,9 @@ pub trait Transport: Send {
         max: usize,
         deliver: &mut dyn FnMut(&Loc, &[u8]) -> Handled,
     ) -> io::Result<usize>;
+    /// A peer the transport knows to be gone (its process died), once per death.
+    /// Lossy transports leave this to the engine's timers.
+    fn poll_gone(&mut self) -> Option<Loc> {
+        None
+    }
 }

@@ -192,6 +192,8 @@ pub struct Shm {
     claims: [u64; RINGS],
     polls: u32,
     out: Vec<Option<Outbound>>,
+    /// Peers found dead, not yet reported.
+    gone: Vec<u8>,
     /// Our claimant word, ready state: process, a per-endpoint nonce (so a ring given
     /// back and claimed again reads as a new claim), endpoint.
     claim: u64,
@@ -241,6 +243,7 @@ impl Shm {
             claims: [0; RINGS],
             polls: 0,
             out: (0..256).map(|_| None).collect(),
+            gone: Vec::new(),
             claim: claim_word(pid, nonce, ep),
         })
     }
@@ -312,13 +315,29 @@ impl Shm {
             }
             self.refresh_one(r, w);
         }
+        if !reap {
+            return;
+        }
         for r in 0..RINGS {
             let w = self.claims[r];
-            if reap && w != 0 && !pid_alive(claim_pid(w)) {
+            if w != 0 && !pid_alive(claim_pid(w)) {
                 self.own.init_ring(r);
                 self.own.claimant(r).store(0, Ordering::Release);
                 self.claims[r] = 0;
                 self.inbound[r] = (0, 0, None);
+                self.gone.push((w >> 8) as u8);
+            }
+        }
+        // Peers we send to whose process died: their segment is a corpse.
+        for ep in 0..=255u8 {
+            let dead = self.out[ep as usize]
+                .as_ref()
+                .is_some_and(|o| !pid_alive(o.seg.atomic32(H_PID).load(Ordering::Acquire)));
+            if dead {
+                self.release(ep);
+                if !self.gone.contains(&ep) {
+                    self.gone.push(ep);
+                }
             }
         }
     }
@@ -411,6 +430,9 @@ impl Transport for Shm {
         o.pos += 1;
         Ok(true)
     }
+    fn poll_gone(&mut self) -> Option<Loc> {
+        self.gone.pop().map(Loc::Shm)
+    }
     fn poll_recv(
         &mut self,
         max: usize,
@@ -462,8 +484,8 @@ impl Transport for Shm {
             }
             self.inbound[r] = (pos, published, Some(ep));
         }
-        // New senders are noticed within 64 idle polls; dead ones (a system call per
-        // sender) within about a million.
+        // New senders are noticed within 64 idle polls; dead peers (a system call per
+        // peer) within about a million.
         if n == 0 && self.polls % 64 == 0 || self.polls % 4096 == 0 {
             self.refresh_claims(self.polls % (1 << 20) == 0);
         }
