@@ -960,13 +960,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         buf: &mut [u8],
     ) -> Result<(Request, Option<(L, usize)>), Error> {
         let len: usize = segments.iter().map(|s| s.len()).sum();
-        let kind = if len <= self.cfg.tiny_max {
-            Kind::Tiny
-        } else if len <= self.cfg.small_max {
-            Kind::Small
-        } else {
-            Kind::Medium
-        };
+        let kind = self.eager_kind(len);
         let fast = self.cfg.reliable_transport
             && !synchronous
             && len <= self.eager_frag()
@@ -1064,6 +1058,17 @@ impl<L: Clone + PartialEq> Engine<L> {
         Request(h)
     }
 
+    /// The message class of an eager message of `len` bytes.
+    fn eager_kind(&self, len: usize) -> Kind {
+        if len <= self.cfg.tiny_max {
+            Kind::Tiny
+        } else if len <= self.cfg.small_max {
+            Kind::Small
+        } else {
+            Kind::Medium
+        }
+    }
+
     fn eager_frag(&self) -> usize {
         let room = self
             .cfg
@@ -1089,13 +1094,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             if in_flight > 0 && in_flight + frames > self.cfg.send_window as usize {
                 return;
             }
-            let kind = if len <= self.cfg.tiny_max {
-                Kind::Tiny
-            } else if len <= self.cfg.small_max {
-                Kind::Small
-            } else {
-                Kind::Medium
-            };
+            let kind = self.eager_kind(len);
             let p = &mut self.peers[peer as usize];
             p.waiting.pop_front();
             for i in 0..frames {
