@@ -272,11 +272,16 @@ impl Endpoint {
             &mut self.tx,
         )?;
         match frame {
-            Some((loc, n)) => {
-                if !self.transport.send(&loc, &self.tx[..n])? {
-                    self.stalled = Some((loc, n));
+            Some((loc, n)) => match self.transport.send(&loc, &self.tx[..n]) {
+                Ok(true) => {}
+                Ok(false) => self.stalled = Some((loc, n)),
+                Err(e) => {
+                    // The engine counted the send done; the caller gets the error, not a
+                    // handle, so release the request rather than leave it listed.
+                    let _ = self.engine.forget(r);
+                    return Err(e.into());
                 }
-            }
+            },
             None => self.flush(now)?,
         }
         Ok(r)
