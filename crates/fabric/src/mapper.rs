@@ -4,34 +4,49 @@
 //!
 //! Switches have no identity on the wire, so they are known by routes: each discovered
 //! switch `K` has a route `r_K` from the mapper (output ports from the mapper's switch)
-//! and a return route `b_K` back to the mapper's own host port.
+//! and a return route `b_K` from `K` back to the mapper's own host port.
 //!
 //! * **Own port**: a loop probe `[q]` comes back only when `q` is the mapper's own port.
-//! * **Hosts**: a host probe along `r_K + [p]` carrying `b_K` makes a host on port `p`
-//!   of `K` reply with its address.
-//! * **Switches**: a loop probe `r_K + [p, q] + b_K` comes back when a switch `X` sits
-//!   behind port `p` of `K` and its port `q` leads back to `K`.
-//! * **Identity**: a switch found is first scanned for hosts (host probes on each of its
-//!   ports), so every known switch has its hosts on record. A switch with a host is
-//!   known by that host's address, which is unique. A switch without hosts is compared
-//!   only with known switches without hosts, by routes: `X` is `K'` when `r_X + b_K'`
-//!   comes back, `r_K' + [q] + b_K` comes back (from `K'`, port `q` leads to `K`), and for
-//!   every link `K'` is known to have on a port `n` to a switch `N`, `r_X + [n] + b_N`
-//!   comes back. This is how switches without hosts are told apart: by the routes
-//!   through them.
+//! * **A port `p` of `K`** is looked at with up to three kinds of probe: a loop `r_K+[p]`
+//!   comes back only from the mapper's switch; a host probe along `r_K+[p]` carrying
+//!   `b_K` is answered by a host there with its address; a loop `r_K+[p, j]+b_K` comes
+//!   back when a switch `Y` sits behind `p` and some way `j` out of `Y` reaches a switch
+//!   from which `b_K` leads home (every `j` is tried: the real way back to `K` is always
+//!   among them).
+//! * **What `Y` is**: host probes on `Y`'s ports find its first host. A switch with a host
+//!   is an *anchor*, known for certain by that host's address (the mapper's own switch by
+//!   a loop through the mapper's port). A switch without hosts is *host-less*.
+//! * **Host-less identity**: a host-less switch is known by its *profile*, what each of
+//!   its ports leads to (nothing, a host, which anchor, a host-less switch), compared to
+//!   [`IDENTITY_DEPTH`] levels deep through host-less neighbours. Switches whose profiles
+//!   differ are certainly different. Switches whose profiles agree at every depth cannot
+//!   be told apart by any probe; they are matched to link ends greedily, a new switch
+//!   being made only when every look-alike already has the port in question taken, so
+//!   their number is right and the map is indistinguishable from the network
+//!   ([`Topology::indistinguishable_from`]).
+//! * **Ways back**: from an anchor `K`, which ports of `Y` lead back to `K` is tested
+//!   with host probes (certain). From a host-less `K`, a loop can also come back through
+//!   a look-alike of `K`; when more than one `j` came back, each is kept only if the
+//!   switch behind it has `K`'s profile.
 //!
-//! Route bytes carry absolute output ports, so the pairing of parallel links between the
-//! same two switches is not observable: the map equals the network up to that
-//! permutation, which routes cannot tell apart either.
+//! Route bytes carry absolute output ports, so which of several parallel links between
+//! two switches pairs with which is not observable either: the map equals the network up
+//! to that permutation and to the swaps of look-alike host-less switches above.
 //!
-//! Known limit: switches without hosts are identified by route tests only, which cannot
-//! always tell apart switches that look alike from the mapper (45 of 300 random
-//! networks with a third of their switches host-less were mapped wrongly); networks
-//! whose switches all have hosts are mapped exactly (tested on 1000 random networks,
-//! with parallel links, and on mesh, torus and fat tree, whose spines have no hosts).
+//! The algorithm is ordinary sequential code run as a coroutine: it awaits each probe's
+//! outcome, and [`Mapper::poll_probe`] resumes it. No threads, clocks or I/O.
 
 use crate::topology::{End, Host, Link, Switch, Topology, TopologyError, DEFAULT_CABLE_M};
-use std::collections::VecDeque;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// How many levels of host-less neighbours two host-less switches' profiles are
+/// compared through before they are taken to be look-alikes.
+pub const IDENTITY_DEPTH: u32 = 3;
 
 /// A probe to send from the mapper's host.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,44 +73,6 @@ pub enum Outcome {
     Lost,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Port {
-    Unknown,
-    Free,
-    Host(u64),
-    Switch(usize, u8),
-}
-
-#[derive(Clone, Debug)]
-struct MSwitch {
-    route: Vec<u8>,
-    back: Vec<u8>,
-    ports: Vec<Port>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    /// Looking for the mapper's own port on its switch: trying `q`.
-    OwnPort(u8),
-    /// Exploring port `p` of switch `k`: host probe sent.
-    HostAt(usize, u8),
-    /// Loop probe with back port `q`.
-    LoopAt(usize, u8, u8),
-    /// Is q really the way back to k? A host probe to a host of k through it.
-    Verify(usize, u8, u8),
-    /// The same for host-less k: through its `j`-th known link.
-    VerifyLink(usize, u8, u8, usize),
-    /// A switch found behind (k, p) with back port q: host probe on its port `i`.
-    Scan(usize, u8, u8, u8),
-    /// Candidate behind (k, p) with back port q: is it known switch `c`? First probe.
-    Same1(usize, u8, u8, usize),
-    /// Second probe of the identity test.
-    Same2(usize, u8, u8, usize),
-    /// Further probes: through the `j`-th known link of candidate `c`.
-    SameN(usize, u8, u8, usize, usize),
-    Done,
-}
-
 /// Why a map could not be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MapError {
@@ -107,413 +84,533 @@ pub enum MapError {
     Topology(#[from] TopologyError),
 }
 
-pub struct Mapper {
-    me: u64,
-    max_ports: u8,
-    switches: Vec<MSwitch>,
-    step: Step,
-    own_port: Option<u8>,
-    /// Switches still to explore, in discovery order.
-    queue: VecDeque<usize>,
+/// What a port of a switch leads to, as probes see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Look {
+    Free,
+    /// The mapper's own host (only on the mapper's switch).
+    Mapper,
+    Host(u64),
+    /// A switch, with every port of it from which the probing switch's way home worked.
+    Switch {
+        backs: Vec<u8>,
+        kind: Kind,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A switch with hosts, by its first host's address (the mapper's for its own switch)
+    /// and that host's port.
+    Anchor {
+        address: u64,
+        port: u8,
+    },
+    HostLess,
+}
+
+/// The same, without the ways back: what identity is compared on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    Free,
+    Mapper,
+    Host(u64),
+    Anchor(u64),
+    HostLess,
+}
+
+impl Look {
+    fn seen(&self) -> Seen {
+        match self {
+            Look::Free => Seen::Free,
+            Look::Mapper => Seen::Mapper,
+            Look::Host(a) => Seen::Host(*a),
+            Look::Switch {
+                kind: Kind::Anchor { address, .. },
+                ..
+            } => Seen::Anchor(*address),
+            Look::Switch {
+                kind: Kind::HostLess,
+                ..
+            } => Seen::HostLess,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Port {
+    Unknown,
+    Free,
+    Mapper,
+    Host(u64),
+    Link(usize, u8),
+}
+
+/// How a probe checks, for certain where it can, that a route reached a given switch.
+#[derive(Clone, Copy, Debug)]
+enum Home {
+    /// The mapper's switch: a loop out of the mapper's own port.
+    Mapper(u8),
+    /// An anchor: its host on `port` answers with `address`.
+    Host { port: u8, address: u64 },
+    /// A host-less switch: only that its way home works.
+    Route,
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    route: Vec<u8>,
+    back: Vec<u8>,
+    home: Home,
+    anchor: Option<u64>,
+    ports: Vec<Port>,
+}
+
+/// The channel between the coroutine and [`Mapper`].
+#[derive(Default)]
+struct Chan {
+    want: Option<Probe>,
+    in_flight: bool,
+    got: Option<Outcome>,
     sent: u64,
-    outstanding: bool,
-    failed: bool,
-    /// Hosts found on the switch being scanned: (port, address).
-    scanned: Vec<(u8, u64)>,
-    /// The back port q in hand was verified unambiguously (on the mapper's switch, or
-    /// through a host of k), so a conflict at a candidate means a wrong identity.
-    q_certain: bool,
+}
+
+#[derive(Clone)]
+struct Prober(Rc<RefCell<Chan>>);
+
+impl Prober {
+    async fn send(&self, probe: Probe) -> Outcome {
+        {
+            let mut c = self.0.borrow_mut();
+            c.want = Some(probe);
+            c.got = None;
+        }
+        poll_fn(|_| match self.0.borrow_mut().got.take() {
+            Some(o) => Poll::Ready(o),
+            None => Poll::Pending,
+        })
+        .await
+    }
+}
+
+struct Explored {
+    map: Result<Topology, MapError>,
+    routes: Vec<Vec<u8>>,
+}
+
+type Task = Pin<Box<dyn Future<Output = Explored>>>;
+
+pub struct Mapper {
+    chan: Rc<RefCell<Chan>>,
+    task: Option<Task>,
+    result: Option<Explored>,
 }
 
 impl Mapper {
     /// A mapper on the host with address `me`; switch ports are probed up to `max_ports`.
     pub fn new(me: u64, max_ports: u8) -> Mapper {
-        Mapper {
+        let chan = Rc::new(RefCell::new(Chan::default()));
+        let ex = Explorer {
             me,
-            max_ports: max_ports.clamp(1, 128),
-            switches: Vec::new(),
-            step: Step::OwnPort(0),
-            own_port: None,
-            queue: VecDeque::new(),
-            sent: 0,
-            outstanding: false,
-            failed: false,
-            scanned: Vec::new(),
-            q_certain: false,
+            max: max_ports.clamp(1, 128),
+            net: Prober(chan.clone()),
+            own: 0,
+            nodes: Vec::new(),
+            profiles: HashMap::new(),
+        };
+        Mapper {
+            chan,
+            task: Some(Box::pin(ex.run())),
+            result: None,
         }
     }
 
     /// For each discovered switch, its route from the mapper (output ports).
     pub fn switch_routes(&self) -> Vec<Vec<u8>> {
-        self.switches.iter().map(|s| s.route.clone()).collect()
+        self.result
+            .as_ref()
+            .map(|r| r.routes.clone())
+            .unwrap_or_default()
     }
 
     /// Debug view of the mapper's position.
     pub fn debug_state(&self) -> String {
+        let c = self.chan.borrow();
         format!(
-            "{:?} switches {} queue {:?}",
-            self.step,
-            self.switches.len(),
-            self.queue
+            "{} probes sent, {}",
+            c.sent,
+            if self.result.is_some() {
+                "done"
+            } else {
+                "exploring"
+            }
         )
     }
 
     pub fn probes_sent(&self) -> u64 {
-        self.sent
+        self.chan.borrow().sent
     }
 
     pub fn is_done(&self) -> bool {
-        self.step == Step::Done
+        self.result.is_some()
     }
 
     /// The next probe, if the mapper is not waiting for one or done.
     pub fn poll_probe(&mut self) -> Option<Probe> {
-        if self.outstanding || self.step == Step::Done {
+        if self.result.is_some() || self.chan.borrow().in_flight {
             return None;
         }
-        let cat = |a: &[u8], b: &[u8]| -> Vec<u8> { a.iter().chain(b).copied().collect() };
-        let probe = match self.step {
-            Step::OwnPort(q) => Probe::Loop { route: vec![q] },
-            Step::HostAt(k, p) => {
-                let s = &self.switches[k];
-                Probe::Host {
-                    route: cat(&s.route, &[p]),
-                    reply: s.back.clone(),
-                }
+        let task = self.task.as_mut()?;
+        let mut cx = Context::from_waker(Waker::noop());
+        match task.as_mut().poll(&mut cx) {
+            Poll::Ready(r) => {
+                self.result = Some(r);
+                self.task = None;
+                None
             }
-            Step::LoopAt(k, p, q) => {
-                let s = &self.switches[k];
-                Probe::Loop {
-                    route: cat(&cat(&s.route, &[p, q]), &s.back),
-                }
+            Poll::Pending => {
+                let mut c = self.chan.borrow_mut();
+                let probe = c.want.take()?;
+                c.in_flight = true;
+                c.sent += 1;
+                Some(probe)
             }
-            Step::Same1(k, p, _, c) => {
-                let x = cat(&self.switches[k].route, &[p]);
-                Probe::Loop {
-                    route: cat(&x, &self.switches[c].back),
-                }
-            }
-            Step::Same2(k, _, q, c) => Probe::Loop {
-                route: cat(&cat(&self.switches[c].route, &[q]), &self.switches[k].back),
-            },
-            Step::Verify(k, p, q) => {
-                let s = &self.switches[k];
-                let (h, _) = self.host_of(k).expect("verified through a host");
-                Probe::Host {
-                    route: cat(&s.route, &[p, q, h]),
-                    reply: s.back.clone(),
-                }
-            }
-            Step::VerifyLink(k, p, q, j) => {
-                let (n, to) = self.links_of(k)[j];
-                let x = cat(&self.switches[k].route, &[p, q, n]);
-                Probe::Loop {
-                    route: cat(&x, &self.switches[to].back),
-                }
-            }
-            Step::SameN(k, p, _, c, j) => {
-                let (n, to) = self.links_of(c)[j];
-                let x = cat(&self.switches[k].route, &[p, n]);
-                Probe::Loop {
-                    route: cat(&x, &self.switches[to].back),
-                }
-            }
-            Step::Scan(k, p, q, i) => {
-                let s = &self.switches[k];
-                let route = cat(&s.route, &[p, i]);
-                let reply = cat(&[q], &s.back);
-                Probe::Host { route, reply }
-            }
-            Step::Done => return None,
-        };
-        self.sent += 1;
-        self.outstanding = true;
-        Some(probe)
+        }
     }
 
     /// What became of the last probe.
     pub fn handle(&mut self, outcome: Outcome) {
-        if !self.outstanding {
-            return;
-        }
-        self.outstanding = false;
-        let back = outcome == Outcome::Returned;
-        self.step = match self.step {
-            Step::OwnPort(q) => {
-                if back {
-                    self.own_port = Some(q);
-                    let mut ports = vec![Port::Unknown; self.max_ports as usize];
-                    ports[q as usize] = Port::Host(self.me);
-                    self.switches.push(MSwitch {
-                        route: vec![],
-                        back: vec![q],
-                        ports,
-                    });
-                    self.queue.push_back(0);
-                    self.next_port(0, 0)
-                } else if q + 1 < self.max_ports {
-                    Step::OwnPort(q + 1)
-                } else {
-                    self.failed = true;
-                    Step::Done
-                }
-            }
-            Step::HostAt(k, p) => match outcome {
-                Outcome::Reply { address } => {
-                    self.switches[k].ports[p as usize] = Port::Host(address);
-                    self.next_port(k, p + 1)
-                }
-                _ => Step::LoopAt(k, p, 0),
-            },
-            Step::LoopAt(k, p, q) => {
-                if back {
-                    self.verify(k, p, q)
-                } else if q + 1 < self.max_ports {
-                    Step::LoopAt(k, p, q + 1)
-                } else {
-                    self.switches[k].ports[p as usize] = Port::Free;
-                    self.next_port(k, p + 1)
-                }
-            }
-            Step::Same1(k, p, q, c) => {
-                if back {
-                    Step::Same2(k, p, q, c)
-                } else {
-                    self.candidate(k, p, q, c + 1)
-                }
-            }
-            Step::Same2(k, p, q, c) => {
-                if back {
-                    self.same_links(k, p, q, c, 0)
-                } else {
-                    self.candidate(k, p, q, c + 1)
-                }
-            }
-            Step::SameN(k, p, q, c, j) => {
-                if back {
-                    self.same_links(k, p, q, c, j + 1)
-                } else {
-                    self.candidate(k, p, q, c + 1)
-                }
-            }
-            Step::Verify(k, p, q) => {
-                let want = self.host_of(k).map(|(_, a)| a);
-                match outcome {
-                    Outcome::Reply { address } if Some(address) == want => self.start_scan(k, p, q),
-                    _ => self.next_q(k, p, q),
-                }
-            }
-            Step::VerifyLink(k, p, q, j) => {
-                if back {
-                    self.verify_links(k, p, q, j + 1)
-                } else {
-                    self.next_q(k, p, q)
-                }
-            }
-            Step::Scan(k, p, q, i) => {
-                if let Outcome::Reply { address } = outcome {
-                    self.scanned.push((i, address));
-                }
-                self.scan_from(k, p, q, i + 1)
-            }
-            Step::Done => Step::Done,
-        };
-    }
-
-    /// A host of switch `k` other than the mapper: (port, address).
-    fn host_of(&self, k: usize) -> Option<(u8, u64)> {
-        self.switches[k]
-            .ports
-            .iter()
-            .enumerate()
-            .find_map(|(i, p)| match *p {
-                Port::Host(a) if a != self.me => Some((i as u8, a)),
-                _ => None,
-            })
-    }
-
-    /// A loop through (k, p) came back by port q: make sure q leads to k and not to a
-    /// switch that merely shares k's way home.
-    fn verify(&mut self, k: usize, p: u8, q: u8) -> Step {
-        self.q_certain = k == 0 || self.host_of(k).is_some();
-        if k == 0 {
-            // b_0 is the mapper's own port: only the mapper's switch returns it.
-            return self.start_scan(k, p, q);
-        }
-        if self.host_of(k).is_some() {
-            return Step::Verify(k, p, q);
-        }
-        self.verify_links(k, p, q, 0)
-    }
-
-    fn verify_links(&mut self, k: usize, p: u8, q: u8, j: usize) -> Step {
-        if j < self.links_of(k).len() {
-            return Step::VerifyLink(k, p, q, j);
-        }
-        self.start_scan(k, p, q)
-    }
-
-    /// q was not the way back: try the next one, or call port p free.
-    fn next_q(&mut self, k: usize, p: u8, q: u8) -> Step {
-        if q + 1 < self.max_ports {
-            Step::LoopAt(k, p, q + 1)
-        } else {
-            self.switches[k].ports[p as usize] = Port::Free;
-            self.next_port(k, p + 1)
-        }
-    }
-
-    fn start_scan(&mut self, k: usize, p: u8, q: u8) -> Step {
-        self.scanned.clear();
-        self.scan_from(k, p, q, 0)
-    }
-
-    /// Port q of switch c is unknown or already the other end of (k, p).
-    fn port_free_for(&self, c: usize, q: u8, k: usize, p: u8) -> bool {
-        match self.switches[c].ports[q as usize] {
-            Port::Unknown => true,
-            Port::Switch(o, op) => o == k && op == p,
-            _ => false,
-        }
-    }
-
-    /// Known links of switch `c`: (its port, the switch there).
-    fn links_of(&self, c: usize) -> Vec<(u8, usize)> {
-        self.switches[c]
-            .ports
-            .iter()
-            .enumerate()
-            .filter_map(|(n, p)| match *p {
-                Port::Switch(o, _) => Some((n as u8, o)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn has_hosts(&self, c: usize) -> bool {
-        self.switches[c]
-            .ports
-            .iter()
-            .any(|p| matches!(p, Port::Host(_)))
-    }
-
-    /// Host probes on the ports of the switch behind (k, p), from port `i` on; then the
-    /// identity decision.
-    fn scan_from(&mut self, k: usize, p: u8, q: u8, i: u8) -> Step {
-        if i < self.max_ports {
-            // Port q leads back to k; no host there.
-            let i = if i == q { i + 1 } else { i };
-            if i < self.max_ports {
-                return Step::Scan(k, p, q, i);
-            }
-        }
-        if let Some(&(_, addr)) = self.scanned.first() {
-            // A host's address names its switch.
-            let known = (0..self.switches.len())
-                .find(|&c| self.switches[c].ports.contains(&Port::Host(addr)));
-            return match known {
-                // Its port q already holds another link (or it is k itself): q was a way
-                // home through a look-alike switch, not the way back to k.
-                Some(c) if c == k || !self.port_free_for(c, q, k, p) => self.next_q(k, p, q),
-                Some(c) => {
-                    self.link(k, p, c, q);
-                    self.next_port(k, p + 1)
-                }
-                None => self.new_switch(k, p, q),
-            };
-        }
-        self.candidate(k, p, q, 0)
-    }
-
-    /// The remaining link tests of candidate `c` from its `j`-th known link.
-    fn same_links(&mut self, k: usize, p: u8, q: u8, c: usize, j: usize) -> Step {
-        if j < self.links_of(c).len() {
-            return Step::SameN(k, p, q, c, j);
-        }
-        // Its port q holds another link. With q certain, c is a look-alike, not X; else
-        // q was a way home through a parallel link or a look-alike, not the way back.
-        if !self.port_free_for(c, q, k, p) {
-            return if self.q_certain {
-                self.candidate(k, p, q, c + 1)
-            } else {
-                self.next_q(k, p, q)
-            };
-        }
-        self.link(k, p, c, q);
-        self.next_port(k, p + 1)
-    }
-
-    /// Tests a host-less switch behind (k, p) against the known host-less switches from
-    /// `from` on; a new switch if none matches.
-    fn candidate(&mut self, k: usize, p: u8, q: u8, from: usize) -> Step {
-        for c in from..self.switches.len() {
-            if c == k || self.has_hosts(c) {
-                continue;
-            }
-            return Step::Same1(k, p, q, c);
-        }
-        self.new_switch(k, p, q)
-    }
-
-    /// Records a new switch behind (k, p), with back port q and the hosts just scanned.
-    fn new_switch(&mut self, k: usize, p: u8, q: u8) -> Step {
-        let mut route = self.switches[k].route.clone();
-        route.push(p);
-        let mut back = vec![q];
-        back.extend_from_slice(&self.switches[k].back);
-        let mut ports = vec![Port::Unknown; self.max_ports as usize];
-        for &(i, addr) in &self.scanned {
-            ports[i as usize] = Port::Host(addr);
-        }
-        self.switches.push(MSwitch { route, back, ports });
-        let x = self.switches.len() - 1;
-        self.queue.push_back(x);
-        self.link(k, p, x, q);
-        self.next_port(k, p + 1)
-    }
-
-    fn link(&mut self, a: usize, pa: u8, b: usize, pb: u8) {
-        self.switches[a].ports[pa as usize] = Port::Switch(b, pb);
-        self.switches[b].ports[pb as usize] = Port::Switch(a, pa);
-    }
-
-    /// The next port of switch `k` to explore from `p` on, or the next switch.
-    fn next_port(&mut self, k: usize, mut p: u8) -> Step {
-        let mut k = k;
-        loop {
-            while p < self.max_ports {
-                if self.switches[k].ports[p as usize] == Port::Unknown {
-                    return Step::HostAt(k, p);
-                }
-                p += 1;
-            }
-            // Switch k is done; the queue front is k.
-            if self.queue.front() == Some(&k) {
-                self.queue.pop_front();
-            }
-            match self.queue.front() {
-                Some(&n) => {
-                    k = n;
-                    p = 0;
-                }
-                None => return Step::Done,
-            }
+        let mut c = self.chan.borrow_mut();
+        if c.in_flight {
+            c.in_flight = false;
+            c.got = Some(outcome);
         }
     }
 
     /// The network as discovered: switches in discovery order (the mapper's own switch
     /// is 0), each with as many ports as its highest port in use, hosts by address.
     pub fn map(&self) -> Result<Topology, MapError> {
-        if self.failed {
-            return Err(MapError::NoOwnPort);
+        match &self.result {
+            Some(r) => r.map.clone(),
+            None => Err(MapError::Unfinished),
         }
-        if !self.is_done() {
-            return Err(MapError::Unfinished);
+    }
+}
+
+type Profile = Rc<Vec<Look>>;
+
+struct Explorer {
+    me: u64,
+    max: u8,
+    net: Prober,
+    /// The mapper's own port on its switch.
+    own: u8,
+    nodes: Vec<Node>,
+    /// Profiles already probed, by route, way home and whether the way back was tested
+    /// for certain.
+    profiles: HashMap<(Vec<u8>, Vec<u8>, bool), Profile>,
+}
+
+fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {
+    a.iter().chain(b).copied().collect()
+}
+
+impl Explorer {
+    async fn run(mut self) -> Explored {
+        let map = self.explore().await;
+        Explored {
+            map,
+            routes: self.nodes.iter().map(|n| n.route.clone()).collect(),
         }
+    }
+
+    async fn loop_back(&self, route: Vec<u8>) -> bool {
+        self.net.send(Probe::Loop { route }).await == Outcome::Returned
+    }
+
+    async fn explore(&mut self) -> Result<Topology, MapError> {
+        let mut own = None;
+        for q in 0..self.max {
+            if self.loop_back(vec![q]).await {
+                own = Some(q);
+                break;
+            }
+        }
+        let m = own.ok_or(MapError::NoOwnPort)?;
+        self.own = m;
+        self.nodes.push(Node {
+            route: vec![],
+            back: vec![m],
+            home: Home::Mapper(m),
+            anchor: Some(self.me),
+            ports: vec![Port::Unknown; self.max as usize],
+        });
+        // Anchors first: ways back from them are certain.
+        let mut anchors = VecDeque::from([0usize]);
+        let mut hostless = VecDeque::new();
+        while let Some(k) = anchors.pop_front().or_else(|| hostless.pop_front()) {
+            let before = self.nodes.len();
+            self.explore_node(k).await;
+            for n in before..self.nodes.len() {
+                if self.nodes[n].anchor.is_some() {
+                    anchors.push_back(n);
+                } else {
+                    hostless.push_back(n);
+                }
+            }
+        }
+        Ok(self.build()?)
+    }
+
+    /// Every port of `k` not yet known.
+    async fn explore_node(&mut self, k: usize) {
+        let (route, back, home) = {
+            let n = &self.nodes[k];
+            (n.route.clone(), n.back.clone(), n.home)
+        };
+        let profile = self.profile(&route, &back, home).await;
+        for (p, look) in profile.iter().enumerate() {
+            if self.nodes[k].ports[p] != Port::Unknown {
+                continue;
+            }
+            let port = match look {
+                Look::Free => Port::Free,
+                Look::Mapper => Port::Mapper,
+                Look::Host(a) => Port::Host(*a),
+                Look::Switch { backs, kind } => {
+                    let w = cat(&route, &[p as u8]);
+                    let backs = self.true_backs(k, &w, backs).await;
+                    match self.identify(&w, &back, &backs, *kind, k).await {
+                        Some((c, q)) => {
+                            self.nodes[c].ports[q as usize] = Port::Link(k, p as u8);
+                            Port::Link(c, q)
+                        }
+                        // No way back could be matched: leave the port for the far side.
+                        None => continue,
+                    }
+                }
+            };
+            self.nodes[k].ports[p] = port;
+        }
+        // Ports still unknown lead to switches whose ends were all taken: impossible in
+        // a consistent network; record them as free rather than loop.
+        for p in self.nodes[k].ports.iter_mut() {
+            if *p == Port::Unknown {
+                *p = Port::Free;
+            }
+        }
+    }
+
+    /// Of the ports `backs` of the switch at `w` from which `k`'s way home worked, those
+    /// that really lead back to `k` (all of them when `k` is an anchor, whose test is
+    /// certain, or when there is only one).
+    async fn true_backs(&mut self, k: usize, w: &[u8], backs: &[u8]) -> Vec<u8> {
+        let n = &self.nodes[k];
+        if backs.len() <= 1 || !matches!(n.home, Home::Route) {
+            return backs.to_vec();
+        }
+        let (kr, kb) = (n.route.clone(), n.back.clone());
+        let mut keep = Vec::new();
+        for &j in backs {
+            let x = cat(w, &[j]);
+            if self
+                .equal(&x, &kb, &kr, &kb, Home::Route, IDENTITY_DEPTH)
+                .await
+            {
+                keep.push(j);
+            }
+        }
+        keep
+    }
+
+    /// Which known switch (and which of its ports, one of `backs`) the switch at `w`
+    /// behind port `p` of `k` is; a new node if none. `None` when every matching port is
+    /// already linked (the far side will show the link).
+    async fn identify(
+        &mut self,
+        w: &[u8],
+        kback: &[u8],
+        backs: &[u8],
+        kind: Kind,
+        k: usize,
+    ) -> Option<(usize, u8)> {
+        let free_end = |n: &Node| {
+            backs
+                .iter()
+                .copied()
+                .find(|&q| n.ports.get(q as usize) == Some(&Port::Unknown))
+        };
+        let q0 = *backs.first()?;
+        let wback = cat(&[q0], kback);
+        match kind {
+            Kind::Anchor { address, port } => {
+                if let Some(c) = self.nodes.iter().position(|n| n.anchor == Some(address)) {
+                    return free_end(&self.nodes[c]).map(|q| (c, q));
+                }
+                let home = if address == self.me {
+                    Home::Mapper(port)
+                } else {
+                    Home::Host { port, address }
+                };
+                Some((self.add(w, wback, home, Some(address)), q0))
+            }
+            Kind::HostLess => {
+                for c in 0..self.nodes.len() {
+                    if c == k || self.nodes[c].anchor.is_some() {
+                        continue;
+                    }
+                    let Some(q) = free_end(&self.nodes[c]) else {
+                        continue;
+                    };
+                    let (cr, cb) = (self.nodes[c].route.clone(), self.nodes[c].back.clone());
+                    if self
+                        .equal(w, &wback, &cr, &cb, Home::Route, IDENTITY_DEPTH)
+                        .await
+                    {
+                        return Some((c, q));
+                    }
+                }
+                Some((self.add(w, wback, Home::Route, None), q0))
+            }
+        }
+    }
+
+    fn add(&mut self, route: &[u8], back: Vec<u8>, home: Home, anchor: Option<u64>) -> usize {
+        self.nodes.push(Node {
+            route: route.to_vec(),
+            back,
+            home,
+            anchor,
+            ports: vec![Port::Unknown; self.max as usize],
+        });
+        self.nodes.len() - 1
+    }
+
+    /// Whether the switches at routes `a` and `b` (with working ways home) show the same
+    /// profile `depth` levels deep through their host-less neighbours.
+    fn equal<'a>(
+        &'a mut self,
+        a: &'a [u8],
+        ab: &'a [u8],
+        b: &'a [u8],
+        bb: &'a [u8],
+        home: Home,
+        depth: u32,
+    ) -> Pin<Box<dyn Future<Output = bool> + 'a>> {
+        Box::pin(async move {
+            if a == b {
+                return true;
+            }
+            let pa = self.profile(a, ab, Home::Route).await;
+            let pb = self.profile(b, bb, home).await;
+            if pa.iter().map(Look::seen).ne(pb.iter().map(Look::seen)) {
+                return false;
+            }
+            if depth <= 1 {
+                return true;
+            }
+            for (i, (x, y)) in pa.iter().zip(pb.iter()).enumerate() {
+                if let (
+                    Look::Switch {
+                        backs: xb,
+                        kind: Kind::HostLess,
+                    },
+                    Look::Switch { backs: yb, .. },
+                ) = (x, y)
+                {
+                    let (ra, rb) = (cat(a, &[i as u8]), cat(b, &[i as u8]));
+                    let (wa, wb) = (cat(&xb[..1], ab), cat(&yb[..1], bb));
+                    if !self.equal(&ra, &wa, &rb, &wb, Home::Route, depth - 1).await {
+                        return false;
+                    }
+                }
+            }
+            true
+        })
+    }
+
+    /// What every port of the switch at `route` leads to; `back` is a working way home
+    /// from it, `home` how to check that a route came back to it.
+    async fn profile(&mut self, route: &[u8], back: &[u8], home: Home) -> Profile {
+        let key = (route.to_vec(), back.to_vec(), matches!(home, Home::Route));
+        if let Some(p) = self.profiles.get(&key) {
+            return p.clone();
+        }
+        let mut looks = Vec::with_capacity(self.max as usize);
+        for i in 0..self.max {
+            looks.push(self.look(route, back, home, i).await);
+        }
+        let p = Rc::new(looks);
+        self.profiles.insert(key, p.clone());
+        p
+    }
+
+    /// What port `i` of the switch at `w` leads to.
+    async fn look(&mut self, w: &[u8], back: &[u8], home: Home, i: u8) -> Look {
+        let wi = cat(w, &[i]);
+        if self.loop_back(wi.clone()).await {
+            return Look::Mapper;
+        }
+        let host = Probe::Host {
+            route: wi.clone(),
+            reply: back.to_vec(),
+        };
+        if let Outcome::Reply { address } = self.net.send(host).await {
+            return Look::Host(address);
+        }
+        let mut backs = Vec::new();
+        for j in 0..self.max {
+            let there = cat(&wi, &[j]);
+            let ok = match home {
+                Home::Mapper(m) => self.loop_back(cat(&there, &[m])).await,
+                Home::Host { port, address } => {
+                    let probe = Probe::Host {
+                        route: cat(&there, &[port]),
+                        reply: back.to_vec(),
+                    };
+                    self.net.send(probe).await == Outcome::Reply { address }
+                }
+                Home::Route => self.loop_back(cat(&there, back)).await,
+            };
+            if ok {
+                backs.push(j);
+            }
+        }
+        let Some(&j) = backs.first() else {
+            return Look::Free;
+        };
+        let kind = self.kind_of(&wi, &cat(&[j], back), j).await;
+        Look::Switch { backs, kind }
+    }
+
+    /// Anchor or host-less: the switch at `w`, whose port `j` is a way home along `back`.
+    async fn kind_of(&mut self, w: &[u8], back: &[u8], j: u8) -> Kind {
+        if self.loop_back(cat(w, &[self.own])).await {
+            return Kind::Anchor {
+                address: self.me,
+                port: self.own,
+            };
+        }
+        for k in 0..self.max {
+            if k == j {
+                continue;
+            }
+            let probe = Probe::Host {
+                route: cat(w, &[k]),
+                reply: back.to_vec(),
+            };
+            if let Outcome::Reply { address } = self.net.send(probe).await {
+                return Kind::Anchor { address, port: k };
+            }
+        }
+        Kind::HostLess
+    }
+
+    fn build(&self) -> Result<Topology, TopologyError> {
         let mut switches = Vec::new();
         let mut hosts = Vec::new();
         let mut links = Vec::new();
-        for (i, s) in self.switches.iter().enumerate() {
+        for (i, s) in self.nodes.iter().enumerate() {
             let used = s
                 .ports
                 .iter()
@@ -521,14 +618,16 @@ impl Mapper {
                 .map_or(1, |x| x + 1);
             switches.push(Switch { ports: used as u8 });
             for (p, port) in s.ports.iter().enumerate() {
+                let host = |address| Host {
+                    address,
+                    switch: i as u32,
+                    port: p as u8,
+                    length_m: DEFAULT_CABLE_M,
+                };
                 match *port {
-                    Port::Host(address) => hosts.push(Host {
-                        address,
-                        switch: i as u32,
-                        port: p as u8,
-                        length_m: DEFAULT_CABLE_M,
-                    }),
-                    Port::Switch(o, op) if (o, op as usize) > (i, p) => links.push(Link {
+                    Port::Mapper => hosts.push(host(self.me)),
+                    Port::Host(address) => hosts.push(host(address)),
+                    Port::Link(o, op) if (o, op as usize) > (i, p) => links.push(Link {
                         a: End {
                             switch: i as u32,
                             port: p as u8,
@@ -544,6 +643,6 @@ impl Mapper {
             }
         }
         hosts.sort_by_key(|h| h.address);
-        Ok(Topology::new("mapped", switches, hosts, links)?)
+        Topology::new("mapped", switches, hosts, links)
     }
 }

@@ -304,6 +304,66 @@ impl Topology {
     }
 }
 
+impl Topology {
+    /// Whether every route sent from the host with address `from` meets the same fate in
+    /// both networks (reaches the same host, the same free port, or runs out at a
+    /// switch), and both have as many switches and the same hosts. This is all a mapper
+    /// can observe: switches have no identity on the wire, and two host-less switches
+    /// whose ports lead to the same kinds of places at every depth can swap their links
+    /// without any probe telling. Checked as a bisimulation from `from`'s switch.
+    pub fn indistinguishable_from(&self, other: &Topology, from: u64) -> Result<(), String> {
+        if self.num_switches() != other.num_switches() {
+            return Err(format!(
+                "{} switches against {}",
+                self.num_switches(),
+                other.num_switches()
+            ));
+        }
+        let addrs = |t: &Topology| {
+            let mut a: Vec<u64> = t.hosts.iter().map(|h| h.address).collect();
+            a.sort_unstable();
+            a
+        };
+        if addrs(self) != addrs(other) {
+            return Err("the hosts differ".into());
+        }
+        let start = |t: &Topology| {
+            t.hosts
+                .iter()
+                .find(|h| h.address == from)
+                .map(|h| h.switch)
+                .ok_or_else(|| format!("no host {from:#x}"))
+        };
+        let (a0, b0) = (start(self)?, start(other)?);
+        let mut seen = HashSet::new();
+        let mut todo = vec![(a0, b0)];
+        seen.insert((a0, b0));
+        while let Some((a, b)) = todo.pop() {
+            let (pa, pb) = (self.ports_of(a), other.ports_of(b));
+            for p in 0..pa.len().max(pb.len()) {
+                let x = pa.get(p).copied().unwrap_or(PortUse::Free);
+                let y = pb.get(p).copied().unwrap_or(PortUse::Free);
+                match (x, y) {
+                    (PortUse::Free, PortUse::Free) => {}
+                    (PortUse::Host(h), PortUse::Host(g))
+                        if self.hosts[h as usize].address == other.hosts[g as usize].address => {}
+                    (PortUse::Link { peer: m, .. }, PortUse::Link { peer: n, .. }) => {
+                        if seen.insert((m.switch, n.switch)) {
+                            todo.push((m.switch, n.switch));
+                        }
+                    }
+                    _ => {
+                        return Err(format!(
+                            "port {p} of switch {a} leads to {x:?}, of its match {b} to {y:?}"
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 fn check_length(what: String, length: f64) -> Result<(), TopologyError> {
     if length.is_finite() && length >= 0.0 {
         Ok(())

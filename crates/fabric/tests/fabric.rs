@@ -351,3 +351,55 @@ mod toml_props {
         }
     }
 }
+
+/// Two host-less leaf-like switches X and Y, each with port 0 to switch 0 and port 1 to
+/// switch 1 (both with hosts): which of switch 0's ports pairs with which of switch 1's
+/// through them is invisible to every probe, so the swapped network is indistinguishable
+/// though not the same. Moving a link or a host is seen.
+#[test]
+fn indistinguishable_networks_differ_only_where_no_probe_can_tell() {
+    use myrix_fabric::topology::Host;
+    let net = |x1: u8, y1: u8, host_port: u8| {
+        let end = |switch, port| End { switch, port };
+        let link = |a, b| Link {
+            a,
+            b,
+            length_m: 10.0,
+        };
+        let hosts = vec![
+            Host {
+                address: 1,
+                switch: 0,
+                port: 0,
+                length_m: 10.0,
+            },
+            Host {
+                address: 2,
+                switch: 1,
+                port: host_port,
+                length_m: 10.0,
+            },
+        ];
+        let links = vec![
+            link(end(2, 0), end(0, 1)),
+            link(end(3, 0), end(0, 2)),
+            link(end(2, 1), end(1, x1)),
+            link(end(3, 1), end(1, y1)),
+        ];
+        Topology::new("t", vec![Switch { ports: 4 }; 4], hosts, links).unwrap()
+    };
+    let real = net(1, 2, 0);
+    assert_eq!(real.indistinguishable_from(&real, 1), Ok(()));
+    // Switch 0 port 1 now reaches switch 1 port 2 through the host-less switch: unseen.
+    assert_eq!(net(2, 1, 0).indistinguishable_from(&real, 1), Ok(()));
+    assert_eq!(net(2, 1, 0).indistinguishable_from(&real, 2), Ok(()));
+    // A link on another port of switch 1, or the host moved, is seen from either host.
+    let moved = net(3, 2, 0);
+    assert!(moved.indistinguishable_from(&real, 1).is_err());
+    assert!(moved.indistinguishable_from(&real, 2).is_err());
+    assert!(net(1, 2, 3).indistinguishable_from(&real, 1).is_err());
+    assert!(
+        real.indistinguishable_from(&real, 9).is_err(),
+        "no such host"
+    );
+}
