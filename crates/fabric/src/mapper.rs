@@ -45,7 +45,11 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 /// How many levels of host-less neighbours two host-less switches' profiles are
-/// compared through before they are taken to be look-alikes.
+/// compared through before they are taken to be look-alikes. Known limit: two different
+/// switches that agree through this depth are taken for look-alikes (none did in the 1000
+/// random networks of the tests). Deeper comparison is exact in principle but costs
+/// probes exponentially in the depth (8 levels: over two million probes on a 30-switch
+/// network), because the same switch reached by two routes is compared branch by branch.
 pub const IDENTITY_DEPTH: u32 = 3;
 
 /// A probe to send from the mapper's host.
