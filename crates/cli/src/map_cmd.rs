@@ -3,7 +3,7 @@
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::format::{format_address, to_dot, to_toml};
-use myrix_sim::mapping::{run_mapper, MapConfig};
+use myrix_sim::mapping::{elect, run_mapper, MapConfig, Outage};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -19,9 +19,10 @@ pub struct MapArgs {
     /// The network to map (TOML); the mapper sees only its probes' outcomes.
     #[arg(long)]
     topology: PathBuf,
-    /// The host (id in the topology file) that maps.
-    #[arg(long, default_value_t = 0)]
-    mapper: u32,
+    /// The host (id in the topology file) that maps, chosen by hand. Without it every
+    /// host starts mapping and the election leaves one: the highest address.
+    #[arg(long)]
+    mapper: Option<u32>,
     /// Switch ports probed.
     #[arg(long, default_value_t = 16)]
     max_ports: u8,
@@ -51,8 +52,15 @@ struct LinkOut {
 #[derive(Serialize)]
 struct MapOut {
     mapper: u32,
+    /// Whether the mapper was elected (else chosen with --mapper).
+    elected: bool,
+    /// Hosts that started mapping, and the probes of all of them.
+    candidates: usize,
+    all_probes: u64,
     probes: u64,
     sim_time_ns: f64,
+    /// When the last host had the map (the mapping time when chosen by hand).
+    distributed_ns: f64,
     switches: usize,
     hosts: Vec<HostOut>,
     links: Vec<LinkOut>,
@@ -60,32 +68,54 @@ struct MapOut {
 
 pub fn run(a: MapArgs) -> Result<(), CliError> {
     let t = crate::topo_cmd::load(&a.topology)?;
-    if a.mapper as usize >= t.num_hosts() {
-        return Err(CliError::Input(format!(
-            "--mapper {}: the network has {} hosts",
-            a.mapper,
-            t.num_hosts()
-        )));
+    if let Some(m) = a.mapper {
+        if m as usize >= t.num_hosts() {
+            return Err(CliError::Input(format!(
+                "--mapper {m}: the network has {} hosts",
+                t.num_hosts()
+            )));
+        }
     }
     if a.max_ports == 0 || a.max_ports > 128 {
         return Err(CliError::Input("--max-ports must be 1 to 128".into()));
     }
-    let run = run_mapper(
-        &t,
-        a.mapper,
-        &MapConfig {
-            max_ports: a.max_ports,
-            ..MapConfig::default()
-        },
-    );
+    let cfg = MapConfig {
+        max_ports: a.max_ports,
+        ..MapConfig::default()
+    };
+    let (run, candidates, all_probes, distributed) = match a.mapper {
+        Some(m) => {
+            let run = run_mapper(&t, m, &cfg);
+            let (p, time) = (run.probes, run.time);
+            (run, 1, p, time)
+        }
+        None => {
+            let e = elect(&t, &Outage::default(), &cfg);
+            let Some(part) = e.parts.into_iter().next() else {
+                return Err(CliError::Found(
+                    "mapping failed: no mapper finished (probe limit reached)".into(),
+                ));
+            };
+            (part.run, e.candidates, e.probes, part.distributed_at)
+        }
+    };
+    let mapper = run.mapper;
     let map = run
         .map
         .map_err(|e| CliError::Found(format!("mapping failed: {e}")))?;
     let ns = run.time as f64 / 1000.0;
+    let how = if a.mapper.is_some() {
+        "chosen".to_string()
+    } else {
+        format!(
+            "elected among {candidates} hosts ({all_probes} probes by all), map at every host by {:.1} us",
+            distributed as f64 / 1e6
+        )
+    };
     eprintln!(
-        "mapper host {} ({}): {} switches, {} hosts, {} links found with {} probes in {:.1} us simulated",
-        a.mapper,
-        format_address(t.hosts()[a.mapper as usize].address),
+        "mapper host {} ({}) {how}: {} switches, {} hosts, {} links found with {} probes in {:.1} us simulated",
+        mapper,
+        format_address(t.hosts()[mapper as usize].address),
         map.num_switches(),
         map.num_hosts(),
         map.links().len(),
@@ -97,9 +127,13 @@ pub fn run(a: MapArgs) -> Result<(), CliError> {
         Format::Dot => to_dot(&map),
         Format::Json => {
             let out = MapOut {
-                mapper: a.mapper,
+                mapper,
+                elected: a.mapper.is_none(),
+                candidates,
+                all_probes,
                 probes: run.probes,
                 sim_time_ns: ns,
+                distributed_ns: distributed as f64 / 1000.0,
                 switches: map.num_switches(),
                 hosts: map
                     .hosts()

@@ -711,6 +711,26 @@ fn map_discovers_the_network_it_is_given() {
         2,
         "40 hosts",
     );
+    // Without --mapper, every host starts mapping and the highest address is left.
+    let o = myrix(
+        &[
+            "map",
+            "--topology",
+            net.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(j["mapper"], 39);
+    assert_eq!(j["elected"], true);
+    assert_eq!(j["candidates"], 40);
+    assert!(j["all_probes"].as_u64().unwrap() > j["probes"].as_u64().unwrap());
+    assert!(j["distributed_ns"].as_f64().unwrap() > j["sim_time_ns"].as_f64().unwrap());
+    assert_eq!(j["switches"], 10);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("elected among 40 hosts"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

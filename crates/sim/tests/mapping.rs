@@ -5,7 +5,7 @@
 use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::topology::{End, Host, Link, Topology};
 use myrix_fabric::PortUse;
-use myrix_sim::mapping::{run_mapper, MapConfig, MapRun};
+use myrix_sim::mapping::{elect, run_mapper, MapConfig, MapRun, Outage};
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, HashMap};
 
@@ -272,4 +272,102 @@ fn maps_1000_random_networks_with_hostless_switches_and_parallel_links() {
         hostless >= 600 && parallel >= 250 && lookalike >= 1,
         "the cases must be covered"
     );
+}
+
+/// The host with the highest address among `hosts`.
+fn highest(t: &Topology, hosts: impl Iterator<Item = u32>) -> u32 {
+    hosts
+        .max_by_key(|&h| t.hosts()[h as usize].address)
+        .unwrap()
+}
+
+/// With every host starting to map at once, one mapper is left: the highest address;
+/// every host receives its map, which is the network's.
+#[test]
+fn election_leaves_the_highest_host_mapping_and_every_host_gets_the_map() {
+    for seed in 0..40u64 {
+        let (t, _) = random_network(seed);
+        let e = elect(&t, &Outage::default(), &MapConfig::default());
+        assert_eq!(e.parts.len(), 1, "seed {seed}: one network, one mapper");
+        assert_eq!(e.candidates, t.num_hosts());
+        let p = &e.parts[0];
+        let top = highest(&t, 0..t.num_hosts() as u32);
+        assert_eq!(p.run.mapper, top, "seed {seed}");
+        assert_eq!(p.informed, (0..t.num_hosts() as u32).collect::<Vec<_>>());
+        let map = p.run.map.as_ref().unwrap();
+        map.indistinguishable_from(&t, t.hosts()[top as usize].address)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert!(e.probes > p.run.probes || t.num_hosts() == 1);
+        assert!(p.distributed_at > p.run.time);
+    }
+}
+
+/// The mapper's host switched off: the next highest maps, and the map lacks the host.
+#[test]
+fn a_mapper_switched_off_is_replaced_by_the_next_highest_host() {
+    for seed in 0..20u64 {
+        let (t, _) = random_network(seed);
+        let top = highest(&t, 0..t.num_hosts() as u32);
+        let outage = Outage {
+            hosts_off: vec![top],
+            ..Outage::default()
+        };
+        let e = elect(&t, &outage, &MapConfig::default());
+        assert_eq!(e.parts.len(), 1);
+        let p = &e.parts[0];
+        let next = highest(&t, (0..t.num_hosts() as u32).filter(|&h| h != top));
+        assert_eq!(p.run.mapper, next, "seed {seed}");
+        assert_eq!(p.informed.len(), t.num_hosts() - 1);
+        assert!(!p.informed.contains(&top));
+        let map = p.run.map.as_ref().unwrap();
+        assert_eq!(map.num_hosts(), t.num_hosts() - 1);
+        assert_eq!(map.num_switches(), t.num_switches());
+    }
+}
+
+/// Links down that cut a 2×3 mesh in two: one mapper per part, each part's own hosts
+/// informed, each map the part's switches.
+#[test]
+fn a_split_network_elects_one_mapper_per_part() {
+    let t = generate(
+        "mesh",
+        &Params {
+            dims: vec![3, 2],
+            hosts_per_switch: 2,
+            ..Params::default()
+        },
+    )
+    .unwrap();
+    // Cut between columns 0 and 1 (switches 0, 3 | 1, 2, 4, 5).
+    let side = |s: u32| s % 3 == 0;
+    let cut: Vec<usize> = (0..t.links().len())
+        .filter(|&l| {
+            let l = t.links()[l];
+            side(l.a.switch) != side(l.b.switch)
+        })
+        .collect();
+    assert_eq!(cut.len(), 2);
+    let e = elect(
+        &t,
+        &Outage {
+            links_down: cut,
+            ..Outage::default()
+        },
+        &MapConfig::default(),
+    );
+    assert_eq!(e.parts.len(), 2);
+    for part in [true, false] {
+        let hosts: Vec<u32> = (0..t.num_hosts() as u32)
+            .filter(|&h| side(t.hosts()[h as usize].switch) == part)
+            .collect();
+        let p = e
+            .parts
+            .iter()
+            .find(|p| p.run.mapper == highest(&t, hosts.iter().copied()))
+            .expect("the part's highest host maps it");
+        assert_eq!(p.informed, hosts);
+        let map = p.run.map.as_ref().unwrap();
+        assert_eq!(map.num_switches(), if part { 2 } else { 4 });
+        assert_eq!(map.num_hosts(), hosts.len());
+    }
 }
