@@ -98,6 +98,7 @@ struct FailRow {
     rerouted_at_ns: f64,
     remap_ns: f64,
     remap_probes: u64,
+    mapper: u32,
     packets_lost: u64,
     accepted_before: Option<f64>,
     accepted_during: Option<f64>,
@@ -146,6 +147,7 @@ fn fail_runs(
             rerouted_at_ns: r.rerouted_at_ns,
             remap_ns: r.remap_ns,
             remap_probes: r.remap_probes,
+            mapper: r.mapper,
             packets_lost: r.lost,
             accepted_before: fin(r.accepted_before),
             accepted_during: fin(r.accepted_during),
@@ -160,9 +162,10 @@ fn fail_runs(
         _ => {
             let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.4}"));
             let mut out = format!(
-                "# link {a}-{b} fails at {:.1} us under {} flits/ns/switch; accepted traffic in flits/ns/switch ('-': window not reached)\n",
+                "# link {a}-{b} fails at {:.1} us under {} flits/ns/switch; remapped by host {}; accepted traffic in flits/ns/switch ('-': window not reached)\n",
                 at as f64 / 1e6,
-                cfg.load
+                cfg.load,
+                rows.first().map_or(0, |r| r.mapper)
             );
             let _ = writeln!(
                 out,

@@ -9,16 +9,18 @@
 //!   (a loop probe round) and calls a link dead when its probe does not come back within
 //!   the mapper's probe timeout, so the failure is seen at the first round after it plus
 //!   that timeout;
-//! * the remap is the real mapper ([`crate::mapping::run_mapper`]) run on the network
-//!   without the link; its probes are timed but do not share the links with the traffic;
+//! * the remap is the real mapper ([`crate::mapping::remap`]) run on the network without
+//!   the link by the mapper in place (the host with the highest address, which the
+//!   election leaves on an intact network, unless chosen); its probes are timed but do
+//!   not share the links with the traffic; it then sends the map to every host;
 //! * new routes are computed with the same policy on the discovered map and installed at
-//!   the time the remap ends; messages generated before keep their old routes (and are
-//!   lost if those cross the failed link).
+//!   the time the last host has the map; messages generated before keep their old routes
+//!   (and are lost if those cross the failed link).
 //!
 //! This module never changes the engine's model; it only drives it.
 
 use crate::engine::{Config, ConfigError, Sim};
-use crate::mapping::{run_mapper, MapConfig};
+use crate::mapping::{remap, MapConfig, Outage};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::topology::{HostId, Topology};
 use myrix_fabric::updown::{Root, UpDown};
@@ -37,8 +39,8 @@ pub struct FaultConfig {
     /// How often the mapper checks every link.
     pub monitor_interval: Time,
     pub map: MapConfig,
-    /// The mapper's host.
-    pub mapper: HostId,
+    /// The mapper's host; `None`: the elected one, the highest address.
+    pub mapper: Option<HostId>,
     /// After the measurement, traffic stops; the run must then drain within this time,
     /// else it is reported as stuck (a deadlock).
     pub drain_limit: Time,
@@ -49,7 +51,7 @@ impl Default for FaultConfig {
         FaultConfig {
             monitor_interval: 100 * myrix_link::US,
             map: MapConfig::default(),
-            mapper: 0,
+            mapper: None,
             drain_limit: 50 * myrix_link::MS,
         }
     }
@@ -77,11 +79,12 @@ pub struct FaultReport {
     pub failed_at_ns: f64,
     /// When monitoring noticed the failure.
     pub detected_at_ns: f64,
-    /// When the new routes were installed (the remap's end).
+    /// When the new routes were installed (the last host has the new map).
     pub rerouted_at_ns: f64,
-    /// The remap's own simulated time and probes.
+    /// The remap's own simulated time and probes, and the mapper.
     pub remap_ns: f64,
     pub remap_probes: u64,
+    pub mapper: HostId,
     /// Switches and links in the map after the failure.
     pub map_switches: usize,
     pub map_links: usize,
@@ -126,9 +129,23 @@ pub fn run_with_failure(
         rest,
     )
     .map_err(|_| FaultError::Splits(failure.link))?;
-    // The remap: the mapper's own probes through the damaged network.
-    let run = run_mapper(&after, fc.mapper, &fc.map);
-    let map = run.map.map_err(|e| FaultError::Map(e.to_string()))?;
+    // The remap: the mapper's own probes through the damaged network, then the map to
+    // every host.
+    let mapper = fc.mapper.unwrap_or_else(|| {
+        (0..topo.num_hosts() as HostId)
+            .max_by_key(|&h| topo.hosts()[h as usize].address)
+            .unwrap_or(0)
+    });
+    let outage = Outage {
+        links_down: vec![failure.link],
+        ..Outage::default()
+    };
+    let part = remap(topo, &outage, mapper, &fc.map);
+    let run = &part.run;
+    let map = run
+        .map
+        .as_ref()
+        .map_err(|e| FaultError::Map(e.to_string()))?;
     let (map_switches, map_links) = (map.num_switches(), map.links().len());
     // Routes on the map. The map names switches in discovery order; the simulator's
     // tables index the real switch ids, so the same computation runs on the real
@@ -142,7 +159,7 @@ pub fn run_with_failure(
     let fail_tick = failure.at.div_ceil(tick);
     let interval = fc.monitor_interval.max(1);
     let detected = (failure.at / interval + 1) * interval + fc.map.timeout;
-    let installed = detected + run.time;
+    let installed = detected + part.distributed_at;
     let install_tick = installed.div_ceil(tick);
 
     // Payload delivered at each window edge.
@@ -204,6 +221,7 @@ pub fn run_with_failure(
         rerouted_at_ns: installed as f64 / 1e3,
         remap_ns: run.time as f64 / 1e3,
         remap_probes: run.probes,
+        mapper,
         map_switches,
         map_links,
         lost: sim.lost(),

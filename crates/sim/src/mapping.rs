@@ -224,9 +224,29 @@ fn execute(
 
 /// Maps `t` from host `mapper` (chosen by hand, as a network manager may).
 pub fn run_mapper(t: &Topology, mapper: HostId, cfg: &MapConfig) -> MapRun {
-    let off = Out::new(t, &Outage::default());
+    run_mapper_in(t, &Out::new(t, &Outage::default()), mapper, cfg)
+}
+
+/// The mapper in place maps again after an `outage` (it keeps its role: no election
+/// unless it is gone) and sends the new map to every host it finds.
+pub fn remap(t: &Topology, outage: &Outage, mapper: HostId, cfg: &MapConfig) -> Part {
+    let out = Out::new(t, outage);
+    let run = run_mapper_in(t, &out, mapper, cfg);
+    let (informed, distributed_at, map_bytes) = match run.map.as_ref() {
+        Ok(m) => distribute(t, cfg, &out, mapper, m, run.time),
+        Err(_) => (vec![mapper], run.time, 0),
+    };
+    Part {
+        run,
+        informed,
+        distributed_at,
+        map_bytes,
+    }
+}
+
+fn run_mapper_in(t: &Topology, off: &Out, mapper: HostId, cfg: &MapConfig) -> MapRun {
     let mut hosts = Hosts {
-        off: &off,
+        off,
         heard: vec![0; t.num_hosts()],
     };
     let me = t.hosts()[mapper as usize].address;
