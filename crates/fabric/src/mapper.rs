@@ -417,10 +417,7 @@ impl Explorer {
         let mut keep = Vec::new();
         for &j in backs {
             let x = cat(w, &[j]);
-            if self
-                .equal(&x, &kb, &kr, &kb, Home::Route, IDENTITY_DEPTH)
-                .await
-            {
+            if self.equal(&x, &kb, &kr, &kb, IDENTITY_DEPTH).await {
                 keep.push(j);
             }
         }
@@ -467,10 +464,7 @@ impl Explorer {
                         continue;
                     };
                     let (cr, cb) = (self.nodes[c].route.clone(), self.nodes[c].back.clone());
-                    if self
-                        .equal(w, &wback, &cr, &cb, Home::Route, IDENTITY_DEPTH)
-                        .await
-                    {
+                    if self.equal(w, &wback, &cr, &cb, IDENTITY_DEPTH).await {
                         return Some((c, q));
                     }
                 }
@@ -498,7 +492,6 @@ impl Explorer {
         ab: &'a [u8],
         b: &'a [u8],
         bb: &'a [u8],
-        home: Home,
         depth: u32,
     ) -> Pin<Box<dyn Future<Output = bool> + 'a>> {
         Box::pin(async move {
@@ -506,7 +499,7 @@ impl Explorer {
                 return true;
             }
             let pa = self.profile(a, ab, Home::Route).await;
-            let pb = self.profile(b, bb, home).await;
+            let pb = self.profile(b, bb, Home::Route).await;
             if pa.iter().map(Look::seen).ne(pb.iter().map(Look::seen)) {
                 return false;
             }
@@ -524,7 +517,7 @@ impl Explorer {
                 {
                     let (ra, rb) = (cat(a, &[i as u8]), cat(b, &[i as u8]));
                     let (wa, wb) = (cat(&xb[..1], ab), cat(&yb[..1], bb));
-                    if !self.equal(&ra, &wa, &rb, &wb, Home::Route, depth - 1).await {
+                    if !self.equal(&ra, &wa, &rb, &wb, depth - 1).await {
                         return false;
                     }
                 }
