@@ -260,13 +260,20 @@ fn run_mapper_in(t: &Topology, off: &Out, mapper: HostId, cfg: &MapConfig) -> Ma
         time += dt;
         m.handle(result);
     }
-    MapRun {
-        map: m.map(),
-        mapper,
-        probes: m.probes_sent(),
-        time,
-        switch_routes: m.switch_routes(),
-        last_state: m.debug_state(),
+    MapRun::of(&m, mapper, time)
+}
+
+impl MapRun {
+    /// What mapper `m` on host `mapper` found, after `time` of probing.
+    fn of(m: &Mapper, mapper: HostId, time: Time) -> MapRun {
+        MapRun {
+            map: m.map(),
+            mapper,
+            probes: m.probes_sent(),
+            time,
+            switch_routes: m.switch_routes(),
+            last_state: m.debug_state(),
+        }
     }
 }
 
@@ -365,15 +372,7 @@ pub fn elect(t: &Topology, outage: &Outage, cfg: &MapConfig) -> Elected {
     let mut parts: Vec<Part> = Vec::new();
     for i in winners {
         let c = &cands[i];
-        let map = c.m.map();
-        let run = MapRun {
-            mapper: c.host,
-            probes: c.m.probes_sent(),
-            time: c.clock,
-            switch_routes: c.m.switch_routes(),
-            last_state: c.m.debug_state(),
-            map,
-        };
+        let run = MapRun::of(&c.m, c.host, c.clock);
         let Ok(m) = run.map.as_ref() else {
             continue;
         };
