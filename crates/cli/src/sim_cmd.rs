@@ -61,29 +61,44 @@ pub struct SimArgs {
     /// hold-output, shared-unit (see the sim crate's SwitchModel).
     #[arg(long, default_value = "route-then-request")]
     switch_model: String,
-    /// Fail a link under load: link:S1-S2@TIME (switch ids as in the topology, time from
-    /// the start of the run with a unit, e.g. link:3-7@1ms). Needs --load; reports
-    /// detection, remap, packets lost and throughput before and after.
+    /// Fail a component under load: link:S1-S2@TIME, switch:S@TIME or host:H@TIME (ids as
+    /// in the topology, time from the start of the run with a unit, e.g. link:3-7@1ms).
+    /// Needs --load; reports detection, remap, packets lost and throughput before and
+    /// after.
     #[arg(long)]
     fail: Option<String>,
-    /// With --fail: how often the mapper checks every link, with a unit.
+    /// With --fail: how often the mapper checks every link and host, with a unit.
     #[arg(long, default_value = "100us")]
     monitor_interval: String,
 }
 
-/// `link:S1-S2@TIME` as (S1, S2, time).
-fn parse_fail(s: &str) -> Result<(u32, u32, u64), CliError> {
+/// What `--fail` names, before it is looked up in the topology.
+enum FailSpec {
+    Link(u32, u32),
+    Switch(u32),
+    Host(u32),
+}
+
+/// `link:S1-S2@TIME`, `switch:S@TIME`, `host:H@TIME`.
+fn parse_fail(s: &str) -> Result<(FailSpec, u64), CliError> {
     let bad = || {
         CliError::Input(format!(
-            "bad --fail '{s}': expected link:S1-S2@TIME, e.g. link:3-7@1ms (switch and host failures are not modelled yet)"
+            "bad --fail '{s}': expected link:S1-S2@TIME, switch:S@TIME or host:H@TIME, e.g. link:3-7@1ms"
         ))
     };
-    let rest = s.trim().strip_prefix("link:").ok_or_else(bad)?;
-    let (pair, at) = rest.split_once('@').ok_or_else(bad)?;
-    let (a, b) = pair.split_once('-').ok_or_else(bad)?;
-    let a: u32 = a.trim().parse().map_err(|_| bad())?;
-    let b: u32 = b.trim().parse().map_err(|_| bad())?;
-    Ok((a, b, parse_time(at.trim())?))
+    let (kind, rest) = s.trim().split_once(':').ok_or_else(bad)?;
+    let (what, at) = rest.split_once('@').ok_or_else(bad)?;
+    let id = |x: &str| x.trim().parse::<u32>().map_err(|_| bad());
+    let spec = match kind {
+        "link" => {
+            let (a, b) = what.split_once('-').ok_or_else(bad)?;
+            FailSpec::Link(id(a)?, id(b)?)
+        }
+        "switch" => FailSpec::Switch(id(what)?),
+        "host" => FailSpec::Host(id(what)?),
+        _ => return Err(bad()),
+    };
+    Ok((spec, parse_time(at.trim())?))
 }
 
 /// The report of a failure run: these JSON names are stable.
@@ -91,7 +106,8 @@ fn parse_fail(s: &str) -> Result<(u32, u32, u64), CliError> {
 struct FailRow {
     routing: String,
     topology: String,
-    link: String,
+    /// "link 3-7", "switch 4", "host 12".
+    failed: String,
     offered_flits_ns_switch: f64,
     failed_at_ns: f64,
     detected_at_ns: f64,
@@ -99,7 +115,17 @@ struct FailRow {
     remap_ns: f64,
     remap_probes: u64,
     mapper: u32,
+    /// The failure took the mapper away and hosts elected a new one.
+    elected: bool,
+    map_switches: usize,
+    map_hosts: usize,
     packets_lost: u64,
+    /// Messages that were waiting in a failed host's memory.
+    dropped: u64,
+    /// Messages not sent after the reroute: their destination is off.
+    refused: u64,
+    /// Long-period time-outs (50 ms blocked) that dropped packets.
+    timeouts: u64,
     accepted_before: Option<f64>,
     accepted_during: Option<f64>,
     accepted_after: Option<f64>,
@@ -114,13 +140,21 @@ fn fail_runs(
     interval: u64,
     format: Format,
 ) -> Result<(), CliError> {
-    use myrix_sim::fault::{run_with_failure, Failure, FaultConfig};
-    let (a, b, at) = parse_fail(spec)?;
-    let link = t
-        .links()
-        .iter()
-        .position(|l| (l.a.switch, l.b.switch) == (a, b) || (l.a.switch, l.b.switch) == (b, a))
-        .ok_or_else(|| CliError::Input(format!("no link between switches {a} and {b}")))?;
+    use myrix_sim::fault::{describe, run_with_failure, Component, Failure, FaultConfig};
+    let (spec, at) = parse_fail(spec)?;
+    let what = match spec {
+        FailSpec::Link(a, b) => Component::Link(
+            t.links()
+                .iter()
+                .position(|l| {
+                    (l.a.switch, l.b.switch) == (a, b) || (l.a.switch, l.b.switch) == (b, a)
+                })
+                .ok_or_else(|| CliError::Input(format!("no link between switches {a} and {b}")))?,
+        ),
+        FailSpec::Switch(s) => Component::Switch(s),
+        FailSpec::Host(h) => Component::Host(h),
+    };
+    let name = describe(t, what);
     let fc = FaultConfig {
         monitor_interval: interval,
         ..FaultConfig::default()
@@ -128,11 +162,11 @@ fn fail_runs(
     let fin = |x: f64| x.is_finite().then_some(x);
     let mut rows = Vec::new();
     for &policy in policies {
-        let r = run_with_failure(cfg.clone(), t, policy, Failure { link, at }, &fc)
+        let r = run_with_failure(cfg.clone(), t, policy, Failure { what, at }, &fc)
             .map_err(|e| CliError::Input(e.to_string()))?;
         if !r.drained {
             eprintln!(
-                "{}: messages still in the network {:.0} ns after traffic stopped: stuck",
+                "{}: messages still in the network {:.0} ns after traffic stopped, none arriving: stuck",
                 policy.name(),
                 r.drain_ns
             );
@@ -140,7 +174,7 @@ fn fail_runs(
         rows.push(FailRow {
             routing: policy.name().to_string(),
             topology: t.name().to_string(),
-            link: format!("{a}-{b}"),
+            failed: name.clone(),
             offered_flits_ns_switch: cfg.load,
             failed_at_ns: r.failed_at_ns,
             detected_at_ns: r.detected_at_ns,
@@ -148,7 +182,13 @@ fn fail_runs(
             remap_ns: r.remap_ns,
             remap_probes: r.remap_probes,
             mapper: r.mapper,
+            elected: r.elected,
+            map_switches: r.map_switches,
+            map_hosts: r.map_hosts,
             packets_lost: r.lost,
+            dropped: r.dropped,
+            refused: r.refused,
+            timeouts: r.timeouts,
             accepted_before: fin(r.accepted_before),
             accepted_during: fin(r.accepted_during),
             accepted_after: fin(r.accepted_after),
@@ -162,20 +202,30 @@ fn fail_runs(
         _ => {
             let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.4}"));
             let mut out = format!(
-                "# link {a}-{b} fails at {:.1} us under {} flits/ns/switch; remapped by host {}; accepted traffic in flits/ns/switch ('-': window not reached)\n",
+                "# {name} fails at {:.1} us under {} flits/ns/switch; remapped by host {}{}; map: {} switches, {} hosts; accepted traffic in flits/ns/switch ('-': window not reached)\n",
                 at as f64 / 1e6,
                 cfg.load,
-                rows.first().map_or(0, |r| r.mapper)
+                rows.first().map_or(0, |r| r.mapper),
+                if rows.first().is_some_and(|r| r.elected) {
+                    " (elected: the mapper was lost)"
+                } else {
+                    ""
+                },
+                rows.first().map_or(0, |r| r.map_switches),
+                rows.first().map_or(0, |r| r.map_hosts),
             );
             let _ = writeln!(
                 out,
-                "{:>10} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+                "{:>10} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
                 "routing",
                 "detected_us",
                 "rerouted_us",
                 "remap_us",
                 "probes",
                 "lost",
+                "dropped",
+                "refused",
+                "timeouts",
                 "before",
                 "during",
                 "after",
@@ -184,13 +234,16 @@ fn fail_runs(
             for r in &rows {
                 let _ = writeln!(
                     out,
-                    "{:>10} {:>12.1} {:>12.1} {:>10.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+                    "{:>10} {:>12.1} {:>12.1} {:>10.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
                     r.routing,
                     r.detected_at_ns / 1e3,
                     r.rerouted_at_ns / 1e3,
                     r.remap_ns / 1e3,
                     r.remap_probes,
                     r.packets_lost,
+                    r.dropped,
+                    r.refused,
+                    r.timeouts,
                     opt(r.accepted_before),
                     opt(r.accepted_during),
                     opt(r.accepted_after),

@@ -812,7 +812,7 @@ fn sim_fail_reports_detection_losses_and_recovery() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let r = &v[0];
-    assert_eq!(r["link"], "2-5");
+    assert_eq!(r["failed"], "link 2-5");
     assert_eq!(r["drained"], true);
     assert!(r["packets_lost"].as_u64().unwrap() > 0);
     let (det, rer) = (
@@ -822,11 +822,52 @@ fn sim_fail_reports_detection_losses_and_recovery() {
     assert!(1e6 < det && det < rer);
     let after = r["accepted_after"].as_f64().unwrap();
     assert!((after / 0.02 - 1.0).abs() < 0.15, "{r}");
+    // A switch and a host: the map loses them, messages to them are refused.
+    for (spec, switches, hosts) in [("switch:1@1ms", 5, 20), ("host:3@1ms", 6, 23)] {
+        let o = myrix(
+            &[
+                "sim",
+                "--switches",
+                "6",
+                "--seed",
+                "4",
+                "--load",
+                "0.02",
+                "--sim-time",
+                "15ms",
+                "--fail",
+                spec,
+                "--format",
+                "json",
+            ],
+            b"",
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let r = &v[0];
+        assert_eq!(r["map_switches"], switches, "{r}");
+        assert_eq!(r["map_hosts"], hosts, "{r}");
+        assert_eq!(r["drained"], true);
+        assert!(r["refused"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["accepted_after"].as_f64().unwrap() > 0.01, "{r}");
+    }
     for (args, msg) in [
         (vec!["--fail", "link:2-5@1ms"], "--fail needs one --load"),
         (
-            vec!["--load", "0.02", "--fail", "switch:3@1ms"],
+            vec!["--load", "0.02", "--fail", "router:3@1ms"],
             "bad --fail",
+        ),
+        (
+            vec!["--load", "0.02", "--fail", "switch:x@1ms"],
+            "bad --fail",
+        ),
+        (
+            vec!["--load", "0.02", "--fail", "switch:6@1ms"],
+            "switch 6 does not exist",
+        ),
+        (
+            vec!["--load", "0.02", "--fail", "host:99@1ms"],
+            "host 99 does not exist",
         ),
         (
             vec!["--load", "0.02", "--fail", "link:0-0@1ms"],

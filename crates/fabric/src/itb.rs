@@ -293,6 +293,61 @@ impl RouteTable {
         self.n
     }
 
+    /// A table of one's own: `alts[s * n + d]` are the alternatives from switch `s` to
+    /// switch `d` (a routing to try, or a deliberately bad one). Nothing is checked
+    /// beyond the count: run [`check`] on it to know whether it can deadlock.
+    pub fn from_alternatives(
+        policy: Policy,
+        n: usize,
+        alts: Vec<Vec<Alternative>>,
+    ) -> Option<RouteTable> {
+        (alts.len() == n * n).then_some(RouteTable {
+            policy,
+            n,
+            alts,
+            longer: Vec::new(),
+        })
+    }
+
+    /// This table, computed on a network of survivors, renamed into the switch ids of
+    /// the whole network: `old_of_new[i]` is survivor `i`'s id among `n` switches. Pairs
+    /// involving a switch that is not among the survivors have no alternatives.
+    pub fn lift(&self, old_of_new: &[SwitchId], n: usize) -> RouteTable {
+        assert_eq!(old_of_new.len(), self.n, "one id per switch of the table");
+        let rename = |a: &Alternative| Alternative {
+            hops: a
+                .hops
+                .iter()
+                .map(|h| Hop {
+                    switch: old_of_new[h.switch as usize],
+                    port: h.port,
+                })
+                .collect(),
+            splits: a.splits.clone(),
+        };
+        let mut alts = vec![Vec::new(); n * n];
+        let mut longer = if self.longer.is_empty() {
+            Vec::new()
+        } else {
+            vec![Vec::new(); n * n]
+        };
+        for s in 0..self.n {
+            for d in 0..self.n {
+                let to = old_of_new[s] as usize * n + old_of_new[d] as usize;
+                alts[to] = self.alts[s * self.n + d].iter().map(rename).collect();
+                if let Some(l) = self.longer.get(s * self.n + d) {
+                    longer[to] = l.iter().map(rename).collect();
+                }
+            }
+        }
+        RouteTable {
+            policy: self.policy,
+            n,
+            alts,
+            longer,
+        }
+    }
+
     /// The alternatives between switches `s` and `d`.
     pub fn alternatives(&self, s: SwitchId, d: SwitchId) -> &[Alternative] {
         &self.alts[s as usize * self.n + d as usize]

@@ -49,6 +49,10 @@ pub struct Config {
     /// Extra delay when a packet does not fit in the pool and goes through host memory:
     /// re-injection then starts this long after its last byte arrived.
     pub itb_spill: Time,
+    /// The long-period time-out: a packet whose header has waited this long at a switch
+    /// input is dropped there (the seed's ~50 ms; it breaks deadlocks, e.g. while old and
+    /// new routes mix after a remap). 0: never.
+    pub block_timeout: Time,
 }
 
 /// Readings of the study's switch ("a simple routing control unit … the first flit
@@ -101,6 +105,7 @@ impl Default for Config {
             itb_latency: 475_000,
             itb_pool: 90 * 1024,
             itb_spill: 5_000_000,
+            block_timeout: 50 * myrix_link::MS,
         }
     }
 }
@@ -189,6 +194,9 @@ const TAIL: u32 = 2;
 const fn flit(pkt: u32, head: bool, tail: bool) -> Flit {
     pkt << 2 | (head as u32) | ((tail as u32) << 1)
 }
+const fn pkt_of(f: Flit) -> u32 {
+    f >> 2
+}
 
 const NONE: u32 = u32::MAX;
 
@@ -214,6 +222,9 @@ enum In {
     Pending,
     Waiting(u32),
     Connected(u32),
+    /// The packet whose header was blocked here past the long-period time-out is being
+    /// dropped, up to its tail.
+    Discard,
 }
 
 struct Packet {
@@ -289,6 +300,11 @@ pub struct Sim<'a> {
     out_busy: Vec<bool>,
     out_rr: Vec<u8>,
     out_conn: Vec<u32>,
+    /// Since when each input's header has waited for its output.
+    wait_since: Vec<u64>,
+    timeout_ticks: u64,
+    /// Long-period time-outs that fired.
+    timeouts: u64,
     out_waiters: Vec<Vec<u32>>,
     out_in_arb: Vec<bool>,
     // Hosts.
@@ -306,7 +322,18 @@ pub struct Sim<'a> {
     itb_spills: u64,
     itbs_delivered: u64,
     delivered_measured: u64,
-    switch_hosts: Vec<Vec<u32>>,
+    /// In-transit hosts by route-table epoch and switch: a table computed after hosts
+    /// went off splits only at the hosts still on.
+    itb_hosts: Vec<Vec<Vec<u32>>>,
+    /// Hosts switched off (or cut off with their switch): they generate nothing and
+    /// accept nothing.
+    host_off: Vec<bool>,
+    /// Hosts the current route table knows to be off: nobody sends to them.
+    known_off: Vec<bool>,
+    /// Messages lost in the memory of a host switched off, and messages not sent because
+    /// their destination was known to be off.
+    dropped: u64,
+    refused: u64,
     rr: Vec<u8>,
     same_switch: Vec<Vec<u32>>,
     // Packets: slots reused through a free list.
@@ -507,6 +534,9 @@ impl<'a> Sim<'a> {
             out_busy: vec![false; nports],
             out_rr: vec![0; nports],
             out_conn: vec![NONE; nports],
+            wait_since: vec![0; nports],
+            timeout_ticks: cfg.block_timeout.div_ceil(cfg.flit),
+            timeouts: 0,
             out_waiters: vec![Vec::new(); nports],
             out_in_arb: vec![false; nports],
             out_ch,
@@ -525,9 +555,13 @@ impl<'a> Sim<'a> {
             itb_spills: 0,
             itbs_delivered: 0,
             delivered_measured: 0,
-            switch_hosts: (0..topo.num_switches() as u32)
+            itb_hosts: vec![(0..topo.num_switches() as u32)
                 .map(|s| topo.hosts_on(s).collect())
-                .collect(),
+                .collect()],
+            host_off: vec![false; nh],
+            known_off: vec![false; nh],
+            dropped: 0,
+            refused: 0,
             rr: vec![0; nh * topo.num_switches()],
             same_switch,
             pkts: Vec::new(),
@@ -585,13 +619,17 @@ impl<'a> Sim<'a> {
         self.new_packet(src, dst);
     }
 
-    fn new_packet(&mut self, src: u32, dst: u32) {
-        let hosts = self.topo.hosts();
-        let (ss, ds) = (hosts[src as usize].switch, hosts[dst as usize].switch);
+    /// The alternative the policy picks now for a message from host `src` to switch
+    /// `ds` in the route table in force, with its hops and in-transit hosts; `None` when
+    /// the table has none (the destination's switch is gone).
+    fn choose(&mut self, src: u32, ds: u32) -> Option<(u8, bool, usize, usize)> {
+        let ss = self.topo.hosts()[src as usize].switch;
         let table = *self.tables.last().expect("one table at least");
-        let epoch = (self.tables.len() - 1) as u8;
         let alts = table.alternatives(ss, ds);
         let longer = table.longer(ss, ds);
+        if alts.is_empty() {
+            return None;
+        }
         let (alt, is_longer) = match table.policy {
             Policy::Osud | Policy::Omit => (0, false),
             Policy::Rmit => (self.rng.gen_range(0..alts.len()), false),
@@ -610,6 +648,22 @@ impl<'a> Sim<'a> {
             }
         };
         let a = if is_longer { &longer[alt] } else { &alts[alt] };
+        Some((alt as u8, is_longer, a.hops.len(), a.splits.len()))
+    }
+
+    fn new_packet(&mut self, src: u32, dst: u32) {
+        let hosts = self.topo.hosts();
+        let (ss, ds) = (hosts[src as usize].switch, hosts[dst as usize].switch);
+        let epoch = (self.tables.len() - 1) as u8;
+        if self.known_off[dst as usize] || self.host_off[src as usize] {
+            // Not in the current map: the interface refuses the send.
+            self.refused += 1;
+            return;
+        }
+        let Some((alt, is_longer, hops, splits)) = self.choose(src, ds) else {
+            self.refused += 1;
+            return;
+        };
         let payload = if self.mix_cdf.len() == 1 {
             self.mix_cdf[0].0
         } else {
@@ -623,7 +677,7 @@ impl<'a> Sim<'a> {
         if measured_now(self.now, self.measure_from, self.measure_to) {
             self.generated_bytes += payload as u64;
         }
-        let wire_len = crate::wire_bytes(payload, a.hops.len(), a.splits.len() + 1) as u32;
+        let wire_len = crate::wire_bytes(payload, hops, splits + 1) as u32;
         let measured = self.now >= self.measure_from && self.now < self.measure_to;
         self.generated_measured += measured as u64;
         let p = Packet {
@@ -634,7 +688,7 @@ impl<'a> Sim<'a> {
             remaining: wire_len,
             src_switch: ss,
             dst_switch: ds,
-            alt: alt as u8,
+            alt,
             longer: is_longer,
             hop: 0,
             splits_done: 0,
@@ -699,10 +753,14 @@ impl<'a> Sim<'a> {
             debug_assert_eq!(at, t);
             match self.ch_sink[c as usize] {
                 Sink::Host(h) => {
-                    if self.pkts[(f >> 2) as usize].dst != h {
+                    let p = pkt_of(f);
+                    if self.pkts[p as usize].dst != h {
                         self.itb_arrive(h, f);
                     } else if f & TAIL != 0 {
-                        self.deliver(f >> 2);
+                        self.deliver(p);
+                    }
+                    if f & TAIL != 0 && self.ch_dying[c as usize] {
+                        self.make_void(c);
                     }
                 }
                 Sink::Input(g) => {
@@ -714,7 +772,7 @@ impl<'a> Sim<'a> {
                     self.flow(g);
                     match self.in_state[g as usize] {
                         In::Idle => self.idle_check.push(g),
-                        In::Connected(_) => self.wake(g),
+                        In::Connected(_) | In::Discard => self.wake(g),
                         _ => {}
                     }
                     if f & TAIL != 0 && self.ch_dying[c as usize] {
@@ -723,8 +781,7 @@ impl<'a> Sim<'a> {
                 }
                 Sink::Void => {
                     if f & TAIL != 0 {
-                        self.lost += 1;
-                        self.free.push(f >> 2);
+                        self.lose(pkt_of(f));
                     }
                 }
             }
@@ -757,6 +814,9 @@ impl<'a> Sim<'a> {
                 break;
             }
             self.gen.pop();
+            if self.host_off[h as usize] {
+                continue;
+            }
             let n = self.topo.num_hosts() as u32;
             let dst =
                 self.cfg
@@ -773,7 +833,7 @@ impl<'a> Sim<'a> {
             match self.in_state[g as usize] {
                 In::Routing(ready) if ready == t => {
                     let f = self.in_buf[g as usize][0];
-                    let out = self.route(g, f >> 2, false);
+                    let out = self.route(g, pkt_of(f), false);
                     self.wait_for(g, out);
                 }
                 In::Connected(_) if self.in_ready[g as usize] == t => self.wake(g),
@@ -800,7 +860,7 @@ impl<'a> Sim<'a> {
                     self.timer(g, t + self.route_ticks);
                 }
                 SwitchModel::HoldOutput => {
-                    let out = self.route(g, f >> 2, false);
+                    let out = self.route(g, pkt_of(f), false);
                     self.wait_for(g, out);
                 }
                 SwitchModel::SharedUnit => {
@@ -867,6 +927,23 @@ impl<'a> Sim<'a> {
                         false
                     }
                 }
+                In::Discard => match self.in_buf[g].pop_front() {
+                    Some(f) => {
+                        self.in_slack[g].depart();
+                        self.flow(g as u32);
+                        if f & TAIL != 0 {
+                            self.in_state[g] = In::Idle;
+                            self.lose(pkt_of(f));
+                            if !self.in_buf[g].is_empty() {
+                                self.idle_check.push(g as u32);
+                            }
+                            false
+                        } else {
+                            true
+                        }
+                    }
+                    None => false,
+                },
                 _ => false,
             };
             if keep {
@@ -880,6 +957,12 @@ impl<'a> Sim<'a> {
         let mut i = 0;
         while i < self.active_hosts.len() {
             let h = self.active_hosts[i] as usize;
+            if self.host_off[h] && self.host_sending[h].0 == NONE {
+                self.reap(h);
+                self.host_active[h] = false;
+                self.active_hosts.swap_remove(i);
+                continue;
+            }
             if self.host_sending[h].0 == NONE {
                 if let Some(e) = self.itb_q[h].front() {
                     let start = if e.spilled {
@@ -942,6 +1025,9 @@ impl<'a> Sim<'a> {
                 i += 1;
             }
         }
+        if self.timeout_ticks > 0 && t % (self.timeout_ticks / 64).max(1) == 0 {
+            self.long_timeouts();
+        }
         self.now += 1;
     }
 
@@ -961,6 +1047,7 @@ impl<'a> Sim<'a> {
     /// Input `g` waits for output `out`.
     fn wait_for(&mut self, g: u32, out: u32) {
         self.in_state[g as usize] = In::Waiting(out);
+        self.wait_since[g as usize] = self.now;
         self.out_waiters[out as usize].push(g);
         self.arbitrate(out);
     }
@@ -993,7 +1080,7 @@ impl<'a> Sim<'a> {
         self.out_rr[o as usize] = (g - self.base[self.port_switch[gi] as usize]) as u8;
         self.in_state[gi] = In::Connected(o);
         if let Some(f) = self.in_buf[gi].pop_front() {
-            self.pkts[(f >> 2) as usize].remaining -= 1;
+            self.pkts[pkt_of(f) as usize].remaining -= 1;
         }
         self.in_slack[gi].depart();
         self.flow(g);
@@ -1020,9 +1107,9 @@ impl<'a> Sim<'a> {
             let g = std::mem::replace(&mut self.ru_current[s], NONE);
             self.ru_rr[s] = (g - self.base[s]) as u8;
             let f = self.in_buf[g as usize][0];
-            let out = self.route(g, f >> 2, true);
+            let out = self.route(g, pkt_of(f), true);
             if !self.out_busy[out as usize] {
-                self.route(g, f >> 2, false);
+                self.route(g, pkt_of(f), false);
                 let pending = &mut self.ru_pending[s];
                 if let Some(i) = pending.iter().position(|&x| x == g) {
                     pending.swap_remove(i);
@@ -1078,7 +1165,7 @@ impl<'a> Sim<'a> {
             && !pk.in_itb_leg
             && a.splits.get(pk.splits_done as usize) == Some(&pk.hop);
         let port = if eject {
-            let hs = &self.switch_hosts[s as usize];
+            let hs = &self.itb_hosts[pk.epoch as usize][s as usize];
             let h = hs[(pk.src as usize + pk.dst as usize) % hs.len()];
             self.topo.hosts()[h as usize].port
         } else if hop < a.hops.len() {
@@ -1108,7 +1195,7 @@ impl<'a> Sim<'a> {
     /// A flit of a packet passing through host `h`'s in-transit buffer.
     fn itb_arrive(&mut self, h: u32, f: Flit) {
         let t = self.now;
-        let p = f >> 2;
+        let p = pkt_of(f);
         let q = &mut self.itb_q[h as usize];
         if f & HEAD != 0 {
             let len_in = self.pkts[p as usize].remaining;
@@ -1124,19 +1211,20 @@ impl<'a> Sim<'a> {
             q.push_back(Itb {
                 pkt: p,
                 header_at: t,
-                received: 1,
+                received: 0,
                 len_in,
                 tail_at: u64::MAX,
                 spilled: !fits,
             });
-        } else {
-            // One ejection channel: the packet arriving is the newest one.
-            let e = q.back_mut().expect("a packet's head comes first");
-            debug_assert_eq!(e.pkt, p);
-            e.received += 1;
-            if f & TAIL != 0 {
-                e.tail_at = t;
-            }
+        }
+        // One ejection channel: the packet arriving is the newest one.
+        let e = self.itb_q[h as usize]
+            .back_mut()
+            .expect("a packet's head comes first");
+        debug_assert_eq!(e.pkt, p);
+        e.received += 1;
+        if f & TAIL != 0 {
+            e.tail_at = t;
         }
         self.activate_host(h);
     }
@@ -1172,15 +1260,102 @@ impl<'a> Sim<'a> {
     /// [`Self::lost`]) and no STOP comes back, so nothing upstream blocks on it.
     pub fn fail_link(&mut self, link: usize) {
         let first = 2 * self.topo.num_hosts();
-        for c in [first + 2 * link, first + 2 * link + 1] {
-            let o = self.ch_out_port[c];
-            let worm =
-                (o != NONE && self.out_conn[o as usize] != NONE) || !self.ch_pipe[c].is_empty();
-            if worm {
-                self.ch_dying[c] = true;
-            } else {
-                self.make_void(c as u32);
+        self.cut(first + 2 * link);
+        self.cut(first + 2 * link + 1);
+    }
+
+    /// Packet `p` is lost: its slot is free.
+    fn lose(&mut self, p: u32) {
+        self.lost += 1;
+        self.free.push(p);
+    }
+
+    /// The long-period time-out: a packet whose header has waited at a switch input for
+    /// `block_timeout` (routed, its output held by others) is dropped; the input discards
+    /// it up to its tail, which frees the buffers behind it. Checked every 1/64 of the
+    /// time-out, so it fires up to that much late.
+    fn long_timeouts(&mut self) {
+        let t = self.now;
+        for g in 0..self.in_state.len() {
+            let In::Waiting(o) = self.in_state[g] else {
+                continue;
+            };
+            if t < self.wait_since[g] + self.timeout_ticks {
+                continue;
             }
+            let waiters = &mut self.out_waiters[o as usize];
+            if let Some(k) = waiters.iter().position(|&x| x as usize == g) {
+                waiters.swap_remove(k);
+            }
+            self.in_state[g] = In::Discard;
+            self.wake(g as u32);
+            self.timeouts += 1;
+        }
+    }
+
+    /// Switches host `h` off now: it generates nothing more, the packet it is sending
+    /// (its own or an in-transit one) finishes, what waits in its memory and in-transit
+    /// buffer is lost, and its link from the switch fails like [`Self::fail_link`].
+    /// Until the routes change, others go on sending to it (those messages are lost);
+    /// after [`Self::set_routes`], nobody does.
+    pub fn fail_host(&mut self, h: u32) {
+        if std::mem::replace(&mut self.host_off[h as usize], true) {
+            return;
+        }
+        // Channels are laid out host by host, injection first, ejection second.
+        self.cut(2 * h as usize + 1);
+        self.activate_host(h);
+    }
+
+    /// Fails switch `s` now: every link on it fails and every host on it is cut off
+    /// (switched off, as far as the network is concerned). Worms inside it finish first,
+    /// as on a failed link.
+    pub fn fail_switch(&mut self, s: u32) {
+        for u in self.topo.ports_of(s) {
+            match *u {
+                PortUse::Link { link, .. } => self.fail_link(link as usize),
+                PortUse::Host(h) => {
+                    self.fail_host(h);
+                    self.cut(2 * h as usize);
+                }
+                PortUse::Free => {}
+            }
+        }
+    }
+
+    /// Channel `c` fails once the worm on it, if any, has passed.
+    fn cut(&mut self, c: usize) {
+        let o = self.ch_out_port[c];
+        let h = self.ch_inj_host[c];
+        let worm = (o != NONE && self.out_conn[o as usize] != NONE)
+            || (h != NONE && self.host_sending[h as usize].0 != NONE)
+            || !self.ch_pipe[c].is_empty();
+        if worm {
+            self.ch_dying[c] = true;
+        } else {
+            self.make_void(c as u32);
+        }
+    }
+
+    /// A host off and idle: what waits in its memory and its in-transit buffer (whole
+    /// packets; one still arriving is reaped when its tail is in) is lost.
+    fn reap(&mut self, h: usize) {
+        while let Some(p) = self.host_queue[h].pop_front() {
+            self.dropped += 1;
+            self.free.push(p);
+        }
+        let mut k = 0;
+        while k < self.itb_q[h].len() {
+            let e = self.itb_q[h][k];
+            if e.tail_at == u64::MAX {
+                k += 1;
+                continue;
+            }
+            self.itb_q[h].remove(k);
+            if !e.spilled {
+                self.itb_free[h] += e.len_in as usize;
+            }
+            self.lose(e.pkt);
         }
     }
 
@@ -1207,12 +1382,69 @@ impl<'a> Sim<'a> {
             return Err(ConfigError::TooManyRemaps);
         }
         self.tables.push(table);
+        let topo = self.topo;
+        let off = &self.host_off;
+        self.itb_hosts.push(
+            (0..topo.num_switches() as u32)
+                .map(|s| topo.hosts_on(s).filter(|&h| !off[h as usize]).collect())
+                .collect(),
+        );
+        self.known_off.clone_from(&self.host_off);
+        // Interfaces look routes up when a message leaves host memory: what waits there
+        // takes the new routes (mixing old and new routes beyond the packets already in
+        // the network could close a dependency cycle).
+        let epoch = (self.tables.len() - 1) as u8;
+        for h in 0..self.topo.num_hosts() as u32 {
+            let queue = std::mem::take(&mut self.host_queue[h as usize]);
+            let mut kept = VecDeque::with_capacity(queue.len());
+            for p in queue {
+                let (dst, ds) = {
+                    let pk = &self.pkts[p as usize];
+                    (pk.dst, pk.dst_switch)
+                };
+                let choice = if self.known_off[dst as usize] {
+                    None
+                } else {
+                    self.choose(h, ds)
+                };
+                let Some((alt, longer, hops, splits)) = choice else {
+                    self.refused += 1;
+                    self.free.push(p);
+                    continue;
+                };
+                let pk = &mut self.pkts[p as usize];
+                pk.wire_len = crate::wire_bytes(pk.payload as usize, hops, splits + 1) as u32;
+                pk.remaining = pk.wire_len;
+                pk.alt = alt;
+                pk.longer = longer;
+                pk.epoch = epoch;
+                kept.push_back(p);
+            }
+            self.host_queue[h as usize] = kept;
+        }
         Ok(())
     }
 
-    /// Packets lost in failed links so far.
+    /// Packets lost in failed links and in the in-transit buffers of hosts switched off,
+    /// so far.
     pub fn lost(&self) -> u64 {
         self.lost
+    }
+
+    /// Long-period time-outs that fired (each dropped a packet).
+    pub fn timeouts(&self) -> u64 {
+        self.timeouts
+    }
+
+    /// Messages lost in the memory of hosts switched off before they were sent.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Messages not sent because the routes in force have no way to their destination
+    /// (it is known to be off).
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     /// Payload bytes delivered since the start of the run.

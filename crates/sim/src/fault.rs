@@ -1,36 +1,54 @@
-//! A link failure under load: the link fails at a simulated time while traffic runs, the
-//! mapper's monitoring notices, the network is remapped by the mapper's own probes,
-//! routes are recomputed on the map and installed in every host, and traffic goes on.
+//! A failure under load: a link, a switch or a host fails at a simulated time while
+//! traffic runs, the mapper's monitoring notices, the network is remapped by the
+//! mapper's own probes, routes are recomputed on the map and installed in every host,
+//! and traffic goes on.
 //!
 //! What is simulated and what is computed:
-//! * the failure and the traffic around it are simulated flit by flit ([`Sim::fail_link`]:
-//!   the worm crossing the link finishes, then everything sent into the link is lost);
-//! * detection is computed: the mapper checks every link once per `monitor_interval`
-//!   (a loop probe round) and calls a link dead when its probe does not come back within
-//!   the mapper's probe timeout, so the failure is seen at the first round after it plus
-//!   that timeout;
-//! * the remap is the real mapper ([`crate::mapping::remap`]) run on the network without
-//!   the link by the mapper in place (the host with the highest address, which the
-//!   election leaves on an intact network, unless chosen); its probes are timed but do
-//!   not share the links with the traffic; it then sends the map to every host;
-//! * new routes are computed with the same policy on the discovered map and installed at
-//!   the time the last host has the map; messages generated before keep their old routes
-//!   (and are lost if those cross the failed link).
+//! * the failure and the traffic around it are simulated flit by flit
+//!   ([`Sim::fail_link`], [`Sim::fail_switch`], [`Sim::fail_host`]: the worm crossing a
+//!   failed link finishes, then everything sent into it is lost; a host switched off
+//!   finishes the packet it is sending and loses what waits in its memory and its
+//!   in-transit buffer);
+//! * detection is computed: the mapper checks every link and host once per
+//!   `monitor_interval` (a probe round) and calls a component dead when its probe does
+//!   not come back within the probe timeout, so the failure is seen at the first round
+//!   after it plus that timeout. When the failure takes the mapper itself away, the
+//!   other hosts notice that its round does not come (one interval after the round it
+//!   missed) and elect a new mapper ([`crate::mapping::elect`]);
+//! * the remap is the real mapper ([`crate::mapping::remap`]) run on the network with
+//!   the component out of service by the mapper in place (the host with the highest
+//!   address, which the election leaves on an intact network, unless chosen); its
+//!   probes are timed but do not share the links with the traffic; it then sends the
+//!   map to every host;
+//! * new routes are computed with the same policy on the surviving network and installed
+//!   at the time the last host has the map; messages generated before keep their old
+//!   routes (and are lost if those cross what failed); from then on nobody sends to a
+//!   host that is off.
+//!
+//! A failure that splits the network (besides the hosts of a failed switch) is refused:
+//! routes across parts that cannot reach each other are not modelled.
 //!
 //! This module never changes the engine's model; it only drives it.
 
 use crate::engine::{Config, ConfigError, Sim};
-use crate::mapping::{remap, MapConfig, Outage};
+use crate::mapping::{elect, remap, MapConfig, Outage};
 use myrix_fabric::itb::{Policy, RouteTable};
-use myrix_fabric::topology::{HostId, Topology};
+use myrix_fabric::topology::{End, HostId, Link, PortUse, SwitchId, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_link::Time;
 
-/// Which link fails, and when (simulated time from the start of the run, warm-up
-/// included).
+/// What fails: a link (index into the topology's links), a switch, a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    Link(usize),
+    Switch(SwitchId),
+    Host(HostId),
+}
+
+/// What fails, and when (simulated time from the start of the run, warm-up included).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Failure {
-    pub link: usize,
+    pub what: Component,
     pub at: Time,
 }
 
@@ -41,8 +59,9 @@ pub struct FaultConfig {
     pub map: MapConfig,
     /// The mapper's host; `None`: the elected one, the highest address.
     pub mapper: Option<HostId>,
-    /// After the measurement, traffic stops; the run must then drain within this time,
-    /// else it is reported as stuck (a deadlock).
+    /// After the measurement, traffic stops and the run drains; it is reported stuck (a
+    /// deadlock) when no message arrives or is lost for this long. Longer than the
+    /// links' long-period time-out, which breaks deadlocks as in Myrinet.
     pub drain_limit: Time,
 }
 
@@ -52,7 +71,7 @@ impl Default for FaultConfig {
             monitor_interval: 100 * myrix_link::US,
             map: MapConfig::default(),
             mapper: None,
-            drain_limit: 50 * myrix_link::MS,
+            drain_limit: 200 * myrix_link::MS,
         }
     }
 }
@@ -61,8 +80,14 @@ impl Default for FaultConfig {
 pub enum FaultError {
     #[error("the topology has {0} links; link {1} does not exist")]
     NoSuchLink(usize, usize),
-    #[error("without link {0} the network falls apart; remapping a split network is not modelled")]
-    Splits(usize),
+    #[error("the topology has {0} switches; switch {1} does not exist")]
+    NoSuchSwitch(usize, SwitchId),
+    #[error("the topology has {0} hosts; host {1} does not exist")]
+    NoSuchHost(usize, HostId),
+    #[error("without {0} the network falls apart; remapping a split network is not modelled")]
+    Splits(String),
+    #[error("without {0} fewer than 2 hosts are left to exchange messages")]
+    TooFewHosts(String),
     #[error(
         "the failure at {at_ns} ns is outside the run (warm-up + measurement end at {end_ns} ns)"
     )]
@@ -81,15 +106,26 @@ pub struct FaultReport {
     pub detected_at_ns: f64,
     /// When the new routes were installed (the last host has the new map).
     pub rerouted_at_ns: f64,
-    /// The remap's own simulated time and probes, and the mapper.
+    /// The remap's own simulated time and probes (all candidates' when a new mapper was
+    /// elected), and the mapper.
     pub remap_ns: f64,
     pub remap_probes: u64,
     pub mapper: HostId,
-    /// Switches and links in the map after the failure.
+    /// The failure took the mapper away and a new one was elected.
+    pub elected: bool,
+    /// Switches, hosts and links in the map after the failure.
     pub map_switches: usize,
+    pub map_hosts: usize,
     pub map_links: usize,
-    /// Packets lost in the failed link.
+    /// Packets lost in the network (failed links, in-transit buffers of hosts off).
     pub lost: u64,
+    /// Messages lost in the memory of hosts switched off before they left.
+    pub dropped: u64,
+    /// Messages not sent after the reroute because their destination is off.
+    pub refused: u64,
+    /// Long-period time-outs that dropped blocked packets (deadlocks broken, e.g. while
+    /// old and new routes mixed).
+    pub timeouts: u64,
     /// Accepted traffic, payload flits/ns/switch, in three windows of the measurement:
     /// before the failure, between the failure and the new routes, after them.
     pub accepted_before: f64,
@@ -101,7 +137,102 @@ pub struct FaultReport {
     pub drain_ns: f64,
 }
 
-/// Runs `cfg` on `topo` with `policy`, failing `failure.link` at `failure.at`.
+/// The network without what failed: the survivors, each surviving switch's id in the
+/// whole network, and the outage as the mapper meets it.
+pub fn survivors(
+    topo: &Topology,
+    what: Component,
+) -> Result<(Topology, Vec<SwitchId>, Outage), FaultError> {
+    let links = topo.links();
+    let name = describe(topo, what);
+    let mut outage = Outage::default();
+    let mut gone = vec![false; topo.num_switches()];
+    match what {
+        Component::Link(l) if l >= links.len() => {
+            return Err(FaultError::NoSuchLink(links.len(), l))
+        }
+        Component::Link(l) => outage.links_down.push(l),
+        Component::Switch(s) if s as usize >= topo.num_switches() => {
+            return Err(FaultError::NoSuchSwitch(topo.num_switches(), s))
+        }
+        Component::Switch(s) => {
+            gone[s as usize] = true;
+            for u in topo.ports_of(s) {
+                match *u {
+                    PortUse::Link { link, .. } => outage.links_down.push(link as usize),
+                    PortUse::Host(h) => outage.hosts_off.push(h),
+                    PortUse::Free => {}
+                }
+            }
+            outage.links_down.sort_unstable();
+            outage.links_down.dedup();
+        }
+        Component::Host(h) if h as usize >= topo.num_hosts() => {
+            return Err(FaultError::NoSuchHost(topo.num_hosts(), h))
+        }
+        Component::Host(h) => outage.hosts_off.push(h),
+    }
+    let old_of_new: Vec<SwitchId> = (0..topo.num_switches() as SwitchId)
+        .filter(|&s| !gone[s as usize])
+        .collect();
+    let mut new_of_old = vec![SwitchId::MAX; topo.num_switches()];
+    for (n, &o) in old_of_new.iter().enumerate() {
+        new_of_old[o as usize] = n as SwitchId;
+    }
+    let end = |e: End| End {
+        switch: new_of_old[e.switch as usize],
+        port: e.port,
+    };
+    let rest_links: Vec<Link> = links
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !outage.links_down.contains(i))
+        .map(|(_, l)| Link {
+            a: end(l.a),
+            b: end(l.b),
+            ..*l
+        })
+        .collect();
+    let rest_hosts: Vec<_> = topo
+        .hosts()
+        .iter()
+        .enumerate()
+        .filter(|(h, _)| !outage.hosts_off.contains(&(*h as HostId)))
+        .map(|(_, h)| myrix_fabric::topology::Host {
+            switch: new_of_old[h.switch as usize],
+            ..*h
+        })
+        .collect();
+    if rest_hosts.len() < 2 {
+        return Err(FaultError::TooFewHosts(name));
+    }
+    let switches = old_of_new
+        .iter()
+        .map(|&s| topo.switches()[s as usize])
+        .collect();
+    let after = Topology::new(
+        format!("{} without {name}", topo.name()),
+        switches,
+        rest_hosts,
+        rest_links,
+    )
+    .map_err(|_| FaultError::Splits(name))?;
+    Ok((after, old_of_new, outage))
+}
+
+/// "link 3-7", "switch 4", "host 12".
+pub fn describe(topo: &Topology, what: Component) -> String {
+    match what {
+        Component::Link(l) => match topo.links().get(l) {
+            Some(k) => format!("link {}-{}", k.a.switch, k.b.switch),
+            None => format!("link #{l}"),
+        },
+        Component::Switch(s) => format!("switch {s}"),
+        Component::Host(h) => format!("host {h}"),
+    }
+}
+
+/// Runs `cfg` on `topo` with `policy`, failing `failure.what` at `failure.at`.
 pub fn run_with_failure(
     cfg: Config,
     topo: &Topology,
@@ -109,10 +240,6 @@ pub fn run_with_failure(
     failure: Failure,
     fc: &FaultConfig,
 ) -> Result<FaultReport, FaultError> {
-    let links = topo.links();
-    if failure.link >= links.len() {
-        return Err(FaultError::NoSuchLink(links.len(), failure.link));
-    }
     let end = cfg.warmup + cfg.measure;
     if failure.at >= end {
         return Err(FaultError::Outside {
@@ -120,45 +247,46 @@ pub fn run_with_failure(
             end_ns: end as f64 / 1e3,
         });
     }
-    let mut rest = links.to_vec();
-    rest.remove(failure.link);
-    let after = Topology::new(
-        format!("{} without link {}", topo.name(), failure.link),
-        topo.switches().to_vec(),
-        topo.hosts().to_vec(),
-        rest,
-    )
-    .map_err(|_| FaultError::Splits(failure.link))?;
-    // The remap: the mapper's own probes through the damaged network, then the map to
-    // every host.
+    let (after, old_of_new, outage) = survivors(topo, failure.what)?;
+    let interval = fc.monitor_interval.max(1);
+    let next_round = (failure.at / interval + 1) * interval;
+    // The mapper in place: the elected one, the highest address, unless chosen.
     let mapper = fc.mapper.unwrap_or_else(|| {
         (0..topo.num_hosts() as HostId)
             .max_by_key(|&h| topo.hosts()[h as usize].address)
             .unwrap_or(0)
     });
-    let outage = Outage {
-        links_down: vec![failure.link],
-        ..Outage::default()
+    let (part, detected, probes, elected) = if outage.hosts_off.contains(&mapper) {
+        // The mapper's round does not come; one interval later the hosts elect.
+        let detected = next_round + interval;
+        let mut e = elect(topo, &outage, &fc.map);
+        if e.parts.len() != 1 {
+            return Err(FaultError::Splits(describe(topo, failure.what)));
+        }
+        (e.parts.remove(0), detected, e.probes, true)
+    } else {
+        let part = remap(topo, &outage, mapper, &fc.map);
+        let probes = part.run.probes;
+        (part, next_round + fc.map.timeout, probes, false)
     };
-    let part = remap(topo, &outage, mapper, &fc.map);
     let run = &part.run;
     let map = run
         .map
         .as_ref()
         .map_err(|e| FaultError::Map(e.to_string()))?;
-    let (map_switches, map_links) = (map.num_switches(), map.links().len());
+    let (map_switches, map_hosts, map_links) =
+        (map.num_switches(), map.num_hosts(), map.links().len());
     // Routes on the map. The map names switches in discovery order; the simulator's
     // tables index the real switch ids, so the same computation runs on the real
-    // network without the link, which the map equals up to renaming (mapping tests).
+    // surviving network, which the map equals up to renaming (mapping tests).
     let before = RouteTable::new(topo, &UpDown::new(topo, Root::LowestId), policy);
-    let rerouted = RouteTable::new(&after, &UpDown::new(&after, Root::LowestId), policy);
+    let rerouted = RouteTable::new(&after, &UpDown::new(&after, Root::LowestId), policy)
+        .lift(&old_of_new, topo.num_switches());
 
     let mut sim = Sim::new(cfg, topo, &before)?;
     let tick = sim.tick();
     let (from, to) = sim.measure_window();
     let fail_tick = failure.at.div_ceil(tick);
-    let interval = fc.monitor_interval.max(1);
-    let detected = (failure.at / interval + 1) * interval + fc.map.timeout;
     let installed = detected + part.distributed_at;
     let install_tick = installed.div_ceil(tick);
 
@@ -168,19 +296,18 @@ pub fn run_with_failure(
     for e in edges.iter_mut() {
         *e = (*e).clamp(from, to);
     }
-    let mut failed = false;
-    let mut switched = false;
+    let mut script = Script {
+        what: failure.what,
+        fail_tick,
+        install_tick,
+        rerouted: &rerouted,
+        failed: false,
+        switched: false,
+    };
     let mut next_edge = 0;
     while sim.now_ticks() < to {
         let now = sim.now_ticks();
-        if !failed && now >= fail_tick {
-            sim.fail_link(failure.link);
-            failed = true;
-        }
-        if !switched && now >= install_tick {
-            sim.set_routes(&rerouted)?;
-            switched = true;
-        }
+        script.apply(&mut sim, now)?;
         while next_edge < edges.len() && now >= edges[next_edge] {
             marks.push((now, sim.delivered_payload()));
             next_edge += 1;
@@ -195,16 +322,15 @@ pub fn run_with_failure(
     sim.quiet();
     let drain_from = sim.now_ticks();
     let limit = fc.drain_limit.div_ceil(tick);
-    while sim.in_flight() > 0 && sim.now_ticks() - drain_from < limit {
-        if !failed && sim.now_ticks() >= fail_tick {
-            sim.fail_link(failure.link);
-            failed = true;
-        }
-        if !switched && sim.now_ticks() >= install_tick {
-            sim.set_routes(&rerouted)?;
-            switched = true;
-        }
+    let (mut left, mut moved) = (sim.in_flight(), drain_from);
+    while left > 0 && sim.now_ticks() - moved < limit {
+        let now = sim.now_ticks();
+        script.apply(&mut sim, now)?;
         sim.step();
+        if sim.in_flight() != left {
+            left = sim.in_flight();
+            moved = sim.now_ticks();
+        }
     }
     let ns = |ticks: u64| ticks as f64 * tick as f64 / 1e3;
     let n = topo.num_switches() as f64;
@@ -220,15 +346,48 @@ pub fn run_with_failure(
         detected_at_ns: detected as f64 / 1e3,
         rerouted_at_ns: installed as f64 / 1e3,
         remap_ns: run.time as f64 / 1e3,
-        remap_probes: run.probes,
-        mapper,
+        remap_probes: probes,
+        mapper: run.mapper,
+        elected,
         map_switches,
+        map_hosts,
         map_links,
         lost: sim.lost(),
+        dropped: sim.dropped(),
+        refused: sim.refused(),
+        timeouts: sim.timeouts(),
         accepted_before: rate(marks[0], marks[1]),
         accepted_during: rate(marks[1], marks[2]),
         accepted_after: rate(marks[2], marks[3]),
         drained: sim.in_flight() == 0,
         drain_ns: ns(sim.now_ticks() - drain_from),
     })
+}
+
+/// The failure and the new routes, each applied once when its time comes.
+struct Script<'a> {
+    what: Component,
+    fail_tick: u64,
+    install_tick: u64,
+    rerouted: &'a RouteTable,
+    failed: bool,
+    switched: bool,
+}
+
+impl<'a> Script<'a> {
+    fn apply(&mut self, sim: &mut Sim<'a>, now: u64) -> Result<(), FaultError> {
+        if !self.failed && now >= self.fail_tick {
+            match self.what {
+                Component::Link(l) => sim.fail_link(l),
+                Component::Switch(s) => sim.fail_switch(s),
+                Component::Host(h) => sim.fail_host(h),
+            }
+            self.failed = true;
+        }
+        if !self.switched && now >= self.install_tick {
+            sim.set_routes(self.rerouted)?;
+            self.switched = true;
+        }
+        Ok(())
+    }
 }

@@ -266,3 +266,95 @@ fn bad_configs_are_refused() {
         assert!(Sim::new(cfg, &t, &routes).is_err());
     }
 }
+
+/// A ring of 4 switches routed one way round, with two hosts per switch: the channel
+/// dependencies form a cycle, and long messages at high load close it.
+fn clockwise_ring() -> (Topology, RouteTable) {
+    use myrix_fabric::itb::Alternative;
+    use myrix_fabric::route::Hop;
+    let n = 4u32;
+    let hosts = (0..2 * n)
+        .map(|h| Host {
+            address: h as u64,
+            switch: h / 2,
+            port: (h % 2) as u8,
+            length_m: 10.0,
+        })
+        .collect();
+    // Switch i port 3 goes to switch i+1 port 2.
+    let links = (0..n)
+        .map(|i| Link {
+            a: End { switch: i, port: 3 },
+            b: End {
+                switch: (i + 1) % n,
+                port: 2,
+            },
+            length_m: 10.0,
+        })
+        .collect();
+    let t = Topology::new("ring4", vec![Switch { ports: 4 }; n as usize], hosts, links).unwrap();
+    let alts = (0..n)
+        .flat_map(|s| {
+            (0..n).map(move |d| {
+                let hops = (0..(d + n - s) % n)
+                    .map(|k| Hop {
+                        switch: (s + k) % n,
+                        port: 3,
+                    })
+                    .collect();
+                vec![Alternative {
+                    hops,
+                    splits: vec![],
+                }]
+            })
+        })
+        .collect();
+    let table = RouteTable::from_alternatives(Policy::Osud, n as usize, alts).unwrap();
+    (t, table)
+}
+
+#[test]
+fn the_long_period_timeout_breaks_a_deadlock_by_dropping_blocked_packets() {
+    let (t, table) = clockwise_ring();
+    let ud = UpDown::new(&t, Root::LowestId);
+    assert!(
+        myrix_fabric::itb::check(&t, &ud, &table).is_err(),
+        "the ring's routes must be able to deadlock"
+    );
+    let run = |timeout| {
+        let cfg = Config {
+            load: 0.2,
+            msg_bytes: 512,
+            warmup: 0,
+            measure: 20_000_000_000, // 20 ms
+            block_timeout: timeout,
+            ..Config::default()
+        };
+        let mut sim = Sim::new(cfg, &t, &table).unwrap();
+        let ms = 1_000_000_000 / sim.tick();
+        let mut per_ms = Vec::new();
+        let mut last = 0;
+        for _ in 0..20 {
+            for _ in 0..ms {
+                sim.step();
+            }
+            per_ms.push(sim.delivered_payload() - last);
+            last = sim.delivered_payload();
+        }
+        (per_ms, sim.timeouts(), sim.lost())
+    };
+    // Without the time-out the ring locks up for good: nothing arrives in the last 10 ms.
+    let (stuck, timeouts, _) = run(0);
+    println!("{stuck:?}");
+    assert_eq!(timeouts, 0);
+    assert!(stuck[..5].iter().sum::<u64>() > 0, "{stuck:?}");
+    assert_eq!(stuck[10..].iter().sum::<u64>(), 0, "{stuck:?}");
+    // With a 1 ms time-out, blocked packets are dropped and counted, and messages keep
+    // arriving in every later stretch of the run.
+    let (alive, timeouts, lost) = run(1_000_000_000);
+    println!("{alive:?} {timeouts} {lost}");
+    assert!(timeouts > 0 && lost > 0, "{timeouts} {lost}");
+    for w in alive[10..].chunks(3) {
+        assert!(w.iter().sum::<u64>() > 0, "{alive:?}");
+    }
+}
