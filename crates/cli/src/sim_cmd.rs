@@ -67,6 +67,11 @@ pub struct SimArgs {
     /// after.
     #[arg(long)]
     fail: Option<String>,
+    /// A host joining under load: host:H@TIME. The host is off from the start (the
+    /// routes do not know it) and switched on at TIME; needs --load; reports detection,
+    /// remap and what it sent and received.
+    #[arg(long, conflicts_with = "fail")]
+    join: Option<String>,
     /// With --fail: how often the mapper checks every link and host, with a unit.
     #[arg(long, default_value = "100us")]
     monitor_interval: String,
@@ -106,8 +111,9 @@ fn parse_fail(s: &str) -> Result<(FailSpec, u64), CliError> {
 struct FailRow {
     routing: String,
     topology: String,
-    /// "link 3-7", "switch 4", "host 12".
+    /// "link 3-7", "switch 4", "host 12": what failed, or joined when `joined`.
     failed: String,
+    joined: bool,
     offered_flits_ns_switch: f64,
     failed_at_ns: f64,
     detected_at_ns: f64,
@@ -126,6 +132,9 @@ struct FailRow {
     refused: u64,
     /// Long-period time-outs (50 ms blocked) that dropped packets.
     timeouts: u64,
+    /// A host failing or joining: messages from and to it that arrived.
+    host_sent: u64,
+    host_received: u64,
     accepted_before: Option<f64>,
     accepted_during: Option<f64>,
     accepted_after: Option<f64>,
@@ -136,12 +145,19 @@ fn fail_runs(
     t: &Topology,
     policies: &[Policy],
     cfg: Config,
-    spec: &str,
+    (spec, join): (&str, bool),
     interval: u64,
     format: Format,
 ) -> Result<(), CliError> {
-    use myrix_sim::fault::{describe, run_with_failure, Component, Failure, FaultConfig};
+    use myrix_sim::fault::{
+        describe, run_with_failure, run_with_join, Component, Failure, FaultConfig,
+    };
     let (spec, at) = parse_fail(spec)?;
+    if join && !matches!(spec, FailSpec::Host(_)) {
+        return Err(CliError::Input(
+            "bad --join: expected host:H@TIME, e.g. host:5@1ms".into(),
+        ));
+    }
     let what = match spec {
         FailSpec::Link(a, b) => Component::Link(
             t.links()
@@ -162,8 +178,11 @@ fn fail_runs(
     let fin = |x: f64| x.is_finite().then_some(x);
     let mut rows = Vec::new();
     for &policy in policies {
-        let r = run_with_failure(cfg.clone(), t, policy, Failure { what, at }, &fc)
-            .map_err(|e| CliError::Input(e.to_string()))?;
+        let r = match what {
+            Component::Host(h) if join => run_with_join(cfg.clone(), t, policy, h, at, &fc),
+            _ => run_with_failure(cfg.clone(), t, policy, Failure { what, at }, &fc),
+        }
+        .map_err(|e| CliError::Input(e.to_string()))?;
         if !r.drained {
             eprintln!(
                 "{}: messages still in the network {:.0} ns after traffic stopped, none arriving: stuck",
@@ -175,6 +194,7 @@ fn fail_runs(
             routing: policy.name().to_string(),
             topology: t.name().to_string(),
             failed: name.clone(),
+            joined: join,
             offered_flits_ns_switch: cfg.load,
             failed_at_ns: r.failed_at_ns,
             detected_at_ns: r.detected_at_ns,
@@ -189,6 +209,8 @@ fn fail_runs(
             dropped: r.dropped,
             refused: r.refused,
             timeouts: r.timeouts,
+            host_sent: r.host_sent,
+            host_received: r.host_received,
             accepted_before: fin(r.accepted_before),
             accepted_during: fin(r.accepted_during),
             accepted_after: fin(r.accepted_after),
@@ -202,12 +224,17 @@ fn fail_runs(
         _ => {
             let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.4}"));
             let mut out = format!(
-                "# {name} fails at {:.1} us under {} flits/ns/switch; remapped by host {}{}; map: {} switches, {} hosts; accepted traffic in flits/ns/switch ('-': window not reached)\n",
+                "# {name} {} at {:.1} us under {} flits/ns/switch; remapped by host {}{}; map: {} switches, {} hosts; accepted traffic in flits/ns/switch ('-': window not reached)\n",
+                if join { "joins" } else { "fails" },
                 at as f64 / 1e6,
                 cfg.load,
                 rows.first().map_or(0, |r| r.mapper),
                 if rows.first().is_some_and(|r| r.elected) {
-                    " (elected: the mapper was lost)"
+                    if join {
+                        " (elected: the newcomer has the highest address)"
+                    } else {
+                        " (elected: the mapper was lost)"
+                    }
                 } else {
                     ""
                 },
@@ -495,14 +522,20 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         (_, Some(s)) => Some(parse_loads(s)?),
         _ => None,
     };
-    if let Some(spec) = &a.fail {
+    if let Some((spec, join)) = a
+        .fail
+        .as_deref()
+        .map(|s| (s, false))
+        .or(a.join.as_deref().map(|s| (s, true)))
+    {
         let Some(l) = a.load else {
-            return Err(CliError::Input("--fail needs one --load".into()));
+            let flag = if join { "--join" } else { "--fail" };
+            return Err(CliError::Input(format!("{flag} needs one --load")));
         };
         let interval = parse_time(&a.monitor_interval)?;
         Sim::new(cfg_at(l), &t, &RouteTable::new(&t, &ud, policies[0]))
             .map_err(|e| CliError::Input(e.to_string()))?;
-        return fail_runs(&t, &policies, cfg_at(l), spec, interval, a.format);
+        return fail_runs(&t, &policies, cfg_at(l), (spec, join), interval, a.format);
     }
     let mut results: Vec<(Policy, Results)> = Vec::new();
     for &policy in &policies {

@@ -851,8 +851,40 @@ fn sim_fail_reports_detection_losses_and_recovery() {
         assert!(r["refused"].as_u64().unwrap() > 0, "{r}");
         assert!(r["accepted_after"].as_f64().unwrap() > 0.01, "{r}");
     }
+    // A host joining: mapped in, then it sends and receives.
+    let o = myrix(
+        &[
+            "sim",
+            "--switches",
+            "6",
+            "--seed",
+            "4",
+            "--load",
+            "0.02",
+            "--sim-time",
+            "15ms",
+            "--join",
+            "host:3@1ms",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &v[0];
+    assert_eq!(
+        (r["joined"].clone(), r["map_hosts"].clone()),
+        (true.into(), 24.into())
+    );
+    assert!(r["host_sent"].as_u64().unwrap() > 0 && r["host_received"].as_u64().unwrap() > 0);
     for (args, msg) in [
         (vec!["--fail", "link:2-5@1ms"], "--fail needs one --load"),
+        (vec!["--join", "host:2@1ms"], "--join needs one --load"),
+        (
+            vec!["--load", "0.02", "--join", "switch:2@1ms"],
+            "bad --join",
+        ),
         (
             vec!["--load", "0.02", "--fail", "router:3@1ms"],
             "bad --fail",

@@ -373,6 +373,7 @@ pub struct Sim<'a> {
     flit_hops: u64,
     queue_at_start: u64,
     delivered_by_src: Vec<u64>,
+    delivered_by_dst: Vec<u64>,
     last_latency: u64,
     mix_cdf: Vec<(usize, f64)>,
     generated_bytes: u64,
@@ -593,6 +594,7 @@ impl<'a> Sim<'a> {
             flit_hops: 0,
             queue_at_start: 0,
             delivered_by_src: vec![0; nh],
+            delivered_by_dst: vec![0; nh],
             mix_cdf,
             generated_bytes: 0,
             messages_in_window: 0,
@@ -1233,6 +1235,7 @@ impl<'a> Sim<'a> {
         let t = self.now;
         let pk = &self.pkts[p as usize];
         self.delivered_by_src[pk.src as usize] += 1;
+        self.delivered_by_dst[pk.dst as usize] += 1;
         if pk.measured {
             self.itbs_delivered += pk.splits_done as u64;
             self.delivered_measured += 1;
@@ -1305,6 +1308,34 @@ impl<'a> Sim<'a> {
         // Channels are laid out host by host, injection first, ejection second.
         self.cut(2 * h as usize + 1);
         self.activate_host(h);
+    }
+
+    /// Host `h` is not on the network when the run starts (call before the first step):
+    /// it neither sends nor accepts, and the first route table does not know it; it may
+    /// [`Self::join_host`] later.
+    pub fn start_off(&mut self, h: u32) {
+        let hi = h as usize;
+        self.host_off[hi] = true;
+        self.known_off[hi] = true;
+        self.make_void(2 * h + 1);
+        self.gen.retain(|Reverse((_, x))| *x != h);
+        for hosts in self.itb_hosts[0].iter_mut() {
+            hosts.retain(|&x| x != h);
+        }
+    }
+
+    /// Host `h`, off, is plugged in and switched on now: it accepts packets from now on
+    /// and starts sending once the routes are replaced by a table that knows it
+    /// ([`Self::set_routes`]).
+    pub fn join_host(&mut self, h: u32) {
+        let hi = h as usize;
+        if !self.host_off[hi] {
+            return;
+        }
+        self.host_off[hi] = false;
+        let c = 2 * hi + 1;
+        self.ch_dying[c] = false;
+        self.ch_sink[c] = Sink::Host(h);
     }
 
     /// Fails switch `s` now: every link on it fails and every host on it is cut off
@@ -1389,6 +1420,13 @@ impl<'a> Sim<'a> {
                 .map(|s| topo.hosts_on(s).filter(|&h| !off[h as usize]).collect())
                 .collect(),
         );
+        // A host that joined starts sending once it has the map with routes.
+        for h in 0..topo.num_hosts() {
+            if self.known_off[h] && !self.host_off[h] {
+                let gap = self.next_gap();
+                self.gen.push(Reverse((self.now + gap, h as u32)));
+            }
+        }
         self.known_off.clone_from(&self.host_off);
         // Interfaces look routes up when a message leaves host memory: what waits there
         // takes the new routes (mixing old and new routes beyond the packets already in
@@ -1474,6 +1512,11 @@ impl<'a> Sim<'a> {
     /// Messages delivered so far, by source host.
     pub fn delivered_by_source(&self) -> &[u64] {
         &self.delivered_by_src
+    }
+
+    /// Messages delivered so far, by destination host.
+    pub fn delivered_by_destination(&self) -> &[u64] {
+        &self.delivered_by_dst
     }
 
     /// Generation-to-delivery time of the last message delivered, in ticks.

@@ -1,7 +1,7 @@
-//! A failure under load: a link, a switch or a host fails at a simulated time while
-//! traffic runs, the mapper's monitoring notices, the network is remapped by the
-//! mapper's own probes, routes are recomputed on the map and installed in every host,
-//! and traffic goes on.
+//! A failure under load: a link, a switch or a host fails (or a host joins) at a
+//! simulated time while traffic runs, the mapper's monitoring notices, the network is
+//! remapped by the mapper's own probes, routes are recomputed on the map and installed
+//! in every host, and traffic goes on.
 //!
 //! What is simulated and what is computed:
 //! * the failure and the traffic around it are simulated flit by flit
@@ -101,8 +101,9 @@ pub enum FaultError {
 /// What happened.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultReport {
+    /// When the component failed (or the host joined).
     pub failed_at_ns: f64,
-    /// When monitoring noticed the failure.
+    /// When monitoring noticed the change.
     pub detected_at_ns: f64,
     /// When the new routes were installed (the last host has the new map).
     pub rerouted_at_ns: f64,
@@ -111,7 +112,8 @@ pub struct FaultReport {
     pub remap_ns: f64,
     pub remap_probes: u64,
     pub mapper: HostId,
-    /// The failure took the mapper away and a new one was elected.
+    /// A new mapper was elected: the failure took the mapper away, or a host with a
+    /// higher address joined.
     pub elected: bool,
     /// Switches, hosts and links in the map after the failure.
     pub map_switches: usize,
@@ -126,6 +128,10 @@ pub struct FaultReport {
     /// Long-period time-outs that dropped blocked packets (deadlocks broken, e.g. while
     /// old and new routes mixed).
     pub timeouts: u64,
+    /// For a host failing or joining: messages from it and to it that arrived, over the
+    /// whole run (0 for links and switches).
+    pub host_sent: u64,
+    pub host_received: u64,
     /// Accepted traffic, payload flits/ns/switch, in three windows of the measurement:
     /// before the failure, between the failure and the new routes, after them.
     pub accepted_before: f64,
@@ -240,32 +246,97 @@ pub fn run_with_failure(
     failure: Failure,
     fc: &FaultConfig,
 ) -> Result<FaultReport, FaultError> {
+    run_change(
+        cfg,
+        topo,
+        policy,
+        Change::Fail(failure.what),
+        failure.at,
+        fc,
+    )
+}
+
+/// Runs `cfg` on `topo` with `policy`, host `host` off from the start and joining at
+/// `at`: the mapper's next round finds it, the network is remapped, and once every host
+/// has the map the new host sends and receives like the others. Before, the routes are
+/// those of the network without it.
+pub fn run_with_join(
+    cfg: Config,
+    topo: &Topology,
+    policy: Policy,
+    host: HostId,
+    at: Time,
+    fc: &FaultConfig,
+) -> Result<FaultReport, FaultError> {
+    run_change(cfg, topo, policy, Change::Join(host), at, fc)
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    Fail(Component),
+    Join(HostId),
+}
+
+fn run_change(
+    cfg: Config,
+    topo: &Topology,
+    policy: Policy,
+    change: Change,
+    at: Time,
+    fc: &FaultConfig,
+) -> Result<FaultReport, FaultError> {
     let end = cfg.warmup + cfg.measure;
-    if failure.at >= end {
+    if at >= end {
         return Err(FaultError::Outside {
-            at_ns: failure.at as f64 / 1e3,
+            at_ns: at as f64 / 1e3,
             end_ns: end as f64 / 1e3,
         });
     }
-    let (after, old_of_new, outage) = survivors(topo, failure.what)?;
+    let what = match change {
+        Change::Fail(c) => c,
+        Change::Join(h) => Component::Host(h),
+    };
+    // `small` is the network with the component out of service; it comes after a
+    // failure and before a join.
+    let (small, old_of_new, outage) = survivors(topo, what)?;
     let interval = fc.monitor_interval.max(1);
-    let next_round = (failure.at / interval + 1) * interval;
-    // The mapper in place: the elected one, the highest address, unless chosen.
-    let mapper = fc.mapper.unwrap_or_else(|| {
+    let next_round = (at / interval + 1) * interval;
+    // The mapper in place: the elected one, the highest address among the hosts on
+    // before the change, unless chosen.
+    let joining = match change {
+        Change::Join(h) => Some(h),
+        Change::Fail(_) => None,
+    };
+    let highest = |except: Option<HostId>| {
         (0..topo.num_hosts() as HostId)
+            .filter(|&h| Some(h) != except)
             .max_by_key(|&h| topo.hosts()[h as usize].address)
             .unwrap_or(0)
-    });
-    let (part, detected, probes, elected) = if outage.hosts_off.contains(&mapper) {
-        // The mapper's round does not come; one interval later the hosts elect.
-        let detected = next_round + interval;
-        let mut e = elect(topo, &outage, &fc.map);
+    };
+    let mapper = fc.mapper.unwrap_or_else(|| highest(joining));
+    let after_outage = match change {
+        Change::Fail(_) => outage.clone(),
+        Change::Join(_) => Outage::default(),
+    };
+    let mapper_lost = matches!(change, Change::Fail(_)) && outage.hosts_off.contains(&mapper);
+    // A host joining with a higher address than the mapper's takes the mapper role
+    // over by the same election.
+    let outranked = joining.is_some_and(|h| fc.mapper.is_none() && highest(None) == h);
+    let (part, detected, probes, elected) = if mapper_lost || outranked {
+        // Mapper lost: its round does not come, and one interval later the hosts
+        // elect. Outranked: the newcomer starts mapping at the next round.
+        let detected = if mapper_lost {
+            next_round + interval
+        } else {
+            next_round + fc.map.timeout
+        };
+        let mut e = elect(topo, &after_outage, &fc.map);
         if e.parts.len() != 1 {
-            return Err(FaultError::Splits(describe(topo, failure.what)));
+            return Err(FaultError::Splits(describe(topo, what)));
         }
         (e.parts.remove(0), detected, e.probes, true)
     } else {
-        let part = remap(topo, &outage, mapper, &fc.map);
+        let part = remap(topo, &after_outage, mapper, &fc.map);
         let probes = part.run.probes;
         (part, next_round + fc.map.timeout, probes, false)
     };
@@ -279,14 +350,21 @@ pub fn run_with_failure(
     // Routes on the map. The map names switches in discovery order; the simulator's
     // tables index the real switch ids, so the same computation runs on the real
     // surviving network, which the map equals up to renaming (mapping tests).
-    let before = RouteTable::new(topo, &UpDown::new(topo, Root::LowestId), policy);
-    let rerouted = RouteTable::new(&after, &UpDown::new(&after, Root::LowestId), policy)
+    let whole = RouteTable::new(topo, &UpDown::new(topo, Root::LowestId), policy);
+    let part_table = RouteTable::new(&small, &UpDown::new(&small, Root::LowestId), policy)
         .lift(&old_of_new, topo.num_switches());
+    let (before, rerouted) = match change {
+        Change::Fail(_) => (&whole, &part_table),
+        Change::Join(_) => (&part_table, &whole),
+    };
 
-    let mut sim = Sim::new(cfg, topo, &before)?;
+    let mut sim = Sim::new(cfg, topo, before)?;
+    if let Some(h) = joining {
+        sim.start_off(h);
+    }
     let tick = sim.tick();
     let (from, to) = sim.measure_window();
-    let fail_tick = failure.at.div_ceil(tick);
+    let fail_tick = at.div_ceil(tick);
     let installed = detected + part.distributed_at;
     let install_tick = installed.div_ceil(tick);
 
@@ -297,10 +375,10 @@ pub fn run_with_failure(
         *e = (*e).clamp(from, to);
     }
     let mut script = Script {
-        what: failure.what,
+        change,
         fail_tick,
         install_tick,
-        rerouted: &rerouted,
+        rerouted,
         failed: false,
         switched: false,
     };
@@ -342,7 +420,7 @@ pub fn run_with_failure(
         }
     };
     Ok(FaultReport {
-        failed_at_ns: failure.at as f64 / 1e3,
+        failed_at_ns: at as f64 / 1e3,
         detected_at_ns: detected as f64 / 1e3,
         rerouted_at_ns: installed as f64 / 1e3,
         remap_ns: run.time as f64 / 1e3,
@@ -356,6 +434,14 @@ pub fn run_with_failure(
         dropped: sim.dropped(),
         refused: sim.refused(),
         timeouts: sim.timeouts(),
+        host_sent: match what {
+            Component::Host(h) => sim.delivered_by_source()[h as usize],
+            _ => 0,
+        },
+        host_received: match what {
+            Component::Host(h) => sim.delivered_by_destination()[h as usize],
+            _ => 0,
+        },
         accepted_before: rate(marks[0], marks[1]),
         accepted_during: rate(marks[1], marks[2]),
         accepted_after: rate(marks[2], marks[3]),
@@ -366,7 +452,7 @@ pub fn run_with_failure(
 
 /// The failure and the new routes, each applied once when its time comes.
 struct Script<'a> {
-    what: Component,
+    change: Change,
     fail_tick: u64,
     install_tick: u64,
     rerouted: &'a RouteTable,
@@ -377,10 +463,11 @@ struct Script<'a> {
 impl<'a> Script<'a> {
     fn apply(&mut self, sim: &mut Sim<'a>, now: u64) -> Result<(), FaultError> {
         if !self.failed && now >= self.fail_tick {
-            match self.what {
-                Component::Link(l) => sim.fail_link(l),
-                Component::Switch(s) => sim.fail_switch(s),
-                Component::Host(h) => sim.fail_host(h),
+            match self.change {
+                Change::Fail(Component::Link(l)) => sim.fail_link(l),
+                Change::Fail(Component::Switch(s)) => sim.fail_switch(s),
+                Change::Fail(Component::Host(h)) => sim.fail_host(h),
+                Change::Join(h) => sim.join_host(h),
             }
             self.failed = true;
         }

@@ -305,3 +305,29 @@ fn failures_of_unknown_or_splitting_components_are_refused() {
     .unwrap_err();
     assert!(matches!(e, FaultError::Splits(_)), "{e}");
 }
+
+#[test]
+fn a_host_joining_under_load_is_mapped_in_and_starts_sending_and_receiving() {
+    let t = net(8, 15);
+    let mapper = elected(&t);
+    for (host, policy) in [((mapper + 5) % 32, Policy::Osud), (mapper, Policy::Rmit)] {
+        let r =
+            myrix_sim::fault::run_with_join(cfg(15), &t, policy, host, MS, &FaultConfig::default())
+                .unwrap();
+        println!("join {host} {policy:?}: {r:?}");
+        assert!(r.drained, "{r:?}");
+        assert_eq!(r.map_hosts, t.num_hosts());
+        // The highest address takes the mapper role over; anyone else is mapped in by the
+        // mapper in place.
+        assert_eq!(r.elected, host == mapper, "{r:?}");
+        assert_eq!(r.mapper, mapper);
+        assert!(r.failed_at_ns < r.detected_at_ns && r.detected_at_ns < r.rerouted_at_ns);
+        // Nothing to or from it before the new map; plenty after.
+        assert!(r.host_sent > 100 && r.host_received > 100, "{r:?}");
+        assert_eq!(r.lost, 0, "{r:?}");
+        let n = t.num_hosts() as f64;
+        let before = 0.02 * (n - 2.0) / n;
+        assert!((r.accepted_before / before - 1.0).abs() < 0.15, "{r:?}");
+        assert!((r.accepted_after / 0.02 - 1.0).abs() < 0.15, "{r:?}");
+    }
+}
