@@ -789,8 +789,9 @@ fn bench_rejects_bad_arguments_with_one_line() {
     assert_one_error(&o, 2, "--cpu 'x'");
 }
 
-#[test]
-fn sim_fail_reports_detection_losses_and_recovery() {
+/// `myrix sim` on the 6-switch network of seed 4 under 0.02 flits/ns/switch for 15 ms
+/// with `--fail` or `--join`: the first JSON row.
+fn change_run(flag: &str, spec: &str) -> serde_json::Value {
     let o = myrix(
         &[
             "sim",
@@ -802,8 +803,8 @@ fn sim_fail_reports_detection_losses_and_recovery() {
             "0.02",
             "--sim-time",
             "15ms",
-            "--fail",
-            "link:2-5@1ms",
+            flag,
+            spec,
             "--format",
             "json",
         ],
@@ -811,7 +812,12 @@ fn sim_fail_reports_detection_losses_and_recovery() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let r = &v[0];
+    v[0].clone()
+}
+
+#[test]
+fn sim_fail_reports_detection_losses_and_recovery() {
+    let r = change_run("--fail", "link:2-5@1ms");
     assert_eq!(r["failed"], "link 2-5");
     assert_eq!(r["drained"], true);
     assert!(r["packets_lost"].as_u64().unwrap() > 0);
@@ -824,27 +830,7 @@ fn sim_fail_reports_detection_losses_and_recovery() {
     assert!((after / 0.02 - 1.0).abs() < 0.15, "{r}");
     // A switch and a host: the map loses them, messages to them are refused.
     for (spec, switches, hosts) in [("switch:1@1ms", 5, 20), ("host:3@1ms", 6, 23)] {
-        let o = myrix(
-            &[
-                "sim",
-                "--switches",
-                "6",
-                "--seed",
-                "4",
-                "--load",
-                "0.02",
-                "--sim-time",
-                "15ms",
-                "--fail",
-                spec,
-                "--format",
-                "json",
-            ],
-            b"",
-        );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        let r = &v[0];
+        let r = change_run("--fail", spec);
         assert_eq!(r["map_switches"], switches, "{r}");
         assert_eq!(r["map_hosts"], hosts, "{r}");
         assert_eq!(r["drained"], true);
@@ -852,27 +838,7 @@ fn sim_fail_reports_detection_losses_and_recovery() {
         assert!(r["accepted_after"].as_f64().unwrap() > 0.01, "{r}");
     }
     // A host joining: mapped in, then it sends and receives.
-    let o = myrix(
-        &[
-            "sim",
-            "--switches",
-            "6",
-            "--seed",
-            "4",
-            "--load",
-            "0.02",
-            "--sim-time",
-            "15ms",
-            "--join",
-            "host:3@1ms",
-            "--format",
-            "json",
-        ],
-        b"",
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let r = &v[0];
+    let r = change_run("--join", "host:3@1ms");
     assert_eq!(
         (r["joined"].clone(), r["map_hosts"].clone()),
         (true.into(), 24.into())
