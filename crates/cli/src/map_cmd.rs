@@ -3,7 +3,7 @@
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::format::{format_address, to_dot, to_toml};
-use myrix_sim::mapping::{elect, run_mapper, MapConfig, Outage};
+use myrix_sim::mapping::{elect, map_payload_len, run_mapper, MapConfig, Outage};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -61,6 +61,8 @@ struct MapOut {
     sim_time_ns: f64,
     /// When the last host had the map (the mapping time when chosen by hand).
     distributed_ns: f64,
+    /// The map packet's payload, bytes (`sim::mapping::map_payload_len`).
+    map_bytes: usize,
     switches: usize,
     hosts: Vec<HostOut>,
     links: Vec<LinkOut>,
@@ -112,8 +114,9 @@ pub fn run(a: MapArgs) -> Result<(), CliError> {
             distributed as f64 / 1e6
         )
     };
+    let map_bytes = map_payload_len(&map);
     eprintln!(
-        "mapper host {} ({}) {how}: {} switches, {} hosts, {} links found with {} probes in {:.1} us simulated",
+        "mapper host {} ({}) {how}: {} switches, {} hosts, {} links found with {} probes in {:.1} us simulated; map {map_bytes} bytes",
         mapper,
         format_address(t.hosts()[mapper as usize].address),
         map.num_switches(),
@@ -134,6 +137,7 @@ pub fn run(a: MapArgs) -> Result<(), CliError> {
                 probes: run.probes,
                 sim_time_ns: ns,
                 distributed_ns: distributed as f64 / 1000.0,
+                map_bytes,
                 switches: map.num_switches(),
                 hosts: map
                     .hosts()
