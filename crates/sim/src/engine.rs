@@ -303,6 +303,8 @@ pub struct Sim<'a> {
     /// Since when each input's header has waited for its output.
     wait_since: Vec<u64>,
     timeout_ticks: u64,
+    /// The next tick at which blocked headers are checked (never when the time-out is 0).
+    next_timeout_check: u64,
     /// Long-period time-outs that fired.
     timeouts: u64,
     out_waiters: Vec<Vec<u32>>,
@@ -537,6 +539,7 @@ impl<'a> Sim<'a> {
             out_conn: vec![NONE; nports],
             wait_since: vec![0; nports],
             timeout_ticks: cfg.block_timeout.div_ceil(cfg.flit),
+            next_timeout_check: if cfg.block_timeout > 0 { 0 } else { u64::MAX },
             timeouts: 0,
             out_waiters: vec![Vec::new(); nports],
             out_in_arb: vec![false; nports],
@@ -1027,7 +1030,8 @@ impl<'a> Sim<'a> {
                 i += 1;
             }
         }
-        if self.timeout_ticks > 0 && t % (self.timeout_ticks / 64).max(1) == 0 {
+        if t == self.next_timeout_check {
+            self.next_timeout_check = t + (self.timeout_ticks / 64).max(1);
             self.long_timeouts();
         }
         self.now += 1;
