@@ -89,7 +89,7 @@ pub enum FaultError {
     #[error("without {0} fewer than 2 hosts are left to exchange messages")]
     TooFewHosts(String),
     #[error(
-        "the failure at {at_ns} ns is outside the run (warm-up + measurement end at {end_ns} ns)"
+        "the failure or join at {at_ns} ns is outside the run (warm-up + measurement end at {end_ns} ns)"
     )]
     Outside { at_ns: f64, end_ns: f64 },
     #[error("the mapper could not map the network after the failure: {0}")]
