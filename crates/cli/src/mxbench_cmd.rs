@@ -456,16 +456,19 @@ fn run_plan(
                     if let RecvBuf::One(v) = &mut buf {
                         v.resize(len, 0);
                     }
-                    let r = ep.irecv(buf, DATA, u64::MAX, 0).map_err(mx)?;
                     if plan.verify {
                         pattern(&mut sbuf[..len], len, i);
                     }
                     if is_client {
+                        // As an MPI ping-pong does: send, then post the receive for the
+                        // answer (it is posted long before the answer can arrive).
                         let s = ep.isend(peer, &[&sbuf[..len]], DATA, 0).map_err(mx)?;
+                        let r = ep.irecv(buf, DATA, u64::MAX, 0).map_err(mx)?;
+                        wait(ep, s)?;
                         let (_, back) = wait(ep, r)?;
                         rbuf = back;
-                        wait(ep, s)?;
                     } else {
+                        let r = ep.irecv(buf, DATA, u64::MAX, 0).map_err(mx)?;
                         let (_, back) = wait(ep, r)?;
                         rbuf = back;
                         let s = ep.isend(peer, &[&sbuf[..len]], DATA, 0).map_err(mx)?;
