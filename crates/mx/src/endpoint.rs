@@ -71,12 +71,17 @@ pub struct Endpoint {
     /// Lossless transports have no timers: the clock is read rarely, off the fast path.
     timed: bool,
     clock_reads: u32,
+    polls: u32,
     last_now: u64,
     next_timer_check: u64,
 }
 
 /// How often `progress` looks for due timers (acks are delayed 1 ms, resends 20 ms).
 const TIMER_CHECK_NS: u64 = 50_000;
+/// Idle polls after which a wait starts pausing between polls.
+const LONG_WAIT_SPINS: u32 = 1 << 16;
+/// How often `progress` looks at departed peers and timers, in polls.
+const HOUSEKEEPING_POLLS: u32 = 16;
 
 /// This host's NIC id for shared memory: every endpoint on the host must agree on it.
 fn host_nic() -> u64 {
@@ -136,6 +141,7 @@ impl Endpoint {
             stalled: None,
             timed: !cfg_reliable,
             clock_reads: 0,
+            polls: 0,
             last_now: 1,
             next_timer_check: 0,
         })
@@ -161,19 +167,31 @@ impl Endpoint {
         let n = self
             .transport
             .poll_recv(64, &mut |from, frame| engine.handle_frame(now, from, frame))?;
+        // Departed peers and timers are not latency-critical: looked at every
+        // HOUSEKEEPING_POLLS polls (and timers at most every TIMER_CHECK_NS), so the
+        // idle poll that waits for the next frame stays a few loads long.
+        self.polls = self.polls.wrapping_add(1);
+        if self.polls % HOUSEKEEPING_POLLS == 0 {
+            self.housekeeping(now);
+        }
+        if self.stalled.is_some() || self.engine.has_transmit() {
+            self.flush(now)?;
+        }
+        Ok(n)
+    }
+
+    #[cold]
+    fn housekeeping(&mut self, now: u64) {
         while let Some(loc) = self.transport.poll_gone() {
             self.engine.peer_gone(&loc);
         }
-        // Timers run at millisecond scale and finding the next one scans the engine's
-        // requests: look at most every TIMER_CHECK_NS, not on every poll.
+        // Finding the next timer scans the engine's requests.
         if now >= self.next_timer_check {
             self.next_timer_check = now + TIMER_CHECK_NS;
             if self.engine.poll_timeout().is_some_and(|t| t <= now) {
                 self.engine.handle_timeout(now);
             }
         }
-        self.flush(now)?;
-        Ok(n)
     }
 
     fn flush(&mut self, now: u64) -> Result<(), MxError> {
@@ -261,30 +279,28 @@ impl Endpoint {
             return self
                 .call(|e, now| e.isend(now, peer, segments, match_info, context, synchronous));
         }
-        let now = self.now();
-        let (r, frame) = self.engine.isend_into(
-            now,
-            peer,
-            segments,
-            match_info,
-            context,
-            synchronous,
-            &mut self.tx,
-        )?;
-        match frame {
-            Some((loc, n)) => match self.transport.send(&loc, &self.tx[..n]) {
-                Ok(true) => {}
-                Ok(false) => self.stalled = Some((loc, n)),
-                Err(e) => {
-                    // The engine counted the send done; the caller gets the error, not a
-                    // handle, so release the request rather than leave it listed.
-                    let _ = self.engine.forget(r);
-                    return Err(e.into());
+        if !synchronous {
+            let fast = self
+                .engine
+                .fast_frame(peer, segments, match_info, &mut self.tx);
+            if let Some((loc, n)) = fast {
+                // The frame leaves first; the request's bookkeeping is off the latency path.
+                let sent = self.transport.send(&loc, &self.tx[..n]);
+                let r = self.engine.fast_sent(peer, segments, match_info, context)?;
+                match sent {
+                    Ok(true) => {}
+                    Ok(false) => self.stalled = Some((loc, n)),
+                    Err(e) => {
+                        // The engine counted the send done; the caller gets the error,
+                        // not a handle, so release the request rather than leave it.
+                        let _ = self.engine.forget(r);
+                        return Err(e.into());
+                    }
                 }
-            },
-            None => self.flush(now)?,
+                return Ok(r);
+            }
         }
-        Ok(r)
+        self.call(|e, now| e.isend(now, peer, segments, match_info, context, synchronous))
     }
 
     /// Runs one engine call at the current time, then sends what it queued.
@@ -346,7 +362,12 @@ impl Endpoint {
                     return Ok(self.engine.test(r)?);
                 }
             }
-            std::hint::spin_loop();
+            // No pause while a wait is young: a pause costs more than a poll here (and
+            // under KVM it can exit to the hypervisor), so it would add to every message's
+            // latency. A long wait pauses, to spare a sibling hyper-thread.
+            if spins >= LONG_WAIT_SPINS {
+                std::hint::spin_loop();
+            }
         }
     }
 

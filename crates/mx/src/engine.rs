@@ -31,8 +31,8 @@
 use std::collections::VecDeque;
 
 use myrix_wire::mx::{
-    emit_head, parse_whole_eager, Body, Frame, Header, Kind, Repr, CONNECT_BAD_KEY, CONNECT_OK,
-    HEADER_LEN, NO_HANDLE, NO_PEER,
+    emit_head, emit_whole_eager, parse_whole_eager, Body, Frame, Header, Kind, Repr,
+    CONNECT_BAD_KEY, CONNECT_OK, EAGER_HEAD, HEADER_LEN, NO_HANDLE, NO_PEER,
 };
 
 /// Protocol parameters. Defaults follow MX / Open-MX where the paper or its source give a
@@ -959,38 +959,93 @@ impl<L: Clone + PartialEq> Engine<L> {
         synchronous: bool,
         buf: &mut [u8],
     ) -> Result<(Request, Option<(L, usize)>), Error> {
-        let len: usize = segments.iter().map(|s| s.len()).sum();
-        let kind = self.eager_kind(len);
-        let fast = self.cfg.reliable_transport
-            && !synchronous
-            && len <= self.eager_frag()
-            && len <= self.cfg.medium_max
-            && buf.len() >= HEADER_LEN + kind.body_len() + len
-            && self.txq.is_empty()
-            && self.peers.get(peer.0 as usize).is_some_and(|p| {
-                p.their_index != NO_PEER
-                    && !p.unreachable
-                    && p.waiting.is_empty()
-                    && p.unacked.is_empty()
-            });
-        if !fast {
+        if synchronous {
             let r = self.isend(now, peer, segments, match_info, context, synchronous)?;
             return Ok((r, None));
         }
-        let seq = self.peers[peer.0 as usize].tx_next;
-        let head = self.header(peer.0, seq);
-        let body = Body::Eager {
-            kind,
-            match_info,
-            msg_len: len as u32,
-            offset: 0,
-            handle: NO_HANDLE,
-            data: &[],
+        match self.fast_frame(peer, segments, match_info, buf) {
+            Some((loc, n)) => {
+                let r = self.fast_sent(peer, segments, match_info, context)?;
+                Ok((r, Some((loc, n))))
+            }
+            None => {
+                let r = self.isend(now, peer, segments, match_info, context, false)?;
+                Ok((r, None))
+            }
+        }
+    }
+
+    /// The send fast path, first half: when the transport is lossless, nothing is queued
+    /// for the peer, the message fits one frame and a request is free, writes the
+    /// message's frame into `buf`, counts it sent and returns where it goes and its
+    /// length. The caller
+    /// hands the frame to the transport and then calls [`Engine::fast_sent`] with the
+    /// same arguments; nothing else may happen in between. `None`, having changed
+    /// nothing, when the message must take [`Engine::isend`].
+    ///
+    /// Split in two so the frame leaves before the request's bookkeeping is done: that
+    /// bookkeeping is off the latency path.
+    #[inline]
+    pub fn fast_frame(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        buf: &mut [u8],
+    ) -> Option<(L, usize)> {
+        if !self.cfg.reliable_transport || !self.txq.is_empty() {
+            return None;
+        }
+        let len: usize = segments.iter().map(|s| s.len()).sum();
+        let room = self.free_reqs.len() + MAX_REQS.saturating_sub(self.reqs.len());
+        if len > self.eager_frag() || len > self.cfg.medium_max || room == 0 {
+            return None;
+        }
+        let kind = self.eager_kind(len);
+        let p = self.peers.get(peer.0 as usize)?;
+        if p.their_index == NO_PEER
+            || p.unreachable
+            || !p.waiting.is_empty()
+            || !p.unacked.is_empty()
+        {
+            return None;
+        }
+        let n = EAGER_HEAD + len;
+        let (fixed, rest) = buf.get_mut(..n)?.split_first_chunk_mut::<EAGER_HEAD>()?;
+        let head = Header {
+            peer_index: p.their_index,
+            nic: self.nic,
+            src_endpoint: self.endpoint,
+            dst_endpoint: p.endpoint,
+            session: self.session,
+            seq: p.tx_next,
+            ack: p.rx_next,
         };
-        let Ok(n) = emit_head(&head, &body, buf, len) else {
-            let r = self.isend(now, peer, segments, match_info, context, synchronous)?;
-            return Ok((r, None));
-        };
+        emit_whole_eager(&head, kind, match_info, len as u32, fixed);
+        let mut at = 0;
+        for s in segments {
+            rest[at..at + s.len()].copy_from_slice(s);
+            at += s.len();
+        }
+        let p = &mut self.peers[peer.0 as usize];
+        p.tx_next = p.tx_next.wrapping_add(1);
+        self.stats.frames_out += 1;
+        self.stats.fast_sends += 1;
+        Some((p.loc.clone(), n))
+    }
+
+    /// The send fast path, second half: the request of the message whose frame
+    /// [`Engine::fast_frame`] just wrote, already complete. (It cannot run out of
+    /// requests: `fast_frame` checked that one is free.)
+    #[inline]
+    pub fn fast_sent(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        context: u64,
+    ) -> Result<Request, Error> {
+        let len: usize = segments.iter().map(|s| s.len()).sum();
         let h = self.alloc(ReqKind::Send, context)?;
         let r = &mut self.reqs[Request(h).index()];
         r.peer = peer.0;
@@ -999,19 +1054,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.xfer_len = len;
         r.state = ReqState::Done;
         self.completed.push_back(h);
-        let p = &mut self.peers[peer.0 as usize];
-        p.tx_next = seq.wrapping_add(1);
-        let mut at = n - len;
-        for s in segments {
-            buf[at..at + s.len()].copy_from_slice(s);
-            at += s.len();
-        }
-        self.stats.frames_out += 1;
-        self.stats.fast_sends += 1;
-        Ok((
-            Request(h),
-            Some((self.peers[peer.0 as usize].loc.clone(), n)),
-        ))
+        Ok(Request(h))
     }
 
     /// Sends `data`, taking it (no copy).
@@ -1905,6 +1948,12 @@ impl<L: Clone + PartialEq> Engine<L> {
             seq,
             ack: p.rx_next,
         }
+    }
+
+    /// Whether [`Engine::poll_transmit`] has a frame to give.
+    #[inline]
+    pub fn has_transmit(&self) -> bool {
+        !self.txq.is_empty()
     }
 
     /// Writes the next frame into `buf` (at least [`Config::mtu`] bytes); returns where

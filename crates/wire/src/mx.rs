@@ -430,7 +430,73 @@ pub struct WholeEager<'a> {
 }
 
 /// Bytes before an eager frame's data.
-const EAGER_HEAD: usize = HEADER_LEN + 20;
+pub const EAGER_HEAD: usize = HEADER_LEN + 20;
+
+/// Writes the fixed part of a whole eager message (offset 0, no notify wanted) into a
+/// fixed-size array: the send fast path's twin of [`emit_head`], same bytes, no checks
+/// left to make at run time. `kind` must be an eager kind and `h.nic` 48 bits wide
+/// (wider bits are dropped; [`emit_head`] refuses them).
+#[inline]
+pub fn emit_whole_eager(
+    h: &Header,
+    kind: Kind,
+    match_info: u64,
+    msg_len: u32,
+    out: &mut [u8; EAGER_HEAD],
+) {
+    debug_assert!(matches!(kind, Kind::Tiny | Kind::Small | Kind::Medium));
+    debug_assert!(h.nic >> 48 == 0);
+    let nic = h.nic.to_be_bytes();
+    let pi = h.peer_index.to_be_bytes();
+    let se = h.session.to_be_bytes();
+    let sq = h.seq.to_be_bytes();
+    let ak = h.ack.to_be_bytes();
+    let m = match_info.to_be_bytes();
+    let l = msg_len.to_be_bytes();
+    let nh = NO_HANDLE.to_be_bytes();
+    *out = [
+        VERSION,
+        kind as u8,
+        pi[0],
+        pi[1],
+        nic[2],
+        nic[3],
+        nic[4],
+        nic[5],
+        nic[6],
+        nic[7],
+        h.src_endpoint,
+        h.dst_endpoint,
+        se[0],
+        se[1],
+        se[2],
+        se[3],
+        sq[0],
+        sq[1],
+        ak[0],
+        ak[1],
+        m[0],
+        m[1],
+        m[2],
+        m[3],
+        m[4],
+        m[5],
+        m[6],
+        m[7],
+        l[0],
+        l[1],
+        l[2],
+        l[3],
+        0,
+        0,
+        0,
+        0,
+        nh[0],
+        nh[1],
+        nh[2],
+        nh[3],
+    ];
+}
 
 /// Reads `bytes` as [`WholeEager`] with one bounds check and fixed offsets; `None` for
 /// anything else (another kind, a fragment, or not a valid frame). Where it answers,

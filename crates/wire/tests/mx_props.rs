@@ -1,6 +1,8 @@
 //! Property tests for the MX frame view.
 
-use myrix_wire::mx::{parse_whole_eager, Body, Frame, Header, Kind, Repr, HEADER_LEN};
+use myrix_wire::mx::{
+    emit_whole_eager, parse_whole_eager, Body, Frame, Header, Kind, Repr, EAGER_HEAD, HEADER_LEN,
+};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 
@@ -136,6 +138,29 @@ proptest! {
         for cut in 0..HEADER_LEN.min(buf.len()) {
             prop_assert!(Frame::new_checked(&buf[..cut]).is_err());
         }
+    }
+
+    #[test]
+    fn whole_eager_emitter_writes_what_emit_head_writes(
+        h in header(),
+        kind in prop_oneof![Just(Kind::Tiny), Just(Kind::Small), Just(Kind::Medium)],
+        match_info in any::<u64>(),
+        data in prop::collection::vec(any::<u8>(), 0..64),
+    ) {
+        let body = Body::Eager {
+            kind,
+            match_info,
+            msg_len: data.len() as u32,
+            offset: 0,
+            handle: myrix_wire::mx::NO_HANDLE,
+            data: &data,
+        };
+        let mut slow = vec![0u8; 256];
+        let n = Repr { header: h, body }.emit(&mut slow).unwrap();
+        let mut fast = [0u8; EAGER_HEAD];
+        emit_whole_eager(&h, kind, match_info, data.len() as u32, &mut fast);
+        prop_assert_eq!(&slow[..EAGER_HEAD], &fast[..]);
+        prop_assert_eq!(n, EAGER_HEAD + data.len());
     }
 
     #[test]

@@ -188,6 +188,8 @@ pub struct Shm {
     /// Per inbound ring: consumer position, the tail last published, and the
     /// claimant's endpoint, when claimed.
     inbound: [(u64, u64, Option<u8>); RINGS],
+    /// Bit r set: inbound ring r has a claimant (so a poll visits only those rings).
+    active: u32,
     /// Claimant words as last seen, to notice new and dead senders.
     claims: [u64; RINGS],
     polls: u32,
@@ -240,6 +242,7 @@ impl Shm {
             path,
             own,
             inbound: [(0, 0, None); RINGS],
+            active: 0,
             claims: [0; RINGS],
             polls: 0,
             out: (0..256).map(|_| None).collect(),
@@ -324,7 +327,7 @@ impl Shm {
                 self.own.init_ring(r);
                 self.own.claimant(r).store(0, Ordering::Release);
                 self.claims[r] = 0;
-                self.inbound[r] = (0, 0, None);
+                self.set_inbound(r, None);
                 self.gone.push((w >> 8) as u8);
             }
         }
@@ -342,13 +345,23 @@ impl Shm {
         }
     }
 
+    /// Ring `r` starts over, claimed by `ep` or by nobody.
+    fn set_inbound(&mut self, r: usize, ep: Option<u8>) {
+        self.inbound[r] = (0, 0, ep);
+        if ep.is_some() {
+            self.active |= 1 << r;
+        } else {
+            self.active &= !(1 << r);
+        }
+    }
+
     /// Ring `r`'s claimant word is now `w` (loaded with Acquire): a new sender starts at 0.
     fn refresh_one(&mut self, r: usize, w: u64) {
         use std::os::unix::fs::MetadataExt;
         self.claims[r] = w;
         let ready = w & 0xff == CLAIM_READY;
         let ep = (w >> 8) as u8;
-        self.inbound[r] = (0, 0, ready.then_some(ep));
+        self.set_inbound(r, ready.then_some(ep));
         if !ready {
             return;
         }
@@ -440,10 +453,10 @@ impl Transport for Shm {
     ) -> io::Result<usize> {
         self.polls = self.polls.wrapping_add(1);
         let mut n = 0;
-        for r in 0..RINGS {
-            if self.inbound[r].2.is_none() {
-                continue;
-            }
+        let mut rings = self.active;
+        while rings != 0 {
+            let r = rings.trailing_zeros() as usize;
+            rings &= rings - 1;
             // A line only the claimant's setup writes: cheap to check on every poll, and
             // it makes a ring given back and claimed again start over at once.
             let w = self.own.claimant(r).load(Ordering::Acquire);
