@@ -310,6 +310,8 @@ pub struct Row {
     pub p50_latency_ns: Option<f64>,
     pub p99_latency_ns: Option<f64>,
     pub latency_ci95_ns: Option<f64>,
+    /// Fraction of the measured messages MSER-5 would discard as transient.
+    pub mser_truncated: Option<f64>,
     pub messages_delivered: u64,
     pub link_utilization: f64,
     pub max_link_utilization: f64,
@@ -317,6 +319,19 @@ pub struct Row {
     pub slack_overflows: u64,
     pub itbs_per_message: f64,
     pub itb_pool_peak: usize,
+}
+
+/// A point's state as the table prints it: saturated; transient (not saturated, but
+/// MSER-5 cuts as far as it looks, 45 % or more of the messages: the warm-up was too
+/// short or the point is on its way to saturation); or steady.
+fn state(r: &Row) -> &'static str {
+    if r.saturated {
+        "SATURATED"
+    } else if r.mser_truncated.is_some_and(|t| t >= 0.45) {
+        "transient"
+    } else {
+        "steady"
+    }
 }
 
 /// One printed row from a simulation result.
@@ -339,6 +354,7 @@ pub fn row(routing: &str, topology: &str, traffic: &str, measure: u64, r: &Resul
         p50_latency_ns: r.p50_latency_ns.is_finite().then_some(r.p50_latency_ns),
         p99_latency_ns: r.p99_latency_ns.is_finite().then_some(r.p99_latency_ns),
         latency_ci95_ns: r.latency_ci95_ns.is_finite().then_some(r.latency_ci95_ns),
+        mser_truncated: r.mser_truncated.is_finite().then_some(r.mser_truncated),
         messages_delivered: r.messages_delivered,
         link_utilization: r.link_utilization,
         max_link_utilization: r.max_link_utilization,
@@ -674,7 +690,7 @@ pub fn render(rows: &[Row], f: Format) -> String {
                     o(r.p99_latency_ns),
                     r.messages_delivered,
                     r.itbs_per_message,
-                    if r.saturated { "SATURATED" } else { "steady" }
+                    state(r)
                 );
             }
         }

@@ -333,6 +333,7 @@ fn sim_reports_json_with_stable_names_and_is_deterministic() {
         "\"seed\": 3",
         "\"offered_flits_ns_switch\": 0.01",
         "\"accepted_flits_ns_switch\"",
+        "\"mser_truncated\"",
         "\"avg_latency_ns\"",
         "\"p99_latency_ns\"",
         "\"latency_ci95_ns\"",

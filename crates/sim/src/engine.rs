@@ -163,6 +163,10 @@ pub struct Results {
     pub latency_ci95_ns: f64,
     /// Spread of the accepted traffic over 10 batches: (min, max).
     pub accepted_batches: (f64, f64),
+    /// The fraction of the measured messages (in arrival order) that MSER-5 would
+    /// discard as transient ([`crate::steady::mser5`], which looks in the first half);
+    /// at 0.45 or more the point did not settle. NaN when too few messages arrived.
+    pub mser_truncated: f64,
     /// Messages generated in the measurement window that had not arrived at its end.
     pub undelivered: u64,
     /// Accepted fell short of offered, or source queues kept growing.
@@ -1577,6 +1581,9 @@ impl<'a> Sim<'a> {
             .collect();
         let min = per_batch.iter().copied().fold(f64::INFINITY, f64::min);
         let max = per_batch.iter().copied().fold(0.0, f64::max);
+        // Latencies are in arrival order until sorted.
+        let mser_truncated = crate::steady::mser5(&self.latencies)
+            .map_or(f64::NAN, |d| d as f64 / self.latencies.len() as f64);
         self.latencies.sort_unstable();
         let lat = &self.latencies;
         let q = |x: f64| {
@@ -1641,6 +1648,7 @@ impl<'a> Sim<'a> {
             p99_latency_ns: q(0.99),
             latency_ci95_ns: ci95,
             accepted_batches: (min, max),
+            mser_truncated,
             undelivered,
             saturated,
             slack_overflows: self.overflows,

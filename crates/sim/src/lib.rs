@@ -32,6 +32,7 @@
 mod engine;
 pub mod fault;
 pub mod mapping;
+pub mod steady;
 pub mod traffic;
 
 pub use engine::{Config, ConfigError, Results, Sim, SwitchModel};
