@@ -54,8 +54,7 @@ pub struct SimArgs {
     warmup: String,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Write latency against accepted traffic to this file (.svg, or .png with a
-    /// TrueType font: DejaVu Sans or MYRIX_FONT).
+    /// Write latency against accepted traffic to this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
     /// How switches spend the 150 ns of header processing: route-then-request,
