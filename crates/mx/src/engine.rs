@@ -1012,15 +1012,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
         let n = EAGER_HEAD + len;
         let (fixed, rest) = buf.get_mut(..n)?.split_first_chunk_mut::<EAGER_HEAD>()?;
-        let head = Header {
-            peer_index: p.their_index,
-            nic: self.nic,
-            src_endpoint: self.endpoint,
-            dst_endpoint: p.endpoint,
-            session: self.session,
-            seq: p.tx_next,
-            ack: p.rx_next,
-        };
+        let head = self.header(peer.0, p.tx_next);
         emit_whole_eager(&head, kind, match_info, len as u32, fixed);
         let mut at = 0;
         for s in segments {
