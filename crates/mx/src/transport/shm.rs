@@ -15,7 +15,9 @@
 //! system call is made.
 //!
 //! Clean-up: the owner unlinks its segment when the endpoint is dropped, and a sender
-//! gives its rings back when dropped. A process that crashed leaves its file behind; the
+//! gives its rings back when dropped: it marks its claim closed, and the owner frees the
+//! ring only once it has read every frame published before that, so closing right after
+//! sending loses nothing. A process that crashed leaves its file behind; the
 //! next endpoint opened on the host removes every segment whose owner process is gone,
 //! and a ring claimed by a dead sender is reset by its owner, so a restarted process
 //! opens its endpoint again.
@@ -46,9 +48,11 @@ const RING_HEAD: usize = 128;
 // Ring head fields: the claimant word and, a cache line apart, the consumer's tail.
 const R_CLAIM: usize = 0;
 const R_TAIL: usize = 64;
-// Claimant word, low byte: the claim is being set up / ready.
+// Claimant word, low byte: the claim is being set up / ready / given back but not yet
+// drained by the owner (no new sender may take the ring until the owner frees it).
 const CLAIM_INIT: u64 = 2;
 const CLAIM_READY: u64 = 1;
+const CLAIM_CLOSED: u64 = 3;
 const RING_BYTES: usize = RING_HEAD + SLOTS * SLOT_BYTES;
 const SEGMENT_BYTES: usize = HEADER_BYTES + RINGS * RING_BYTES;
 
@@ -297,12 +301,13 @@ impl Shm {
         Ok(())
     }
 
-    /// Gives back the ring we hold in `ep`'s segment.
+    /// Gives back the ring we hold in `ep`'s segment. The owner frees it after reading
+    /// what is left in it (the Release here orders every publish before the close).
     fn release(&mut self, ep: u8) {
         if let Some(o) = self.out[ep as usize].take() {
             let _ = o.seg.claimant(o.ring).compare_exchange(
                 self.claim,
-                0,
+                (self.claim & !0xff) | CLAIM_CLOSED,
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             );
@@ -323,7 +328,8 @@ impl Shm {
         }
         for r in 0..RINGS {
             let w = self.claims[r];
-            if w != 0 && !pid_alive(claim_pid(w)) {
+            // A closed ring is drained by `poll_recv` even when its sender has exited.
+            if w != 0 && w & 0xff != CLAIM_CLOSED && !pid_alive(claim_pid(w)) {
                 self.own.init_ring(r);
                 self.own.claimant(r).store(0, Ordering::Release);
                 self.claims[r] = 0;
@@ -358,12 +364,22 @@ impl Shm {
     /// Ring `r`'s claimant word is now `w` (loaded with Acquire): a new sender starts at 0.
     fn refresh_one(&mut self, r: usize, w: u64) {
         use std::os::unix::fs::MetadataExt;
-        self.claims[r] = w;
-        let ready = w & 0xff == CLAIM_READY;
+        let before = std::mem::replace(&mut self.claims[r], w);
         let ep = (w >> 8) as u8;
-        self.set_inbound(r, ready.then_some(ep));
-        if !ready {
-            return;
+        match w & 0xff {
+            // The same claim, now closed: keep reading where we are; `poll_recv` frees
+            // the ring once it is empty.
+            CLAIM_CLOSED if before == (w & !0xff) | CLAIM_READY => return,
+            // Claimed and closed between two looks: its frames start at 0.
+            CLAIM_CLOSED => {
+                self.set_inbound(r, Some(ep));
+                return;
+            }
+            CLAIM_READY => self.set_inbound(r, Some(ep)),
+            _ => {
+                self.set_inbound(r, None);
+                return;
+            }
         }
         // A new claim may come from a reopened endpoint: our way back to it must lead to
         // its new segment, not the unlinked one we still map.
@@ -496,6 +512,17 @@ impl Transport for Shm {
                 published = pos;
             }
             self.inbound[r] = (pos, published, Some(ep));
+            // A frame left unread (max reached, or Busy) keeps the ring closed but held.
+            if w & 0xff == CLAIM_CLOSED {
+                let s = (pos % SLOTS as u64) as usize;
+                if self.own.seq(r, s).load(Ordering::Acquire) != pos + 1 {
+                    // Closed and drained: free for the next sender.
+                    self.own.init_ring(r);
+                    self.claims[r] = 0;
+                    self.set_inbound(r, None);
+                    self.own.claimant(r).store(0, Ordering::Release);
+                }
+            }
         }
         // New senders are noticed within 64 idle polls; dead peers (a system call per
         // peer) within about a million.
