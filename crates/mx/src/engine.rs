@@ -331,21 +331,26 @@ impl Pull {
         if new == 0 {
             return 0;
         }
-        self.have.push((start, end));
-        self.have.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(self.have.len());
-        for &(a, b) in &self.have {
-            match merged.last_mut() {
-                Some(last) if a <= last.1 => last.1 = last.1.max(b),
-                _ => merged.push((a, b)),
+        // Merged in place: replies nearly always extend the last range, and a reply must
+        // not cost an allocation.
+        let at = self.have.partition_point(|&(a, _)| a < start);
+        self.have.insert(at, (start, end));
+        let mut w = 0;
+        for i in 1..self.have.len() {
+            let (a, b) = self.have[i];
+            if a <= self.have[w].1 {
+                self.have[w].1 = self.have[w].1.max(b);
+            } else {
+                w += 1;
+                self.have[w] = (a, b);
             }
         }
-        self.have = merged;
+        self.have.truncate(w + 1);
         self.received += new;
         new
     }
-    fn covered(&self, start: usize, end: usize) -> bool {
-        self.have.iter().any(|&(a, b)| a <= start && b >= end)
+    fn covers(have: &[(usize, usize)], start: usize, end: usize) -> bool {
+        have.iter().any(|&(a, b)| a <= start && b >= end)
     }
     fn gaps(&self, start: usize, end: usize) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
@@ -1896,17 +1901,8 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
         let pull = r.pull.as_mut().expect("checked");
         let before = pull.blocks.len();
-        let covered: Vec<bool> = pull
-            .blocks
-            .iter()
-            .map(|&(a, b, _)| pull.covered(a, b))
-            .collect();
-        let mut i = 0;
-        pull.blocks.retain(|_| {
-            let keep = !covered[i];
-            i += 1;
-            keep
-        });
+        let Pull { have, blocks, .. } = &mut **pull;
+        blocks.retain(|&(a, b, _)| !Pull::covers(have, a, b));
         let done = pull.received >= r.xfer_len;
         let progressed = pull.blocks.len() < before;
         if done {
@@ -2239,5 +2235,29 @@ impl<L: Clone + PartialEq> Engine<L> {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pull;
+
+    /// Ranges arriving in any order, overlapping or repeated, merge into the set of bytes
+    /// seen, and `add` counts only the new ones.
+    #[test]
+    fn pull_ranges_merge() {
+        let mut p = Pull::default();
+        assert_eq!(p.add(10, 20), 10);
+        assert_eq!(p.add(30, 40), 10);
+        assert_eq!(p.add(0, 5), 5);
+        assert_eq!(p.have, vec![(0, 5), (10, 20), (30, 40)]);
+        assert_eq!(p.add(15, 35), 10);
+        assert_eq!(p.have, vec![(0, 5), (10, 40)]);
+        assert_eq!(p.add(10, 40), 0);
+        assert_eq!(p.add(5, 10), 5);
+        assert_eq!(p.have, vec![(0, 40)]);
+        assert_eq!(p.received, 40);
+        assert!(Pull::covers(&p.have, 3, 40));
+        assert_eq!(p.gaps(0, 50), vec![(40, 50)]);
     }
 }
