@@ -54,7 +54,7 @@ pub struct SimArgs {
     warmup: String,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Write latency against accepted traffic to this SVG file.
+    /// Write latency against accepted traffic to this file: .svg, or .png (needs a font).
     #[arg(long)]
     plot: Option<PathBuf>,
     /// How switches spend the 150 ns of header processing: route-then-request,

@@ -919,3 +919,54 @@ fn shm_peer_death_fails_pending_requests() {
     let (st, _) = ep.wait(s, Duration::from_secs(1)).unwrap().unwrap();
     assert_eq!(st.code, Code::Unreachable);
 }
+
+/// A `.png` plot is the SVG rasterized with a font: a 900×600 image whose axis label is
+/// drawn. Without a usable font it is refused up front, before any simulation.
+#[test]
+fn png_plot_has_its_text_and_needs_a_font() {
+    let dir = std::env::temp_dir().join(format!("myrix-png-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("p.png");
+    let png_s = png.to_str().unwrap();
+
+    // Not a font: one error line, nothing written.
+    let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["sim", "--load", "0.01", "--plot", png_s])
+        .env("MYRIX_FONT", env!("CARGO_MANIFEST_PATH"))
+        .output()
+        .unwrap();
+    assert_one_error(&o, 2, "needs a TrueType or OpenType font");
+    assert!(!png.exists());
+
+    let font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    if !std::path::Path::new(font).exists() {
+        eprintln!("skipped the drawing half: no {font} (.ci/run installs fonts-dejavu-core)");
+        std::fs::remove_dir_all(&dir).unwrap();
+        return;
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args([
+            "sim",
+            "--loads",
+            "0.01:0.02:0.01",
+            "--sim-time",
+            "200us",
+            "--plot",
+            png_s,
+        ])
+        .env("MYRIX_FONT", font)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let img = resvg::tiny_skia::Pixmap::load_png(&png).unwrap();
+    assert_eq!((img.width(), img.height()), (900, 600));
+    // The x-axis label sits centred under the axis; with no font it would be blank.
+    let dark = |x0: u32, x1: u32, y0: u32, y1: u32| {
+        (y0..y1)
+            .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+            .filter(|&(x, y)| img.pixel(x, y).unwrap().red() < 128)
+            .count()
+    };
+    assert!(dark(350, 550, 565, 595) > 50, "no axis label drawn");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
