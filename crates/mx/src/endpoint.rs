@@ -280,6 +280,16 @@ impl Endpoint {
                 .call(|e, now| e.isend(now, peer, segments, match_info, context, synchronous));
         }
         if !synchronous {
+            // The frame written straight into the transport's room (a ring slot): no
+            // copy through `tx`. Nothing is published unless the engine wrote it.
+            if let Some(loc) = self.engine.peer_location(peer).cloned() {
+                if let Some(room) = self.transport.frame_slot(&loc)? {
+                    if let Some((_, n)) = self.engine.fast_frame(peer, segments, match_info, room) {
+                        self.transport.commit_slot(&loc, n);
+                        return Ok(self.engine.fast_sent(peer, segments, match_info, context)?);
+                    }
+                }
+            }
             let fast = self
                 .engine
                 .fast_frame(peer, segments, match_info, &mut self.tx);

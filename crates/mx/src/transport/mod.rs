@@ -37,6 +37,14 @@ pub trait Transport: Send {
     fn resolve(&mut self, location: &str, endpoint: u8) -> io::Result<Loc>;
     /// Sends one frame. `Ok(false)`: no room now (a full ring), try again later.
     fn send(&mut self, to: &Loc, frame: &[u8]) -> io::Result<bool>;
+    /// Room to write the next frame to `to` in place (saving a copy), at most
+    /// [`Transport::mtu`] bytes; `None` when there is no room now or the transport does
+    /// not write in place. Nothing is sent until [`Transport::commit_slot`].
+    fn frame_slot(&mut self, _to: &Loc) -> io::Result<Option<&mut [u8]>> {
+        Ok(None)
+    }
+    /// Sends the first `len` bytes of the room the last `frame_slot(to)` gave.
+    fn commit_slot(&mut self, _to: &Loc, _len: usize) {}
     /// Offers received frames to `deliver`, at most `max`; returns how many it offered.
     /// A frame answered [`Handled::Busy`] is kept and offered again later by lossless
     /// transports, dropped by lossy ones.

@@ -422,18 +422,26 @@ impl Transport for Shm {
         Ok(Loc::Shm(endpoint))
     }
     fn send(&mut self, to: &Loc, frame: &[u8]) -> io::Result<bool> {
-        let Loc::Shm(ep) = *to else {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a shared-memory location",
-            ));
-        };
         if frame.len() > MTU {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "frame too long",
             ));
         }
+        let Some(room) = self.frame_slot(to)? else {
+            return Ok(false);
+        };
+        room[..frame.len()].copy_from_slice(frame);
+        self.commit_slot(to, frame.len());
+        Ok(true)
+    }
+    fn frame_slot(&mut self, to: &Loc) -> io::Result<Option<&mut [u8]>> {
+        let Loc::Shm(ep) = *to else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a shared-memory location",
+            ));
+        };
         if self.out[ep as usize].is_none() {
             // A peer that connected to us: attach to its segment to answer.
             self.attach(ep)?;
@@ -443,21 +451,30 @@ impl Transport for Shm {
             // Full as far as we knew: see how far the consumer has got.
             o.tail = o.seg.tail(o.ring).load(Ordering::Acquire);
             if o.pos.wrapping_sub(o.tail) >= SLOTS as u64 {
-                return Ok(false);
+                return Ok(None);
             }
         }
-        let s = (o.pos % SLOTS as u64) as usize;
-        let off = Segment::slot(o.ring, s);
+        let off = Segment::slot(o.ring, (o.pos % SLOTS as u64) as usize) + SLOT_HEAD;
         // SAFETY: the slot is ours until we publish it (the consumer's tail says it has
-        // read the slot's previous frame), and `frame` fits in it (checked above).
+        // read the slot's previous frame, and it reads nothing unpublished), and its frame
+        // area is MTU bytes inside the mapping.
+        Ok(Some(unsafe {
+            std::slice::from_raw_parts_mut(o.seg.base().add(off), MTU)
+        }))
+    }
+    fn commit_slot(&mut self, to: &Loc, len: usize) {
+        let Loc::Shm(ep) = *to else { return };
+        let Some(o) = self.out[ep as usize].as_mut() else {
+            return;
+        };
+        let s = (o.pos % SLOTS as u64) as usize;
+        // SAFETY: as in `frame_slot`; the length word sits in the same unpublished slot.
         unsafe {
-            let p = o.seg.base().add(off);
-            (p.add(8) as *mut u32).write_volatile(frame.len() as u32);
-            std::ptr::copy_nonoverlapping(frame.as_ptr(), p.add(SLOT_HEAD), frame.len());
+            let p = o.seg.base().add(Segment::slot(o.ring, s));
+            (p.add(8) as *mut u32).write_volatile(len.min(MTU) as u32);
         }
         o.seg.seq(o.ring, s).store(o.pos + 1, Ordering::Release);
         o.pos += 1;
-        Ok(true)
     }
     fn poll_gone(&mut self) -> Option<Loc> {
         self.gone.pop().map(Loc::Shm)
