@@ -107,7 +107,6 @@ fn draw(
     title: &str,
     root: DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
 ) -> Result<(), String> {
-    let err = |e: String| e;
     // Saturated points have no meaningful average latency: plot the steady ones.
     let pts: Vec<&Row> = rows
         .iter()
@@ -125,20 +124,20 @@ fn draw(
         .fold(0.0, f64::max)
         .max(1.0)
         * 1.1;
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..xmax, 0.0..ymax)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
         .x_desc("accepted traffic (flits/ns/switch)")
         .y_desc("average latency (ns)")
         .draw()
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     let mut routings: Vec<&str> = rows.iter().map(|r| r.routing.as_str()).collect();
     routings.dedup();
     for (i, name) in routings.iter().enumerate() {
@@ -150,7 +149,7 @@ fn draw(
             .collect();
         chart
             .draw_series(LineSeries::new(series.clone(), color.stroke_width(2)))
-            .map_err(|e| err(e.to_string()))?
+            .map_err(|e| e.to_string())?
             .label(*name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         chart
@@ -159,14 +158,14 @@ fn draw(
                     .into_iter()
                     .map(|p| Circle::new(p, 3, color.filled())),
             )
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| e.to_string())?;
     }
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
-        .map_err(|e| err(e.to_string()))?;
-    root.present().map_err(|e| err(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -113,21 +113,25 @@ fn shm_endpoint_in_use_and_reopened() {
     Endpoint::open("shm", 203, 7).unwrap();
 }
 
+/// Opens shm endpoint `id` and connects it to `b` (which must make progress to answer).
+fn open_connected(b: &mut Endpoint, id: u8) -> (Endpoint, myrix_mx::PeerId) {
+    let mut a = Endpoint::open("shm", id, 7).unwrap();
+    let ca = a.iconnect(&b.addr().clone(), 7).unwrap();
+    loop {
+        b.progress().unwrap();
+        if let Some((st, _)) = a.test(ca).unwrap() {
+            return (a, st.source);
+        }
+    }
+}
+
 /// A sender that closes and reopens its endpoint gets a fresh ring in the receiver's
 /// segment and is heard again at once, many times over (more than the ring count).
 #[test]
 fn shm_sender_reopens_and_sends_again() {
     let mut b = Endpoint::open("shm", 205, 7).unwrap();
-    let baddr = b.addr().clone();
     for round in 0..40u64 {
-        let mut a = Endpoint::open("shm", 206, 7).unwrap();
-        let ca = a.iconnect(&baddr, 7).unwrap();
-        let pa = loop {
-            b.progress().unwrap();
-            if let Some((st, _)) = a.test(ca).unwrap() {
-                break st.source;
-            }
-        };
+        let (mut a, pa) = open_connected(&mut b, 206);
         let r = b
             .irecv(RecvBuf::One(vec![0; 8]), round, u64::MAX, 0)
             .unwrap();
@@ -172,16 +176,8 @@ fn bad_key_bad_board_bad_address() {
 #[test]
 fn shm_frames_sent_before_close_arrive() {
     let mut b = Endpoint::open("shm", 207, 7).unwrap();
-    let baddr = b.addr().clone();
     for round in 0..24u64 {
-        let mut a = Endpoint::open("shm", 208, 7).unwrap();
-        let ca = a.iconnect(&baddr, 7).unwrap();
-        let pa = loop {
-            b.progress().unwrap();
-            if let Some((st, _)) = a.test(ca).unwrap() {
-                break st.source;
-            }
-        };
+        let (mut a, pa) = open_connected(&mut b, 208);
         for k in 0..5u64 {
             let s = a.isend(pa, &[&k.to_le_bytes()], round << 8 | k, 0).unwrap();
             assert!(a.wait(s, T).unwrap().is_some());
