@@ -22,7 +22,7 @@ fn main() {
         let mut got = 0u64;
         while got < n {
             let mut k = 0;
-            b.poll_recv(1, &mut |_, _| {
+            b.poll_recv(1, |_: &Loc, _: &[u8]| {
                 k += 1;
                 Handled::Accepted
             })
@@ -40,7 +40,7 @@ fn main() {
         while !a.send(&to_b, &frame).unwrap() {}
         let mut k = 0;
         while k == 0 {
-            a.poll_recv(1, &mut |_: &Loc, _: &[u8]| {
+            a.poll_recv(1, |_: &Loc, _: &[u8]| {
                 k += 1;
                 Handled::Accepted
             })

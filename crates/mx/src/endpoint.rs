@@ -38,7 +38,7 @@ use crate::addr::EndpointAddr;
 use crate::engine::{
     self, Code, Config, Engine, PeerId, RecvBuf, Request, Stats, Status, UnexpectedHandler,
 };
-use crate::transport::{loopback::Loopback, shm::Shm, udp::Udp, Loc, Transport};
+use crate::transport::{loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport};
 
 /// Errors of the endpoint API.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +62,7 @@ pub type Completion = (Status, Option<RecvBuf>);
 
 pub struct Endpoint {
     engine: Engine<Loc>,
-    transport: Box<dyn Transport>,
+    transport: AnyTransport,
     addr: EndpointAddr,
     epoch: Instant,
     tx: Vec<u8>,
@@ -108,17 +108,17 @@ impl Endpoint {
     /// taken from the transport).
     pub fn open_with(board: &str, id: u8, key: u32, mut cfg: Config) -> Result<Endpoint, MxError> {
         let session: u32 = rand::thread_rng().gen_range(1..=u32::MAX);
-        let (transport, nic): (Box<dyn Transport>, u64) = match board {
-            "self" | "self:" => (Box::new(Loopback::default()), host_nic()),
+        let (transport, nic): (AnyTransport, u64) = match board {
+            "self" | "self:" => (AnyTransport::Loopback(Loopback::default()), host_nic()),
             "shm" | "shm:" => {
                 let nic = host_nic();
-                (Box::new(Shm::open(nic, id)?), nic)
+                (AnyTransport::Shm(Shm::open(nic, id)?), nic)
             }
             b if b.starts_with("udp:") => {
                 let t = Udp::bind(&b[4..], None)?;
                 // A NIC id per UDP endpoint: random, locally administered.
                 let nic = (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000;
-                (Box::new(t), nic)
+                (AnyTransport::Udp(t), nic)
             }
             _ => return Err(MxError::Board(board.to_string())),
         };
@@ -166,7 +166,7 @@ impl Endpoint {
         let engine = &mut self.engine;
         let n = self
             .transport
-            .poll_recv(64, &mut |from, frame| engine.handle_frame(now, from, frame))?;
+            .poll_recv(64, |from, frame| engine.handle_frame(now, from, frame))?;
         // Departed peers and timers are not latency-critical: looked at every
         // HOUSEKEEPING_POLLS polls (and timers at most every TIMER_CHECK_NS), so the
         // idle poll that waits for the next frame stays a few loads long.

@@ -25,6 +25,66 @@ pub enum Loc {
     Shm(u8),
 }
 
+/// The transport of an endpoint, chosen when it opens. An enum rather than a trait
+/// object so the receive loop, the engine's frame handler and the send's slot write
+/// inline into each other (a ping-pong's latency is mostly such calls).
+// One per endpoint, so its size does not matter; boxing the shm variant would put a
+// pointer chase back on the hot path.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyTransport {
+    Loopback(loopback::Loopback),
+    Shm(shm::Shm),
+    Udp(udp::Udp),
+}
+
+macro_rules! each {
+    ($self:expr, $t:ident => $e:expr) => {
+        match $self {
+            AnyTransport::Loopback($t) => $e,
+            AnyTransport::Shm($t) => $e,
+            AnyTransport::Udp($t) => $e,
+        }
+    };
+}
+
+impl Transport for AnyTransport {
+    fn locator(&self) -> String {
+        each!(self, t => t.locator())
+    }
+    fn mtu(&self) -> usize {
+        each!(self, t => t.mtu())
+    }
+    fn reliable(&self) -> bool {
+        each!(self, t => t.reliable())
+    }
+    fn resolve(&mut self, location: &str, endpoint: u8) -> io::Result<Loc> {
+        each!(self, t => t.resolve(location, endpoint))
+    }
+    #[inline]
+    fn send(&mut self, to: &Loc, frame: &[u8]) -> io::Result<bool> {
+        each!(self, t => t.send(to, frame))
+    }
+    #[inline]
+    fn frame_slot(&mut self, to: &Loc) -> io::Result<Option<&mut [u8]>> {
+        each!(self, t => t.frame_slot(to))
+    }
+    #[inline]
+    fn commit_slot(&mut self, to: &Loc, len: usize) {
+        each!(self, t => t.commit_slot(to, len))
+    }
+    #[inline]
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+        &mut self,
+        max: usize,
+        deliver: F,
+    ) -> io::Result<usize> {
+        each!(self, t => t.poll_recv(max, deliver))
+    }
+    fn poll_gone(&mut self) -> Option<Loc> {
+        each!(self, t => t.poll_gone())
+    }
+}
+
 pub trait Transport: Send {
     /// The locator other endpoints use to reach this one (`udp:127.0.0.1:4000`).
     fn locator(&self) -> String;
@@ -48,10 +108,10 @@ pub trait Transport: Send {
     /// Offers received frames to `deliver`, at most `max`; returns how many it offered.
     /// A frame answered [`Handled::Busy`] is kept and offered again later by lossless
     /// transports, dropped by lossy ones.
-    fn poll_recv(
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
         &mut self,
         max: usize,
-        deliver: &mut dyn FnMut(&Loc, &[u8]) -> Handled,
+        deliver: F,
     ) -> io::Result<usize>;
     /// A peer the transport knows to be gone (its process died), once per death.
     /// Lossy transports leave this to the engine's timers.

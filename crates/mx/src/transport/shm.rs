@@ -479,10 +479,11 @@ impl Transport for Shm {
     fn poll_gone(&mut self) -> Option<Loc> {
         self.gone.pop().map(Loc::Shm)
     }
-    fn poll_recv(
+    #[inline]
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
         &mut self,
         max: usize,
-        deliver: &mut dyn FnMut(&Loc, &[u8]) -> Handled,
+        mut deliver: F,
     ) -> io::Result<usize> {
         self.polls = self.polls.wrapping_add(1);
         let mut n = 0;

@@ -103,10 +103,11 @@ impl Transport for Udp {
             Err(e) => Err(e),
         }
     }
-    fn poll_recv(
+    #[inline]
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
         &mut self,
         max: usize,
-        deliver: &mut dyn FnMut(&Loc, &[u8]) -> Handled,
+        mut deliver: F,
     ) -> io::Result<usize> {
         let mut n = 0;
         while n < max {
