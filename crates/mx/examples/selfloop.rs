@@ -1,7 +1,9 @@
 use myrix_mx::{Endpoint, RecvBuf};
 use std::time::{Duration, Instant};
 fn main() {
-    let mut a = Endpoint::open("self", 0, 1).unwrap();
+    // BOARD=shm runs the same loop through a shared-memory ring to itself.
+    let board = std::env::var("BOARD").unwrap_or_else(|_| "self".into());
+    let mut a = Endpoint::open(&board, 0, 1).unwrap();
     let me = a
         .connect(&a.addr().clone(), 1, Duration::from_secs(1))
         .unwrap();

@@ -196,6 +196,7 @@ impl RecvBuf {
         self.len() == 0
     }
     /// Copies `data` at `offset`, truncating at the end of the buffer.
+    #[inline]
     fn write_at(&mut self, mut offset: usize, mut data: &[u8]) {
         match self {
             RecvBuf::One(v) => {
@@ -661,7 +662,7 @@ impl<L: Clone + PartialEq> Engine<L> {
 
     // ---------------------------------------------------------------- requests
 
-    #[inline]
+    #[inline(always)]
     fn alloc(&mut self, kind: ReqKind, context: u64) -> Result<u32, Error> {
         let idx = match self.free_reqs.pop() {
             Some(i) => i as usize,
@@ -718,7 +719,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         v.capacity() <= 4 << 20 && self.pool.len() < 16
     }
 
-    #[inline]
+    #[inline(always)]
     fn free(&mut self, h: u32) -> Option<RecvBuf> {
         let idx = Request(h).index();
         let r = &mut self.reqs[idx];
@@ -742,7 +743,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn complete(&mut self, h: u32, code: Code) {
         let Some(r) = self.req_mut(h) else { return };
         if r.state == ReqState::Done {
@@ -771,8 +772,17 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
     }
 
+    /// Whether [`Engine::test`] would answer at once: the request completed, or the
+    /// handle is not valid (then `test` says so). Cheap enough for every spin of a wait.
+    #[inline(always)]
+    pub fn ready(&self, req: Request) -> bool {
+        self.req(req.raw())
+            .is_none_or(|r| r.state == ReqState::Done)
+    }
+
     /// Completion of a request: its status and, for a receive, the buffer back. The
     /// request is released: its handle becomes stale.
+    #[inline]
     pub fn test(&mut self, req: Request) -> Result<Option<(Status, Option<RecvBuf>)>, Error> {
         let r = self.req(req.raw()).ok_or(Error::BadRequest)?;
         if r.state != ReqState::Done {
@@ -990,7 +1000,7 @@ impl<L: Clone + PartialEq> Engine<L> {
     ///
     /// Split in two so the frame leaves before the request's bookkeeping is done: that
     /// bookkeeping is off the latency path.
-    #[inline]
+    #[inline(always)]
     pub fn fast_frame(
         &mut self,
         peer: PeerId,
@@ -1034,7 +1044,7 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// The send fast path, second half: the request of the message whose frame
     /// [`Engine::fast_frame`] just wrote, already complete. (It cannot run out of
     /// requests: `fast_frame` checked that one is free.)
-    #[inline]
+    #[inline(always)]
     pub fn fast_sent(
         &mut self,
         peer: PeerId,
@@ -1240,7 +1250,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r
     }
 
-    #[inline]
+    #[inline(always)]
     fn finish_recv(&mut self, h: u32) {
         let r = &self.reqs[Request(h).index()];
         let code = if r.xfer_len < r.msg_len {
@@ -1251,7 +1261,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         self.complete(h, code);
     }
 
-    #[inline]
+    #[inline(always)]
     fn find_posted(&mut self, match_info: u64) -> Option<u32> {
         let &first = self.posted.front()?;
         let r = &self.reqs[Request(first).index()];

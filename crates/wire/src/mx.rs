@@ -501,6 +501,7 @@ pub fn emit_whole_eager(
 /// Reads `bytes` as [`WholeEager`] with one bounds check and fixed offsets; `None` for
 /// anything else (another kind, a fragment, or not a valid frame). Where it answers,
 /// [`Repr::parse`] reads the same fields: it is a shortcut, not a second format.
+#[inline]
 pub fn parse_whole_eager(bytes: &[u8]) -> Option<WholeEager<'_>> {
     let (fixed, data) = bytes.split_first_chunk::<EAGER_HEAD>()?;
     let f = fixed;
