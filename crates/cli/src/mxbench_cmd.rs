@@ -234,6 +234,15 @@ fn open(board: &str) -> Result<Endpoint, CliError> {
     Endpoint::open(board, 0, KEY).map_err(mx)
 }
 
+fn send(ep: &mut Endpoint, peer: myrix_mx::PeerId, data: &[u8]) -> Result<(), CliError> {
+    match ep.send(peer, &[data], DATA, T) {
+        Ok(st) if st.code == Code::Success => Ok(()),
+        Ok(st) => Err(CliError::Found(format!("MX send failed: {:?}", st.code))),
+        Err(MxError::Timeout) => Err(CliError::Found("the peer stopped answering (30 s)".into())),
+        Err(e) => Err(mx(e)),
+    }
+}
+
 fn wait(ep: &mut Endpoint, r: myrix_mx::Request) -> Result<myrix_mx::Completion, CliError> {
     match ep.wait(r, T).map_err(mx)? {
         Some(c) if c.0.code == Code::Success => Ok(c),
@@ -459,20 +468,18 @@ fn run_plan(
                     if plan.verify {
                         pattern(&mut sbuf[..len], len, i);
                     }
+                    // As an MPI ping-pong does (MPI_Send, MPI_Recv): a blocking send, which
+                    // reads a large message in place, then the receive for the answer.
                     if is_client {
-                        // As an MPI ping-pong does: send, then post the receive for the
-                        // answer (it is posted long before the answer can arrive).
-                        let s = ep.isend(peer, &[&sbuf[..len]], DATA, 0).map_err(mx)?;
+                        send(ep, peer, &sbuf[..len])?;
                         let r = ep.irecv(buf, DATA, u64::MAX, 0).map_err(mx)?;
-                        wait(ep, s)?;
                         let (_, back) = wait(ep, r)?;
                         rbuf = back;
                     } else {
                         let r = ep.irecv(buf, DATA, u64::MAX, 0).map_err(mx)?;
                         let (_, back) = wait(ep, r)?;
                         rbuf = back;
-                        let s = ep.isend(peer, &[&sbuf[..len]], DATA, 0).map_err(mx)?;
-                        wait(ep, s)?;
+                        send(ep, peer, &sbuf[..len])?;
                     }
                     if plan.verify {
                         if let Some(RecvBuf::One(v)) = &rbuf {

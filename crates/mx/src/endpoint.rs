@@ -36,7 +36,7 @@ use rand::Rng;
 
 use crate::addr::EndpointAddr;
 use crate::engine::{
-    self, Code, Config, Engine, PeerId, RecvBuf, Request, Stats, Status, UnexpectedHandler,
+    self, Code, Config, Engine, Lent, PeerId, RecvBuf, Request, Stats, Status, UnexpectedHandler,
 };
 use crate::transport::{loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport};
 
@@ -162,6 +162,11 @@ impl Endpoint {
 
     /// Moves frames in and out and handles due timers. Returns frames received.
     pub fn progress(&mut self) -> Result<usize, MxError> {
+        self.progress_lent(None)
+    }
+
+    /// [`Endpoint::progress`] while a blocking send lends its message.
+    fn progress_lent(&mut self, lent: Lent<'_>) -> Result<usize, MxError> {
         let now = self.now();
         let engine = &mut self.engine;
         let n = self
@@ -175,7 +180,7 @@ impl Endpoint {
             self.housekeeping(now);
         }
         if self.stalled.is_some() || self.engine.has_transmit() {
-            self.flush(now)?;
+            self.flush_lent(now, lent)?;
         }
         Ok(n)
     }
@@ -195,19 +200,35 @@ impl Endpoint {
     }
 
     fn flush(&mut self, now: u64) -> Result<(), MxError> {
+        self.flush_lent(now, None)
+    }
+
+    fn flush_lent(&mut self, now: u64, lent: Lent<'_>) -> Result<(), MxError> {
         if let Some((loc, n)) = self.stalled.take() {
             if !self.transport.send(&loc, &self.tx[..n])? {
                 self.stalled = Some((loc, n));
                 return Ok(());
             }
         }
-        while let Some((loc, n)) = self.engine.poll_transmit(now, &mut self.tx) {
+        loop {
+            // Straight into the transport's room (a ring slot) where it has some: a pull
+            // reply's data is then copied once on the way out, not twice.
+            if let Some(to) = self.engine.next_transmit_to() {
+                if let Some(room) = self.transport.frame_slot(to)? {
+                    if let Some((to, n)) = self.engine.transmit_front(now, room, lent) {
+                        self.transport.commit_slot(&to, n);
+                    }
+                    continue;
+                }
+            }
+            let Some((loc, n)) = self.engine.poll_transmit_lent(now, &mut self.tx, lent) else {
+                return Ok(());
+            };
             if !self.transport.send(&loc, &self.tx[..n])? {
                 self.stalled = Some((loc, n));
                 return Ok(());
             }
         }
-        Ok(())
     }
 
     /// Starts connecting to a peer; the request completes with the peer's id in
@@ -253,7 +274,7 @@ impl Endpoint {
         match_info: u64,
         context: u64,
     ) -> Result<Request, MxError> {
-        self.send(peer, segments, match_info, context, false)
+        self.post_send(peer, segments, match_info, context, false)
     }
 
     /// Synchronous send: completes once the receiver matched it.
@@ -264,10 +285,65 @@ impl Endpoint {
         match_info: u64,
         context: u64,
     ) -> Result<Request, MxError> {
-        self.send(peer, segments, match_info, context, true)
+        self.post_send(peer, segments, match_info, context, true)
     }
 
-    fn send(
+    /// Sends and waits up to `timeout` until the send completes: for a large message,
+    /// until the receiver has pulled it all. A large message is read straight from
+    /// `segments` while the call lasts, without the copy `isend` takes. On a timeout the
+    /// message is copied in and goes on in the background (it may still arrive).
+    pub fn send(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        timeout: Duration,
+    ) -> Result<Status, MxError> {
+        let len: usize = segments.iter().map(|s| s.len()).sum();
+        if len <= self.engine.config().medium_max || self.stalled.is_some() {
+            let r = self.isend(peer, segments, match_info, 0)?;
+            return match self.wait(r, timeout)? {
+                Some((st, _)) => Ok(st),
+                None => {
+                    self.engine.forget(r)?;
+                    Err(MxError::Timeout)
+                }
+            };
+        }
+        let r = self.call(|e, now| e.isend_lent(now, peer, len, match_info, 0, false))?;
+        let lent = Some((r, segments));
+        let mut end: Option<Instant> = None;
+        let mut spins = 0u32;
+        loop {
+            if self.engine.ready(r) {
+                // Completed: the engine needs the message no more.
+                return match self.engine.test(r)? {
+                    Some((st, _)) => Ok(st),
+                    None => Err(engine::Error::BadRequest.into()),
+                };
+            }
+            // The lent segments go with every call that may emit the message's bytes;
+            // whatever leaves this loop without completing hands the message over first.
+            if let Err(e) = self.progress_lent(lent) {
+                self.engine.unlend(r, segments);
+                return Err(e);
+            }
+            spins = spins.wrapping_add(1);
+            if spins % 1024 == 0 {
+                let now = Instant::now();
+                if now >= *end.get_or_insert(now + timeout) {
+                    self.engine.unlend(r, segments);
+                    self.engine.forget(r)?;
+                    return Err(MxError::Timeout);
+                }
+            }
+            if spins >= LONG_WAIT_SPINS {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    fn post_send(
         &mut self,
         peer: PeerId,
         segments: &[&[u8]],

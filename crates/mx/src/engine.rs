@@ -249,6 +249,39 @@ pub enum HandlerAction {
 
 pub type UnexpectedHandler = Box<dyn FnMut(&UnexpectedInfo) -> HandlerAction + Send>;
 
+/// The message of a send started with [`Engine::isend_lent`], lent for one call: the
+/// request and the segments it reads from. The engine keeps no reference to them.
+pub type Lent<'a> = Option<(Request, &'a [&'a [u8]])>;
+
+/// The lent message of request `h`, if the caller lent it for this call.
+fn lent_for<'a>(h: u32, lent: Lent<'a>) -> Option<&'a [&'a [u8]]> {
+    match lent {
+        Some((r, segs)) if r.raw() == h => Some(segs),
+        _ => {
+            debug_assert!(false, "a lent message's bytes were needed but not lent");
+            None
+        }
+    }
+}
+
+/// Copies `dst.len()` bytes of the concatenation of `segs`, from `offset` on.
+fn gather(segs: &[&[u8]], mut offset: usize, dst: &mut [u8]) {
+    let mut at = 0;
+    for s in segs {
+        if at == dst.len() {
+            break;
+        }
+        if offset >= s.len() {
+            offset -= s.len();
+            continue;
+        }
+        let n = (s.len() - offset).min(dst.len() - at);
+        dst[at..at + n].copy_from_slice(&s[offset..offset + n]);
+        at += n;
+        offset = 0;
+    }
+}
+
 /// Counters, for diagnostics and tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -392,6 +425,9 @@ struct Req {
     outstanding: u32,
     /// Send: a notify must arrive (synchronous or large).
     need_notify: bool,
+    /// Send: the message is not in `data` but lent by the caller, who passes it to every
+    /// call that may emit its bytes (see [`Lent`]).
+    lent: bool,
     pull: Option<Box<Pull>>,
     /// Connect: key, first and last attempt.
     key: u32,
@@ -421,6 +457,7 @@ impl Req {
             key: 0,
             started: 0,
             last_try: 0,
+            lent: false,
         }
     }
 }
@@ -695,6 +732,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.key = 0;
         r.started = 0;
         r.last_try = 0;
+        r.lent = false;
         Ok(Request::new(idx, gen).raw())
     }
 
@@ -1080,6 +1118,41 @@ impl<L: Clone + PartialEq> Engine<L> {
         Ok(self.start_send(h, peer, match_info, synchronous))
     }
 
+    /// Starts sending a message of `len` bytes that the caller keeps: no copy is taken.
+    /// Every call that may emit its bytes ([`Engine::transmit_front`],
+    /// [`Engine::poll_transmit_lent`]) must be given it as [`Lent`] until the request
+    /// completes or [`Engine::unlend`] copies it in; a frame that needs the bytes and
+    /// does not get them is not sent (a caller's bug, caught by a debug assertion).
+    pub fn isend_lent(
+        &mut self,
+        _now: u64,
+        peer: PeerId,
+        len: usize,
+        match_info: u64,
+        context: u64,
+        synchronous: bool,
+    ) -> Result<Request, Error> {
+        self.check_send(peer, len)?;
+        let h = self.alloc(ReqKind::Send, context)?;
+        self.reqs[Request(h).index()].lent = true;
+        Ok(self.start_send_len(h, peer, match_info, synchronous, len))
+    }
+
+    /// The caller stops lending a send's message: what is still needed is copied in.
+    pub fn unlend(&mut self, req: Request, segments: &[&[u8]]) {
+        let Some(r) = self.req_mut(req.raw()) else {
+            return;
+        };
+        if r.lent {
+            r.lent = false;
+            if r.state != ReqState::Done {
+                let len = r.msg_len;
+                r.data.resize(len, 0);
+                gather(segments, 0, &mut r.data);
+            }
+        }
+    }
+
     fn check_send(&self, peer: PeerId, len: usize) -> Result<(), Error> {
         let max = self.cfg.max_message.min(u32::MAX as usize);
         if len > max {
@@ -1090,9 +1163,21 @@ impl<L: Clone + PartialEq> Engine<L> {
 
     /// Queues the message now in request `h`'s vector.
     fn start_send(&mut self, h: u32, peer: PeerId, match_info: u64, synchronous: bool) -> Request {
+        let len = self.reqs[Request(h).index()].data.len();
+        self.start_send_len(h, peer, match_info, synchronous, len)
+    }
+
+    /// Queues the message of `len` bytes of request `h` (in its vector, or lent).
+    fn start_send_len(
+        &mut self,
+        h: u32,
+        peer: PeerId,
+        match_info: u64,
+        synchronous: bool,
+        len: usize,
+    ) -> Request {
         let large = self.cfg.medium_max;
         let r = &mut self.reqs[Request(h).index()];
-        let len = r.data.len();
         r.peer = peer.0;
         r.match_info = match_info;
         r.msg_len = len;
@@ -1614,7 +1699,8 @@ impl<L: Clone + PartialEq> Engine<L> {
                     return;
                 };
                 let (offset, end) = (offset as usize, offset as usize + length as usize);
-                if r.kind != ReqKind::Send || r.peer != peer || end > r.data.len() {
+                let have = if r.lent { r.msg_len } else { r.data.len() };
+                if r.kind != ReqKind::Send || r.peer != peer || end > have {
                     self.stats.bad_frames += 1;
                     return;
                 }
@@ -1957,20 +2043,59 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// Writes the next frame into `buf` (at least [`Config::mtu`] bytes); returns where
     /// it goes and its length.
     pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(L, usize)> {
-        while let Some(tx) = self.txq.pop_front() {
-            if let Some((peer, n)) = self.emit(now, tx, buf) {
-                self.stats.frames_out += 1;
-                let p = &mut self.peers[peer as usize];
-                // Every frame carries the ack.
-                p.rx_unacked = 0;
-                p.ack_deadline = None;
-                return Some((p.loc.clone(), n));
+        self.poll_transmit_lent(now, buf, None)
+    }
+
+    /// [`Engine::poll_transmit`] while a send's message is lent (see [`Engine::isend_lent`]).
+    pub fn poll_transmit_lent(
+        &mut self,
+        now: u64,
+        buf: &mut [u8],
+        lent: Lent<'_>,
+    ) -> Option<(L, usize)> {
+        while !self.txq.is_empty() {
+            if let Some(x) = self.transmit_front(now, buf, lent) {
+                return Some(x);
             }
         }
         None
     }
 
-    fn emit(&mut self, now: u64, tx: Tx, buf: &mut [u8]) -> Option<(u16, usize)> {
+    /// Where the next frame of [`Engine::poll_transmit`] goes, when that is known
+    /// without emitting it: the caller can then fetch room for it at the destination
+    /// (a ring slot) and emit with [`Engine::transmit_front`], saving a copy.
+    pub fn next_transmit_to(&self) -> Option<&L> {
+        let peer = match *self.txq.front()? {
+            Tx::Seq { peer, .. }
+            | Tx::Ack { peer }
+            | Tx::ConnectReply { peer, .. }
+            | Tx::Refuse { peer, .. }
+            | Tx::PullReply { peer, .. } => peer,
+            Tx::Connect { req } | Tx::Pull { req, .. } => self.req(req)?.peer,
+        };
+        self.peers.get(peer as usize).map(|p| &p.loc)
+    }
+
+    /// Emits the first queued frame into `buf`; `None` when it had become stale (an
+    /// acknowledged frame, a finished request), with nothing to send. Call it right
+    /// after [`Engine::next_transmit_to`]: the frame goes where that said.
+    pub fn transmit_front(
+        &mut self,
+        now: u64,
+        buf: &mut [u8],
+        lent: Lent<'_>,
+    ) -> Option<(L, usize)> {
+        let tx = self.txq.pop_front()?;
+        let (peer, n) = self.emit(now, tx, buf, lent)?;
+        self.stats.frames_out += 1;
+        let p = &mut self.peers[peer as usize];
+        // Every frame carries the ack.
+        p.rx_unacked = 0;
+        p.ack_deadline = None;
+        Some((p.loc.clone(), n))
+    }
+
+    fn emit(&mut self, now: u64, tx: Tx, buf: &mut [u8], lent: Lent<'_>) -> Option<(u16, usize)> {
         match tx {
             Tx::Seq { peer, seq } => {
                 let p = &mut self.peers[peer as usize];
@@ -2003,7 +2128,12 @@ impl<L: Clone + PartialEq> Engine<L> {
                             data: &[],
                         };
                         let n = emit_head(&h, &body, buf, l).ok()?;
-                        buf[n - l..n].copy_from_slice(&r.data[o..o + l]);
+                        if r.lent {
+                            let segs = lent_for(req, lent)?;
+                            gather(segs, o, &mut buf[n - l..n]);
+                        } else {
+                            buf[n - l..n].copy_from_slice(&r.data[o..o + l]);
+                        }
                         n
                     }
                     SeqWhat::Rndv { req } => {
@@ -2111,16 +2241,23 @@ impl<L: Clone + PartialEq> Engine<L> {
                 }
                 let h = self.header(peer, 0);
                 let r = self.req(send)?;
-                if r.data.len() < end {
+                let lent_segs = if r.lent {
+                    Some(lent_for(send, lent)?)
+                } else if r.data.len() < end {
                     return None;
-                }
+                } else {
+                    None
+                };
                 let body = Body::PullReply {
                     recv_handle,
                     offset: offset as u32,
                     data: &[],
                 };
                 let len = emit_head(&h, &body, buf, n).ok()?;
-                buf[len - n..len].copy_from_slice(&r.data[offset..offset + n]);
+                match lent_segs {
+                    Some(segs) => gather(segs, offset, &mut buf[len - n..len]),
+                    None => buf[len - n..len].copy_from_slice(&r.data[offset..offset + n]),
+                }
                 Some((peer, len))
             }
         }

@@ -13,7 +13,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::engine::{Engine, Handled};
+use crate::engine::{Engine, Handled, Request};
 
 #[derive(Clone, Copy, Debug)]
 pub struct NetConfig {
@@ -64,6 +64,8 @@ pub struct TestNet {
     pub sent: u64,
     pub lost: u64,
     pub duplicated: u64,
+    /// Per engine, the message of a send it was lent ([`Engine::isend_lent`]), as segments.
+    lent: HashMap<usize, (Request, Vec<Vec<u8>>)>,
 }
 
 impl TestNet {
@@ -81,6 +83,7 @@ impl TestNet {
             sent: 0,
             lost: 0,
             duplicated: 0,
+            lent: HashMap::new(),
         }
     }
 
@@ -88,11 +91,37 @@ impl TestNet {
     pub fn pump(&mut self) {
         let mut buf = std::mem::take(&mut self.buf);
         for src in 0..self.engines.len() {
-            while let Some((dst, n)) = self.engines[src].poll_transmit(self.now, &mut buf) {
+            loop {
+                let segs: Vec<&[u8]>;
+                let lent = match self.lent.get(&src) {
+                    Some((r, v)) => {
+                        segs = v.iter().map(|x| &x[..]).collect();
+                        Some((*r, &segs[..]))
+                    }
+                    None => None,
+                };
+                let Some((dst, n)) = self.engines[src].poll_transmit_lent(self.now, &mut buf, lent)
+                else {
+                    break;
+                };
                 self.send_frame(src, dst, &buf[..n]);
             }
         }
         self.buf = buf;
+    }
+
+    /// Engine `e` lends the message of its send `r` (started with `isend_lent`) in
+    /// these segments until [`TestNet::unlend`].
+    pub fn lend(&mut self, e: usize, r: Request, segments: Vec<Vec<u8>>) {
+        self.lent.insert(e, (r, segments));
+    }
+
+    /// Engine `e` stops lending: the engine copies what it still needs.
+    pub fn unlend(&mut self, e: usize) {
+        if let Some((r, v)) = self.lent.remove(&e) {
+            let segs: Vec<&[u8]> = v.iter().map(|x| &x[..]).collect();
+            self.engines[e].unlend(r, &segs);
+        }
     }
 
     /// Puts a frame from `src` to `dst` into the network (lost, duplicated and delayed as

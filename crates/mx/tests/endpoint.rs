@@ -12,18 +12,7 @@ fn pattern(len: usize) -> Vec<u8> {
 
 /// Every message class both ways between `a` and `b`.
 fn exchange(mut a: Endpoint, mut b: Endpoint) {
-    let ca = a.iconnect(&b.addr().clone(), 7).unwrap();
-    let cb = b.iconnect(&a.addr().clone(), 7).unwrap();
-    let (mut pa, mut pb) = (None, None);
-    while pa.is_none() || pb.is_none() {
-        if pa.is_none() {
-            pa = a.test(ca).unwrap().map(|c| c.0.source);
-        }
-        if pb.is_none() {
-            pb = b.test(cb).unwrap().map(|c| c.0.source);
-        }
-    }
-    let (pa, pb) = (pa.unwrap(), pb.unwrap());
+    let (pa, pb) = pair(&mut a, &mut b);
     for len in [
         0,
         8,
@@ -195,4 +184,86 @@ fn shm_frames_sent_before_close_arrive() {
             assert_eq!(buf.unwrap().to_vec(), k.to_le_bytes());
         }
     }
+}
+
+/// Connects two endpoints to each other; returns each one's id for the other.
+fn pair(a: &mut Endpoint, b: &mut Endpoint) -> (myrix_mx::PeerId, myrix_mx::PeerId) {
+    let ca = a.iconnect(&b.addr().clone(), 7).unwrap();
+    let cb = b.iconnect(&a.addr().clone(), 7).unwrap();
+    let (mut pa, mut pb) = (None, None);
+    while pa.is_none() || pb.is_none() {
+        if pa.is_none() {
+            pa = a.test(ca).unwrap().map(|c| c.0.source);
+        }
+        if pb.is_none() {
+            pb = b.test(cb).unwrap().map(|c| c.0.source);
+        }
+    }
+    (pa.unwrap(), pb.unwrap())
+}
+
+fn blocking_sends(mut a: Endpoint, mut b: Endpoint) {
+    let (pa, _) = pair(&mut a, &mut b);
+    let lens = [0usize, 8, 5000, 32 * 1024 + 1, 1 << 20, 3 << 20];
+    let rx = std::thread::spawn(move || {
+        for &len in &lens {
+            let r = b
+                .irecv(RecvBuf::One(vec![0; len]), len as u64, u64::MAX, 0)
+                .unwrap();
+            let (st, buf) = b.wait(r, T).unwrap().expect("arrives");
+            assert_eq!((st.code, st.xfer_len), (Code::Success, len));
+            assert_eq!(buf.unwrap().to_vec(), pattern(len), "len {len}");
+        }
+        b.flush_all(T).unwrap();
+    });
+    for &len in &lens {
+        let data = pattern(len);
+        // Gathered from three pieces, read in place while the call lasts.
+        let (x, rest) = data.split_at(len / 3);
+        let (y, z) = rest.split_at(rest.len() / 2);
+        let st = a.send(pa, &[x, y, z], len as u64, T).unwrap();
+        assert_eq!((st.code, st.msg_len), (Code::Success, len));
+    }
+    while !rx.is_finished() {
+        a.progress().unwrap();
+    }
+    rx.join().unwrap();
+}
+
+#[test]
+fn blocking_send_over_shm_and_udp() {
+    blocking_sends(
+        Endpoint::open("shm", 209, 7).unwrap(),
+        Endpoint::open("shm", 210, 7).unwrap(),
+    );
+    blocking_sends(
+        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
+        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
+    );
+}
+
+#[test]
+fn a_blocking_send_that_times_out_still_delivers_its_copy() {
+    let mut a = Endpoint::open("shm", 211, 7).unwrap();
+    let mut b = Endpoint::open("shm", 212, 7).unwrap();
+    let (pa, _) = pair(&mut a, &mut b);
+    let len = 1 << 20;
+    let mut data = pattern(len);
+    // Nobody receives yet: the rendezvous cannot finish.
+    let e = a
+        .send(pa, &[&data], 5, Duration::from_millis(50))
+        .unwrap_err();
+    assert!(matches!(e, MxError::Timeout), "{e}");
+    // The caller has its buffer back and may change it; the message was copied.
+    data.fill(0);
+    let rx = std::thread::spawn(move || {
+        let r = b.irecv(RecvBuf::One(vec![0; len]), 5, u64::MAX, 0).unwrap();
+        let (st, buf) = b.wait(r, T).unwrap().expect("arrives");
+        assert_eq!((st.code, st.xfer_len), (Code::Success, len));
+        assert_eq!(buf.unwrap().to_vec(), pattern(len));
+    });
+    while !rx.is_finished() {
+        a.progress().unwrap();
+    }
+    rx.join().unwrap();
 }

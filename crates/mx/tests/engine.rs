@@ -337,3 +337,56 @@ fn garbage_frames_are_counted_and_dropped() {
     }
     assert_eq!(t.engines[1].stats().bad_frames, before + 4);
 }
+
+/// A lent send of `len` bytes in uneven segments; `unlend_after` steps later (if any)
+/// the lender takes its segments back and the engine must carry on from its own copy.
+fn lent_round_trip(cfg: &Config, net: NetConfig, len: usize, unlend_after: Option<usize>) {
+    let (mut t, peers) = mesh(2, cfg, net);
+    let data = pattern(len as u64 + 1, len);
+    let cuts = [0, len / 7, len / 7 + 1, len / 2, len];
+    let segs: Vec<Vec<u8>> = cuts.windows(2).map(|w| data[w[0]..w[1]].to_vec()).collect();
+    let now = t.now;
+    let s = t.engines[0]
+        .isend_lent(now, peers[0][1], len, 0x77, 3, false)
+        .unwrap();
+    t.lend(0, s, segs);
+    let r = t.engines[1]
+        .irecv(now, RecvBuf::One(vec![0; len]), 0x77, u64::MAX, 0)
+        .unwrap();
+    if let Some(k) = unlend_after {
+        for _ in 0..k {
+            t.step();
+        }
+        t.unlend(0);
+    }
+    let (st, buf) = wait_buf(&mut t, 1, r);
+    assert_eq!(
+        (st.code, st.msg_len, st.xfer_len),
+        (Code::Success, len, len)
+    );
+    assert_eq!(buf.unwrap().to_vec(), data, "len {len}");
+    assert_eq!(wait(&mut t, 0, s).code, Code::Success);
+    t.unlend(0);
+}
+
+#[test]
+fn lent_sends_arrive_whole_with_and_without_loss() {
+    for len in [4000, 32 * 1024 + 1, 300_000] {
+        lent_round_trip(&lossless(), NetConfig::lossless(4), len, None);
+        lent_round_trip(&Config::default(), NetConfig::lossy(0.0, 5), len, None);
+        lent_round_trip(&Config::default(), NetConfig::lossy(0.2, 6), len, None);
+    }
+}
+
+#[test]
+fn a_send_unlent_midway_carries_on_from_its_own_copy() {
+    for k in [0, 1, 3, 10] {
+        lent_round_trip(&lossless(), NetConfig::lossless(7), 300_000, Some(k));
+        lent_round_trip(
+            &Config::default(),
+            NetConfig::lossy(0.2, 8),
+            300_000,
+            Some(k),
+        );
+    }
+}
