@@ -311,34 +311,21 @@ impl Endpoint {
             };
         }
         let r = self.call(|e, now| e.isend_lent(now, peer, len, match_info, 0, false))?;
-        let lent = Some((r, segments));
-        let mut end: Option<Instant> = None;
-        let mut spins = 0u32;
-        loop {
-            if self.engine.ready(r) {
-                // Completed: the engine needs the message no more.
-                return match self.engine.test(r)? {
-                    Some((st, _)) => Ok(st),
-                    None => Err(engine::Error::BadRequest.into()),
-                };
-            }
-            // The lent segments go with every call that may emit the message's bytes;
-            // whatever leaves this loop without completing hands the message over first.
-            if let Err(e) = self.progress_lent(lent) {
+        // The lent segments go with every call that may emit the message's bytes;
+        // whatever leaves without completing hands the message over first.
+        match self.spin_until_ready(r, timeout, Some((r, segments))) {
+            Ok(true) => match self.engine.test(r)? {
+                Some((st, _)) => Ok(st),
+                None => Err(engine::Error::BadRequest.into()),
+            },
+            Ok(false) => {
                 self.engine.unlend(r, segments);
-                return Err(e);
+                self.engine.forget(r)?;
+                Err(MxError::Timeout)
             }
-            spins = spins.wrapping_add(1);
-            if spins % 1024 == 0 {
-                let now = Instant::now();
-                if now >= *end.get_or_insert(now + timeout) {
-                    self.engine.unlend(r, segments);
-                    self.engine.forget(r)?;
-                    return Err(MxError::Timeout);
-                }
-            }
-            if spins >= LONG_WAIT_SPINS {
-                std::hint::spin_loop();
+            Err(e) => {
+                self.engine.unlend(r, segments);
+                Err(e)
             }
         }
     }
@@ -435,20 +422,32 @@ impl Endpoint {
 
     /// Waits up to `timeout` for a request; `None` on timeout (the request stays valid).
     pub fn wait(&mut self, r: Request, timeout: Duration) -> Result<Option<Completion>, MxError> {
+        self.spin_until_ready(r, timeout, None)?;
+        Ok(self.engine.test(r)?)
+    }
+
+    /// Polls until `r` can be tested (true) or `timeout` passes (false), lending `lent`
+    /// to every poll.
+    fn spin_until_ready(
+        &mut self,
+        r: Request,
+        timeout: Duration,
+        lent: Lent<'_>,
+    ) -> Result<bool, MxError> {
         // The clock is read only every 1024 polls: on the fast path it would cost more
         // than the message.
         let mut end: Option<Instant> = None;
         let mut spins = 0u32;
         loop {
             if self.engine.ready(r) {
-                return Ok(self.engine.test(r)?);
+                return Ok(true);
             }
-            self.progress()?;
+            self.progress_lent(lent)?;
             spins = spins.wrapping_add(1);
             if spins % 1024 == 0 {
                 let now = Instant::now();
                 if now >= *end.get_or_insert(now + timeout) {
-                    return Ok(self.engine.test(r)?);
+                    return Ok(self.engine.ready(r));
                 }
             }
             // No pause while a wait is young: a pause costs more than a poll here (and
