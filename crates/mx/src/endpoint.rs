@@ -147,6 +147,11 @@ impl Endpoint {
         })
     }
 
+    /// The protocol parameters in force (message class limits and the like).
+    pub fn config(&self) -> &Config {
+        self.engine.config()
+    }
+
     /// This endpoint's address, to give to peers.
     pub fn addr(&self) -> &EndpointAddr {
         &self.addr
@@ -390,7 +395,8 @@ impl Endpoint {
         Ok(r)
     }
 
-    /// Sends a buffer the endpoint takes over (no copy).
+    /// Sends a buffer the endpoint takes over (no copy); the completion hands it back
+    /// (`RecvBuf::One`, contents intact) for the next message.
     pub fn isend_vec(
         &mut self,
         peer: PeerId,

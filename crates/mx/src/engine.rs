@@ -428,6 +428,9 @@ struct Req {
     /// Send: the message is not in `data` but lent by the caller, who passes it to every
     /// call that may emit its bytes (see [`Lent`]).
     lent: bool,
+    /// Send: the message vector was the caller's (`isend_vec`) and goes back to it with
+    /// the completion, contents intact.
+    give_back: bool,
     pull: Option<Box<Pull>>,
     /// Connect: key, first and last attempt.
     key: u32,
@@ -458,6 +461,7 @@ impl Req {
             started: 0,
             last_try: 0,
             lent: false,
+            give_back: false,
         }
     }
 }
@@ -733,6 +737,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.started = 0;
         r.last_try = 0;
         r.lent = false;
+        r.give_back = false;
         Ok(Request::new(idx, gen).raw())
     }
 
@@ -765,6 +770,9 @@ impl<L: Clone + PartialEq> Engine<L> {
         if r.pull.is_some() {
             r.pull = None;
         }
+        if r.give_back {
+            r.recv = Some(RecvBuf::One(std::mem::take(&mut r.data)));
+        }
         Self::spend(&mut r.data);
         let recv = r.recv.take();
         self.free_reqs.push(idx as u32);
@@ -789,7 +797,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
         r.state = ReqState::Done;
         r.code = code;
-        if r.kind == ReqKind::Send {
+        if r.kind == ReqKind::Send && !r.give_back {
             Self::spend(&mut r.data);
         }
         if self.reqs[Request(h).index()].forgotten {
@@ -1102,7 +1110,8 @@ impl<L: Clone + PartialEq> Engine<L> {
         Ok(Request(h))
     }
 
-    /// Sends `data`, taking it (no copy).
+    /// Sends `data`, taking it (no copy); the completion hands it back, as the buffer of
+    /// its [`Engine::test`].
     pub fn isend_vec(
         &mut self,
         _now: u64,
@@ -1114,7 +1123,9 @@ impl<L: Clone + PartialEq> Engine<L> {
     ) -> Result<Request, Error> {
         self.check_send(peer, data.len())?;
         let h = self.alloc(ReqKind::Send, context)?;
-        self.reqs[Request(h).index()].data = data;
+        let r = &mut self.reqs[Request(h).index()];
+        r.data = data;
+        r.give_back = true;
         Ok(self.start_send(h, peer, match_info, synchronous))
     }
 

@@ -390,3 +390,28 @@ fn a_send_unlent_midway_carries_on_from_its_own_copy() {
         );
     }
 }
+
+#[test]
+fn isend_vec_hands_its_vector_back() {
+    for (cfg, net) in [
+        (lossless(), NetConfig::lossless(9)),
+        (Config::default(), NetConfig::lossy(0.2, 10)),
+    ] {
+        let (mut t, peers) = mesh(2, &cfg, net);
+        for len in [5, 40_000, 200_000] {
+            let data = pattern(len as u64 + 3, len);
+            let now = t.now;
+            let s = t.engines[0]
+                .isend_vec(now, peers[0][1], data.clone(), 0x5, 0, false)
+                .unwrap();
+            let r = t.engines[1]
+                .irecv(now, RecvBuf::One(vec![0; len]), 0x5, u64::MAX, 0)
+                .unwrap();
+            let (_, got) = wait_buf(&mut t, 1, r);
+            assert_eq!(got.unwrap().to_vec(), data);
+            let (st, back) = wait_buf(&mut t, 0, s);
+            assert_eq!(st.code, Code::Success);
+            assert_eq!(back.unwrap().to_vec(), data, "the sender's vector, intact");
+        }
+    }
+}
