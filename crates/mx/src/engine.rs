@@ -264,6 +264,15 @@ fn lent_for<'a>(h: u32, lent: Lent<'a>) -> Option<&'a [&'a [u8]]> {
     }
 }
 
+/// Replaces `data` with the concatenation of `segs` (`len` bytes in all).
+fn concat_into(data: &mut Vec<u8>, segs: &[&[u8]], len: usize) {
+    data.clear();
+    data.reserve(len);
+    for s in segs {
+        data.extend_from_slice(s);
+    }
+}
+
 /// Copies `dst.len()` bytes of the concatenation of `segs`, from `offset` on.
 fn gather(segs: &[&[u8]], mut offset: usize, dst: &mut [u8]) {
     let mut at = 0;
@@ -996,11 +1005,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         let len: usize = segments.iter().map(|s| s.len()).sum();
         self.check_send(peer, len)?;
         let h = self.alloc(ReqKind::Send, context)?;
-        let data = &mut self.reqs[Request(h).index()].data;
-        data.reserve(len);
-        for s in segments {
-            data.extend_from_slice(s);
-        }
+        concat_into(&mut self.reqs[Request(h).index()].data, segments, len);
         Ok(self.start_send(h, peer, match_info, synchronous))
     }
 
@@ -1158,8 +1163,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             r.lent = false;
             if r.state != ReqState::Done {
                 let len = r.msg_len;
-                r.data.resize(len, 0);
-                gather(segments, 0, &mut r.data);
+                concat_into(&mut r.data, segments, len);
             }
         }
     }
