@@ -306,6 +306,11 @@ impl Endpoint {
     ) -> Result<Status, MxError> {
         let len: usize = segments.iter().map(|s| s.len()).sum();
         if len <= self.engine.config().medium_max || self.stalled.is_some() {
+            if self.stalled.is_none() {
+                if let Some(st) = self.send_now(peer, segments, match_info, len)? {
+                    return Ok(st);
+                }
+            }
             let r = self.isend(peer, segments, match_info, 0)?;
             return match self.wait(r, timeout)? {
                 Some((st, _)) => Ok(st),
@@ -333,6 +338,36 @@ impl Endpoint {
                 Err(e)
             }
         }
+    }
+
+    /// A blocking send whose frame fits the transport's room now needs no request: the
+    /// frame is written straight into the ring slot and the send is complete.
+    #[inline(always)]
+    fn send_now(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+        len: usize,
+    ) -> Result<Option<Status>, MxError> {
+        let Some(loc) = self.engine.peer_location(peer).cloned() else {
+            return Ok(None);
+        };
+        let Some(room) = self.transport.frame_slot(&loc)? else {
+            return Ok(None);
+        };
+        let Some((_, n)) = self.engine.fast_frame(peer, segments, match_info, room) else {
+            return Ok(None);
+        };
+        self.transport.commit_slot(&loc, n);
+        Ok(Some(Status {
+            code: Code::Success,
+            source: peer,
+            match_info,
+            msg_len: len,
+            xfer_len: len,
+            context: 0,
+        }))
     }
 
     fn post_send(

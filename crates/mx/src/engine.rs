@@ -35,6 +35,23 @@ use myrix_wire::mx::{
     CONNECT_BAD_KEY, CONNECT_OK, EAGER_HEAD, HEADER_LEN, NO_HANDLE, NO_PEER,
 };
 
+/// `dst.copy_from_slice(src)` for the fast paths' messages, which are mostly a few bytes:
+/// up to 32 bytes as two overlapping fixed-size moves instead of a call to `memcpy`.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    assert_eq!(dst.len(), n, "copy_short needs equal lengths");
+    if (8..=16).contains(&n) {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..].copy_from_slice(&src[n - 8..]);
+    } else if (17..=32).contains(&n) {
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..].copy_from_slice(&src[n - 16..]);
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// Protocol parameters. Defaults follow MX / Open-MX where the paper or its source give a
 /// value (message classes, 32 KiB pull blocks, ack after 4 frames); timers are shorter
 /// than Open-MX's 0.5 s resend because our links are local.
@@ -202,7 +219,7 @@ impl RecvBuf {
             RecvBuf::One(v) => {
                 if offset < v.len() {
                     let n = data.len().min(v.len() - offset);
-                    v[offset..offset + n].copy_from_slice(&data[..n]);
+                    copy_short(&mut v[offset..offset + n], &data[..n]);
                 }
             }
             RecvBuf::Segments(segs) => {
@@ -1082,7 +1099,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         emit_whole_eager(&head, kind, match_info, len as u32, fixed);
         let mut at = 0;
         for s in segments {
-            rest[at..at + s.len()].copy_from_slice(s);
+            copy_short(&mut rest[at..at + s.len()], s);
             at += s.len();
         }
         let p = &mut self.peers[peer.0 as usize];
@@ -2421,5 +2438,15 @@ mod tests {
         assert_eq!(p.received, 40);
         assert!(Pull::covers(&p.have, 3, 40));
         assert_eq!(p.gaps(0, 50), vec![(40, 50)]);
+    }
+
+    #[test]
+    fn copy_short_copies_every_length() {
+        let src: Vec<u8> = (1..=70).collect();
+        for n in 0..=70 {
+            let mut dst = vec![0u8; n];
+            super::copy_short(&mut dst, &src[..n]);
+            assert_eq!(dst, src[..n], "length {n}");
+        }
     }
 }

@@ -222,7 +222,10 @@ fn blocking_sends(mut a: Endpoint, mut b: Endpoint) {
         let (x, rest) = data.split_at(len / 3);
         let (y, z) = rest.split_at(rest.len() / 2);
         let st = a.send(pa, &[x, y, z], len as u64, T).unwrap();
-        assert_eq!((st.code, st.msg_len), (Code::Success, len));
+        assert_eq!(
+            (st.code, st.source, st.match_info, st.msg_len, st.xfer_len),
+            (Code::Success, pa, len as u64, len, len)
+        );
     }
     while !rx.is_finished() {
         a.progress().unwrap();
