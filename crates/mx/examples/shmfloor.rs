@@ -1,4 +1,4 @@
-//! The floor under MX over shm: a ping-pong of 28-byte frames straight through the
+//! The floor under MX over shm: a ping-pong of frames (28 bytes, or `LEN`) straight through the
 //! shared-memory transport, no engine. `cargo run --release -p myrix-mx --example shmfloor`
 use myrix_mx::transport::{shm::Shm, Loc, Transport};
 use myrix_mx::Handled;
@@ -8,6 +8,10 @@ fn main() {
     std::env::set_var("MYRIX_SHM_DIR", "/tmp/floor");
     let nic = 0x0200_0000_0001;
     let n = 2_000_000u64;
+    let len: usize = std::env::var("LEN")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(28);
     let mut a = Shm::open(nic, 1).unwrap();
     let mut b = Shm::open(nic, 2).unwrap();
     let to_b = a
@@ -18,11 +22,15 @@ fn main() {
         .unwrap();
     let t = std::thread::spawn(move || {
         myrix_mx::pin_to_cpu(1).ok();
-        let frame = [7u8; 28];
+        let frame = vec![7u8; len];
+        let mut sink = vec![0u8; len];
         let mut got = 0u64;
         while got < n {
             let mut k = 0;
-            b.poll_recv(1, |_: &Loc, _: &[u8]| {
+            b.poll_recv(1, |_: &Loc, f: &[u8]| {
+                // Copied out, as a receive does.
+                sink[..f.len()].copy_from_slice(f);
+                std::hint::black_box(&sink);
                 k += 1;
                 Handled::Accepted
             })
@@ -34,13 +42,16 @@ fn main() {
         }
     });
     myrix_mx::pin_to_cpu(0).ok();
-    let frame = [9u8; 28];
+    let frame = vec![9u8; len];
+    let mut sink = vec![0u8; len];
     let start = Instant::now();
     for _ in 0..n {
         while !a.send(&to_b, &frame).unwrap() {}
         let mut k = 0;
         while k == 0 {
-            a.poll_recv(1, |_: &Loc, _: &[u8]| {
+            a.poll_recv(1, |_: &Loc, f: &[u8]| {
+                sink[..f.len()].copy_from_slice(f);
+                std::hint::black_box(&sink);
                 k += 1;
                 Handled::Accepted
             })
@@ -49,7 +60,7 @@ fn main() {
     }
     t.join().unwrap();
     println!(
-        "{:.3} us one-way (28-byte frames, transport only)",
+        "{:.3} us one-way ({len}-byte frames, transport only)",
         start.elapsed().as_secs_f64() * 1e6 / n as f64 / 2.0
     );
 }
