@@ -340,8 +340,32 @@ impl Endpoint {
         }
     }
 
-    /// A blocking send whose frame fits the transport's room now needs no request: the
-    /// frame is written straight into the ring slot and the send is complete.
+    /// The lossless fast path into the transport's room: when the engine's fast path
+    /// takes the message and the transport has a slot for it (shm), its frame is written
+    /// straight into the slot and published. False, with nothing sent, otherwise.
+    #[inline(always)]
+    fn frame_into_slot(
+        &mut self,
+        peer: PeerId,
+        segments: &[&[u8]],
+        match_info: u64,
+    ) -> Result<bool, MxError> {
+        let Some(loc) = self.engine.peer_location(peer).cloned() else {
+            return Ok(false);
+        };
+        let Some(room) = self.transport.frame_slot(&loc)? else {
+            return Ok(false);
+        };
+        // Nothing is published unless the engine wrote the frame.
+        let Some((_, n)) = self.engine.fast_frame(peer, segments, match_info, room) else {
+            return Ok(false);
+        };
+        self.transport.commit_slot(&loc, n);
+        Ok(true)
+    }
+
+    /// A blocking send whose frame went straight into a slot needs no request: it is
+    /// complete.
     #[inline(always)]
     fn send_now(
         &mut self,
@@ -350,16 +374,9 @@ impl Endpoint {
         match_info: u64,
         len: usize,
     ) -> Result<Option<Status>, MxError> {
-        let Some(loc) = self.engine.peer_location(peer).cloned() else {
+        if !self.frame_into_slot(peer, segments, match_info)? {
             return Ok(None);
-        };
-        let Some(room) = self.transport.frame_slot(&loc)? else {
-            return Ok(None);
-        };
-        let Some((_, n)) = self.engine.fast_frame(peer, segments, match_info, room) else {
-            return Ok(None);
-        };
-        self.transport.commit_slot(&loc, n);
+        }
         Ok(Some(Status {
             code: Code::Success,
             source: peer,
@@ -384,14 +401,9 @@ impl Endpoint {
         }
         if !synchronous {
             // The frame written straight into the transport's room (a ring slot): no
-            // copy through `tx`. Nothing is published unless the engine wrote it.
-            if let Some(loc) = self.engine.peer_location(peer).cloned() {
-                if let Some(room) = self.transport.frame_slot(&loc)? {
-                    if let Some((_, n)) = self.engine.fast_frame(peer, segments, match_info, room) {
-                        self.transport.commit_slot(&loc, n);
-                        return Ok(self.engine.fast_sent(peer, segments, match_info, context)?);
-                    }
-                }
+            // copy through `tx`.
+            if self.frame_into_slot(peer, segments, match_info)? {
+                return Ok(self.engine.fast_sent(peer, segments, match_info, context)?);
             }
             let fast = self
                 .engine
