@@ -436,7 +436,7 @@ pub const EAGER_HEAD: usize = HEADER_LEN + 20;
 /// fixed-size array: the send fast path's twin of [`emit_head`], same bytes, no checks
 /// left to make at run time. `kind` must be an eager kind and `h.nic` 48 bits wide
 /// (wider bits are dropped; [`emit_head`] refuses them).
-#[inline]
+#[inline(always)]
 pub fn emit_whole_eager(
     h: &Header,
     kind: Kind,
