@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Two network namespaces joined by a veth pair, with netem adding delay, loss,
-# duplication and reordering both ways: `up` creates them, `down` deletes them.
-# Used by .ci/run for the MX-over-UDP test (crates/cli/tests/netem.rs).
+# Two network namespaces joined by a veth pair, with delay, loss, duplication and
+# reordering added both ways (netem, or nftables and HTB where the kernel has no netem):
+# `up` creates them, `down` deletes them.
+# Used by .ci/run for the MX-over-UDP test (crates/cli/tests/netns.rs).
 set -euo pipefail
 A=myrix-a B=myrix-b
 case "${1:-}" in
@@ -24,7 +25,13 @@ up)
       echo "netns: netem on $2 (delay, loss 2%, duplicate 1%, reorder 10%)"
     else
       # Kernels without sch_netem (some VM kernels): nftables drops and
-      # duplicates at random; reordering is then not injected.
+      # duplicates at random, and reorders by steering one frame in ten into a slow
+      # HTB class (20 Mbit/s, one frame at a time): the frames sent after it through
+      # the fast class overtake it.
+      ip netns exec "$1" tc qdisc add dev "$2" root handle 1: htb default 10
+      ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:10 htb rate 10gbit quantum 60000
+      ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:20 htb rate 20mbit quantum 1600 \
+        burst 2k cburst 2k
       ip netns exec "$1" nft -f - <<NFT
 table ip myrix {
   chain in {
@@ -34,10 +41,11 @@ table ip myrix {
   chain out {
     type filter hook output priority 0; policy accept;
     oifname "$2" numgen random mod 100 < 1 dup to $3 device "$2"
+    oifname "$2" numgen random mod 100 < 10 meta priority set 1:20
   }
 }
 NFT
-      echo "netns: no netem in this kernel; nftables on $2 (loss 2%, duplicate 1%, no reordering)"
+      echo "netns: no netem in this kernel; nftables and HTB on $2 (loss 2%, duplicate 1%, 10% of frames delayed behind a 20 Mbit/s class)"
     fi
   done
   ;;

@@ -68,6 +68,10 @@ pub struct MxBenchArgs {
     /// Pin to CPUs: `A,B` puts the server on A and the client on B.
     #[arg(long)]
     cpu: Option<String>,
+    /// At the end, print the endpoint's protocol counters on standard error (frames,
+    /// resends, duplicates dropped, frames that arrived early and were held).
+    #[arg(long)]
+    stats: bool,
 }
 
 const KEY: u32 = 0x6d79_7278;
@@ -323,6 +327,9 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
     if let Some(c) = &a.cpu {
         cmd.arg("--cpu").arg(c);
     }
+    if a.stats {
+        cmd.arg("--stats");
+    }
     let mut child = cmd
         .stdout(Stdio::piped())
         .stdin(Stdio::null())
@@ -374,7 +381,30 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
         .map_err(mx)?;
     wait(&mut ep, r)?;
     ep.flush_all(Duration::from_secs(2)).map_err(mx)?;
+    if a.stats {
+        print_stats("server", &ep);
+    }
     Ok(())
+}
+
+/// One line of `key=value` counters, for people and for the namespace test.
+fn print_stats(side: &str, ep: &Endpoint) {
+    let s = ep.stats();
+    // One write, so the server's line and the client's do not interleave.
+    let line = format!(
+        "stats {side}: frames_in={} frames_out={} retransmits={} duplicates={} early_held={} \
+         bad_frames={} stale_frames={} acks_sent={} pull_rerequests={}\n",
+        s.frames_in,
+        s.frames_out,
+        s.retransmits,
+        s.duplicates,
+        s.early_held,
+        s.bad_frames,
+        s.stale_frames,
+        s.acks_sent,
+        s.pull_rerequests
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 struct Row {
@@ -391,6 +421,9 @@ fn client(ep: &mut Endpoint, peer: PeerId, plan: &Plan, a: &MxBenchArgs) -> Resu
     let s = ep.isend(peer, &[], BYE, 0).map_err(mx)?;
     wait(ep, s)?;
     ep.flush_all(Duration::from_secs(2)).map_err(mx)?;
+    if a.stats {
+        print_stats("client", ep);
+    }
     match a.format {
         Format::Table => {
             outln!(

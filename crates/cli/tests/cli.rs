@@ -761,11 +761,27 @@ fn bench_pingpong_and_stream_spawn_their_server_and_verify() {
                     "4",
                     "--format",
                     "json",
+                    "--stats",
                 ],
                 b"",
             );
             let err = String::from_utf8_lossy(&o.stderr);
             assert!(o.status.success(), "{transport} {mode}: {err}");
+            // Both sides count their frames; nothing is lost or repeated on loopback.
+            for side in ["server", "client"] {
+                let line = err
+                    .lines()
+                    .find(|l| l.starts_with(&format!("stats {side}: ")))
+                    .unwrap_or_else(|| panic!("no {side} counters in {err:?}"));
+                let get = |k: &str| -> u64 {
+                    line.split_whitespace()
+                        .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or_else(|| panic!("no {k} in {line:?}"))
+                };
+                assert!(get("frames_in") > 6 && get("frames_out") > 6, "{line}");
+                assert_eq!(get("bad_frames"), 0, "{line}");
+            }
             let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
             let lens: Vec<u64> = rows
                 .as_array()
