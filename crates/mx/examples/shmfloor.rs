@@ -1,8 +1,21 @@
 //! The floor under MX over shm: a ping-pong of frames (28 bytes, or `LEN`) straight through the
 //! shared-memory transport, no engine. `cargo run --release -p myrix-mx --example shmfloor`
+//!
+//! Two knobs for studying the wait: `PAUSE=1` pauses after every empty poll, and `WORK=N`
+//! spends N dependent multiplications (about 0.37 ns each here) between receiving a frame
+//! and answering it, on both sides, as an engine's processing would.
 use myrix_mx::transport::{shm::Shm, Loc, Transport};
 use myrix_mx::Handled;
 use std::time::Instant;
+
+/// Stands in for an engine's work on a frame: `n` dependent multiplications.
+fn spend(n: u32) {
+    let mut x = 1u64;
+    for _ in 0..n {
+        x = std::hint::black_box(x.wrapping_mul(3));
+    }
+    std::hint::black_box(x);
+}
 
 fn main() {
     std::env::set_var("MYRIX_SHM_DIR", "/tmp/floor");
@@ -12,6 +25,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(28);
+    let pause = std::env::var_os("PAUSE").is_some();
+    let work: u32 = std::env::var("WORK")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let mut a = Shm::open(nic, 1).unwrap();
     let mut b = Shm::open(nic, 2).unwrap();
     let to_b = a
@@ -35,7 +53,11 @@ fn main() {
                 Handled::Accepted
             })
             .unwrap();
+            if k == 0 && pause {
+                std::hint::spin_loop();
+            }
             if k > 0 {
+                spend(work);
                 got += 1;
                 while !b.send(&to_a, &frame).unwrap() {}
             }
@@ -56,7 +78,11 @@ fn main() {
                 Handled::Accepted
             })
             .unwrap();
+            if k == 0 && pause {
+                std::hint::spin_loop();
+            }
         }
+        spend(work);
     }
     t.join().unwrap();
     println!(
