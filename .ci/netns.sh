@@ -44,6 +44,18 @@ table ip myrix {
     oifname "$2" numgen random mod 100 < 10 meta priority set 1:20
   }
 }
+# The same for raw MX frames (EtherType 0x86DF), which the ip table never sees.
+table netdev myrix {
+  chain in {
+    type filter hook ingress device "$2" priority 0; policy accept;
+    ether type 0x86df numgen random mod 100 < 2 drop
+  }
+  chain out {
+    type filter hook egress device "$2" priority 0; policy accept;
+    ether type 0x86df numgen random mod 100 < 1 dup to "$2"
+    ether type 0x86df numgen random mod 100 < 10 meta priority set 1:20
+  }
+}
 NFT
       echo "netns: no netem in this kernel; nftables and HTB on $2 (loss 2%, duplicate 1%, 10% of frames delayed behind a 20 Mbit/s class)"
     fi

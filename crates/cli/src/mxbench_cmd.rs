@@ -37,8 +37,12 @@ pub struct MxBenchArgs {
     /// The server's address (the first line it printed).
     #[arg(long)]
     client: Option<String>,
-    #[arg(long, default_value = "shm", value_parser = ["shm", "udp"])]
+    #[arg(long, default_value = "shm", value_parser = ["shm", "udp", "eth"])]
     transport: String,
+    /// The network interface of `--transport eth` (raw Ethernet, needs root), on this
+    /// side: server or client.
+    #[arg(long, default_value = "lo")]
+    interface: String,
     /// First message length, bytes.
     #[arg(long, default_value_t = 1)]
     start: usize,
@@ -260,6 +264,15 @@ fn wait(ep: &mut Endpoint, r: myrix_mx::Request) -> Result<myrix_mx::Completion,
 
 pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
     let cpus = a.cpu.as_deref().map(parse_cpus).transpose()?;
+    if a.transport == "eth" {
+        let name = &a.interface;
+        let plain = !name.is_empty() && !name.contains('/') && !name.starts_with('.');
+        if !plain || !std::path::Path::new("/sys/class/net").join(name).exists() {
+            return Err(CliError::Input(format!(
+                "--interface: no network interface '{name}'"
+            )));
+        }
+    }
     if a.server {
         if let Some((s, _)) = cpus {
             pin(s)?;
@@ -293,6 +306,7 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
             "shm" => "shm".to_string(),
             "udp" if addr.location().starts_with('[') => "udp:[::]:0".to_string(),
             "udp" => "udp:0.0.0.0:0".to_string(),
+            "eth" => format!("eth:{}", a.interface),
             t => {
                 return Err(CliError::Input(format!(
                     "transport '{t}' cannot be benchmarked"
@@ -323,7 +337,9 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
         })
         .arg("--server")
         .arg("--transport")
-        .arg(&a.transport);
+        .arg(&a.transport)
+        .arg("--interface")
+        .arg(&a.interface);
     if let Some(c) = &a.cpu {
         cmd.arg("--cpu").arg(c);
     }
@@ -353,6 +369,12 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
         ("shm", Some(_)) => {
             return Err(CliError::Input(
                 "--listen is for udp; shm endpoints are found by name".into(),
+            ))
+        }
+        ("eth", None) => format!("eth:{}", a.interface),
+        ("eth", Some(_)) => {
+            return Err(CliError::Input(
+                "--listen is for udp; with eth, name the interface with --interface".into(),
             ))
         }
         (_, Some(l)) if l.starts_with("udp:") => l.clone(),

@@ -804,6 +804,20 @@ fn bench_rejects_bad_arguments_with_one_line() {
     assert_one_error(&o, 2, "bad endpoint address");
     let o = myrix(&["bench", "stream", "--cpu", "x"], b"");
     assert_one_error(&o, 2, "--cpu 'x'");
+    for name in ["nosuchif0", "../etc", ""] {
+        let o = myrix(
+            &[
+                "bench",
+                "pingpong",
+                "--transport",
+                "eth",
+                "--interface",
+                name,
+            ],
+            b"",
+        );
+        assert_one_error(&o, 2, &format!("no network interface '{name}'"));
+    }
 }
 
 /// `myrix sim` on the 6-switch network of seed 4 under 0.02 flits/ns/switch for 15 ms

@@ -1,4 +1,5 @@
-//! MX over UDP between two processes in two network namespaces joined by a veth pair,
+//! MX over UDP, and over raw Ethernet, between two processes in two network namespaces
+//! joined by a veth pair,
 //! with loss, duplication and reordering added on the link (netem, or nftables and an
 //! HTB class where the kernel has no netem); every byte verified, and the engines' own
 //! counters must show each impairment was met. `.ci/run` creates the namespaces with
@@ -22,11 +23,24 @@ fn add_stats(text: &str, into: &mut std::collections::BTreeMap<String, u64>) -> 
 }
 
 /// Runs one benchmark across the namespaces; returns both sides' counters, summed.
-fn run_pair(mode: &str, extra: &[&str]) -> std::collections::BTreeMap<String, u64> {
+fn run_pair(
+    transport: &str,
+    mode: &str,
+    extra: &[&str],
+) -> std::collections::BTreeMap<String, u64> {
+    let (server_side, client_side, prefix): (&[&str], &[&str], &str) = match transport {
+        "udp" => (&["--listen", "10.77.0.1:0"], &[], "@udp:10.77.0.1:"),
+        _ => (
+            &["--interface", "myrix-va"],
+            &["--interface", "myrix-vb"],
+            "@eth:",
+        ),
+    };
     let exe = env!("CARGO_BIN_EXE_myrix");
     let mut server = Command::new("ip")
         .args(["netns", "exec", "myrix-a", exe, "bench", mode, "--server"])
-        .args(["--transport", "udp", "--listen", "10.77.0.1:0", "--stats"])
+        .args(["--transport", transport, "--stats"])
+        .args(server_side)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -35,10 +49,17 @@ fn run_pair(mode: &str, extra: &[&str]) -> std::collections::BTreeMap<String, u6
     BufReader::new(server.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    assert!(line.contains("@udp:10.77.0.1:"), "server said {line:?}");
+    assert!(line.contains(prefix), "server said {line:?}");
     let out = Command::new("ip")
         .args(["netns", "exec", "myrix-b", exe, "bench", mode])
-        .args(["--client", line.trim(), "--transport", "udp", "--verify"])
+        .args([
+            "--client",
+            line.trim(),
+            "--transport",
+            transport,
+            "--verify",
+        ])
+        .args(client_side)
         .args(["--start", "1", "--end", "1048576", "--multiplier", "4"])
         .args(["--format", "json", "--stats"])
         .args(extra)
@@ -76,19 +97,40 @@ fn udp_between_namespaces_with_loss_every_byte_verified() {
         );
         return;
     }
-    let mut seen = run_pair("pingpong", &["--iterations", "20", "--warmup", "2"]);
+    impaired_pair("udp");
+}
+
+fn impaired_pair(transport: &str) {
+    let mut seen = run_pair(
+        transport,
+        "pingpong",
+        &["--iterations", "20", "--warmup", "2"],
+    );
     let stream = run_pair(
+        transport,
         "stream",
         &["--iterations", "10", "--warmup", "1", "--window", "8"],
     );
     for (k, v) in stream {
         *seen.entry(k).or_default() += v;
     }
-    eprintln!("both runs, both sides: {seen:?}");
+    eprintln!("{transport}, both runs, both sides: {seen:?}");
     // Thousands of frames crossed the link: each impairment must have been met, and
     // handled (the runs above verified every byte).
     assert!(seen["retransmits"] > 0, "no frame was lost and resent");
     assert!(seen["duplicates"] > 0, "no duplicate was dropped");
     assert!(seen["early_held"] > 0, "no frame arrived out of order");
     assert_eq!(seen["bad_frames"], 0);
+}
+
+/// The same over raw Ethernet frames (EtherType 0x86DF) on the veth pair.
+#[test]
+fn raw_ethernet_between_namespaces_with_loss_every_byte_verified() {
+    if std::env::var_os("MYRIX_NETNS").is_none() {
+        eprintln!(
+            "skipped: no namespaces (run `bash .ci/netns.sh up` as root and set MYRIX_NETNS=1, as .ci/run does)"
+        );
+        return;
+    }
+    impaired_pair("eth");
 }

@@ -38,7 +38,9 @@ use crate::addr::EndpointAddr;
 use crate::engine::{
     self, Code, Config, Engine, Lent, PeerId, RecvBuf, Request, Stats, Status, UnexpectedHandler,
 };
-use crate::transport::{loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport};
+use crate::transport::{
+    eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport,
+};
 
 /// Errors of the endpoint API.
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +121,12 @@ impl Endpoint {
                 // A NIC id per UDP endpoint: random, locally administered.
                 let nic = (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000;
                 (AnyTransport::Udp(t), nic)
+            }
+            b if b.starts_with("eth:") => {
+                let t = Eth::open(&b[4..])?;
+                // As for UDP: several endpoints share the interface's address.
+                let nic = (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000;
+                (AnyTransport::Eth(t), nic)
             }
             _ => return Err(MxError::Board(board.to_string())),
         };

@@ -70,6 +70,20 @@ fn udp_ipv6() {
     exchange(a, Endpoint::open("udp:[::1]:0", 2, 7).unwrap());
 }
 
+/// Raw Ethernet on the loopback interface (needs CAP_NET_RAW: root, as `.ci/run` is).
+#[test]
+fn raw_ethernet_on_loopback() {
+    let a = match Endpoint::open("eth:lo", 1, 7) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("skipped: no raw Ethernet socket here ({e})");
+            return;
+        }
+    };
+    assert!(a.addr().to_string().contains("@eth:000000000000"));
+    exchange(a, Endpoint::open("eth:lo", 2, 7).unwrap());
+}
+
 #[test]
 fn shared_memory() {
     exchange(
@@ -152,6 +166,12 @@ fn bad_key_bad_board_bad_address() {
         Endpoint::open("tcp:1.2.3.4:5", 0, 0),
         Err(MxError::Board(_))
     ));
+    // An interface that does not exist: an error naming it, whether or not raw sockets
+    // are allowed here.
+    match Endpoint::open("eth:nosuchif0", 0, 0) {
+        Err(e) => assert!(e.to_string().contains("nosuchif0"), "{e}"),
+        Ok(_) => panic!("opened a missing interface"),
+    }
     let shm = Endpoint::open("shm", 204, 7).unwrap();
     assert!(matches!(
         a.connect(shm.addr(), 7, T),

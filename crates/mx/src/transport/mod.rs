@@ -4,12 +4,15 @@
 //! * [`udp`] (`udp:HOST:PORT`) — datagrams, IPv4 or IPv6, between hosts; may lose,
 //!   duplicate and reorder, so the engine's reliability is on;
 //! * [`shm`] (`shm:NAME`) — lock-free rings in shared memory between processes on one
-//!   host, spin-polled, no system call on the fast path; lossless and in order.
+//!   host, spin-polled, no system call on the fast path; lossless and in order;
+//! * [`eth`] (`eth:IFNAME`) — raw Ethernet frames, EtherType 0x86DF, as Open-MX; lossy
+//!   like UDP, without IP and UDP on the way.
 //!
 //! A transport never interprets a frame and never blocks.
 
 use std::io;
 
+pub mod eth;
 pub mod loopback;
 pub mod shm;
 pub mod udp;
@@ -23,6 +26,8 @@ pub enum Loc {
     Udp(std::net::SocketAddr),
     /// The peer's endpoint id on this host.
     Shm(u8),
+    /// The peer's Ethernet address.
+    Eth([u8; 6]),
 }
 
 /// The transport of an endpoint, chosen when it opens. An enum rather than a trait
@@ -35,6 +40,7 @@ pub enum AnyTransport {
     Loopback(loopback::Loopback),
     Shm(shm::Shm),
     Udp(udp::Udp),
+    Eth(eth::Eth),
 }
 
 macro_rules! each {
@@ -43,6 +49,7 @@ macro_rules! each {
             AnyTransport::Loopback($t) => $e,
             AnyTransport::Shm($t) => $e,
             AnyTransport::Udp($t) => $e,
+            AnyTransport::Eth($t) => $e,
         }
     };
 }

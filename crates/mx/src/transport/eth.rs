@@ -1,0 +1,271 @@
+//! `eth:IFNAME` — MX frames straight in Ethernet frames, as Open-MX sends them: EtherType
+//! 0x86DF on a raw `AF_PACKET` socket, no IP or UDP. Needs `CAP_NET_RAW` (root).
+//!
+//! The locator is the interface's MAC address (`eth:02aabbccddee`): a peer sends to it
+//! through its own interface on the same Ethernet segment. Every endpoint on a host
+//! opens its own socket and sees every MX frame that reaches the interface; the engine
+//! drops those addressed to another endpoint (counted as stale). Frames the socket sees
+//! leaving (its own, and other local endpoints') are skipped.
+//!
+//! Ethernet pads short frames to 60 bytes, which would lengthen a tiny MX frame, so each
+//! frame is preceded by its length (two bytes, big-endian) and the padding is cut off.
+//! Frames may be lost (a full socket buffer, a busy link): the engine's reliability is
+//! on, as for UDP.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use super::{Loc, Transport};
+use crate::engine::Handled;
+
+/// Open-MX's EtherType.
+pub const ETHERTYPE: u16 = 0x86DF;
+/// The length prefix before each frame.
+const PREFIX: usize = 2;
+
+pub struct Eth {
+    fd: OwnedFd,
+    ifindex: i32,
+    mac: [u8; 6],
+    mtu: usize,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+}
+
+fn sysfs(ifname: &str, what: &str) -> io::Result<String> {
+    std::fs::read_to_string(format!("/sys/class/net/{ifname}/{what}")).map(|s| s.trim().into())
+}
+
+/// `aa:bb:cc:dd:ee:ff` or `aabbccddeeff`.
+pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let hex: String = s.chars().filter(|&c| c != ':' && c != '-').collect();
+    if hex.len() != 12 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut m = [0u8; 6];
+    for (i, b) in m.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(m)
+}
+
+fn sockaddr(ifindex: i32, mac: &[u8; 6]) -> libc::sockaddr_ll {
+    // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
+    let mut sa: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sa.sll_family = libc::AF_PACKET as u16;
+    sa.sll_protocol = ETHERTYPE.to_be();
+    sa.sll_ifindex = ifindex;
+    sa.sll_halen = 6;
+    sa.sll_addr[..6].copy_from_slice(mac);
+    sa
+}
+
+impl Eth {
+    /// Opens a raw socket on interface `ifname` for MX frames.
+    pub fn open(ifname: &str) -> io::Result<Eth> {
+        let bad = |m: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{ifname}: {m}"));
+        let name = CString::new(ifname).map_err(|_| bad("not an interface name"))?;
+        // SAFETY: a valid C string.
+        let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) } as i32;
+        if ifindex == 0 {
+            return Err(bad("no such network interface"));
+        }
+        let mac = sysfs(ifname, "address")
+            .ok()
+            .and_then(|s| parse_mac(&s))
+            .ok_or_else(|| bad("no Ethernet address"))?;
+        let link_mtu: usize = sysfs(ifname, "mtu")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1500);
+        // SAFETY: plain socket(2); the descriptor is owned at once.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                i32::from(ETHERTYPE.to_be()),
+            )
+        };
+        if fd < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(
+                e.kind(),
+                format!("raw Ethernet socket on {ifname}: {e} (needs CAP_NET_RAW)"),
+            ));
+        }
+        // SAFETY: fd was just returned by socket(2) and is not owned elsewhere.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let sa = sockaddr(ifindex, &[0; 6]);
+        // SAFETY: sa is a valid sockaddr_ll of the length given.
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                &sa as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // Room for a few pull blocks in flight; the kernel caps it at rmem_max.
+        let size: libc::c_int = 8 << 20;
+        for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+            // SAFETY: an int option of the right size.
+            unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    opt,
+                    &size as *const libc::c_int as *const libc::c_void,
+                    std::mem::size_of::<libc::c_int>() as u32,
+                );
+            }
+        }
+        let mtu = link_mtu.clamp(128, 65_535) - PREFIX;
+        Ok(Eth {
+            fd,
+            ifindex,
+            mac,
+            mtu,
+            buf: vec![0; 65_536],
+            out: vec![0; 65_536],
+        })
+    }
+
+    pub fn mac(&self) -> [u8; 6] {
+        self.mac
+    }
+}
+
+fn hex(mac: &[u8; 6]) -> String {
+    mac.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Transport for Eth {
+    fn locator(&self) -> String {
+        format!("eth:{}", hex(&self.mac))
+    }
+    fn mtu(&self) -> usize {
+        self.mtu
+    }
+    fn reliable(&self) -> bool {
+        false
+    }
+    fn resolve(&mut self, location: &str, _endpoint: u8) -> io::Result<Loc> {
+        parse_mac(location).map(Loc::Eth).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("'{location}' is not an Ethernet address"),
+            )
+        })
+    }
+    fn send(&mut self, to: &Loc, frame: &[u8]) -> io::Result<bool> {
+        let Loc::Eth(mac) = to else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not an Ethernet location",
+            ));
+        };
+        if frame.len() > self.mtu {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "frame too long",
+            ));
+        }
+        self.out[..PREFIX].copy_from_slice(&(frame.len() as u16).to_be_bytes());
+        self.out[PREFIX..PREFIX + frame.len()].copy_from_slice(frame);
+        let sa = sockaddr(self.ifindex, mac);
+        // SAFETY: the buffer and the address are valid for the lengths given.
+        let r = unsafe {
+            libc::sendto(
+                self.fd.as_raw_fd(),
+                self.out.as_ptr() as *const libc::c_void,
+                PREFIX + frame.len(),
+                0,
+                &sa as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            // A full queue or a link going down loses the frame; the engine resends.
+            return match e.raw_os_error() {
+                Some(libc::EAGAIN | libc::ENOBUFS | libc::ENETDOWN | libc::ENXIO) => Ok(true),
+                _ => Err(e),
+            };
+        }
+        Ok(true)
+    }
+    #[inline]
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+        &mut self,
+        max: usize,
+        mut deliver: F,
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        while n < max {
+            // SAFETY: sockaddr_ll is plain data.
+            let mut sa: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+            let mut sl = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            // SAFETY: the buffer and the address are valid for the lengths given.
+            let r = unsafe {
+                libc::recvfrom(
+                    self.fd.as_raw_fd(),
+                    self.buf.as_mut_ptr() as *mut libc::c_void,
+                    self.buf.len(),
+                    0,
+                    &mut sa as *mut libc::sockaddr_ll as *mut libc::sockaddr,
+                    &mut sl,
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                return match e.raw_os_error() {
+                    Some(libc::EAGAIN) => Ok(n),
+                    Some(libc::EINTR) => continue,
+                    _ => Err(e),
+                };
+            }
+            if sa.sll_pkttype == libc::PACKET_OUTGOING {
+                continue;
+            }
+            let got = r as usize;
+            if got < PREFIX {
+                continue;
+            }
+            let len = u16::from_be_bytes([self.buf[0], self.buf[1]]) as usize;
+            if PREFIX + len > got {
+                // Cut short on the way: not a frame of ours.
+                continue;
+            }
+            n += 1;
+            let mut from = [0u8; 6];
+            from.copy_from_slice(&sa.sll_addr[..6]);
+            let _ = deliver(&Loc::Eth(from), &self.buf[PREFIX..PREFIX + len]);
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn macs_parse_in_both_spellings_and_nothing_else() {
+        let m = [0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee];
+        assert_eq!(parse_mac("02:aa:bb:cc:dd:ee"), Some(m));
+        assert_eq!(parse_mac("02aabbccddee"), Some(m));
+        assert_eq!(hex(&m), "02aabbccddee");
+        for bad in [
+            "",
+            "02aabbccdd",
+            "02aabbccddeeff",
+            "zzaabbccddee",
+            "02:aa:bb:cc:dd:é",
+        ] {
+            assert_eq!(parse_mac(bad), None, "{bad}");
+        }
+    }
+}
