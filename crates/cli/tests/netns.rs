@@ -91,16 +91,18 @@ fn run_pair(
 
 #[test]
 fn udp_between_namespaces_with_loss_every_byte_verified() {
+    impaired_pair("udp");
+}
+
+/// Both benchmarks over `transport`, with each impairment required to have been met;
+/// skipped, saying so, where the namespaces are not set up.
+fn impaired_pair(transport: &str) {
     if std::env::var_os("MYRIX_NETNS").is_none() {
         eprintln!(
             "skipped: no namespaces (run `bash .ci/netns.sh up` as root and set MYRIX_NETNS=1, as .ci/run does)"
         );
         return;
     }
-    impaired_pair("udp");
-}
-
-fn impaired_pair(transport: &str) {
     let mut seen = run_pair(
         transport,
         "pingpong",
@@ -126,11 +128,5 @@ fn impaired_pair(transport: &str) {
 /// The same over raw Ethernet frames (EtherType 0x86DF) on the veth pair.
 #[test]
 fn raw_ethernet_between_namespaces_with_loss_every_byte_verified() {
-    if std::env::var_os("MYRIX_NETNS").is_none() {
-        eprintln!(
-            "skipped: no namespaces (run `bash .ci/netns.sh up` as root and set MYRIX_NETNS=1, as .ci/run does)"
-        );
-        return;
-    }
     impaired_pair("eth");
 }
