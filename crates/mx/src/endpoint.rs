@@ -99,6 +99,12 @@ fn host_nic() -> u64 {
     ((h ^ (h >> 48)) & 0xfcff_ffff_ffff) | 0x0200_0000_0000
 }
 
+/// A NIC id for an endpoint on a network board (UDP, Ethernet): random, locally
+/// administered.
+fn random_nic() -> u64 {
+    (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000
+}
+
 impl Endpoint {
     /// Opens endpoint `id` on a board: `self`, `shm`, or `udp:HOST:PORT` (port 0 picks
     /// one). Peers must present `key` to connect.
@@ -118,15 +124,12 @@ impl Endpoint {
             }
             b if b.starts_with("udp:") => {
                 let t = Udp::bind(&b[4..], None)?;
-                // A NIC id per UDP endpoint: random, locally administered.
-                let nic = (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000;
-                (AnyTransport::Udp(t), nic)
+                (AnyTransport::Udp(t), random_nic())
             }
             b if b.starts_with("eth:") => {
+                // Several endpoints share the interface's address: each gets its own id.
                 let t = Eth::open(&b[4..])?;
-                // As for UDP: several endpoints share the interface's address.
-                let nic = (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000;
-                (AnyTransport::Eth(t), nic)
+                (AnyTransport::Eth(t), random_nic())
             }
             _ => return Err(MxError::Board(board.to_string())),
         };
