@@ -251,6 +251,16 @@ fn send(ep: &mut Endpoint, peer: myrix_mx::PeerId, data: &[u8]) -> Result<(), Cl
     }
 }
 
+/// A blocking receive of the next data message (`MPI_Recv`).
+fn recv(ep: &mut Endpoint, buf: RecvBuf) -> Result<RecvBuf, CliError> {
+    match ep.recv(buf, DATA, u64::MAX, T) {
+        Ok((st, b)) if st.code == Code::Success => Ok(b),
+        Ok((st, _)) => Err(CliError::Found(format!("MX receive failed: {:?}", st.code))),
+        Err(MxError::Timeout) => Err(CliError::Found("the peer stopped answering (30 s)".into())),
+        Err(e) => Err(mx(e)),
+    }
+}
+
 fn wait(ep: &mut Endpoint, r: myrix_mx::Request) -> Result<myrix_mx::Completion, CliError> {
     match ep.wait(r, T).map_err(mx)? {
         Some(c) if c.0.code == Code::Success => Ok(c),
@@ -524,16 +534,12 @@ fn run_plan(
                         pattern(&mut sbuf[..len], len, i);
                     }
                     // As an MPI ping-pong does (MPI_Send, MPI_Recv): a blocking send, which
-                    // reads a large message in place, then the receive for the answer.
+                    // reads a large message in place, then a blocking receive.
                     if is_client {
                         send(ep, peer, &sbuf[..len])?;
-                        let r = ep.irecv(buf, DATA, u64::MAX, 0).map_err(mx)?;
-                        let (_, back) = wait(ep, r)?;
-                        rbuf = back;
+                        rbuf = Some(recv(ep, buf)?);
                     } else {
-                        let r = ep.irecv(buf, DATA, u64::MAX, 0).map_err(mx)?;
-                        let (_, back) = wait(ep, r)?;
-                        rbuf = back;
+                        rbuf = Some(recv(ep, buf)?);
                         send(ep, peer, &sbuf[..len])?;
                     }
                     if plan.verify {

@@ -3,19 +3,19 @@
 //! Run under `valgrind --tool=callgrind --toggle-collect=critpath::turn` to count the
 //! instructions of just that part; the endpoint C that feeds and drains B stands in for
 //! the other process and is not counted.
-use myrix_mx::{Endpoint, PeerId, Request};
+use myrix_mx::{Endpoint, PeerId};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(1);
 
 /// What the ping-pong's responder does between two messages, as `myrix bench pingpong`
-/// does it: the receive it posted completes, and the reply goes out.
+/// does it: a blocking receive, then the reply.
 #[inline(never)]
-fn turn(b: &mut Endpoint, r: Request, to_c: PeerId, data: &[u8]) -> Vec<u8> {
-    let (_, buf) = b.wait(r, T).unwrap().unwrap();
+fn turn(b: &mut Endpoint, into: myrix_mx::RecvBuf, to_c: PeerId, data: &[u8]) -> Vec<u8> {
+    let (_, buf) = b.recv(into, 1, u64::MAX, T).unwrap();
     b.send(to_c, &[data], 1, T).unwrap();
     match buf {
-        Some(myrix_mx::RecvBuf::One(v)) => v,
+        myrix_mx::RecvBuf::One(v) => v,
         _ => unreachable!("a one-piece receive hands its buffer back"),
     }
 }
@@ -51,9 +51,7 @@ fn main() {
     let mut cbuf = Some(myrix_mx::RecvBuf::One(vec![0u8; 8]));
     let mut spent = Duration::ZERO;
     for i in 0..n {
-        let r = b
-            .irecv(myrix_mx::RecvBuf::One(buf), 1, u64::MAX, 0)
-            .unwrap();
+        let r = myrix_mx::RecvBuf::One(buf);
         c.send(to_b, &[&i.to_le_bytes(), &[0; 4]], 1, T).unwrap();
         let t0 = std::time::Instant::now();
         buf = turn(&mut b, r, to_c, &[2u8; 8]);

@@ -36,7 +36,8 @@ use rand::Rng;
 
 use crate::addr::EndpointAddr;
 use crate::engine::{
-    self, Code, Config, Engine, Lent, PeerId, RecvBuf, Request, Stats, Status, UnexpectedHandler,
+    self, Code, Config, DirectRecv, Engine, Lent, PeerId, RecvBuf, Request, Stats, Status,
+    UnexpectedHandler,
 };
 use crate::transport::{
     eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport,
@@ -188,6 +189,25 @@ impl Endpoint {
         let n = self
             .transport
             .poll_recv(64, |from, frame| engine.handle_frame(now, from, frame))?;
+        self.after_poll(now, lent)?;
+        Ok(n)
+    }
+
+    /// [`Endpoint::progress`] while a blocking receive waits without a request.
+    #[inline(always)]
+    fn progress_direct(&mut self, d: &mut DirectRecv) -> Result<usize, MxError> {
+        let now = self.now();
+        let engine = &mut self.engine;
+        let n = self.transport.poll_recv(64, |from, frame| {
+            engine.handle_frame_direct(now, from, frame, d)
+        })?;
+        self.after_poll(now, None)?;
+        Ok(n)
+    }
+
+    /// What every poll does after taking in frames.
+    #[inline(always)]
+    fn after_poll(&mut self, now: u64, lent: Lent<'_>) -> Result<(), MxError> {
         // Departed peers and timers are not latency-critical: looked at every
         // HOUSEKEEPING_POLLS polls (and timers at most every TIMER_CHECK_NS), so the
         // idle poll that waits for the next frame stays a few loads long.
@@ -198,7 +218,7 @@ impl Endpoint {
         if self.stalled.is_some() || self.engine.has_transmit() {
             self.flush_lent(now, lent)?;
         }
-        Ok(n)
+        Ok(())
     }
 
     #[cold]
@@ -482,6 +502,75 @@ impl Endpoint {
         }
         self.progress()?;
         Ok(self.engine.test(r)?)
+    }
+
+    /// Receives one message into `buf` and hands the buffer back: [`Endpoint::irecv`]
+    /// and [`Endpoint::wait`] in one call, as `MPI_Recv` is. On a lossless transport
+    /// (`shm`, `self`) with no other receive posted, it waits without a request, and a
+    /// message that fits one frame goes straight from the frame into `buf`.
+    ///
+    /// On a timeout the receive is given up: if no message was matched to it yet,
+    /// nothing is lost (a later message waits as unexpected); a message already
+    /// matched and still arriving is dropped when it completes.
+    pub fn recv(
+        &mut self,
+        buf: RecvBuf,
+        match_info: u64,
+        mask: u64,
+        timeout: Duration,
+    ) -> Result<(Status, RecvBuf), MxError> {
+        if match_info & !mask != 0 {
+            return Err(engine::Error::BadMatchMask { match_info, mask }.into());
+        }
+        let mut buf = buf;
+        if self.engine.direct_ok(match_info, mask) {
+            let mut d = DirectRecv {
+                match_info,
+                mask,
+                buf,
+                done: None,
+                slow: false,
+            };
+            let mut end: Option<Instant> = None;
+            let mut spins = 0u32;
+            loop {
+                self.progress_direct(&mut d)?;
+                if let Some(st) = d.done {
+                    return Ok((st, d.buf));
+                }
+                if d.slow {
+                    // A frame went the general way: if it left a message for us in the
+                    // unexpected queue, the posted receive below takes it, in order.
+                    if !self.engine.direct_ok(match_info, mask) {
+                        buf = d.buf;
+                        break;
+                    }
+                    d.slow = false;
+                }
+                spins = spins.wrapping_add(1);
+                if spins % 1024 == 0 {
+                    let now = Instant::now();
+                    if now >= *end.get_or_insert(now + timeout) {
+                        return Err(MxError::Timeout);
+                    }
+                }
+                if spins >= LONG_WAIT_SPINS {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        let started = Instant::now();
+        let r = self.irecv(buf, match_info, mask, 0)?;
+        match self.wait(r, timeout.saturating_sub(started.elapsed()))? {
+            Some((st, Some(b))) => Ok((st, b)),
+            Some((_, None)) => Err(engine::Error::BadRequest.into()),
+            None => {
+                if self.engine.cancel(r).is_err() {
+                    self.engine.forget(r)?;
+                }
+                Err(MxError::Timeout)
+            }
+        }
     }
 
     /// Waits up to `timeout` for a request; `None` on timeout (the request stays valid).

@@ -31,7 +31,7 @@
 use std::collections::VecDeque;
 
 use myrix_wire::mx::{
-    emit_head, emit_whole_eager, parse_whole_eager, Body, Frame, Header, Kind, Repr,
+    emit_head, emit_whole_eager, parse_whole_eager, Body, Frame, Header, Kind, Repr, WholeEager,
     CONNECT_BAD_KEY, CONNECT_OK, EAGER_HEAD, HEADER_LEN, NO_HANDLE, NO_PEER,
 };
 
@@ -246,6 +246,18 @@ impl RecvBuf {
             RecvBuf::Segments(s) => s.concat(),
         }
     }
+}
+
+/// A blocking receive waiting without a request: see [`Engine::handle_frame_direct`].
+#[derive(Debug)]
+pub struct DirectRecv {
+    pub match_info: u64,
+    pub mask: u64,
+    pub buf: RecvBuf,
+    /// Set when a message was received into `buf`.
+    pub done: Option<Status>,
+    /// Set when a frame took the general path since the caller last cleared it.
+    pub slow: bool,
 }
 
 /// What an unexpected-message handler sees.
@@ -1481,13 +1493,12 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
     }
 
-    /// The receive fast path of lossless transports: a whole message in one frame, from
-    /// a connected peer with nothing half-received, for a posted receive and with no
-    /// notify wanted. Returns false, having changed nothing, for any other frame.
-    fn whole_eager_fast(&mut self, bytes: &[u8]) -> bool {
-        let Some(m) = parse_whole_eager(bytes) else {
-            return false;
-        };
+    /// A whole message in one frame from a connected peer with nothing half-received,
+    /// wanting no notify: what the lossless receive fast paths may take straight from
+    /// the frame bytes. With the peer's index.
+    #[inline(always)]
+    fn whole_eager_in_order<'b>(&self, bytes: &'b [u8]) -> Option<(WholeEager<'b>, usize)> {
+        let m = parse_whole_eager(bytes)?;
         let hd = &m.header;
         let pi = hd.peer_index as usize;
         let known = self.peers.get(pi).is_some_and(|p| {
@@ -1497,8 +1508,18 @@ impl<L: Clone + PartialEq> Engine<L> {
                 && p.rx_current.is_none()
         });
         if !known || hd.dst_endpoint != self.endpoint || m.handle != NO_HANDLE {
-            return false;
+            return None;
         }
+        Some((m, pi))
+    }
+
+    /// The receive fast path of lossless transports: a whole message in one frame, from
+    /// a connected peer with nothing half-received, for a posted receive and with no
+    /// notify wanted. Returns false, having changed nothing, for any other frame.
+    fn whole_eager_fast(&mut self, bytes: &[u8]) -> bool {
+        let Some((m, pi)) = self.whole_eager_in_order(bytes) else {
+            return false;
+        };
         let Some(h) = self.find_posted(m.match_info) else {
             return false;
         };
@@ -1513,6 +1534,64 @@ impl<L: Clone + PartialEq> Engine<L> {
         self.stats.fast_recvs += 1;
         self.finish_recv(h);
         true
+    }
+
+    /// Whether a blocking receive may wait through [`Engine::handle_frame_direct`]
+    /// instead of a posted request: the transport is lossless, no receive is posted
+    /// (it would come first) and no unexpected message matches (it would be taken
+    /// first).
+    #[inline]
+    pub fn direct_ok(&self, match_info: u64, mask: u64) -> bool {
+        self.cfg.reliable_transport
+            && self.posted.is_empty()
+            && !self
+                .unexpected
+                .iter()
+                .any(|u| u.match_info & mask == match_info)
+    }
+
+    /// [`Engine::handle_frame`] while a blocking receive waits without a request (see
+    /// [`Engine::direct_ok`]): a whole single-frame message that matches it goes
+    /// straight into its buffer, as a posted receive's would. Any frame that takes the
+    /// general path sets [`DirectRecv::slow`]: it may have left a matching message in
+    /// the unexpected queue, so the caller must look there (and post a receive) before
+    /// taking another frame directly, or messages would be matched out of order.
+    #[inline(always)]
+    pub fn handle_frame_direct(
+        &mut self,
+        now: u64,
+        from: &L,
+        bytes: &[u8],
+        d: &mut DirectRecv,
+    ) -> Handled {
+        if d.done.is_none() && !d.slow {
+            if let Some((m, pi)) = self.whole_eager_in_order(bytes) {
+                if m.match_info & d.mask == d.match_info {
+                    let len = m.data.len();
+                    let xfer = len.min(d.buf.len());
+                    d.buf.write_at(0, m.data);
+                    let p = &mut self.peers[pi];
+                    p.rx_next = p.rx_next.wrapping_add(1);
+                    self.stats.frames_in += 1;
+                    self.stats.fast_recvs += 1;
+                    d.done = Some(Status {
+                        code: if xfer < len {
+                            Code::Truncated
+                        } else {
+                            Code::Success
+                        },
+                        source: PeerId(pi as u16),
+                        match_info: m.match_info,
+                        msg_len: len,
+                        xfer_len: xfer,
+                        context: 0,
+                    });
+                    return Handled::Accepted;
+                }
+            }
+            d.slow = true;
+        }
+        self.handle_frame(now, from, bytes)
     }
 
     fn advance_rx(&mut self, now: u64, peer: u16) {

@@ -18,6 +18,6 @@ pub mod transport;
 pub use addr::{AddrError, EndpointAddr};
 pub use endpoint::{pin_to_cpu, Completion, Endpoint, MxError, ProgressThread};
 pub use engine::{
-    Code, Config, Engine, Error, Handled, HandlerAction, Lent, PeerId, RecvBuf, Request, Stats,
-    Status, UnexpectedInfo,
+    Code, Config, DirectRecv, Engine, Error, Handled, HandlerAction, Lent, PeerId, RecvBuf,
+    Request, Stats, Status, UnexpectedInfo,
 };

@@ -290,3 +290,129 @@ fn a_blocking_send_that_times_out_still_delivers_its_copy() {
     }
     rx.join().unwrap();
 }
+
+/// The blocking receive takes messages in the order they were sent, whatever their
+/// class: a tiny message straight from its frame never overtakes a medium one that
+/// went to the unexpected queue ahead of it, and a receive posted earlier comes first.
+fn blocking_receives(mut a: Endpoint, mut b: Endpoint) {
+    let (pa, pb) = pair(&mut a, &mut b);
+    let gate = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let g = gate.clone();
+    let tx = std::thread::spawn(move || {
+        // All queued before the receiver looks: first a medium message of several
+        // frames, which cannot be taken straight from one.
+        let mut rs = vec![
+            a.isend(pa, &[&pattern(20000)], 1, 0).unwrap(),
+            a.isend(pa, &[&pattern(8)], 1, 0).unwrap(),
+            a.isend(pa, &[&pattern(9)], 2, 0).unwrap(),
+        ];
+        g.wait();
+        a.send(pa, &[&pattern(1 << 20)], 1, T).unwrap();
+        rs.push(a.isend(pa, &[&pattern(32)], 1, 0).unwrap());
+        // Taken by a receive posted before the blocking one.
+        rs.push(a.isend(pa, &[b"x"], 3, 0).unwrap());
+        rs.push(a.isend(pa, &[b"y"], 3, 0).unwrap());
+        for r in rs {
+            assert_eq!(a.wait(r, T).unwrap().expect("sent").0.code, Code::Success);
+        }
+        g.wait();
+        // After the receiver's timeout: this one must not be lost.
+        a.send(pa, &[b"late"], 9, T).unwrap();
+        a.flush_all(T).unwrap();
+    });
+    gate.wait();
+    let buf = |n| RecvBuf::One(vec![0; n]);
+    for (len, room, m, mask) in [
+        (20000, 20000, 1, u64::MAX),
+        (8, 8, 1, u64::MAX),
+        (1 << 20, 1 << 20, 1, u64::MAX),
+        (9, 9, 0, 0), // any match: the one left waiting since the start
+        (32, 8, 1, u64::MAX),
+    ] {
+        let (st, got) = b.recv(buf(room), m, mask, T).unwrap();
+        assert_eq!((st.source, st.msg_len, st.xfer_len), (pb, len, room));
+        let want = if room < len {
+            Code::Truncated
+        } else {
+            Code::Success
+        };
+        assert_eq!(st.code, want, "len {len}");
+        assert_eq!(got.to_vec(), pattern(len)[..room], "len {len}");
+    }
+    let r = b.irecv(buf(1), 3, u64::MAX, 0).unwrap();
+    let (st, got) = b.recv(buf(1), 3, u64::MAX, T).unwrap();
+    assert_eq!((st.code, got.to_vec()), (Code::Success, b"y".to_vec()));
+    let (_, first) = b.wait(r, T).unwrap().expect("posted first, matched first");
+    assert_eq!(first.unwrap().to_vec(), b"x");
+    let e = b.recv(buf(4), 9, u64::MAX, Duration::from_millis(30));
+    assert!(matches!(e, Err(MxError::Timeout)), "{e:?}");
+    let e = b.recv(buf(4), 3, 1, T);
+    assert!(
+        matches!(
+            e,
+            Err(MxError::Engine(myrix_mx::Error::BadMatchMask { .. }))
+        ),
+        "{e:?}"
+    );
+    gate.wait();
+    let (st, got) = b.recv(buf(4), 9, u64::MAX, T).unwrap();
+    assert_eq!((st.code, got.to_vec()), (Code::Success, b"late".to_vec()));
+    while !tx.is_finished() {
+        b.progress().unwrap();
+    }
+    tx.join().unwrap();
+}
+
+/// A blocking receive that sees a message it does not want go by keeps waiting, and
+/// the message waits for its own receive.
+fn blocking_receive_lets_others_pass(mut a: Endpoint, mut b: Endpoint) {
+    let (pa, _) = pair(&mut a, &mut b);
+    let tx = std::thread::spawn(move || {
+        a.send(pa, &[&pattern(20000)], 1, T).unwrap();
+        a.send(pa, &[&pattern(8)], 1, T).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        a.send(pa, &[&pattern(9)], 2, T).unwrap();
+        a.flush_all(T).unwrap();
+    });
+    let (st, got) = b.recv(RecvBuf::One(vec![0; 9]), 2, u64::MAX, T).unwrap();
+    assert_eq!((st.code, got.to_vec()), (Code::Success, pattern(9)));
+    for len in [20000, 8] {
+        let (st, got) = b.recv(RecvBuf::One(vec![0; len]), 1, u64::MAX, T).unwrap();
+        assert_eq!((st.code, got.to_vec()), (Code::Success, pattern(len)));
+    }
+    while !tx.is_finished() {
+        b.progress().unwrap();
+    }
+    tx.join().unwrap();
+}
+
+#[test]
+fn blocking_receive_over_shm_and_udp() {
+    let a = Endpoint::open("shm", 213, 7).unwrap();
+    let b = Endpoint::open("shm", 214, 7).unwrap();
+    blocking_receives(a, b);
+    blocking_receives(
+        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
+        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
+    );
+    blocking_receive_lets_others_pass(
+        Endpoint::open("shm", 213, 7).unwrap(),
+        Endpoint::open("shm", 214, 7).unwrap(),
+    );
+    blocking_receive_lets_others_pass(
+        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
+        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
+    );
+}
+
+#[test]
+fn blocking_receive_takes_a_tiny_message_from_its_frame() {
+    let mut a = Endpoint::open("shm", 215, 7).unwrap();
+    let mut b = Endpoint::open("shm", 216, 7).unwrap();
+    let (pa, _) = pair(&mut a, &mut b);
+    let before = b.stats().fast_recvs;
+    a.send(pa, &[b"tiny"], 4, T).unwrap();
+    let (st, got) = b.recv(RecvBuf::One(vec![0; 4]), 4, u64::MAX, T).unwrap();
+    assert_eq!((st.code, got.to_vec()), (Code::Success, b"tiny".to_vec()));
+    assert_eq!(b.stats().fast_recvs, before + 1);
+}
