@@ -435,6 +435,7 @@ impl Transport for Shm {
         self.commit_slot(to, frame.len());
         Ok(true)
     }
+    #[inline]
     fn frame_slot(&mut self, to: &Loc) -> io::Result<Option<&mut [u8]>> {
         let Loc::Shm(ep) = *to else {
             return Err(io::Error::new(
@@ -462,6 +463,7 @@ impl Transport for Shm {
             std::slice::from_raw_parts_mut(o.seg.base().add(off), MTU)
         }))
     }
+    #[inline]
     fn commit_slot(&mut self, to: &Loc, len: usize) {
         let Loc::Shm(ep) = *to else { return };
         let Some(o) = self.out[ep as usize].as_mut() else {
