@@ -83,7 +83,9 @@ fn pid_alive(pid: u32) -> bool {
 
 /// A mapped segment.
 struct Segment {
-    map: MmapMut,
+    /// The mapping's first byte, kept apart so the fast paths need not ask `map`.
+    base: *mut u8,
+    _map: MmapMut,
     _file: File,
 }
 
@@ -92,17 +94,18 @@ struct Segment {
 unsafe impl Send for Segment {}
 
 impl Segment {
+    #[inline(always)]
     fn base(&self) -> *mut u8 {
-        self.map.as_ptr() as *mut u8
+        self.base
     }
     fn atomic64(&self, off: usize) -> &AtomicU64 {
-        debug_assert!(off % 8 == 0 && off + 8 <= self.map.len());
+        debug_assert!(off % 8 == 0 && off + 8 <= SEGMENT_BYTES);
         // SAFETY: in bounds (checked above), 8-aligned (the mapping is page-aligned and
         // every offset used is a multiple of 8), and only ever accessed atomically.
         unsafe { AtomicU64::from_ptr(self.base().add(off) as *mut u64) }
     }
     fn atomic32(&self, off: usize) -> &AtomicU32 {
-        debug_assert!(off % 4 == 0 && off + 4 <= self.map.len());
+        debug_assert!(off % 4 == 0 && off + 4 <= SEGMENT_BYTES);
         // SAFETY: as for `atomic64`, with 4-byte alignment.
         unsafe { AtomicU32::from_ptr(self.base().add(off) as *mut u32) }
     }
@@ -145,8 +148,12 @@ impl Segment {
         // SAFETY: the file is ours or another myrix endpoint's; it may change under us,
         // which is why every shared word is read and written atomically and every
         // length read from it is bounds-checked before use.
-        let map = unsafe { MmapMut::map_mut(&file)? };
-        Ok(Segment { map, _file: file })
+        let mut map = unsafe { MmapMut::map_mut(&file)? };
+        Ok(Segment {
+            base: map.as_mut_ptr(),
+            _map: map,
+            _file: file,
+        })
     }
 }
 
@@ -463,7 +470,7 @@ impl Transport for Shm {
             std::slice::from_raw_parts_mut(o.seg.base().add(off), MTU)
         }))
     }
-    #[inline]
+    #[inline(always)]
     fn commit_slot(&mut self, to: &Loc, len: usize) {
         let Loc::Shm(ep) = *to else { return };
         let Some(o) = self.out[ep as usize].as_mut() else {
