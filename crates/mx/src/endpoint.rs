@@ -512,6 +512,20 @@ impl Endpoint {
     /// On a timeout the receive is given up: if no message was matched to it yet,
     /// nothing is lost (a later message waits as unexpected); a message already
     /// matched and still arriving is dropped when it completes.
+    ///
+    /// ```
+    /// use myrix_mx::{Code, Endpoint, RecvBuf};
+    /// use std::time::Duration;
+    ///
+    /// let t = Duration::from_secs(5);
+    /// let mut ep = Endpoint::open("self", 0, 7)?; // an endpoint sending to itself
+    /// let me = ep.connect(&ep.addr().clone(), 7, t)?;
+    /// ep.send(me, &[b"ping"], 0x10, t)?;
+    /// let (st, buf) = ep.recv(RecvBuf::One(vec![0; 16]), 0x10, u64::MAX, t)?;
+    /// assert_eq!((st.code, st.xfer_len), (Code::Success, 4));
+    /// assert_eq!(&buf.to_vec()[..4], b"ping");
+    /// # Ok::<(), myrix_mx::MxError>(())
+    /// ```
     pub fn recv(
         &mut self,
         buf: RecvBuf,
