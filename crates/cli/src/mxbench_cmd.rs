@@ -82,6 +82,9 @@ const KEY: u32 = 0x6d79_7278;
 const CTRL: u64 = 1 << 63;
 const HELLO: u64 = CTRL | 1;
 const BYE: u64 = CTRL | 2;
+/// How long a server on a lossy transport keeps answering after the goodbye: many
+/// resend intervals (20 ms), so a lost acknowledgement is repeated.
+const LINGER: Duration = Duration::from_millis(300);
 const ACK: u64 = CTRL | 3;
 const DATA: u64 = 7;
 const T: Duration = Duration::from_secs(30);
@@ -413,6 +416,15 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
         .map_err(mx)?;
     wait(&mut ep, r)?;
     ep.flush_all(Duration::from_secs(2)).map_err(mx)?;
+    if !ep.config().reliable_transport {
+        // Our acknowledgement of the goodbye may be lost, and the client resends it
+        // until one arrives: stay a while to answer (as TCP's TIME-WAIT does), or the
+        // client would find us gone and report the peer unreachable.
+        let end = std::time::Instant::now() + LINGER;
+        while std::time::Instant::now() < end {
+            ep.progress().map_err(mx)?;
+        }
+    }
     if a.stats {
         print_stats("server", &ep);
     }
