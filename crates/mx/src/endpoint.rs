@@ -303,6 +303,14 @@ impl Endpoint {
         }
     }
 
+    /// Disconnects from a peer (see [`Engine::disconnect`]): its unfinished requests
+    /// end with [`Code::Disconnected`] and sends to it are refused until
+    /// [`Endpoint::connect`] is called again.
+    pub fn disconnect(&mut self, peer: PeerId) -> Result<(), MxError> {
+        self.engine.disconnect(peer)?;
+        Ok(())
+    }
+
     pub fn isend(
         &mut self,
         peer: PeerId,

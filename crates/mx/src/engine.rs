@@ -151,6 +151,9 @@ pub enum Code {
     Unreachable,
     /// The peer restarted (new session) before the request finished.
     PeerReset,
+    /// We disconnected from the peer ([`Engine::disconnect`]) before the request
+    /// finished.
+    Disconnected,
 }
 
 impl Code {
@@ -551,6 +554,9 @@ struct Peer<L> {
     endpoint: u8,
     /// Their session; 0 until known.
     session: u32,
+    /// The session we present to them: ours, changed at each disconnect so that the
+    /// next connect starts both sides afresh.
+    my_session: u32,
     /// The index they gave us; `NO_PEER` until connected.
     their_index: u16,
     unreachable: bool,
@@ -567,12 +573,13 @@ struct Peer<L> {
 }
 
 impl<L> Peer<L> {
-    fn new(loc: L, nic: u64, endpoint: u8) -> Peer<L> {
+    fn new(loc: L, nic: u64, endpoint: u8, my_session: u32) -> Peer<L> {
         Peer {
             loc,
             nic,
             endpoint,
             session: 0,
+            my_session,
             their_index: NO_PEER,
             unreachable: false,
             tx_next: 0,
@@ -1003,7 +1010,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         if self.peers.len() >= NO_PEER as usize {
             return Err(Error::TooManyPeers);
         }
-        self.peers.push(Peer::new(loc, nic, endpoint));
+        self.peers.push(Peer::new(loc, nic, endpoint, self.session));
         Ok((self.peers.len() - 1) as u16)
     }
 
@@ -1723,6 +1730,38 @@ impl<L: Clone + PartialEq> Engine<L> {
         }
     }
 
+    /// Disconnects from a peer, as `mx_disconnect` does: every unfinished request
+    /// involving it (sends, receives it is filling, a connect in progress) completes
+    /// with [`Code::Disconnected`], its half-arrived unexpected messages are dropped
+    /// (whole ones stay, to be received), sends to it are refused with
+    /// [`Error::NotConnected`] and its frames are dropped until one side connects
+    /// again. The peer is not told; when we connect again it sees a new session, as
+    /// after a restart, and its own requests to us end with [`Code::PeerReset`].
+    pub fn disconnect(&mut self, peer: PeerId) -> Result<(), Error> {
+        let pi = peer.0;
+        if pi as usize >= self.peers.len() {
+            return Err(Error::UnknownPeer(peer));
+        }
+        self.fail_peer(pi, Code::Disconnected);
+        let connects: Vec<u32> = (0..self.reqs.len())
+            .filter_map(|i| {
+                let r = &self.reqs[i];
+                let live = r.state == ReqState::Active && r.kind == ReqKind::Connect;
+                (live && r.peer == pi).then(|| Request::new(i, r.gen).raw())
+            })
+            .collect();
+        for h in connects {
+            self.complete(h, Code::Disconnected);
+        }
+        let p = &mut self.peers[pi as usize];
+        p.reset_session();
+        p.session = 0;
+        p.their_index = NO_PEER;
+        let next = p.my_session.wrapping_add(0x9e37_79b9);
+        p.my_session = if next == 0 { 1 } else { next };
+        Ok(())
+    }
+
     /// The transport says the peer at `loc` is gone (its process died): its requests in
     /// progress complete with [`Code::Unreachable`], and so do new sends to it until it
     /// connects again.
@@ -2139,7 +2178,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             nic: self.nic,
             src_endpoint: self.endpoint,
             dst_endpoint: p.endpoint,
-            session: self.session,
+            session: p.my_session,
             seq,
             ack: p.rx_next,
         }

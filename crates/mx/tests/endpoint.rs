@@ -416,3 +416,47 @@ fn blocking_receive_takes_a_tiny_message_from_its_frame() {
     assert_eq!((st.code, got.to_vec()), (Code::Success, b"tiny".to_vec()));
     assert_eq!(b.stats().fast_recvs, before + 1);
 }
+
+/// Disconnect, a refused send, connect again, and messages flow both ways.
+fn disconnect_and_connect_again(mut a: Endpoint, mut b: Endpoint) {
+    let (pa, _) = pair(&mut a, &mut b);
+    let b_addr = b.addr().clone();
+    let rx = std::thread::spawn(move || {
+        for want in [b"one".as_slice(), b"two"] {
+            let (st, got) = b.recv(RecvBuf::One(vec![0; 3]), 1, u64::MAX, T).unwrap();
+            assert_eq!((st.code, got.to_vec()), (Code::Success, want.to_vec()));
+            b.send(st.source, &[want], 2, T).unwrap();
+        }
+        b.flush_all(T).unwrap();
+        // Stay until the other side is done with us.
+        let _ = b.recv(RecvBuf::One(vec![]), 9, u64::MAX, T);
+    });
+    a.send(pa, &[b"one"], 1, T).unwrap();
+    let (st, _) = a.recv(RecvBuf::One(vec![0; 3]), 2, u64::MAX, T).unwrap();
+    assert_eq!(st.code, Code::Success);
+    a.disconnect(pa).unwrap();
+    let e = a.send(pa, &[b"no"], 1, T).unwrap_err();
+    assert!(
+        matches!(e, MxError::Engine(myrix_mx::Error::NotConnected(_))),
+        "{e}"
+    );
+    let pa = a.connect(&b_addr, 7, T).unwrap();
+    a.send(pa, &[b"two"], 1, T).unwrap();
+    let (st, got) = a.recv(RecvBuf::One(vec![0; 3]), 2, u64::MAX, T).unwrap();
+    assert_eq!((st.code, got.to_vec()), (Code::Success, b"two".to_vec()));
+    a.send(pa, &[], 9, T).unwrap();
+    a.flush_all(T).unwrap();
+    rx.join().unwrap();
+}
+
+#[test]
+fn disconnect_over_shm_and_udp() {
+    disconnect_and_connect_again(
+        Endpoint::open("shm", 217, 7).unwrap(),
+        Endpoint::open("shm", 218, 7).unwrap(),
+    );
+    disconnect_and_connect_again(
+        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
+        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
+    );
+}

@@ -415,3 +415,76 @@ fn isend_vec_hands_its_vector_back() {
         }
     }
 }
+
+#[test]
+fn disconnect_ends_requests_and_a_new_connect_starts_afresh() {
+    for (cfg, net) in [
+        (Config::default(), NetConfig::lossy(0.0, 1)),
+        (Config::default(), NetConfig::lossy(0.2, 2)),
+        (lossless(), NetConfig::lossless(3)),
+    ] {
+        let (mut t, peers) = mesh(2, &cfg, net);
+        let (p01, p10) = (peers[0][1], peers[1][0]);
+        // Sequence numbers move in both directions first.
+        for i in 0..3u64 {
+            let s = t.engines[0]
+                .isend(t.now, p01, &[&pattern(i, 40)], 1, 0, false)
+                .unwrap();
+            let r = t.engines[1]
+                .irecv(t.now, RecvBuf::One(vec![0; 40]), 1, u64::MAX, 0)
+                .unwrap();
+            assert_eq!(wait(&mut t, 1, r).code, Code::Success);
+            assert_eq!(wait(&mut t, 0, s).code, Code::Success);
+        }
+        // Pending on both sides: 0's synchronous send (nobody receives it) and 1's.
+        let s0 = t.engines[0]
+            .isend(t.now, p01, &[&pattern(7, 5000)], 2, 0, true)
+            .unwrap();
+        let s1 = t.engines[1]
+            .isend(t.now, p10, &[b"to 0"], 3, 0, true)
+            .unwrap();
+        t.run_until(50_000_000, |_| false);
+        t.engines[0].disconnect(p01).unwrap();
+        assert_eq!(wait(&mut t, 0, s0).code, Code::Disconnected);
+        assert!(matches!(
+            t.engines[0].isend(t.now, p01, &[b"x"], 0, 0, false),
+            Err(Error::NotConnected(_))
+        ));
+        assert!(matches!(
+            t.engines[0].disconnect(PeerId(99)),
+            Err(Error::UnknownPeer(_))
+        ));
+        // Connecting again: 1 sees a new session, so its pending send is reset.
+        let c = t.engines[0].iconnect(t.now, 1, nic(1), 0, KEY, 0).unwrap();
+        assert_eq!(wait(&mut t, 0, c).source, p01);
+        assert_eq!(wait(&mut t, 1, s1).code, Code::PeerReset);
+        // And messages flow both ways again, in order, from fresh sequence numbers.
+        for (from, to, peer) in [(0, 1, p01), (1, 0, p10), (0, 1, p01)] {
+            let mut sends = Vec::new();
+            for i in 0..5u64 {
+                let data = pattern(i, 100 * i as usize);
+                let now = t.now;
+                sends.push(
+                    t.engines[from]
+                        .isend(now, peer, &[&data], 4, 0, false)
+                        .unwrap(),
+                );
+            }
+            for i in 0..5u64 {
+                let now = t.now;
+                let r = t.engines[to]
+                    .irecv(now, RecvBuf::One(vec![0; 500]), 4, u64::MAX, 0)
+                    .unwrap();
+                let (st, buf) = wait_buf(&mut t, to, r);
+                assert_eq!(st.code, Code::Success);
+                assert_eq!(
+                    buf.unwrap().to_vec()[..st.xfer_len],
+                    pattern(i, 100 * i as usize)
+                );
+            }
+            for s in sends {
+                assert_eq!(wait(&mut t, from, s).code, Code::Success);
+            }
+        }
+    }
+}
