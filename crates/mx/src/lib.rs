@@ -6,8 +6,11 @@
 //!   deadlines out. It never opens a socket, spawns a thread or reads a clock.
 //! * [`testnet`] — a deterministic in-memory lossy network that drives engines.
 //! * [`endpoint`] — the application's API: an engine driven over a transport.
-//! * [`transport`] — `self`, `shm` and `udp`.
+//! * [`transport`] — `self`, `shm`, `udp` and `eth` (raw Ethernet).
 //! * [`addr`] — endpoint addresses and their printable form.
+//!
+//! [`Endpoint`] shows the API in a few lines; `examples/hello.rs` is a complete
+//! program of two processes (`cargo run -p myrix-mx --example hello`).
 
 pub mod addr;
 pub mod endpoint;
