@@ -1545,12 +1545,14 @@ impl<L: Clone + PartialEq> Engine<L> {
 
     /// Whether a blocking receive may wait through [`Engine::handle_frame_direct`]
     /// instead of a posted request: the transport is lossless, no receive is posted
-    /// (it would come first) and no unexpected message matches (it would be taken
-    /// first).
+    /// (it would come first), no unexpected message matches (it would be taken first)
+    /// and no unexpected-message handler is set (it must not see a message that a
+    /// posted receive would have taken).
     #[inline]
     pub fn direct_ok(&self, match_info: u64, mask: u64) -> bool {
         self.cfg.reliable_transport
             && self.posted.is_empty()
+            && self.handler.is_none()
             && !self
                 .unexpected
                 .iter()

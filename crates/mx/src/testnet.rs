@@ -13,7 +13,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::engine::{Engine, Handled, Request};
+use crate::engine::{DirectRecv, Engine, Handled, Request};
 
 #[derive(Clone, Copy, Debug)]
 pub struct NetConfig {
@@ -66,6 +66,9 @@ pub struct TestNet {
     pub duplicated: u64,
     /// Per engine, the message of a send it was lent ([`Engine::isend_lent`]), as segments.
     lent: HashMap<usize, (Request, Vec<Vec<u8>>)>,
+    /// Per engine, a blocking receive waiting without a request: frames to that engine
+    /// go through [`Engine::handle_frame_direct`], as an endpoint's `recv` delivers them.
+    pub direct: HashMap<usize, DirectRecv>,
 }
 
 impl TestNet {
@@ -84,6 +87,7 @@ impl TestNet {
             lost: 0,
             duplicated: 0,
             lent: HashMap::new(),
+            direct: HashMap::new(),
         }
     }
 
@@ -170,11 +174,18 @@ impl TestNet {
                 q.push_back(frame);
                 return;
             }
-            if self.engines[dst].handle_frame(self.now, &src, &frame) == Handled::Busy {
+            if self.offer(dst, src, &frame) == Handled::Busy {
                 self.held.entry((src, dst)).or_default().push_back(frame);
             }
         } else {
-            let _ = self.engines[dst].handle_frame(self.now, &src, &frame);
+            let _ = self.offer(dst, src, &frame);
+        }
+    }
+
+    fn offer(&mut self, dst: usize, src: usize, frame: &[u8]) -> Handled {
+        match self.direct.get_mut(&dst) {
+            Some(d) => self.engines[dst].handle_frame_direct(self.now, &src, frame, d),
+            None => self.engines[dst].handle_frame(self.now, &src, frame),
         }
     }
 
@@ -188,7 +199,7 @@ impl TestNet {
             .collect();
         for (src, dst) in keys {
             while let Some(f) = self.held.get_mut(&(src, dst)).and_then(|q| q.pop_front()) {
-                if self.engines[dst].handle_frame(self.now, &src, &f) == Handled::Busy {
+                if self.offer(dst, src, &f) == Handled::Busy {
                     self.held
                         .get_mut(&(src, dst))
                         .expect("exists")

@@ -1,7 +1,8 @@
 //! Thousands of randomized messages of every class between three endpoints, with random
 //! matching patterns and posting orders, over a network that loses, duplicates and
 //! reorders. Checked: every message received exactly once, with the right bytes and
-//! status; messages from one peer matched in the order sent; every send completes.
+//! status; messages from one peer matched in the order sent; every send completes. And
+//! the blocking receive's way of waiting without a request, on a lossless network.
 
 mod common;
 
@@ -349,5 +350,256 @@ fn soak() {
         for loss in [0.0, 0.01, 0.2] {
             run(loss, 1000, 1000 + seed);
         }
+    }
+}
+
+/// The receiver's side of `Endpoint::recv` on a lossless transport, driven by hand:
+/// one blocking receive after another, waiting without a request where the engine
+/// allows it (`DirectRecv`), falling back to a posted receive when a frame left a
+/// matching message in the unexpected queue; some receives are posted ahead with
+/// `irecv` instead. Two senders send messages of every class and matching category
+/// to engine 0 while the network runs.
+fn blocking_run(messages: usize, seed: u64) {
+    use myrix_mx::engine::DirectRecv;
+    use myrix_mx::testnet::TestNet;
+
+    let n = 3;
+    let cfg = Config {
+        reliable_transport: true,
+        ..Config::default()
+    };
+    let (mut t, peers) = mesh(n, &cfg, NetConfig::lossless(seed));
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut msgs = Vec::new();
+    let mut specs = Vec::new();
+    for id in 0..messages as u64 {
+        let from = rng.gen_range(1..n);
+        let cat = [BY_SENDER, EXACT, WILDCARD][rng.gen_range(0..3)];
+        let len = length(&mut rng, cat == EXACT);
+        let m = Msg {
+            id,
+            from,
+            to: 0,
+            cat,
+            len,
+            sync: rng.gen_bool(0.1),
+        };
+        let mi = m.match_info();
+        specs.push(match cat {
+            EXACT => (mi, u64::MAX, len + rng.gen_range(0..4), mi),
+            BY_SENDER => {
+                let mi = (BY_SENDER << 60) | ((from as u64) << 52);
+                let room = if rng.gen_bool(0.1) { 100 } else { SHARED_MAX };
+                (mi, CAT_MASK | SENDER_MASK, room, mi)
+            }
+            _ => {
+                let room = if rng.gen_bool(0.1) { 100 } else { SHARED_MAX };
+                (WILDCARD << 60, CAT_MASK, room, WILDCARD << 60)
+            }
+        });
+        msgs.push(m);
+    }
+    // Receives roughly in the order the messages are sent, as a program that expects
+    // them would post them: shuffled within windows of a few.
+    for w in specs.chunks_mut(4) {
+        w.shuffle(&mut rng);
+    }
+
+    // The senders' side: the next message leaves now and then as the network runs.
+    struct Senders {
+        next: usize,
+        sends: Vec<(usize, Request)>,
+    }
+    let mut tx = Senders {
+        next: 0,
+        sends: Vec::new(),
+    };
+    let pace = |t: &mut TestNet, rng: &mut ChaCha8Rng, tx: &mut Senders| {
+        if tx.next < msgs.len() && rng.gen_bool(0.3) {
+            let m = &msgs[tx.next];
+            let now = t.now;
+            let data = pattern(m.id, m.len);
+            let r = t.engines[m.from]
+                .isend(
+                    now,
+                    peers[m.from][0],
+                    &[&data],
+                    m.match_info(),
+                    m.id,
+                    m.sync,
+                )
+                .unwrap();
+            tx.sends.push((m.from, r));
+            tx.next += 1;
+        }
+        if !t.step() && tx.next == msgs.len() {
+            return false;
+        }
+        true
+    };
+    let mut posted: Vec<(Request, u64, usize)> = Vec::new();
+    // Per completed receive: code, message length, bytes delivered, match info, the
+    // bytes, its place in posting order, its order key.
+    type Done = (Code, usize, usize, u64, Vec<u8>, usize, u64);
+    let mut done: Vec<Done> = Vec::new();
+    // How often each way was taken: straight from a frame, after a frame that went the
+    // general way but left nothing for us, and back to a posted receive.
+    let (mut direct, mut passed, mut fell_back) = (0, 0, 0);
+    let collect =
+        |t: &mut TestNet, posted: &mut Vec<(Request, u64, usize)>, done: &mut Vec<Done>| {
+            posted.retain(|&(r, key, post)| match t.engines[0].test(r).unwrap() {
+                Some((st, buf)) => {
+                    let b = buf.unwrap().to_vec();
+                    done.push((
+                        st.code,
+                        st.msg_len,
+                        st.xfer_len,
+                        st.match_info,
+                        b,
+                        post,
+                        key,
+                    ));
+                    false
+                }
+                None => true,
+            });
+        };
+    for (post, &(mi, mask, room, key)) in specs.iter().enumerate() {
+        let buf = RecvBuf::One(vec![0; room]);
+        if rng.gen_bool(0.1) {
+            let r = t.engines[0].irecv(t.now, buf, mi, mask, 0).unwrap();
+            posted.push((r, key, post));
+            continue;
+        }
+        let mut fallback = None;
+        if t.engines[0].direct_ok(mi, mask) {
+            t.direct.insert(
+                0,
+                DirectRecv {
+                    match_info: mi,
+                    mask,
+                    buf,
+                    done: None,
+                    slow: false,
+                },
+            );
+            loop {
+                assert!(pace(&mut t, &mut rng, &mut tx), "blocked for ever");
+                collect(&mut t, &mut posted, &mut done);
+                let d = t.direct.get_mut(&0).unwrap();
+                if let Some(st) = d.done {
+                    let d = t.direct.remove(&0).unwrap();
+                    let b = d.buf.to_vec();
+                    done.push((
+                        st.code,
+                        st.msg_len,
+                        st.xfer_len,
+                        st.match_info,
+                        b,
+                        post,
+                        key,
+                    ));
+                    direct += 1;
+                    break;
+                }
+                if d.slow {
+                    if !t.engines[0].direct_ok(mi, mask) {
+                        fallback = Some(t.direct.remove(&0).unwrap().buf);
+                        fell_back += 1;
+                        break;
+                    }
+                    d.slow = false;
+                    passed += 1;
+                }
+            }
+        } else {
+            fallback = Some(buf);
+        }
+        if let Some(buf) = fallback {
+            let r = t.engines[0].irecv(t.now, buf, mi, mask, 0).unwrap();
+            loop {
+                collect(&mut t, &mut posted, &mut done);
+                if let Some((st, b)) = t.engines[0].test(r).unwrap() {
+                    let b = b.unwrap().to_vec();
+                    done.push((
+                        st.code,
+                        st.msg_len,
+                        st.xfer_len,
+                        st.match_info,
+                        b,
+                        post,
+                        key,
+                    ));
+                    break;
+                }
+                assert!(pace(&mut t, &mut rng, &mut tx), "blocked for ever");
+            }
+        }
+    }
+    while !posted.is_empty() || tx.next < msgs.len() {
+        collect(&mut t, &mut posted, &mut done);
+        if !pace(&mut t, &mut rng, &mut tx) {
+            collect(&mut t, &mut posted, &mut done);
+            assert!(
+                posted.is_empty(),
+                "{} posted receives never matched",
+                posted.len()
+            );
+        }
+    }
+    // Every message once, with its bytes and status; per receive key and sender, in
+    // the order sent (ids rise with each sender's sending order).
+    assert_eq!(done.len(), messages);
+    let mut seen = HashSet::new();
+    let mut order: HashMap<u64, Vec<(usize, usize, u64)>> = HashMap::new();
+    let room_of: HashMap<usize, usize> = specs.iter().enumerate().map(|(i, s)| (i, s.2)).collect();
+    for (code, msg_len, xfer, mi, bytes, post, key) in done {
+        let id = mi & ((1 << 52) - 1);
+        let m = &msgs[id as usize];
+        assert!(seen.insert(id), "message {id} received twice");
+        assert_eq!((mi, msg_len), (m.match_info(), m.len));
+        let want = m.len.min(room_of[&post]);
+        assert_eq!(xfer, want, "message {id}");
+        let c = if want < m.len {
+            Code::Truncated
+        } else {
+            Code::Success
+        };
+        assert_eq!(code, c);
+        assert_eq!(bytes[..xfer], pattern(id, xfer)[..], "bytes of {id}");
+        order.entry(key).or_default().push((post, m.from, id));
+    }
+    for (key, mut v) in order {
+        v.sort();
+        let mut last: HashMap<usize, u64> = HashMap::new();
+        for (_, from, id) in v {
+            if let Some(&prev) = last.get(&from) {
+                assert!(
+                    prev < id,
+                    "{key:#x}: message {id} matched after {prev} from {from}"
+                );
+            }
+            last.insert(from, id);
+        }
+    }
+    for (from, r) in tx.sends {
+        let mut st = None;
+        assert!(t.run_until(1_000_000_000, |t| {
+            st = t.engines[from].test(r).unwrap();
+            st.is_some()
+        }));
+        assert_eq!(st.unwrap().0.code, Code::Success);
+    }
+    assert!(
+        direct > messages / 10 && passed > 10 && fell_back > 10,
+        "direct {direct}, passed {passed}, fell back {fell_back}: every way must be taken"
+    );
+    eprintln!("seed {seed}: direct {direct}, passed {passed}, fell back {fell_back}");
+}
+
+#[test]
+fn randomized_blocking_receives_lossless_transport() {
+    for seed in 1..=3 {
+        blocking_run(1500, seed);
     }
 }
