@@ -1,8 +1,9 @@
 //! Arbitrary frames into a connected MX engine (both lossy and lossless modes): it must
-//! drop or absorb them without panicking, and keep working afterwards.
+//! drop or absorb them without panicking, and keep working afterwards. In lossless mode
+//! every other frame goes the way a blocking receive takes them (`handle_frame_direct`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use myrix_mx::engine::{Config, Engine, RecvBuf};
+use myrix_mx::engine::{Config, DirectRecv, Engine, RecvBuf};
 
 fuzz_target!(|data: &[u8]| {
     for reliable in [false, true] {
@@ -29,7 +30,15 @@ fuzz_target!(|data: &[u8]| {
         let _ = b.irecv(2, RecvBuf::One(vec![0; 64]), 0, 0, 0);
         // The input, split into frames at each 0xfe byte, as if from the peer.
         let mut now = 2;
-        for chunk in data.split(|&x| x == 0xfe) {
+        let fresh = || DirectRecv {
+            match_info: 0,
+            mask: 0,
+            buf: RecvBuf::One(vec![0; 16]),
+            done: None,
+            slow: false,
+        };
+        let mut d = fresh();
+        for (i, chunk) in data.split(|&x| x == 0xfe).enumerate() {
             now += 1_000_000;
             // Most chunks get a header that passes the engine's checks (version, A's
             // NIC, session and index), so the fuzzer reaches the protocol logic.
@@ -42,7 +51,15 @@ fuzz_target!(|data: &[u8]| {
             } else {
                 chunk.to_vec()
             };
-            b.handle_frame(now, &0, &frame);
+            if reliable && i % 2 == 1 {
+                b.handle_frame_direct(now, &0, &frame, &mut d);
+                if d.done.is_some() {
+                    d = fresh();
+                }
+                d.slow = false;
+            } else {
+                b.handle_frame(now, &0, &frame);
+            }
             b.handle_timeout(now);
             while b.poll_transmit(now, &mut buf).is_some() {}
         }
