@@ -253,16 +253,21 @@ fn blocking_sends(mut a: Endpoint, mut b: Endpoint) {
     rx.join().unwrap();
 }
 
-#[test]
-fn blocking_send_over_shm_and_udp() {
-    blocking_sends(
-        Endpoint::open("shm", 209, 7).unwrap(),
-        Endpoint::open("shm", 210, 7).unwrap(),
+/// Runs `f` on a pair of shared-memory endpoints (ids `shm_ids`), then on a UDP pair.
+fn over_shm_and_udp(shm_ids: (u8, u8), f: impl Fn(Endpoint, Endpoint)) {
+    f(
+        Endpoint::open("shm", shm_ids.0, 7).unwrap(),
+        Endpoint::open("shm", shm_ids.1, 7).unwrap(),
     );
-    blocking_sends(
+    f(
         Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
         Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
     );
+}
+
+#[test]
+fn blocking_send_over_shm_and_udp() {
+    over_shm_and_udp((209, 210), blocking_sends);
 }
 
 #[test]
@@ -388,21 +393,8 @@ fn blocking_receive_lets_others_pass(mut a: Endpoint, mut b: Endpoint) {
 
 #[test]
 fn blocking_receive_over_shm_and_udp() {
-    let a = Endpoint::open("shm", 213, 7).unwrap();
-    let b = Endpoint::open("shm", 214, 7).unwrap();
-    blocking_receives(a, b);
-    blocking_receives(
-        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
-        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
-    );
-    blocking_receive_lets_others_pass(
-        Endpoint::open("shm", 213, 7).unwrap(),
-        Endpoint::open("shm", 214, 7).unwrap(),
-    );
-    blocking_receive_lets_others_pass(
-        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
-        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
-    );
+    over_shm_and_udp((213, 214), blocking_receives);
+    over_shm_and_udp((213, 214), blocking_receive_lets_others_pass);
 }
 
 #[test]
@@ -451,12 +443,5 @@ fn disconnect_and_connect_again(mut a: Endpoint, mut b: Endpoint) {
 
 #[test]
 fn disconnect_over_shm_and_udp() {
-    disconnect_and_connect_again(
-        Endpoint::open("shm", 217, 7).unwrap(),
-        Endpoint::open("shm", 218, 7).unwrap(),
-    );
-    disconnect_and_connect_again(
-        Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap(),
-        Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap(),
-    );
+    over_shm_and_udp((217, 218), disconnect_and_connect_again);
 }

@@ -72,6 +72,25 @@ fn length(rng: &mut ChaCha8Rng, exact: bool) -> usize {
     }
 }
 
+/// Per order key, the completed receives as (place in posting order, sender, place in
+/// the sender's sending order): in posting order, each sender's messages must come in
+/// the order it sent them.
+fn assert_sender_order<K: std::fmt::Debug>(order: HashMap<K, Vec<(usize, usize, usize)>>) {
+    for (key, mut v) in order {
+        v.sort();
+        let mut last: HashMap<usize, usize> = HashMap::new();
+        for (_, from, sent) in v {
+            if let Some(&prev) = last.get(&from) {
+                assert!(
+                    prev < sent,
+                    "{key:?}: send #{sent} matched after #{prev} from {from}"
+                );
+            }
+            last.insert(from, sent);
+        }
+    }
+}
+
 #[allow(clippy::type_complexity)]
 fn run(loss: f64, messages: usize, seed: u64) {
     let n = 3;
@@ -249,20 +268,7 @@ fn run(loss: f64, messages: usize, seed: u64) {
     }
     assert_eq!(got.len(), messages);
     assert_eq!(sends_done, messages);
-    // In posting order, each sender's messages come in the order it sent them.
-    for (key, mut v) in order {
-        v.sort();
-        let mut last: HashMap<usize, usize> = HashMap::new();
-        for (_, from, sent) in v {
-            if let Some(&prev) = last.get(&from) {
-                assert!(
-                    prev < sent,
-                    "{key:?}: send #{sent} matched after #{prev} from {from}"
-                );
-            }
-            last.insert(from, sent);
-        }
-    }
+    assert_sender_order(order);
     if loss > 0.0 {
         let st: u64 = t.engines.iter().map(|e| e.stats().retransmits).sum();
         assert!(st > 0, "loss without retransmission?");
@@ -551,7 +557,8 @@ fn blocking_run(messages: usize, seed: u64) {
     // the order sent (ids rise with each sender's sending order).
     assert_eq!(done.len(), messages);
     let mut seen = HashSet::new();
-    let mut order: HashMap<u64, Vec<(usize, usize, u64)>> = HashMap::new();
+    // Each sender sends in id order.
+    let mut order: HashMap<u64, Vec<(usize, usize, usize)>> = HashMap::new();
     let room_of: HashMap<usize, usize> = specs.iter().enumerate().map(|(i, s)| (i, s.2)).collect();
     for (code, msg_len, xfer, mi, bytes, post, key) in done {
         let id = mi & ((1 << 52) - 1);
@@ -567,21 +574,12 @@ fn blocking_run(messages: usize, seed: u64) {
         };
         assert_eq!(code, c);
         assert_eq!(bytes[..xfer], pattern(id, xfer)[..], "bytes of {id}");
-        order.entry(key).or_default().push((post, m.from, id));
+        order
+            .entry(key)
+            .or_default()
+            .push((post, m.from, id as usize));
     }
-    for (key, mut v) in order {
-        v.sort();
-        let mut last: HashMap<usize, u64> = HashMap::new();
-        for (_, from, id) in v {
-            if let Some(&prev) = last.get(&from) {
-                assert!(
-                    prev < id,
-                    "{key:#x}: message {id} matched after {prev} from {from}"
-                );
-            }
-            last.insert(from, id);
-        }
-    }
+    assert_sender_order(order);
     for (from, r) in tx.sends {
         let mut st = None;
         assert!(t.run_until(1_000_000_000, |t| {
