@@ -444,9 +444,9 @@ fn blocking_run(messages: usize, seed: u64) {
         true
     };
     let mut posted: Vec<(Request, u64, usize)> = Vec::new();
-    // Per completed receive: code, message length, bytes delivered, match info, the
-    // bytes, its place in posting order, its order key.
-    type Done = (Code, usize, usize, u64, Vec<u8>, usize, u64);
+    // Per completed receive: its status, the bytes, its place in posting order, its
+    // order key.
+    type Done = (myrix_mx::Status, Vec<u8>, usize, u64);
     let mut done: Vec<Done> = Vec::new();
     // How often each way was taken: straight from a frame, after a frame that went the
     // general way but left nothing for us, and back to a posted receive.
@@ -456,15 +456,7 @@ fn blocking_run(messages: usize, seed: u64) {
             posted.retain(|&(r, key, post)| match t.engines[0].test(r).unwrap() {
                 Some((st, buf)) => {
                     let b = buf.unwrap().to_vec();
-                    done.push((
-                        st.code,
-                        st.msg_len,
-                        st.xfer_len,
-                        st.match_info,
-                        b,
-                        post,
-                        key,
-                    ));
+                    done.push((st, b, post, key));
                     false
                 }
                 None => true,
@@ -496,15 +488,7 @@ fn blocking_run(messages: usize, seed: u64) {
                 if let Some(st) = d.done {
                     let d = t.direct.remove(&0).unwrap();
                     let b = d.buf.to_vec();
-                    done.push((
-                        st.code,
-                        st.msg_len,
-                        st.xfer_len,
-                        st.match_info,
-                        b,
-                        post,
-                        key,
-                    ));
+                    done.push((st, b, post, key));
                     direct += 1;
                     break;
                 }
@@ -527,15 +511,7 @@ fn blocking_run(messages: usize, seed: u64) {
                 collect(&mut t, &mut posted, &mut done);
                 if let Some((st, b)) = t.engines[0].test(r).unwrap() {
                     let b = b.unwrap().to_vec();
-                    done.push((
-                        st.code,
-                        st.msg_len,
-                        st.xfer_len,
-                        st.match_info,
-                        b,
-                        post,
-                        key,
-                    ));
+                    done.push((st, b, post, key));
                     break;
                 }
                 assert!(pace(&mut t, &mut rng, &mut tx), "blocked for ever");
@@ -560,7 +536,8 @@ fn blocking_run(messages: usize, seed: u64) {
     // Each sender sends in id order.
     let mut order: HashMap<u64, Vec<(usize, usize, usize)>> = HashMap::new();
     let room_of: HashMap<usize, usize> = specs.iter().enumerate().map(|(i, s)| (i, s.2)).collect();
-    for (code, msg_len, xfer, mi, bytes, post, key) in done {
+    for (st, bytes, post, key) in done {
+        let (code, msg_len, xfer, mi) = (st.code, st.msg_len, st.xfer_len, st.match_info);
         let id = mi & ((1 << 52) - 1);
         let m = &msgs[id as usize];
         assert!(seen.insert(id), "message {id} received twice");
