@@ -1728,7 +1728,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         p.session = session;
         p.reset_session();
         if restarted {
-            self.fail_peer(pi, Code::PeerReset);
+            self.fail_peer(pi, Code::PeerReset, false);
         }
     }
 
@@ -1744,17 +1744,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         if pi as usize >= self.peers.len() {
             return Err(Error::UnknownPeer(peer));
         }
-        self.fail_peer(pi, Code::Disconnected);
-        let connects: Vec<u32> = (0..self.reqs.len())
-            .filter_map(|i| {
-                let r = &self.reqs[i];
-                let live = r.state == ReqState::Active && r.kind == ReqKind::Connect;
-                (live && r.peer == pi).then(|| Request::new(i, r.gen).raw())
-            })
-            .collect();
-        for h in connects {
-            self.complete(h, Code::Disconnected);
-        }
+        self.fail_peer(pi, Code::Disconnected, true);
         let p = &mut self.peers[pi as usize];
         p.reset_session();
         p.session = 0;
@@ -1770,20 +1760,21 @@ impl<L: Clone + PartialEq> Engine<L> {
     pub fn peer_gone(&mut self, loc: &L) {
         for pi in 0..self.peers.len() {
             if self.peers[pi].loc == *loc && self.peers[pi].their_index != NO_PEER {
-                self.fail_peer(pi as u16, Code::Unreachable);
+                self.fail_peer(pi as u16, Code::Unreachable, false);
                 self.peers[pi].unreachable = true;
             }
         }
     }
 
-    /// Ends every unfinished request that involves a peer.
-    fn fail_peer(&mut self, pi: u16, code: Code) {
+    /// Ends every unfinished request that involves a peer (connects in progress only when
+    /// `connects_too`: a restart or a death is learnt while a connect may be answering).
+    fn fail_peer(&mut self, pi: u16, code: Code, connects_too: bool) {
         let hs: Vec<u32> = (0..self.reqs.len())
             .filter_map(|i| {
                 let r = &self.reqs[i];
                 let live = matches!(r.state, ReqState::Active)
                     && r.peer == pi
-                    && r.kind != ReqKind::Connect;
+                    && (connects_too || r.kind != ReqKind::Connect);
                 live.then(|| Request::new(i, r.gen).raw())
             })
             .collect();
@@ -2476,7 +2467,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                 .any(|u| u.first_sent > 0 && now >= u.first_sent + self.cfg.request_timeout_ns);
             if dead {
                 p.unreachable = true;
-                self.fail_peer(pi as u16, Code::Unreachable);
+                self.fail_peer(pi as u16, Code::Unreachable, false);
                 continue;
             }
             let p = &mut self.peers[pi];
