@@ -454,6 +454,10 @@ fn disconnect_ends_requests_and_a_new_connect_starts_afresh() {
             t.engines[0].disconnect(PeerId(99)),
             Err(Error::UnknownPeer(_))
         ));
+        // A connect given up by another disconnect before any answer.
+        let c = t.engines[0].iconnect(t.now, 1, nic(1), 0, KEY, 0).unwrap();
+        t.engines[0].disconnect(p01).unwrap();
+        assert_eq!(wait(&mut t, 0, c).code, Code::Disconnected);
         // Connecting again: 1 sees a new session, so its pending send is reset.
         let c = t.engines[0].iconnect(t.now, 1, nic(1), 0, KEY, 0).unwrap();
         assert_eq!(wait(&mut t, 0, c).source, p01);
