@@ -545,6 +545,8 @@ impl Endpoint {
             return Err(engine::Error::BadMatchMask { match_info, mask }.into());
         }
         let mut buf = buf;
+        // The deadline, set once the wait is long enough for a clock read not to matter.
+        let mut end: Option<Instant> = None;
         if self.engine.direct_ok(match_info, mask) {
             let mut d = DirectRecv {
                 match_info,
@@ -553,7 +555,6 @@ impl Endpoint {
                 done: None,
                 slow: false,
             };
-            let mut end: Option<Instant> = None;
             let mut spins = 0u32;
             loop {
                 self.progress_direct(&mut d)?;
@@ -581,9 +582,9 @@ impl Endpoint {
                 }
             }
         }
-        let started = Instant::now();
+        let left = end.map_or(timeout, |e| e.saturating_duration_since(Instant::now()));
         let r = self.irecv(buf, match_info, mask, 0)?;
-        match self.wait(r, timeout.saturating_sub(started.elapsed()))? {
+        match self.wait(r, left)? {
             Some((st, Some(b))) => Ok((st, b)),
             Some((_, None)) => Err(engine::Error::BadRequest.into()),
             None => {

@@ -1573,7 +1573,8 @@ impl<L: Clone + PartialEq> Engine<L> {
         bytes: &[u8],
         d: &mut DirectRecv,
     ) -> Handled {
-        if d.done.is_none() && !d.slow {
+        // Only where frames cannot be lost or reordered: no sequence check here.
+        if self.cfg.reliable_transport && d.done.is_none() && !d.slow {
             if let Some((m, pi)) = self.whole_eager_in_order(bytes) {
                 if m.match_info & d.mask == d.match_info {
                     let len = m.data.len();
