@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# myrix MX beside MPICH and Open MPI (shared memory) and beside a bare spin-polled UDP
-# ping-pong (two network namespaces joined by a veth pair), all in the same run.
+# myrix MX beside MPICH and Open MPI (shared memory) and beside bare spin-polled UDP and
+# raw-Ethernet ping-pongs (two network namespaces joined by a veth pair), all in the
+# same run.
 # Prints medians of RUNS runs (default 5) and myrix's ratios. Needs root (namespaces)
 # and installs the Debian packages it needs.
 #
@@ -29,6 +30,7 @@ trap cleanup EXIT
 mpicc.mpich -O2 -o "$W/pp_mpich" bench/mpi_pingpong.c
 mpicc.openmpi -O2 -o "$W/pp_ompi" bench/mpi_pingpong.c
 gcc -O2 -o "$W/udp_pp" bench/udp_pingpong.c
+gcc -O2 -o "$W/eth_pp" bench/eth_pingpong.c
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 iters() { if [ "$1" -gt 65536 ]; then echo 200; elif [ "$1" -gt 4096 ]; then echo 2000; else echo 20000; fi; }
@@ -87,3 +89,24 @@ m=$(for _ in $(seq "$RUNS"); do
   wait
 done | median)
 awk -v c="$c" -v m="$m" 'BEGIN {printf "bare C UDP %.3f  myrix MX/UDP %.3f  myrix/bare %.2f (target <= 1.3)\n", c, m, m/c}'
+
+echo "# raw Ethernet (EtherType 0x86DF, AF_PACKET) between the same namespaces, 8 B one-way latency (us), median of $RUNS runs"
+mac=$(ip netns exec myrix-ca cat /sys/class/net/myrix-cva/address)
+c=$(for i in $(seq "$RUNS"); do
+  # The client's last frame stops the server; the timeout only guards against its loss.
+  timeout 60 ip netns exec myrix-ca taskset -c 0 "$W/eth_pp" -s myrix-cva &
+  sleep 0.2
+  ip netns exec myrix-cb taskset -c 1 "$W/eth_pp" -c myrix-cvb "$mac" 8 50000 | awk '{print $2}'
+  wait
+done | median)
+m=$(for _ in $(seq "$RUNS"); do
+  out=$W/srv.out
+  ip netns exec myrix-ca "$MYRIX" bench pingpong --server --transport eth \
+    --interface myrix-cva --cpu 0,1 >"$out" &
+  for _ in $(seq 50); do [ -s "$out" ] && break; sleep 0.1; done
+  ip netns exec myrix-cb "$MYRIX" bench pingpong --client "$(head -1 "$out")" \
+    --transport eth --interface myrix-cvb --start 8 --end 8 --iterations 50000 \
+    --warmup 5000 --cpu 0,1 --format json | sed 's/.*"latency_us":\([0-9.e+-]*\).*/\1/'
+  wait
+done | median)
+awk -v c="$c" -v m="$m" 'BEGIN {printf "bare C raw Ethernet %.3f  myrix MX/eth %.3f  myrix/bare %.2f\n", c, m, m/c}'
