@@ -81,6 +81,8 @@ pub struct Endpoint {
 
 /// How often `progress` looks for due timers (acks are delayed 1 ms, resends 20 ms).
 const TIMER_CHECK_NS: u64 = 50_000;
+/// On lossy transports, a wait's polls read the clock once in this many.
+const SPIN_CLOCK_POLLS: u32 = 16;
 /// Idle polls after which a wait starts pausing between polls.
 const LONG_WAIT_SPINS: u32 = 1 << 16;
 /// How often `progress` looks at departed peers and timers, in polls.
@@ -170,8 +172,24 @@ impl Endpoint {
     }
 
     fn now(&mut self) -> u64 {
+        self.clock(false)
+    }
+
+    /// The time for the engine. Lossy transports have timers: every call reads the
+    /// clock, except the polls of a wait after its first, which read it every
+    /// [`SPIN_CLOCK_POLLS`] (polls are microseconds apart there, timers milliseconds,
+    /// and a clock read per poll slows the poll that finds the message).
+    #[inline(always)]
+    fn clock(&mut self, spinning: bool) -> u64 {
         self.clock_reads = self.clock_reads.wrapping_add(1);
-        if self.timed || self.clock_reads % 1024 == 0 {
+        let every = if !self.timed {
+            1024
+        } else if spinning {
+            SPIN_CLOCK_POLLS
+        } else {
+            1
+        };
+        if self.clock_reads % every == 0 {
             self.last_now = self.epoch.elapsed().as_nanos() as u64 + 1;
         }
         self.last_now
@@ -179,12 +197,13 @@ impl Endpoint {
 
     /// Moves frames in and out and handles due timers. Returns frames received.
     pub fn progress(&mut self) -> Result<usize, MxError> {
-        self.progress_lent(None)
+        self.progress_lent(None, false)
     }
 
-    /// [`Endpoint::progress`] while a blocking send lends its message.
-    fn progress_lent(&mut self, lent: Lent<'_>) -> Result<usize, MxError> {
-        let now = self.now();
+    /// [`Endpoint::progress`] while a blocking send lends its message; `spinning`: a
+    /// poll of a wait after its first.
+    fn progress_lent(&mut self, lent: Lent<'_>, spinning: bool) -> Result<usize, MxError> {
+        let now = self.clock(spinning);
         let engine = &mut self.engine;
         let n = self
             .transport
@@ -618,7 +637,7 @@ impl Endpoint {
             if self.engine.ready(r) {
                 return Ok(true);
             }
-            self.progress_lent(lent)?;
+            self.progress_lent(lent, spins > 0)?;
             spins = spins.wrapping_add(1);
             if spins % 1024 == 0 {
                 let now = Instant::now();
