@@ -85,6 +85,53 @@ const TIMER_CHECK_NS: u64 = 50_000;
 const SPIN_CLOCK_POLLS: u32 = 16;
 /// Idle polls after which a wait starts pausing between polls.
 const LONG_WAIT_SPINS: u32 = 1 << 16;
+
+/// How a wait spends the polls between two looks at its request: it reads the clock
+/// only every 1024 polls (on the fast path a read would cost more than the message),
+/// and pauses only once the wait is long (a pause costs more than a poll here, and under
+/// KVM it can exit to the hypervisor; a long wait pauses to spare a sibling
+/// hyper-thread).
+struct Spin {
+    timeout: Duration,
+    end: Option<Instant>,
+    spins: u32,
+}
+
+impl Spin {
+    fn new(timeout: Duration) -> Spin {
+        Spin {
+            timeout,
+            end: None,
+            spins: 0,
+        }
+    }
+    /// Whether any poll came before this one.
+    #[inline(always)]
+    fn started(&self) -> bool {
+        self.spins > 0
+    }
+    /// Counts a poll; true once the timeout has passed.
+    #[inline(always)]
+    fn timed_out(&mut self) -> bool {
+        self.spins = self.spins.wrapping_add(1);
+        if self.spins % 1024 == 0 {
+            let now = Instant::now();
+            if now >= *self.end.get_or_insert(now + self.timeout) {
+                return true;
+            }
+        }
+        if self.spins >= LONG_WAIT_SPINS {
+            std::hint::spin_loop();
+        }
+        false
+    }
+    /// What is left of the timeout.
+    fn left(&self) -> Duration {
+        self.end.map_or(self.timeout, |e| {
+            e.saturating_duration_since(Instant::now())
+        })
+    }
+}
 /// How often `progress` looks at departed peers and timers, in polls.
 const HOUSEKEEPING_POLLS: u32 = 16;
 
@@ -564,8 +611,7 @@ impl Endpoint {
             return Err(engine::Error::BadMatchMask { match_info, mask }.into());
         }
         let mut buf = buf;
-        // The deadline, set once the wait is long enough for a clock read not to matter.
-        let mut end: Option<Instant> = None;
+        let mut spin = Spin::new(timeout);
         if self.engine.direct_ok(match_info, mask) {
             let mut d = DirectRecv {
                 match_info,
@@ -574,7 +620,6 @@ impl Endpoint {
                 done: None,
                 slow: false,
             };
-            let mut spins = 0u32;
             loop {
                 self.progress_direct(&mut d)?;
                 if let Some(st) = d.done {
@@ -589,19 +634,12 @@ impl Endpoint {
                     }
                     d.slow = false;
                 }
-                spins = spins.wrapping_add(1);
-                if spins % 1024 == 0 {
-                    let now = Instant::now();
-                    if now >= *end.get_or_insert(now + timeout) {
-                        return Err(MxError::Timeout);
-                    }
-                }
-                if spins >= LONG_WAIT_SPINS {
-                    std::hint::spin_loop();
+                if spin.timed_out() {
+                    return Err(MxError::Timeout);
                 }
             }
         }
-        let left = end.map_or(timeout, |e| e.saturating_duration_since(Instant::now()));
+        let left = spin.left();
         let r = self.irecv(buf, match_info, mask, 0)?;
         match self.wait(r, left)? {
             Some((st, Some(b))) => Ok((st, b)),
@@ -629,27 +667,14 @@ impl Endpoint {
         timeout: Duration,
         lent: Lent<'_>,
     ) -> Result<bool, MxError> {
-        // The clock is read only every 1024 polls: on the fast path it would cost more
-        // than the message.
-        let mut end: Option<Instant> = None;
-        let mut spins = 0u32;
+        let mut spin = Spin::new(timeout);
         loop {
             if self.engine.ready(r) {
                 return Ok(true);
             }
-            self.progress_lent(lent, spins > 0)?;
-            spins = spins.wrapping_add(1);
-            if spins % 1024 == 0 {
-                let now = Instant::now();
-                if now >= *end.get_or_insert(now + timeout) {
-                    return Ok(self.engine.ready(r));
-                }
-            }
-            // No pause while a wait is young: a pause costs more than a poll here (and
-            // under KVM it can exit to the hypervisor), so it would add to every message's
-            // latency. A long wait pauses, to spare a sibling hyper-thread.
-            if spins >= LONG_WAIT_SPINS {
-                std::hint::spin_loop();
+            self.progress_lent(lent, spin.started())?;
+            if spin.timed_out() {
+                return Ok(self.engine.ready(r));
             }
         }
     }

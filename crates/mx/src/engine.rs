@@ -157,6 +157,16 @@ pub enum Code {
 }
 
 impl Code {
+    /// A finished receive's code: truncated when the buffer held less than the message.
+    #[inline(always)]
+    fn of_receive(xfer_len: usize, msg_len: usize) -> Code {
+        if xfer_len < msg_len {
+            Code::Truncated
+        } else {
+            Code::Success
+        }
+    }
+
     pub fn is_success(self) -> bool {
         self == Code::Success
     }
@@ -1389,11 +1399,7 @@ impl<L: Clone + PartialEq> Engine<L> {
     #[inline(always)]
     fn finish_recv(&mut self, h: u32) {
         let r = &self.reqs[Request(h).index()];
-        let code = if r.xfer_len < r.msg_len {
-            Code::Truncated
-        } else {
-            Code::Success
-        };
+        let code = Code::of_receive(r.xfer_len, r.msg_len);
         self.complete(h, code);
     }
 
@@ -1585,11 +1591,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                     self.stats.frames_in += 1;
                     self.stats.fast_recvs += 1;
                     d.done = Some(Status {
-                        code: if xfer < len {
-                            Code::Truncated
-                        } else {
-                            Code::Success
-                        },
+                        code: Code::of_receive(xfer, len),
                         source: PeerId(pi as u16),
                         match_info: m.match_info,
                         msg_len: len,
