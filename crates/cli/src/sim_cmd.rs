@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::Topology;
 use myrix_sim::traffic::{Traffic, PATTERNS};
-use myrix_sim::{Config, Results, Sim, SwitchModel};
+use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -61,6 +61,11 @@ pub struct SimArgs {
     /// hold-output, shared-unit (see the sim crate's SwitchModel).
     #[arg(long, default_value = "route-then-request")]
     switch_model: String,
+    /// When a packet frees its output channel: send (once its tail is sent, as
+    /// Myrinet's byte-FIFO slack buffers allow) or drain (once its tail has left the
+    /// buffer at the far end: one packet per channel, the classic wormhole model).
+    #[arg(long, default_value = "send")]
+    channel_release: String,
     /// Fail a component under load: link:S1-S2@TIME, switch:S@TIME or host:H@TIME (ids as
     /// in the topology, time from the start of the run with a unit, e.g. link:3-7@1ms).
     /// Needs --load; reports detection, remap, packets lost and throughput before and
@@ -516,6 +521,13 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
                 "unknown switch model '{}' (known: {})",
                 a.switch_model,
                 SwitchModel::NAMES.join(", ")
+            ))
+        })?,
+        channel_release: ChannelRelease::parse(&a.channel_release).ok_or_else(|| {
+            CliError::Input(format!(
+                "unknown channel release '{}' (known: {})",
+                a.channel_release,
+                ChannelRelease::NAMES.join(", ")
             ))
         })?,
         ..Config::default()

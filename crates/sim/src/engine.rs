@@ -41,6 +41,8 @@ pub struct Config {
     pub send_overhead: Time,
     /// How a switch spends its 150 ns of header processing; see [`SwitchModel`].
     pub switch_model: SwitchModel,
+    /// When a packet gives its output channel back; see [`ChannelRelease`].
+    pub channel_release: ChannelRelease,
     /// In-transit buffers: detecting the packet (275 ns) and programming the DMA (200 ns),
     /// from header arrival at the in-transit host to the first byte re-injected.
     pub itb_latency: Time,
@@ -86,6 +88,31 @@ impl SwitchModel {
     }
 }
 
+/// When an output channel is free for the next packet. Myrinet's slack buffer is a byte
+/// FIFO, so the bytes of the next packet may follow a tail straight into it (`Send`).
+/// The classic wormhole channel model instead gives a channel, with the buffer at its far
+/// end, to one packet at a time (`Drain`): a blocked packet then keeps the channel
+/// behind it busy until it moves on. Same zero-load latency; they differ under load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelRelease {
+    /// Free once the tail has been sent into the channel.
+    Send,
+    /// Free once the tail has left the buffer at the channel's far end (or reached the
+    /// host there).
+    Drain,
+}
+
+impl ChannelRelease {
+    pub const NAMES: [&'static str; 2] = ["send", "drain"];
+    pub fn parse(s: &str) -> Option<ChannelRelease> {
+        match s {
+            "send" => Some(ChannelRelease::Send),
+            "drain" => Some(ChannelRelease::Drain),
+            _ => None,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -102,6 +129,7 @@ impl Default for Config {
             measure: 400_000_000, // 400 µs
             send_overhead: 0,
             switch_model: SwitchModel::RouteThenRequest,
+            channel_release: ChannelRelease::Send,
             itb_latency: 475_000,
             itb_pool: 90 * 1024,
             itb_spill: 5_000_000,
@@ -280,6 +308,9 @@ pub struct Sim<'a> {
     ch_sink: Vec<Sink>,
     ch_pipe: Vec<VecDeque<(u64, Flit)>>,
     ch_stopped: Vec<bool>,
+    /// Under [`ChannelRelease::Drain`]: a tail was sent into the channel and has not yet
+    /// left the buffer at its far end, so its sender may not start another packet.
+    ch_held: Vec<bool>,
     /// The channel's link has failed; it becomes [`Sink::Void`] once the worm on it has
     /// passed (the model cuts links between packets, not through one).
     ch_dying: Vec<bool>,
@@ -527,6 +558,7 @@ impl<'a> Sim<'a> {
             delivered_payload: 0,
             ch_pipe: (0..nch).map(|_| VecDeque::new()).collect(),
             ch_stopped: vec![false; nch],
+            ch_held: vec![false; nch],
             ch_busy_ticks: vec![0; nch],
             ch_is_link,
             ch_delay,
@@ -768,8 +800,11 @@ impl<'a> Sim<'a> {
                     } else if f & TAIL != 0 {
                         self.deliver(p);
                     }
-                    if f & TAIL != 0 && self.ch_dying[c as usize] {
-                        self.make_void(c);
+                    if f & TAIL != 0 {
+                        self.drained(c);
+                        if self.ch_dying[c as usize] {
+                            self.make_void(c);
+                        }
                     }
                 }
                 Sink::Input(g) => {
@@ -790,6 +825,7 @@ impl<'a> Sim<'a> {
                 }
                 Sink::Void => {
                     if f & TAIL != 0 {
+                        self.drained(c);
                         self.lose(pkt_of(f));
                     }
                 }
@@ -927,6 +963,7 @@ impl<'a> Sim<'a> {
                         let out = (f & !HEAD) | if head { HEAD } else { 0 };
                         self.send(c, out);
                         if f & TAIL != 0 {
+                            self.drained(self.in_from[g]);
                             self.release(g as u32, o);
                             false
                         } else {
@@ -941,6 +978,7 @@ impl<'a> Sim<'a> {
                         self.in_slack[g].depart();
                         self.flow(g as u32);
                         if f & TAIL != 0 {
+                            self.drained(self.in_from[g]);
                             self.in_state[g] = In::Idle;
                             self.lose(pkt_of(f));
                             if !self.in_buf[g].is_empty() {
@@ -972,7 +1010,8 @@ impl<'a> Sim<'a> {
                 self.active_hosts.swap_remove(i);
                 continue;
             }
-            if self.host_sending[h].0 == NONE {
+            let held = self.ch_held[self.host_inj[h] as usize];
+            if self.host_sending[h].0 == NONE && !held {
                 if let Some(e) = self.itb_q[h].front() {
                     let start = if e.spilled {
                         e.tail_at.saturating_add(self.spill_ticks)
@@ -987,7 +1026,7 @@ impl<'a> Sim<'a> {
                     }
                 }
             }
-            if self.host_sending[h].0 == NONE {
+            if self.host_sending[h].0 == NONE && !held {
                 if let Some(&p) = self.host_queue[h].front() {
                     if t >= self.pkts[p as usize].generated + self.send_ticks {
                         self.host_queue[h].pop_front();
@@ -1012,6 +1051,9 @@ impl<'a> Sim<'a> {
                     self.send(self.host_inj[h], f);
                     if sent + 1 == len {
                         self.host_sending[h] = (NONE, 0);
+                        if self.cfg.channel_release == ChannelRelease::Drain {
+                            self.ch_held[self.host_inj[h] as usize] = true;
+                        }
                         if self.host_itb[h] {
                             let e = self.itb_q[h].pop_front().expect("sending it");
                             if !e.spilled {
@@ -1026,7 +1068,8 @@ impl<'a> Sim<'a> {
             let idle = self.host_sending[h].0 == NONE
                 && self.host_queue[h].is_empty()
                 && self.itb_q[h].is_empty();
-            let blocked = self.host_sending[h].0 != NONE && stopped;
+            let blocked = (self.host_sending[h].0 != NONE && stopped)
+                || (self.host_sending[h].0 == NONE && self.ch_held[self.host_inj[h] as usize]);
             if idle || blocked {
                 self.host_active[h] = false;
                 self.active_hosts.swap_remove(i);
@@ -1071,14 +1114,38 @@ impl<'a> Sim<'a> {
 
     /// The tail left input `g` through output `o`.
     fn release(&mut self, g: u32, o: u32) {
-        self.out_busy[o as usize] = false;
         self.out_conn[o as usize] = NONE;
         self.in_state[g as usize] = In::Idle;
-        if !self.out_waiters[o as usize].is_empty() {
-            self.arbitrate(o);
+        if self.cfg.channel_release == ChannelRelease::Drain {
+            self.ch_held[self.out_ch[o as usize] as usize] = true;
+        } else {
+            self.out_busy[o as usize] = false;
+            if !self.out_waiters[o as usize].is_empty() {
+                self.arbitrate(o);
+            }
         }
         if !self.in_buf[g as usize].is_empty() {
             self.idle_check.push(g);
+        }
+    }
+
+    /// The tail that was sent into channel `c` has left the buffer at its far end (or
+    /// reached a host, or a failed link): under [`ChannelRelease::Drain`] the sender may
+    /// start its next packet.
+    fn drained(&mut self, c: u32) {
+        if !std::mem::replace(&mut self.ch_held[c as usize], false) {
+            return;
+        }
+        let o = self.ch_out_port[c as usize];
+        if o != NONE {
+            self.out_busy[o as usize] = false;
+            if !self.out_waiters[o as usize].is_empty() {
+                self.arbitrate(o);
+            }
+        }
+        let h = self.ch_inj_host[c as usize];
+        if h != NONE {
+            self.activate_host(h);
         }
     }
 

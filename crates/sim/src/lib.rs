@@ -35,7 +35,7 @@ pub mod mapping;
 pub mod steady;
 pub mod traffic;
 
-pub use engine::{Config, ConfigError, Results, Sim, SwitchModel};
+pub use engine::{ChannelRelease, Config, ConfigError, Results, Sim, SwitchModel};
 
 /// Bytes on the wire at injection for a message of `payload` bytes whose route crosses
 /// `links` switch-to-switch links in `sub_routes` pieces (1 without in-transit hosts):

@@ -4,7 +4,7 @@ use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
-use myrix_sim::{Config, Results, Sim, SwitchModel};
+use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel};
 
 const MODELS: [SwitchModel; 3] = [
     SwitchModel::RouteThenRequest,
@@ -57,12 +57,18 @@ fn zero_load_latency_matches_the_hand_computation() {
     // j at t0 + j*8 + (j-1)*24, its first byte out leaves 24 later; the first byte reaches
     // the destination at t0 + (k+1)*8 + k*24, and the last, (32 + 2) - 1 later: the
     // packet there is type + 32 payload bytes + CRC.
-    for (k, model) in (1..=4u32).flat_map(|k| MODELS.map(|m| (k, m))) {
+    let releases = [ChannelRelease::Send, ChannelRelease::Drain];
+    for (k, model, release) in (1..=4u32).flat_map(|k| {
+        MODELS
+            .into_iter()
+            .flat_map(move |m| releases.map(|r| (k, m, r)))
+    }) {
         let t = line(k, 1);
         let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
         let mut sim = Sim::new(
             Config {
                 switch_model: model,
+                channel_release: release,
                 ..quiet_cfg()
             },
             &t,
@@ -76,7 +82,51 @@ fn zero_load_latency_matches_the_hand_computation() {
             assert!(sim.now_ticks() < 10_000);
         }
         let want = (k as u64 + 1) * 8 + k as u64 * 24 + 33;
-        assert_eq!(sim.last_latency_ticks(), want, "{k} switches, {model:?}");
+        assert_eq!(
+            sim.last_latency_ticks(),
+            want,
+            "{k} switches, {model:?}, {release:?}"
+        );
+    }
+}
+
+#[test]
+fn under_drain_a_channel_takes_the_next_packet_only_once_the_last_has_left_its_buffer() {
+    // Host 0 sends two messages to host 1 through one switch, both generated at tick 0.
+    // The first leaves its host at ticks 0..=34 (route byte, type, 32 bytes, CRC), its
+    // route byte reaches the switch at 8, its first byte out leaves at 32 and its tail
+    // at 65, reaching host 1 at 73.
+    // - send: the second packet follows at once (ticks 35..=69); its route byte, in at
+    //   43, waits in the buffer behind the first packet's bytes, reaches the front when
+    //   that tail has left (65; the input is looked at again the tick after, 66), is
+    //   routed at 90 and its tail leaves at 123, arriving at 131.
+    // - drain: the host's channel is busy until the first tail has left the switch's
+    //   input buffer at 65; the second packet leaves at 65, is routed at 73 + 24 = 97
+    //   and arrives whole at 97 + 33 + 8 = 138.
+    for (release, want) in [(ChannelRelease::Send, 131), (ChannelRelease::Drain, 138)] {
+        for model in MODELS {
+            let t = line(1, 1);
+            let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
+            let cfg = Config {
+                switch_model: model,
+                channel_release: release,
+                ..quiet_cfg()
+            };
+            let mut sim = Sim::new(cfg, &t, &routes).unwrap();
+            sim.quiet();
+            sim.inject(0, 1);
+            sim.inject(0, 1);
+            let mut first = None;
+            while sim.delivered_by_source()[0] < 2 {
+                sim.step();
+                if first.is_none() && sim.delivered_by_source()[0] == 1 {
+                    first = Some(sim.last_latency_ticks());
+                }
+                assert!(sim.now_ticks() < 10_000);
+            }
+            assert_eq!(first, Some(73), "{release:?} {model:?}");
+            assert_eq!(sim.last_latency_ticks(), want, "{release:?} {model:?}");
+        }
     }
 }
 
@@ -163,10 +213,20 @@ fn round_robin(model: SwitchModel) {
 }
 
 fn irregular_run(load: f64, seed: u64) -> Results {
-    irregular_model(load, seed, SwitchModel::RouteThenRequest)
+    irregular_model(
+        load,
+        seed,
+        SwitchModel::RouteThenRequest,
+        ChannelRelease::Send,
+    )
 }
 
-fn irregular_model(load: f64, seed: u64, switch_model: SwitchModel) -> Results {
+fn irregular_model(
+    load: f64,
+    seed: u64,
+    switch_model: SwitchModel,
+    channel_release: ChannelRelease,
+) -> Results {
     let t = generate(
         "irregular",
         &Params {
@@ -183,6 +243,7 @@ fn irregular_model(load: f64, seed: u64, switch_model: SwitchModel) -> Results {
         warmup: 20_000_000,
         measure: 400_000_000,
         switch_model,
+        channel_release,
         ..Config::default()
     };
     Sim::new(cfg, &t, &routes).unwrap().run()
@@ -211,19 +272,36 @@ fn low_load_is_accepted_and_overload_saturates_without_overflowing_a_buffer() {
 
 #[test]
 fn every_switch_model_saturates_without_overflow_and_the_shared_unit_first() {
-    let r: Vec<Results> = MODELS
-        .iter()
-        .map(|&m| irregular_model(0.06, 2, m))
-        .collect();
-    for x in &r {
-        assert!(x.saturated, "{x:?}");
-        assert_eq!(x.slack_overflows, 0);
+    for release in [ChannelRelease::Send, ChannelRelease::Drain] {
+        let r: Vec<Results> = MODELS
+            .iter()
+            .map(|&m| irregular_model(0.06, 2, m, release))
+            .collect();
+        for x in &r {
+            assert!(x.saturated, "{x:?}");
+            assert_eq!(x.slack_overflows, 0);
+        }
+        // One routing unit per switch is the tightest bottleneck of the three.
+        assert!(
+            r[2].accepted < r[1].accepted && r[2].accepted < r[0].accepted,
+            "{release:?} {r:?}"
+        );
     }
-    // One routing unit per switch is the tightest bottleneck of the three.
-    assert!(
-        r[2].accepted < r[1].accepted && r[2].accepted < r[0].accepted,
-        "{r:?}"
-    );
+}
+
+#[test]
+fn a_channel_held_until_its_buffer_drains_saturates_earlier() {
+    // A packet blocked at a switch input keeps the channel behind it busy under drain,
+    // so less traffic gets through than when the next packet may queue behind it.
+    for m in MODELS {
+        let send = irregular_model(0.06, 2, m, ChannelRelease::Send);
+        let drain = irregular_model(0.06, 2, m, ChannelRelease::Drain);
+        assert!(
+            drain.accepted < 0.9 * send.accepted,
+            "{m:?} {send:?} {drain:?}"
+        );
+        assert_eq!(drain.slack_overflows, 0);
+    }
 }
 
 #[test]
