@@ -26,7 +26,7 @@ pub struct SimBenchArgs {
     #[arg(long, default_value = "16,32,64,256,1024")]
     sizes: String,
     /// Offered loads (payload flits/ns/switch), comma-separated.
-    #[arg(long, default_value = "0.005,0.03")]
+    #[arg(long, default_value = "0.005,0.015")]
     loads: String,
     /// Measured simulated time per run, with a unit.
     #[arg(long, default_value = "200us")]
@@ -36,6 +36,12 @@ pub struct SimBenchArgs {
     warmup: String,
     #[arg(long, default_value_t = 32)]
     msg_bytes: usize,
+    /// Switch model, as `myrix sim --switch-model`.
+    #[arg(long, default_value = "shared-unit")]
+    switch_model: String,
+    /// Channel release, as `myrix sim --channel-release`.
+    #[arg(long, default_value = "drain")]
+    channel_release: String,
 }
 
 fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>, CliError> {
@@ -80,6 +86,8 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
         return Err(CliError::Input("--sizes: each between 1 and 4096".into()));
     }
     let measure = parse_time(&a.sim_time)?;
+    let (switch_model, channel_release) =
+        crate::sim_cmd::parse_models(&a.switch_model, &a.channel_release)?;
     let warmup = parse_time(&a.warmup)?;
     outln!(
         "# myrix bench sim: irregular networks (seed 1), up*/down* OSUD, uniform traffic, {} B messages, {} ns measured + {} ns warm-up per run",
@@ -120,6 +128,8 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
                 msg_bytes: a.msg_bytes,
                 warmup,
                 measure,
+                switch_model,
+                channel_release,
                 ..Config::default()
             };
             let sim = Sim::new(cfg, &t, &routes).map_err(|e| CliError::Input(e.to_string()))?;

@@ -57,14 +57,16 @@ pub struct SimArgs {
     /// Write latency against accepted traffic to this file: .svg, or .png (needs a font).
     #[arg(long)]
     plot: Option<PathBuf>,
-    /// How switches spend the 150 ns of header processing: route-then-request,
-    /// hold-output, shared-unit (see the sim crate's SwitchModel).
-    #[arg(long, default_value = "route-then-request")]
+    /// How switches spend the 150 ns of header processing: shared-unit (one routing
+    /// unit per switch, the study's), route-then-request, hold-output (see the sim
+    /// crate's SwitchModel).
+    #[arg(long, default_value = "shared-unit")]
     switch_model: String,
-    /// When a packet frees its output channel: send (once its tail is sent, as
-    /// Myrinet's byte-FIFO slack buffers allow) or drain (once its tail has left the
-    /// buffer at the far end: one packet per channel, the classic wormhole model).
-    #[arg(long, default_value = "send")]
+    /// When a packet frees its output channel: drain (once its tail has left the buffer
+    /// at the far end: one packet per channel, the classic wormhole model and the
+    /// study's) or send (once its tail is sent, as Myrinet's byte-FIFO slack buffers
+    /// allow).
+    #[arg(long, default_value = "drain")]
     channel_release: String,
     /// Fail a component under load: link:S1-S2@TIME, switch:S@TIME or host:H@TIME (ids as
     /// in the topology, time from the start of the run with a unit, e.g. link:3-7@1ms).
@@ -323,6 +325,8 @@ pub struct Row {
     pub slack_overflows: u64,
     pub itbs_per_message: f64,
     pub itb_pool_peak: usize,
+    pub switch_model: String,
+    pub channel_release: String,
 }
 
 /// A point's state as the table prints it: saturated; transient (not saturated, but
@@ -366,6 +370,8 @@ pub fn row(routing: &str, topology: &str, traffic: &str, measure: u64, r: &Resul
         slack_overflows: r.slack_overflows,
         itbs_per_message: r.itbs_per_message,
         itb_pool_peak: r.itb_pool_peak,
+        switch_model: r.switch_model.name().to_string(),
+        channel_release: r.channel_release.name().to_string(),
     }
 }
 
@@ -390,6 +396,26 @@ pub fn parse_mix(s: &str) -> Result<Vec<(usize, f64)>, CliError> {
 }
 
 /// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
+/// `--switch-model` and `--channel-release`, by name.
+pub fn parse_models(
+    switch_model: &str,
+    release: &str,
+) -> Result<(SwitchModel, ChannelRelease), CliError> {
+    let m = SwitchModel::parse(switch_model).ok_or_else(|| {
+        CliError::Input(format!(
+            "unknown switch model '{switch_model}' (known: {})",
+            SwitchModel::NAMES.join(", ")
+        ))
+    })?;
+    let r = ChannelRelease::parse(release).ok_or_else(|| {
+        CliError::Input(format!(
+            "unknown channel release '{release}' (known: {})",
+            ChannelRelease::NAMES.join(", ")
+        ))
+    })?;
+    Ok((m, r))
+}
+
 pub fn parse_time(s: &str) -> Result<u64, CliError> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_alphabetic()).unwrap_or(s.len());
@@ -504,6 +530,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
     let (t, ud) = a.net.build()?;
     let measure = parse_time(&a.sim_time)?;
     let warmup = parse_time(&a.warmup)?;
+    let (switch_model, channel_release) = parse_models(&a.switch_model, &a.channel_release)?;
     let base = Config {
         msg_bytes: mean_bytes,
         msg_mix: if mix.len() > 1 {
@@ -516,20 +543,8 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         seed: a.net.seed,
         warmup,
         measure,
-        switch_model: SwitchModel::parse(&a.switch_model).ok_or_else(|| {
-            CliError::Input(format!(
-                "unknown switch model '{}' (known: {})",
-                a.switch_model,
-                SwitchModel::NAMES.join(", ")
-            ))
-        })?,
-        channel_release: ChannelRelease::parse(&a.channel_release).ok_or_else(|| {
-            CliError::Input(format!(
-                "unknown channel release '{}' (known: {})",
-                a.channel_release,
-                ChannelRelease::NAMES.join(", ")
-            ))
-        })?,
+        switch_model,
+        channel_release,
         ..Config::default()
     };
     let cfg_at = |load: f64| Config {
@@ -631,12 +646,12 @@ pub fn render(rows: &[Row], f: Format) -> String {
             s.push('\n');
         }
         Format::Csv => {
-            s.push_str("routing,switches,hosts,msg_bytes,seed,offered_flits_ns_switch,generated_flits_ns_switch,accepted_flits_ns_switch,avg_latency_ns,p50_latency_ns,p99_latency_ns,messages_delivered,saturated\n");
+            s.push_str("routing,switches,hosts,msg_bytes,seed,offered_flits_ns_switch,generated_flits_ns_switch,accepted_flits_ns_switch,avg_latency_ns,p50_latency_ns,p99_latency_ns,messages_delivered,saturated,switch_model,channel_release\n");
             for r in rows {
                 let o = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
                 let _ = writeln!(
                     s,
-                    "{},{},{},{},{},{:.4},{:.5},{:.5},{},{},{},{},{}",
+                    "{},{},{},{},{},{:.4},{:.5},{:.5},{},{},{},{},{},{},{}",
                     r.routing,
                     r.switches,
                     r.hosts,
@@ -649,7 +664,9 @@ pub fn render(rows: &[Row], f: Format) -> String {
                     o(r.p50_latency_ns),
                     o(r.p99_latency_ns),
                     r.messages_delivered,
-                    r.saturated
+                    r.saturated,
+                    r.switch_model,
+                    r.channel_release
                 );
             }
         }
@@ -663,8 +680,8 @@ pub fn render(rows: &[Row], f: Format) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "# {} ({} switches, {} hosts), routing {}, {} B messages, {} traffic, seed {}, {} ns measured per point",
-                    r.topology, r.switches, r.hosts, routing, r.msg_bytes, r.traffic, r.seed, r.sim_time_ns
+                    "# {} ({} switches, {} hosts), routing {}, {} B messages, {} traffic, seed {}, {} ns measured per point, switch model {}, channel release {}",
+                    r.topology, r.switches, r.hosts, routing, r.msg_bytes, r.traffic, r.seed, r.sim_time_ns, r.switch_model, r.channel_release
                 );
             }
             if many {

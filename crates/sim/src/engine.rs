@@ -78,6 +78,13 @@ pub enum SwitchModel {
 
 impl SwitchModel {
     pub const NAMES: [&'static str; 3] = ["route-then-request", "hold-output", "shared-unit"];
+    pub fn name(self) -> &'static str {
+        match self {
+            SwitchModel::RouteThenRequest => "route-then-request",
+            SwitchModel::HoldOutput => "hold-output",
+            SwitchModel::SharedUnit => "shared-unit",
+        }
+    }
     pub fn parse(s: &str) -> Option<SwitchModel> {
         match s {
             "route-then-request" => Some(SwitchModel::RouteThenRequest),
@@ -104,6 +111,12 @@ pub enum ChannelRelease {
 
 impl ChannelRelease {
     pub const NAMES: [&'static str; 2] = ["send", "drain"];
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelRelease::Send => "send",
+            ChannelRelease::Drain => "drain",
+        }
+    }
     pub fn parse(s: &str) -> Option<ChannelRelease> {
         match s {
             "send" => Some(ChannelRelease::Send),
@@ -128,8 +141,10 @@ impl Default for Config {
             warmup: 100_000_000,  // 100 µs
             measure: 400_000_000, // 400 µs
             send_overhead: 0,
-            switch_model: SwitchModel::RouteThenRequest,
-            channel_release: ChannelRelease::Send,
+            // The study's reading (see README, "Against the paper"): with these two its
+            // saturation figures come out; the others stay selectable.
+            switch_model: SwitchModel::SharedUnit,
+            channel_release: ChannelRelease::Drain,
             itb_latency: 475_000,
             itb_pool: 90 * 1024,
             itb_spill: 5_000_000,
@@ -169,6 +184,8 @@ pub const MAX_DELAY: u64 = 1 << 20;
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Results {
+    pub switch_model: SwitchModel,
+    pub channel_release: ChannelRelease,
     pub switches: usize,
     pub hosts: usize,
     pub msg_bytes: usize,
@@ -344,6 +361,9 @@ pub struct Sim<'a> {
     timeouts: u64,
     out_waiters: Vec<Vec<u32>>,
     out_in_arb: Vec<bool>,
+    /// Shared routing unit: the input a free output is kept for until that input's next
+    /// turn (the output's round-robin choice among the inputs that asked for it).
+    out_reserved: Vec<u32>,
     // Hosts.
     host_inj: Vec<u32>,
     host_queue: Vec<VecDeque<u32>>,
@@ -579,6 +599,7 @@ impl<'a> Sim<'a> {
             timeouts: 0,
             out_waiters: vec![Vec::new(); nports],
             out_in_arb: vec![false; nports],
+            out_reserved: vec![NONE; nports],
             out_ch,
             base,
             port_switch,
@@ -910,6 +931,7 @@ impl<'a> Sim<'a> {
                 }
                 SwitchModel::SharedUnit => {
                     self.in_state[gi] = In::Pending;
+                    self.wait_since[gi] = t;
                     let s = self.port_switch[gi];
                     if self.ru_pending[s as usize].is_empty() {
                         self.ru_switches.push(s);
@@ -940,6 +962,13 @@ impl<'a> Sim<'a> {
                 .enumerate()
                 .min_by_key(|(_, &g)| (g - self.base[s] + ports - rr - 1) % ports)
                 .expect("non-empty");
+            if self.cfg.switch_model == SwitchModel::SharedUnit {
+                // The input takes it when its turn at the routing unit next ends.
+                if self.out_reserved[oi] == NONE {
+                    self.out_reserved[oi] = self.out_waiters[oi][k];
+                }
+                continue;
+            }
             let g = self.out_waiters[oi].swap_remove(k);
             let hold = self.cfg.switch_model == SwitchModel::HoldOutput;
             self.connect(g, o, if hold { t + self.route_ticks } else { t });
@@ -1185,13 +1214,30 @@ impl<'a> Sim<'a> {
             self.ru_rr[s] = (g - self.base[s]) as u8;
             let f = self.in_buf[g as usize][0];
             let out = self.route(g, pkt_of(f), true);
-            if !self.out_busy[out as usize] {
+            let oi = out as usize;
+            let waiters = &mut self.out_waiters[oi];
+            let asked = waiters.iter().position(|&x| x == g);
+            // Free, and kept for this input or for nobody while nobody else asks.
+            let mine = self.out_reserved[oi] == g
+                || (self.out_reserved[oi] == NONE && waiters.len() == asked.is_some() as usize);
+            if !self.out_busy[oi] && mine {
+                if let Some(i) = asked {
+                    waiters.swap_remove(i);
+                }
+                self.out_reserved[oi] = NONE;
                 self.route(g, pkt_of(f), false);
                 let pending = &mut self.ru_pending[s];
                 if let Some(i) = pending.iter().position(|&x| x == g) {
                     pending.swap_remove(i);
                 }
                 self.connect(g, out, t);
+            } else {
+                if asked.is_none() {
+                    waiters.push(g);
+                }
+                if !self.out_busy[oi] {
+                    self.arbitrate(out);
+                }
             }
             self.ru_active.swap_remove(k);
         }
@@ -1355,15 +1401,36 @@ impl<'a> Sim<'a> {
     fn long_timeouts(&mut self) {
         let t = self.now;
         for g in 0..self.in_state.len() {
-            let In::Waiting(o) = self.in_state[g] else {
-                continue;
-            };
-            if t < self.wait_since[g] + self.timeout_ticks {
+            if !matches!(self.in_state[g], In::Waiting(_) | In::Pending)
+                || t < self.wait_since[g] + self.timeout_ticks
+            {
                 continue;
             }
-            let waiters = &mut self.out_waiters[o as usize];
-            if let Some(k) = waiters.iter().position(|&x| x as usize == g) {
-                waiters.swap_remove(k);
+            if let In::Waiting(o) = self.in_state[g] {
+                let waiters = &mut self.out_waiters[o as usize];
+                if let Some(k) = waiters.iter().position(|&x| x as usize == g) {
+                    waiters.swap_remove(k);
+                }
+            } else {
+                // A header between turns of its switch's routing unit; one in its turn
+                // now is looked at on the next check.
+                let s = self.port_switch[g] as usize;
+                if self.ru_current[s] == g as u32 {
+                    continue;
+                }
+                let pending = &mut self.ru_pending[s];
+                if let Some(k) = pending.iter().position(|&x| x as usize == g) {
+                    pending.swap_remove(k);
+                }
+                let f = self.in_buf[g][0];
+                let o = self.route(g as u32, pkt_of(f), true) as usize;
+                if let Some(k) = self.out_waiters[o].iter().position(|&x| x as usize == g) {
+                    self.out_waiters[o].swap_remove(k);
+                }
+                if self.out_reserved[o] == g as u32 {
+                    self.out_reserved[o] = NONE;
+                    self.arbitrate(o as u32);
+                }
             }
             self.in_state[g] = In::Discard;
             self.wake(g as u32);
@@ -1702,6 +1769,8 @@ impl<'a> Sim<'a> {
             .map(|(b, _)| b)
             .sum();
         Results {
+            switch_model: self.cfg.switch_model,
+            channel_release: self.cfg.channel_release,
             switches: self.topo.num_switches(),
             hosts: self.topo.num_hosts(),
             msg_bytes: self.cfg.msg_bytes,
