@@ -408,12 +408,15 @@ pub struct Sim<'a> {
     active_hosts: Vec<u32>,
     gen: BinaryHeap<Reverse<(u64, u32)>>,
     // Shared routing units, per switch.
-    ru_busy_until: Vec<u64>,
     ru_current: Vec<u32>,
     ru_rr: Vec<u8>,
-    ru_active: Vec<u32>,
+    /// Turns ending, by tick (a ring as long as a turn): no per-tick scan of the units.
+    ru_wheel: Vec<Vec<u32>>,
     ru_pending: Vec<Vec<u32>>,
-    ru_switches: Vec<u32>,
+    /// The output a pending input's header asks for (looked up once, not every turn).
+    ru_out: Vec<u32>,
+    /// Switches whose idle unit may start a turn this tick.
+    ru_start: Vec<u32>,
     rng: ChaCha8Rng,
     // Derived timing.
     route_ticks: u64,
@@ -637,12 +640,12 @@ impl<'a> Sim<'a> {
             ch_inj_host,
             active_hosts: Vec::new(),
             gen: BinaryHeap::new(),
-            ru_busy_until: vec![0; topo.num_switches()],
             ru_current: vec![NONE; topo.num_switches()],
             ru_rr: vec![0; topo.num_switches()],
-            ru_active: Vec::new(),
+            ru_wheel: vec![Vec::new(); cfg.switch_latency.div_ceil(cfg.flit).max(1) as usize + 1],
             ru_pending: vec![Vec::new(); topo.num_switches()],
-            ru_switches: Vec::new(),
+            ru_out: vec![NONE; nports],
+            ru_start: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             now: 0,
             measure_from: warm,
@@ -932,9 +935,10 @@ impl<'a> Sim<'a> {
                 SwitchModel::SharedUnit => {
                     self.in_state[gi] = In::Pending;
                     self.wait_since[gi] = t;
+                    self.ru_out[gi] = self.route(g, pkt_of(f), true);
                     let s = self.port_switch[gi];
-                    if self.ru_pending[s as usize].is_empty() {
-                        self.ru_switches.push(s);
+                    if self.ru_current[s as usize] == NONE {
+                        self.ru_start.push(s);
                     }
                     self.ru_pending[s as usize].push(g);
                 }
@@ -1203,53 +1207,18 @@ impl<'a> Sim<'a> {
     /// The shared routing units: finish the turns that end now, start new ones.
     fn shared_units(&mut self) {
         let t = self.now;
-        let mut k = 0;
-        while k < self.ru_active.len() {
-            let s = self.ru_active[k] as usize;
-            if t < self.ru_busy_until[s] {
-                k += 1;
-                continue;
-            }
-            let g = std::mem::replace(&mut self.ru_current[s], NONE);
-            self.ru_rr[s] = (g - self.base[s]) as u8;
-            let f = self.in_buf[g as usize][0];
-            let out = self.route(g, pkt_of(f), true);
-            let oi = out as usize;
-            let waiters = &mut self.out_waiters[oi];
-            let asked = waiters.iter().position(|&x| x == g);
-            // Free, and kept for this input or for nobody while nobody else asks.
-            let mine = self.out_reserved[oi] == g
-                || (self.out_reserved[oi] == NONE && waiters.len() == asked.is_some() as usize);
-            if !self.out_busy[oi] && mine {
-                if let Some(i) = asked {
-                    waiters.swap_remove(i);
-                }
-                self.out_reserved[oi] = NONE;
-                self.route(g, pkt_of(f), false);
-                let pending = &mut self.ru_pending[s];
-                if let Some(i) = pending.iter().position(|&x| x == g) {
-                    pending.swap_remove(i);
-                }
-                self.connect(g, out, t);
-            } else {
-                if asked.is_none() {
-                    waiters.push(g);
-                }
-                if !self.out_busy[oi] {
-                    self.arbitrate(out);
-                }
-            }
-            self.ru_active.swap_remove(k);
+        let w = self.ru_wheel.len();
+        let mut due = std::mem::take(&mut self.ru_wheel[t as usize % w]);
+        for &s in &due {
+            self.end_turn(s as usize);
+            self.ru_start.push(s);
         }
-        let mut k = 0;
-        while k < self.ru_switches.len() {
-            let s = self.ru_switches[k] as usize;
-            if self.ru_pending[s].is_empty() {
-                self.ru_switches.swap_remove(k);
-                continue;
-            }
-            k += 1;
-            if self.ru_current[s] != NONE {
+        due.clear();
+        self.ru_wheel[t as usize % w] = due;
+        let mut starts = std::mem::take(&mut self.ru_start);
+        for &s in &starts {
+            let s = s as usize;
+            if self.ru_current[s] != NONE || self.ru_pending[s].is_empty() {
                 continue;
             }
             let ports = self.topo.switches()[s].ports as u32;
@@ -1260,8 +1229,45 @@ impl<'a> Sim<'a> {
                 .min_by_key(|&&g| (g - base + ports - rr - 1) % ports)
                 .expect("non-empty");
             self.ru_current[s] = g;
-            self.ru_busy_until[s] = t + self.route_ticks;
-            self.ru_active.push(s as u32);
+            let end = t + self.route_ticks.max(1);
+            self.ru_wheel[end as usize % w].push(s as u32);
+        }
+        starts.clear();
+        self.ru_start = starts;
+    }
+
+    /// Switch `s`'s routing unit ends its turn: the input connects if its output is free
+    /// and kept for it (or for nobody, while nobody else asks); otherwise it asks for
+    /// the output and waits for its next turn.
+    fn end_turn(&mut self, s: usize) {
+        let t = self.now;
+        let g = std::mem::replace(&mut self.ru_current[s], NONE);
+        self.ru_rr[s] = (g - self.base[s]) as u8;
+        let f = self.in_buf[g as usize][0];
+        let out = self.ru_out[g as usize];
+        let oi = out as usize;
+        let waiters = &mut self.out_waiters[oi];
+        let asked = waiters.iter().position(|&x| x == g);
+        let mine = self.out_reserved[oi] == g
+            || (self.out_reserved[oi] == NONE && waiters.len() == asked.is_some() as usize);
+        if !self.out_busy[oi] && mine {
+            if let Some(i) = asked {
+                waiters.swap_remove(i);
+            }
+            self.out_reserved[oi] = NONE;
+            self.route(g, pkt_of(f), false);
+            let pending = &mut self.ru_pending[s];
+            if let Some(i) = pending.iter().position(|&x| x == g) {
+                pending.swap_remove(i);
+            }
+            self.connect(g, out, t);
+        } else {
+            if asked.is_none() {
+                waiters.push(g);
+            }
+            if !self.out_busy[oi] {
+                self.arbitrate(out);
+            }
         }
     }
 
@@ -1422,8 +1428,7 @@ impl<'a> Sim<'a> {
                 if let Some(k) = pending.iter().position(|&x| x as usize == g) {
                     pending.swap_remove(k);
                 }
-                let f = self.in_buf[g][0];
-                let o = self.route(g as u32, pkt_of(f), true) as usize;
+                let o = self.ru_out[g] as usize;
                 if let Some(k) = self.out_waiters[o].iter().position(|&x| x as usize == g) {
                     self.out_waiters[o].swap_remove(k);
                 }
