@@ -31,6 +31,12 @@ pub struct MinimalArgs {
     /// Only the 16-switch configurations (a quicker run).
     #[arg(long)]
     quick: bool,
+    /// Switch model, as `myrix sim --switch-model`.
+    #[arg(long, default_value = "shared-unit")]
+    switch_model: String,
+    /// Channel release, as `myrix sim --channel-release`.
+    #[arg(long, default_value = "drain")]
+    channel_release: String,
 }
 
 const POLICIES: [Policy; 6] = Policy::ALL;
@@ -88,6 +94,8 @@ pub fn run(cmd: ExperimentCmd) -> Result<(), CliError> {
         return Err(CliError::Input("--topologies must be 1 to 50".into()));
     }
     let measure = parse_time(&a.sim_time)?;
+    let (switch_model, channel_release) =
+        crate::sim_cmd::parse_models(&a.switch_model, &a.channel_release)?;
     std::fs::create_dir_all(&a.out)
         .map_err(|e| CliError::Input(format!("{}: {e}", a.out.display())))?;
     // (figure, switches, message bytes, load step)
@@ -104,8 +112,12 @@ pub fn run(cmd: ExperimentCmd) -> Result<(), CliError> {
     let mut report = String::new();
     let _ = writeln!(
         report,
-        "# myrix experiment minimal-routing: {} random irregular topologies per configuration (seeds 1..={}), {} ns measured per load point, uniform traffic",
-        a.topologies, a.topologies, measure / 1000
+        "# myrix experiment minimal-routing: {} random irregular topologies per configuration (seeds 1..={}), {} ns measured per load point, uniform traffic, switch model {}, channel release {}",
+        a.topologies,
+        a.topologies,
+        measure / 1000,
+        switch_model.name(),
+        channel_release.name()
     );
     let _ = writeln!(
         report,
@@ -158,6 +170,8 @@ pub fn run(cmd: ExperimentCmd) -> Result<(), CliError> {
                         seed,
                         warmup: 100_000_000,
                         measure,
+                        switch_model,
+                        channel_release,
                         ..Config::default()
                     };
                     let points = sweep(t, &table, &base, step);
