@@ -385,6 +385,29 @@ fn sim_bad_input() {
         2,
         "unknown traffic 'tornado'",
     );
+    assert_one_error(
+        &myrix(&["sim", "--switch-model", "fast"], b""),
+        2,
+        "unknown switch model 'fast'",
+    );
+    assert_one_error(
+        &myrix(&["sim", "--channel-release", "never"], b""),
+        2,
+        "unknown channel release 'never'",
+    );
+    assert_one_error(
+        &myrix(&["bench", "sim", "--channel-release", "never"], b""),
+        2,
+        "unknown channel release 'never'",
+    );
+    assert_one_error(
+        &myrix(
+            &["experiment", "minimal-routing", "--switch-model", "fast"],
+            b"",
+        ),
+        2,
+        "unknown switch model 'fast'",
+    );
     assert_one_error(&myrix(&["sim", "--sim-time", "5"], b""), 2, "unit");
     assert_one_error(&myrix(&["sim", "--sim-time=-3ms"], b""), 2, "positive time");
     assert_one_error(
