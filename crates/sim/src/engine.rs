@@ -43,6 +43,10 @@ pub struct Config {
     pub switch_model: SwitchModel,
     /// When a packet gives its output channel back; see [`ChannelRelease`].
     pub channel_release: ChannelRelease,
+    /// Skip the turns of a shared routing unit that can change nothing, working out its
+    /// place in the cycle when something changes. Results are the same either way (a
+    /// test compares them); off only to check that.
+    pub unit_fast_forward: bool,
     /// In-transit buffers: detecting the packet (275 ns) and programming the DMA (200 ns),
     /// from header arrival at the in-transit host to the first byte re-injected.
     pub itb_latency: Time,
@@ -145,6 +149,7 @@ impl Default for Config {
             // saturation figures come out; the others stay selectable.
             switch_model: SwitchModel::SharedUnit,
             channel_release: ChannelRelease::Drain,
+            unit_fast_forward: true,
             itb_latency: 475_000,
             itb_pool: 90 * 1024,
             itb_spill: 5_000_000,
@@ -417,6 +422,15 @@ pub struct Sim<'a> {
     ru_out: Vec<u32>,
     /// Switches whose idle unit may start a turn this tick.
     ru_start: Vec<u32>,
+    /// A unit whose every waiting header asks for a busy output would only take turns
+    /// that change nothing: it is left dormant from `ru_t0` on and its place in the
+    /// cycle worked out when something changes (`wake_unit`), so that saturated
+    /// networks cost work per flit, not per turn.
+    ru_dormant: Vec<bool>,
+    ru_t0: Vec<u64>,
+    /// The last tick whose turn ends have been processed.
+    ru_done: u64,
+    ru_wakes: u64,
     rng: ChaCha8Rng,
     // Derived timing.
     route_ticks: u64,
@@ -646,6 +660,10 @@ impl<'a> Sim<'a> {
             ru_pending: vec![Vec::new(); topo.num_switches()],
             ru_out: vec![NONE; nports],
             ru_start: Vec::new(),
+            ru_dormant: vec![false; topo.num_switches()],
+            ru_t0: vec![0; topo.num_switches()],
+            ru_done: 0,
+            ru_wakes: 0,
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             now: 0,
             measure_from: warm,
@@ -937,6 +955,7 @@ impl<'a> Sim<'a> {
                     self.wait_since[gi] = t;
                     self.ru_out[gi] = self.route(g, pkt_of(f), true);
                     let s = self.port_switch[gi];
+                    self.wake_unit(s as usize);
                     if self.ru_current[s as usize] == NONE {
                         self.ru_start.push(s);
                     }
@@ -1152,13 +1171,18 @@ impl<'a> Sim<'a> {
         if self.cfg.channel_release == ChannelRelease::Drain {
             self.ch_held[self.out_ch[o as usize] as usize] = true;
         } else {
-            self.out_busy[o as usize] = false;
-            if !self.out_waiters[o as usize].is_empty() {
-                self.arbitrate(o);
-            }
+            self.free_output(o);
         }
         if !self.in_buf[g as usize].is_empty() {
             self.idle_check.push(g);
+        }
+    }
+
+    fn free_output(&mut self, o: u32) {
+        self.out_busy[o as usize] = false;
+        if !self.out_waiters[o as usize].is_empty() {
+            self.arbitrate(o);
+            self.wake_unit(self.port_switch[o as usize] as usize);
         }
     }
 
@@ -1171,10 +1195,7 @@ impl<'a> Sim<'a> {
         }
         let o = self.ch_out_port[c as usize];
         if o != NONE {
-            self.out_busy[o as usize] = false;
-            if !self.out_waiters[o as usize].is_empty() {
-                self.arbitrate(o);
-            }
+            self.free_output(o);
         }
         let h = self.ch_inj_host[c as usize];
         if h != NONE {
@@ -1207,6 +1228,7 @@ impl<'a> Sim<'a> {
     /// The shared routing units: finish the turns that end now, start new ones.
     fn shared_units(&mut self) {
         let t = self.now;
+        self.ru_done = t;
         let w = self.ru_wheel.len();
         let mut due = std::mem::take(&mut self.ru_wheel[t as usize % w]);
         for &s in &due {
@@ -1218,7 +1240,7 @@ impl<'a> Sim<'a> {
         let mut starts = std::mem::take(&mut self.ru_start);
         for &s in &starts {
             let s = s as usize;
-            if self.ru_current[s] != NONE || self.ru_pending[s].is_empty() {
+            if self.ru_current[s] != NONE || self.ru_dormant[s] || self.ru_pending[s].is_empty() {
                 continue;
             }
             let ports = self.topo.switches()[s].ports as u32;
@@ -1268,7 +1290,46 @@ impl<'a> Sim<'a> {
             if !self.out_busy[oi] {
                 self.arbitrate(out);
             }
+            let hopeless = self.ru_pending[s].iter().all(|&x| {
+                let o = self.ru_out[x as usize] as usize;
+                self.out_busy[o] && self.out_waiters[o].contains(&x)
+            });
+            if hopeless && self.cfg.unit_fast_forward {
+                self.ru_dormant[s] = true;
+                self.ru_t0[s] = t;
+            }
         }
+    }
+
+    /// Brings a dormant unit back to where its turns would have taken it by now: turn k
+    /// after it fell dormant at `t0` serves the k-th waiting input in round-robin order
+    /// and ends at `t0 + (k + 1) * 150 ns`; every turn ended so far changed nothing but
+    /// the round-robin position.
+    fn wake_unit(&mut self, s: usize) {
+        if !std::mem::replace(&mut self.ru_dormant[s], false) {
+            return;
+        }
+        self.ru_wakes += 1;
+        let d = self.route_ticks.max(1);
+        let t0 = self.ru_t0[s];
+        let last = if self.ru_done == self.now {
+            self.now
+        } else {
+            self.now - 1
+        };
+        let n = last.saturating_sub(t0) / d;
+        let ports = self.topo.switches()[s].ports as u32;
+        let (base, rr) = (self.base[s], self.ru_rr[s] as u32);
+        let mut order = std::mem::take(&mut self.ru_pending[s]);
+        order.sort_unstable_by_key(|&g| (g - base + ports - rr - 1) % ports);
+        let len = order.len() as u64;
+        if n > 0 {
+            self.ru_rr[s] = (order[((n - 1) % len) as usize] - base) as u8;
+        }
+        self.ru_current[s] = order[(n % len) as usize];
+        self.ru_pending[s] = order;
+        let w = self.ru_wheel.len();
+        self.ru_wheel[((t0 + (n + 1) * d) % w as u64) as usize].push(s as u32);
     }
 
     fn alternative(&self, p: u32) -> &'a Alternative {
@@ -1421,6 +1482,7 @@ impl<'a> Sim<'a> {
                 // A header between turns of its switch's routing unit; one in its turn
                 // now is looked at on the next check.
                 let s = self.port_switch[g] as usize;
+                self.wake_unit(s);
                 if self.ru_current[s] == g as u32 {
                     continue;
                 }
@@ -1638,6 +1700,11 @@ impl<'a> Sim<'a> {
     }
 
     /// Flit time in picoseconds (a tick).
+    /// Dormant routing units woken so far (see `Config::unit_fast_forward`).
+    pub fn unit_wakes(&self) -> u64 {
+        self.ru_wakes
+    }
+
     pub fn tick(&self) -> u64 {
         self.cfg.flit
     }

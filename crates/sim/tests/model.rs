@@ -333,6 +333,57 @@ fn the_default_model_saturates_where_the_study_does() {
 }
 
 #[test]
+fn skipping_a_routing_unit_s_idle_turns_changes_nothing() {
+    // Under load and past saturation, with ITBs (hosts re-injecting) and without, on 16
+    // and 64 switches, the fast-forwarded units give the very same run as units taking
+    // every turn.
+    for (switches, policy, load) in [
+        (16, Policy::Osud, 0.012),
+        (16, Policy::Osud, 0.04),
+        (16, Policy::Rmit, 0.04),
+        (64, Policy::Osud, 0.01),
+    ] {
+        let t = generate(
+            "irregular",
+            &Params {
+                switches,
+                seed: 2,
+                ..Params::default()
+            },
+        )
+        .unwrap();
+        let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), policy);
+        let run = |ff| {
+            let cfg = Config {
+                load,
+                warmup: 20_000_000,
+                measure: 200_000_000,
+                unit_fast_forward: ff,
+                ..Config::default()
+            };
+            let mut sim = Sim::new(cfg, &t, &routes).unwrap();
+            // Through the warm-up by hand (`run` takes over where measuring starts).
+            while sim.now_ticks() < sim.measure_window().0 {
+                sim.step();
+            }
+            let wakes = sim.unit_wakes();
+            (sim.run(), wakes)
+        };
+        let ((fast, wakes), (slow, none)) = (run(true), run(false));
+        // The units did sleep (and were woken, already in the warm-up) and never do
+        // when told not to.
+        assert!(wakes > 0 && none == 0, "{switches} {load}: {wakes} {none}");
+        assert!(fast.messages_delivered > 500, "{fast:?}");
+        // Compared as text: a saturated run's latency interval is NaN, never == itself.
+        assert_eq!(
+            format!("{fast:?}"),
+            format!("{slow:?}"),
+            "{policy:?} at {load}"
+        );
+    }
+}
+
+#[test]
 fn a_cable_longer_than_the_model_takes_is_refused_not_allocated() {
     let mut t = line(2, 1);
     let mut links = t.links().to_vec();
