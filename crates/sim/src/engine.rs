@@ -1,5 +1,6 @@
-//! The simulation engine: arrays indexed by channel, port, host and packet; two timing
-//! wheels (flit arrivals, STOP/GO arrivals) so that a tick costs only what moves in it.
+//! The simulation engine: arrays indexed by channel, port, host and packet; timing wheels
+//! (flit arrivals, STOP/GO arrivals, routing timers, routing-unit turns) so that a tick
+//! costs only what moves or changes in it. It must never allocate per flit.
 
 use crate::traffic::Traffic;
 use myrix_fabric::itb::{Alternative, Policy, RouteTable};
@@ -75,8 +76,9 @@ pub enum SwitchModel {
     /// 150 ns of routing.
     HoldOutput,
     /// One routing unit per switch serves the inputs with a header in round-robin turns of
-    /// 150 ns each; a header whose output is busy at the end of its turn waits for its
-    /// next turn.
+    /// 150 ns each; a header whose output is busy at the end of its turn asks for it and
+    /// waits for its next turn, and a freed output is kept for the next input that asked,
+    /// in round-robin order (the default, with [`ChannelRelease::Drain`]).
     SharedUnit,
 }
 
