@@ -18,6 +18,8 @@ pub enum BenchCmd {
     Pingpong(crate::mxbench_cmd::MxBenchArgs),
     /// MX streaming between two processes: windows of messages, then an ack.
     Stream(crate::mxbench_cmd::MxBenchArgs),
+    /// MX ping-pong between two hosts of a simulated Myrinet (simulated time).
+    Fabric(crate::fabricbench_cmd::FabricBenchArgs),
 }
 
 #[derive(Args)]
@@ -79,6 +81,7 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
             return crate::mxbench_cmd::run(crate::mxbench_cmd::Mode::Pingpong, a)
         }
         BenchCmd::Stream(a) => return crate::mxbench_cmd::run(crate::mxbench_cmd::Mode::Stream, a),
+        BenchCmd::Fabric(a) => return crate::fabricbench_cmd::run(a),
     };
     let sizes: Vec<usize> = list(&a.sizes, "--sizes")?;
     let loads: Vec<f64> = list(&a.loads, "--loads")?;

@@ -17,6 +17,7 @@ macro_rules! outln {
 
 mod bench_cmd;
 mod experiment_cmd;
+mod fabricbench_cmd;
 mod link_cmd;
 mod map_cmd;
 mod mxbench_cmd;

@@ -401,6 +401,21 @@ fn sim_bad_input() {
         "unknown channel release 'never'",
     );
     assert_one_error(
+        &myrix(&["bench", "fabric", "--from", "3", "--to", "3"], b""),
+        2,
+        "two different hosts",
+    );
+    assert_one_error(
+        &myrix(&["bench", "fabric", "--sizes", "8,x"], b""),
+        2,
+        "expected byte counts",
+    );
+    assert_one_error(
+        &myrix(&["bench", "fabric", "--load=-1"], b""),
+        2,
+        "load must be a positive",
+    );
+    assert_one_error(
         &myrix(
             &["experiment", "minimal-routing", "--switch-model", "fast"],
             b"",
@@ -1022,4 +1037,28 @@ fn png_plot_has_its_text_and_needs_a_font() {
     };
     assert!(dark(350, 550, 565, 595) > 50, "no axis label drawn");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_fabric_runs_mx_over_the_simulated_network() {
+    // Two round trips of 8 and 5000 bytes on the default 16-switch network: one frame for
+    // the tiny message, under a microsecond and a half one way (the network alone), and
+    // several frames for the medium one, below the link's 160 MB/s.
+    let o = myrix(
+        &["bench", "fabric", "--sizes", "8,5000", "--iters", "2"],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    let rows: Vec<Vec<f64>> = out
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim_start().starts_with("bytes"))
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[0][0], 8.0);
+    assert!(rows[0][1] > 0.5 && rows[0][1] < 1.5, "{out}");
+    assert_eq!(rows[0][3], 1.0, "{out}");
+    assert!(rows[1][3] >= 2.0, "{out}");
+    assert!(rows[1][2] > 50.0 && rows[1][2] < 160.0, "{out}");
 }

@@ -307,7 +307,12 @@ struct Packet {
     payload: u32,
     /// The route table the packet was routed with (tables change on a remap).
     epoch: u8,
+    /// The caller's name for a packet it injected with [`Sim::inject_frame`]
+    /// (`NO_TAG` for generated traffic): its delivery is reported under it.
+    tag: u64,
 }
+
+const NO_TAG: u64 = u64::MAX;
 
 /// A packet passing through an interface's in-transit buffer.
 #[derive(Clone, Copy, Debug)]
@@ -456,6 +461,7 @@ pub struct Sim<'a> {
     messages_in_window: u64,
     wire_flits_delivered: u64,
     lat_batches: [(u64, u64); 10],
+    arrivals: Vec<(u64, u32)>,
 }
 
 impl<'a> Sim<'a> {
@@ -683,6 +689,7 @@ impl<'a> Sim<'a> {
             messages_in_window: 0,
             wire_flits_delivered: 0,
             lat_batches: [(0, 0); 10],
+            arrivals: Vec::new(),
             last_latency: 0,
             cfg,
         };
@@ -702,6 +709,21 @@ impl<'a> Sim<'a> {
     /// Injects one message now, outside the traffic process (for tests and tools).
     pub fn inject(&mut self, src: u32, dst: u32) {
         self.new_packet(src, dst);
+    }
+
+    /// Queues a packet of `payload` bytes from host `src` to host `dst`, named `tag`: its
+    /// arrival is reported by [`Self::take_arrivals`]. False when the interface refuses
+    /// it (the destination is not in the map); a packet lost in a failed link is never
+    /// reported.
+    pub fn inject_frame(&mut self, src: u32, dst: u32, payload: usize, tag: u64) -> bool {
+        debug_assert_ne!(tag, NO_TAG);
+        self.new_packet_of(src, dst, Some(payload), tag)
+    }
+
+    /// The tags of the injected packets that arrived whole since the last call, with
+    /// their destination host, in arrival order (appended to `out`).
+    pub fn take_arrivals(&mut self, out: &mut Vec<(u64, u32)>) {
+        out.append(&mut self.arrivals);
     }
 
     /// The alternative the policy picks now for a message from host `src` to switch
@@ -737,19 +759,27 @@ impl<'a> Sim<'a> {
     }
 
     fn new_packet(&mut self, src: u32, dst: u32) {
+        self.new_packet_of(src, dst, None, NO_TAG);
+    }
+
+    /// A packet of `payload` bytes (or one drawn from the configured sizes) from `src` to
+    /// `dst`, queued at `src`; false when the interface refuses it.
+    fn new_packet_of(&mut self, src: u32, dst: u32, payload: Option<usize>, tag: u64) -> bool {
         let hosts = self.topo.hosts();
         let (ss, ds) = (hosts[src as usize].switch, hosts[dst as usize].switch);
         let epoch = (self.tables.len() - 1) as u8;
         if self.known_off[dst as usize] || self.host_off[src as usize] {
             // Not in the current map: the interface refuses the send.
             self.refused += 1;
-            return;
+            return false;
         }
         let Some((alt, is_longer, hops, splits)) = self.choose(src, ds) else {
             self.refused += 1;
-            return;
+            return false;
         };
-        let payload = if self.mix_cdf.len() == 1 {
+        let payload = if let Some(n) = payload {
+            n
+        } else if self.mix_cdf.len() == 1 {
             self.mix_cdf[0].0
         } else {
             let u: f64 = self.rng.gen();
@@ -781,6 +811,7 @@ impl<'a> Sim<'a> {
             measured,
             payload: payload as u32,
             epoch,
+            tag,
         };
         let id = match self.free.pop() {
             Some(i) => {
@@ -794,6 +825,7 @@ impl<'a> Sim<'a> {
         };
         self.host_queue[src as usize].push_back(id);
         self.activate_host(src);
+        true
     }
 
     fn activate_host(&mut self, h: u32) {
@@ -1432,6 +1464,9 @@ impl<'a> Sim<'a> {
         }
         self.wire_flits_delivered += pk.wire_len as u64;
         self.delivered_payload += pk.payload as u64;
+        if pk.tag != NO_TAG {
+            self.arrivals.push((pk.tag, pk.dst));
+        }
         self.last_latency = t - pk.generated;
         if t >= self.measure_from && t < self.measure_to {
             let b = ((t - self.measure_from) * 10 / (self.measure_to - self.measure_from)) as usize;

@@ -32,6 +32,7 @@
 mod engine;
 pub mod fault;
 pub mod mapping;
+pub mod mxnet;
 pub mod steady;
 pub mod traffic;
 

@@ -1,0 +1,131 @@
+//! MX over the simulated fabric: one MX engine (`myrix_mx::engine`, the same sans-IO
+//! engine the real transports drive) at every host interface, its frames carried as
+//! Myrinet packets through the flit-level model, so a message-passing program runs on a
+//! simulated Myrinet and its timings are the network's.
+//!
+//! A frame becomes the payload of one packet: route bytes, type byte and CRC are added
+//! on the wire as for any packet ([`crate::wire_bytes`]). The engines' clock is the
+//! simulator's, in ns; the interface itself adds no delay (the simulator's
+//! `Config::send_overhead` does, if set). Other traffic may share the network: the
+//! simulator's own generated messages run alongside unless [`Sim::quiet`] is called.
+//!
+//! This module must never change what the simulator does to a packet: it only injects
+//! packets and reads their arrival.
+
+use myrix_mx::engine::{Config as MxConfig, Engine};
+
+use crate::Sim;
+
+pub struct MxNet<'a> {
+    pub sim: Sim<'a>,
+    /// Engine `h` is host `h`'s interface; its peers are located by host index.
+    pub engines: Vec<Engine<u32>>,
+    /// Frames in the network by tag: (source host, bytes); `None` when the slot is free.
+    frames: Vec<Option<(u32, Vec<u8>)>>,
+    free: Vec<usize>,
+    arrivals: Vec<(u64, u32)>,
+    buf: Vec<u8>,
+    /// Frames put into the network, and refused by the interface (destination not in
+    /// the map).
+    pub frames_sent: u64,
+    pub frames_refused: u64,
+    /// Length of the last frame sent, bytes.
+    pub last_frame_len: usize,
+}
+
+/// How often engines' timers are looked at, in ticks (the timers are microseconds to
+/// milliseconds long).
+const TIMER_TICKS: u64 = 16;
+
+impl<'a> MxNet<'a> {
+    /// An engine per host of `sim`'s topology, all with `cfg` and the same `key`; engine
+    /// `h`'s NIC id is host `h`'s address, its endpoint 0.
+    pub fn new(sim: Sim<'a>, hosts: &[u64], cfg: &MxConfig, key: u32) -> MxNet<'a> {
+        let engines = hosts
+            .iter()
+            .enumerate()
+            .map(|(h, &addr)| Engine::new(cfg.clone(), addr, 0, key, h as u32 + 1))
+            .collect();
+        MxNet {
+            sim,
+            engines,
+            frames: Vec::new(),
+            free: Vec::new(),
+            arrivals: Vec::new(),
+            buf: vec![0; cfg.mtu.max(64)],
+            frames_sent: 0,
+            frames_refused: 0,
+            last_frame_len: 0,
+        }
+    }
+
+    /// Simulated time in ns (never 0: engines treat 0 as unset).
+    pub fn now_ns(&self) -> u64 {
+        self.sim.now_ticks() * self.sim.tick() / 1000 + 1
+    }
+
+    /// Frames still in the network.
+    pub fn in_flight(&self) -> usize {
+        self.frames.len() - self.free.len()
+    }
+
+    /// One tick: engines hand their frames to their interfaces, the network moves, and
+    /// the frames that arrived whole are handed to their engines.
+    pub fn step(&mut self) {
+        let now = self.now_ns();
+        for h in 0..self.engines.len() {
+            if !self.engines[h].has_transmit() {
+                continue;
+            }
+            while let Some((dst, n)) = self.engines[h].poll_transmit(now, &mut self.buf) {
+                let frame = (h as u32, self.buf[..n].to_vec());
+                let tag = match self.free.pop() {
+                    Some(i) => {
+                        self.frames[i] = Some(frame);
+                        i
+                    }
+                    None => {
+                        self.frames.push(Some(frame));
+                        self.frames.len() - 1
+                    }
+                };
+                self.frames_sent += 1;
+                self.last_frame_len = n;
+                if !self.sim.inject_frame(h as u32, dst, n, tag as u64) {
+                    self.frames_refused += 1;
+                    self.frames[tag] = None;
+                    self.free.push(tag);
+                }
+            }
+        }
+        self.sim.step();
+        self.sim.take_arrivals(&mut self.arrivals);
+        let now = self.now_ns();
+        for (tag, dst) in self.arrivals.drain(..) {
+            let t = tag as usize;
+            let (src, bytes) = self.frames[t].take().expect("a frame in flight");
+            self.free.push(t);
+            // A busy receiver drops the frame; the sender resends it, as over UDP.
+            let _ = self.engines[dst as usize].handle_frame(now, &src, &bytes);
+        }
+        if self.sim.now_ticks() % TIMER_TICKS == 0 {
+            for e in &mut self.engines {
+                if e.poll_timeout().is_some_and(|d| d <= now) {
+                    e.handle_timeout(now);
+                }
+            }
+        }
+    }
+
+    /// Steps until `done` holds or `limit_ns` of simulated time passes; returns `done`.
+    pub fn run_until(&mut self, limit_ns: u64, mut done: impl FnMut(&mut MxNet) -> bool) -> bool {
+        let end = self.now_ns() + limit_ns;
+        while !done(self) {
+            if self.now_ns() > end {
+                return false;
+            }
+            self.step();
+        }
+        true
+    }
+}
