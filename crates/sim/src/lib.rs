@@ -10,11 +10,17 @@
 //!   [`SlackBuffer`](myrix_link::slack::SlackBuffer), and each takes the reverse cable's
 //!   delay to reach the sender, which stops or resumes between two flits.
 //! * **Switches** (blocking cut-through, no virtual channels): when a packet's leading
-//!   route byte reaches the front of an input buffer the routing unit takes 150 ns; the
-//!   route byte is stripped and the first following byte leaves 150 ns after the header
-//!   arrived if the output is free. An output serves one packet at a time and is granted
-//!   to waiting inputs in demand-slotted round-robin order. The crossbar has no internal
-//!   conflicts. The worm holds every channel it occupies until its tail passes.
+//!   route byte reaches the front of an input buffer it waits for the switch's routing
+//!   unit, which serves the inputs in round-robin turns of 150 ns; at the end of its turn
+//!   the route byte is stripped and the first following byte leaves if the output is
+//!   free (and not kept for another input that asked before), so with no contention the
+//!   first byte leaves 150 ns after the header arrived. An output serves one packet at a
+//!   time. The crossbar has no internal conflicts. A channel takes the next packet only
+//!   once the last one's tail has left the buffer at its far end, so a blocked worm holds
+//!   the channel behind it. Other readings of the study's switch are options
+//!   ([`SwitchModel`], [`ChannelRelease`]).
+//! * **MX** engines can sit at the host interfaces and exchange frames as packets
+//!   ([`mxnet`]).
 //! * **Host interfaces** generate messages (exponential inter-arrival times at a constant
 //!   mean rate, the same for all hosts), queue them in host memory, prepend the route and
 //!   send one flit per tick when not stopped; they absorb arriving flits at once.
