@@ -99,22 +99,12 @@ pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
     let (x, y) = (a.from as usize, to as usize);
     let stuck = |what: &str| CliError::Input(format!("{what}: no answer within 1 s simulated"));
 
-    let now = n.now_ns();
-    let c = n.engines[x]
-        .iconnect(now, y as u32, addrs[y], 0, KEY, 0)
-        .map_err(|e| CliError::Input(e.to_string()))?;
-    if !n.run_until(LIMIT_NS, |n| n.engines[x].ready(c)) {
-        return Err(stuck("connect"));
-    }
-    let peer_y = n.engines[x].test(c).ok().flatten().expect("ready").0.source;
-    let now = n.now_ns();
-    let c = n.engines[y]
-        .iconnect(now, x as u32, addrs[x], 0, KEY, 0)
-        .map_err(|e| CliError::Input(e.to_string()))?;
-    if !n.run_until(LIMIT_NS, |n| n.engines[y].ready(c)) {
-        return Err(stuck("connect"));
-    }
-    let peer_x = n.engines[y].test(c).ok().flatten().expect("ready").0.source;
+    let peer_y = n
+        .connect(x, y, addrs[y], KEY, LIMIT_NS)
+        .map_err(CliError::Input)?;
+    let peer_x = n
+        .connect(y, x, addrs[x], KEY, LIMIT_NS)
+        .map_err(CliError::Input)?;
 
     let load = a
         .load

@@ -12,7 +12,7 @@
 //! This module must never change what the simulator does to a packet: it only injects
 //! packets and reads their arrival.
 
-use myrix_mx::engine::{Config as MxConfig, Engine};
+use myrix_mx::engine::{Code, Config as MxConfig, Engine, PeerId};
 
 use crate::Sim;
 
@@ -114,6 +114,34 @@ impl<'a> MxNet<'a> {
                     e.handle_timeout(now);
                 }
             }
+        }
+    }
+
+    /// Connects host `a`'s engine to host `b`'s (NIC id `nic`, endpoint 0), stepping the
+    /// network until the connection completes or `limit_ns` passes; `a`'s id for the
+    /// peer, or why not.
+    pub fn connect(
+        &mut self,
+        a: usize,
+        b: usize,
+        nic: u64,
+        key: u32,
+        limit_ns: u64,
+    ) -> Result<PeerId, String> {
+        let now = self.now_ns();
+        let r = self.engines[a]
+            .iconnect(now, b as u32, nic, 0, key, 0)
+            .map_err(|e| e.to_string())?;
+        if !self.run_until(limit_ns, |n| n.engines[a].ready(r)) {
+            return Err(format!(
+                "host {a} to {b}: no connection within {limit_ns} ns"
+            ));
+        }
+        match self.engines[a].test(r) {
+            Ok(Some((st, _))) if st.code == Code::Success => Ok(st.source),
+            Ok(Some((st, _))) => Err(format!("host {a} to {b}: {:?}", st.code)),
+            Ok(None) => unreachable!("ready"),
+            Err(e) => Err(e.to_string()),
         }
     }
 

@@ -30,15 +30,8 @@ fn done(n: &mut MxNet, h: usize, r: Request) -> bool {
 
 /// Connects host `a` to host `b`; returns `a`'s peer id for `b`.
 fn connect(n: &mut MxNet, t: &Topology, a: usize, b: usize) -> PeerId {
-    let now = n.now_ns();
-    let addr = t.hosts()[b].address;
-    let r = n.engines[a]
-        .iconnect(now, b as u32, addr, 0, KEY, 0)
-        .unwrap();
-    assert!(n.run_until(10_000_000, |n| done(n, a, r)));
-    let (st, _) = n.engines[a].test(r).unwrap().unwrap();
-    assert_eq!(st.code, Code::Success);
-    st.source
+    n.connect(a, b, t.hosts()[b].address, KEY, 10_000_000)
+        .unwrap()
 }
 
 /// Sends `len` patterned bytes from `a` to `b`; returns the ticks from the send to the
