@@ -2,9 +2,7 @@
 //! MX engines driven by the flit-level model (`sim::mxnet`). Times are simulated.
 
 use clap::Args;
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
-use myrix_fabric::updown::{Root, UpDown};
 use myrix_mx::engine::{Code, Config as MxConfig, RecvBuf};
 use myrix_sim::mxnet::MxNet;
 use myrix_sim::{Config, Sim};
@@ -13,12 +11,8 @@ use crate::CliError;
 
 #[derive(Args)]
 pub struct FabricBenchArgs {
-    /// Switches of the irregular network.
-    #[arg(long, default_value_t = 16)]
-    switches: u32,
-    /// Topology seed.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    net: crate::topo_cmd::NetworkArgs,
     /// The two hosts (default: the first and the last).
     #[arg(long, default_value_t = 0)]
     from: u32,
@@ -57,15 +51,7 @@ pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
     }
     let (switch_model, channel_release) =
         crate::sim_cmd::parse_models(&a.switch_model, &a.channel_release)?;
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: a.switches as usize,
-            seed: a.seed,
-            ..Params::default()
-        },
-    )
-    .map_err(|e| CliError::Input(e.to_string()))?;
+    let (t, ud) = a.net.build()?;
     let hosts = t.num_hosts() as u32;
     let to = a.to.unwrap_or(hosts - 1);
     if a.from >= hosts || to >= hosts || a.from == to {
@@ -80,10 +66,10 @@ pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
             mx.max_message
         )));
     }
-    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
+    let routes = RouteTable::new(&t, &ud, Policy::Osud);
     let cfg = Config {
         load: a.load.unwrap_or(0.01),
-        seed: a.seed,
+        seed: a.net.seed,
         warmup: 0,
         measure: u64::MAX / 4,
         switch_model,
@@ -110,9 +96,8 @@ pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
         .load
         .map_or("none".to_string(), |l| format!("{l} flits/ns/switch"));
     outln!(
-        "# myrix bench fabric: MX ping-pong between hosts {x} and {y} of irregular-{}-seed{} (simulated), up*/down* OSUD, background traffic {load}, switch model {}, channel release {}, {} round trips per size",
-        a.switches,
-        a.seed,
+        "# myrix bench fabric: MX ping-pong between hosts {x} and {y} of {} (simulated), up*/down* OSUD, background traffic {load}, switch model {}, channel release {}, {} round trips per size",
+        t.name(),
         switch_model.name(),
         channel_release.name(),
         a.iters

@@ -109,7 +109,7 @@ fn parse_dims(s: &str) -> Result<Vec<usize>, CliError> {
         .ok_or_else(|| CliError::Input(format!("--dims '{s}': expected sizes like 4x4 or 8x8x8")))
 }
 
-/// The network options `sim` and `routes` share.
+/// The network options `sim`, `routes` and `bench fabric` share.
 #[derive(Args)]
 pub struct NetworkArgs {
     /// Topology file (TOML); else an irregular network from --switches and --seed.

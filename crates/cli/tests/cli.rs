@@ -406,6 +406,11 @@ fn sim_bad_input() {
         "two different hosts",
     );
     assert_one_error(
+        &myrix(&["bench", "fabric", "--switches", "5000"], b""),
+        2,
+        "--switches must be 1 to 1024",
+    );
+    assert_one_error(
         &myrix(&["bench", "fabric", "--sizes", "8,x"], b""),
         2,
         "expected byte counts",
