@@ -3,7 +3,7 @@
 //! every other frame goes the way a blocking receive takes them (`handle_frame_direct`).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use myrix_mx::engine::{Config, DirectRecv, Engine, RecvBuf};
+use myrix_mx_proto::engine::{Config, DirectRecv, Engine, RecvBuf};
 
 fuzz_target!(|data: &[u8]| {
     for reliable in [false, true] {

@@ -4,8 +4,7 @@
 //! Two knobs for studying the wait: `PAUSE=1` pauses after every empty poll, and `WORK=N`
 //! spends N dependent multiplications (about 0.37 ns each here) between receiving a frame
 //! and answering it, on both sides, as an engine's processing would.
-use myrix_mx::transport::{shm::Shm, Loc, Transport};
-use myrix_mx::Handled;
+use myrix_mx::transport::{shm::Shm, Loc, Transport, Verdict};
 use std::time::Instant;
 
 /// Stands in for an engine's work on a frame: `n` dependent multiplications.
@@ -50,7 +49,7 @@ fn main() {
                 sink[..f.len()].copy_from_slice(f);
                 std::hint::black_box(&sink);
                 k += 1;
-                Handled::Accepted
+                Verdict::Taken
             })
             .unwrap();
             if k == 0 && pause {
@@ -75,7 +74,7 @@ fn main() {
                 sink[..f.len()].copy_from_slice(f);
                 std::hint::black_box(&sink);
                 k += 1;
-                Handled::Accepted
+                Verdict::Taken
             })
             .unwrap();
             if k == 0 && pause {

@@ -36,12 +36,14 @@ use rand::Rng;
 
 use crate::addr::EndpointAddr;
 use crate::engine::{
-    self, Code, Config, DirectRecv, Engine, Lent, PeerId, RecvBuf, Request, Stats, Status,
+    self, Code, Config, DirectRecv, Engine, Handled, Lent, PeerId, RecvBuf, Request, Stats, Status,
     UnexpectedHandler,
 };
+use crate::protocol::Protocol;
 use crate::transport::{
-    eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport,
+    eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport, Verdict,
 };
+use myrix_wire::protocol as tag;
 
 /// Errors of the endpoint API.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +60,8 @@ pub enum MxError {
     Connect { addr: String, code: Code },
     #[error("timed out")]
     Timeout,
+    #[error("protocol tag {0:#04x} is MX's or already attached")]
+    Tag(u8),
 }
 
 /// A completion: status, and the buffer of a receive.
@@ -77,6 +81,32 @@ pub struct Endpoint {
     polls: u32,
     last_now: u64,
     next_timer_check: u64,
+    /// Protocols served beside MX on this transport (usually none).
+    others: Vec<Box<dyn Protocol>>,
+}
+
+/// What a lossless transport does with a frame the engine had no room for.
+#[inline(always)]
+fn verdict(h: Handled) -> Verdict {
+    if h == Handled::Busy {
+        Verdict::Busy
+    } else {
+        Verdict::Taken
+    }
+}
+
+/// Offers a frame that is not MX's to the protocol attached for its tag; `None` when no
+/// protocol has that tag.
+#[cold]
+fn offer_other(
+    others: &mut [Box<dyn Protocol>],
+    now: u64,
+    from: &Loc,
+    frame: &[u8],
+) -> Option<Verdict> {
+    let t = tag::tag(frame)?;
+    let p = others.iter_mut().find(|p| p.tag() == t)?;
+    Some(p.handle_frame(now, from, frame))
 }
 
 /// How often `progress` looks for due timers (acks are delayed 1 ms, resends 20 ms).
@@ -205,6 +235,7 @@ impl Endpoint {
             polls: 0,
             last_now: 1,
             next_timer_check: 0,
+            others: Vec::new(),
         })
     }
 
@@ -252,9 +283,15 @@ impl Endpoint {
     fn progress_lent(&mut self, lent: Lent<'_>, spinning: bool) -> Result<usize, MxError> {
         let now = self.clock(spinning);
         let engine = &mut self.engine;
-        let n = self
-            .transport
-            .poll_recv(64, |from, frame| engine.handle_frame(now, from, frame))?;
+        let others = &mut self.others;
+        let n = self.transport.poll_recv(64, |from, frame| {
+            if frame.first() != Some(&tag::MX) {
+                if let Some(v) = offer_other(others, now, from, frame) {
+                    return v;
+                }
+            }
+            verdict(engine.handle_frame(now, from, frame))
+        })?;
         self.after_poll(now, lent)?;
         Ok(n)
     }
@@ -264,8 +301,14 @@ impl Endpoint {
     fn progress_direct(&mut self, d: &mut DirectRecv) -> Result<usize, MxError> {
         let now = self.now();
         let engine = &mut self.engine;
+        let others = &mut self.others;
         let n = self.transport.poll_recv(64, |from, frame| {
-            engine.handle_frame_direct(now, from, frame, d)
+            if frame.first() != Some(&tag::MX) {
+                if let Some(v) = offer_other(others, now, from, frame) {
+                    return v;
+                }
+            }
+            verdict(engine.handle_frame_direct(now, from, frame, d))
         })?;
         self.after_poll(now, None)?;
         Ok(n)
@@ -284,12 +327,71 @@ impl Endpoint {
         if self.stalled.is_some() || self.engine.has_transmit() {
             self.flush_lent(now, lent)?;
         }
+        if !self.others.is_empty() {
+            self.serve_others(now)?;
+        }
+        Ok(())
+    }
+
+    /// Serves another protocol on this endpoint's transport: frames tagged
+    /// `protocol.tag()` go to it from now on, and it sends through the transport.
+    /// Refuses MX's own tag and a tag already attached.
+    pub fn attach(&mut self, protocol: Box<dyn Protocol>) -> Result<(), MxError> {
+        let t = protocol.tag();
+        if t == tag::MX || self.others.iter().any(|p| p.tag() == t) {
+            return Err(MxError::Tag(t));
+        }
+        self.others.push(protocol);
+        Ok(())
+    }
+
+    /// Where a peer is on this endpoint's transport, for an attached protocol to send to.
+    pub fn locate(&mut self, peer: &EndpointAddr) -> Result<Loc, MxError> {
+        if peer.transport() != self.addr.transport() {
+            return Err(MxError::Transport(peer.to_string()));
+        }
+        Ok(self.transport.resolve(peer.location(), peer.endpoint)?)
+    }
+
+    /// Takes back the protocol attached for `tag`.
+    pub fn detach(&mut self, tag: u8) -> Option<Box<dyn Protocol>> {
+        let i = self.others.iter().position(|p| p.tag() == tag)?;
+        Some(self.others.remove(i))
+    }
+
+    /// The protocol attached for `tag`, to call it between progress calls.
+    pub fn attached(&mut self, tag: u8) -> Option<&mut (dyn Protocol + 'static)> {
+        let p = self.others.iter_mut().find(|p| p.tag() == tag)?;
+        Some(p.as_mut())
+    }
+
+    /// The other protocols' due timers and frames to send. MX's stalled frame goes
+    /// first: a lossless transport keeps the order of what each protocol sent.
+    #[cold]
+    fn serve_others(&mut self, now: u64) -> Result<(), MxError> {
+        for i in 0..self.others.len() {
+            let p = &mut self.others[i];
+            if p.poll_timeout().is_some_and(|t| t <= now) {
+                p.handle_timeout(now);
+            }
+            while self.stalled.is_none() {
+                let Some((loc, n)) = self.others[i].poll_transmit(now, &mut self.tx) else {
+                    break;
+                };
+                if !self.transport.send(&loc, &self.tx[..n])? {
+                    self.stalled = Some((loc, n));
+                }
+            }
+        }
         Ok(())
     }
 
     #[cold]
     fn housekeeping(&mut self, now: u64) {
         while let Some(loc) = self.transport.poll_gone() {
+            for p in &mut self.others {
+                p.peer_gone(&loc);
+            }
             self.engine.peer_gone(&loc);
         }
         // Finding the next timer scans the engine's requests.
@@ -818,24 +920,5 @@ impl Drop for ProgressThread {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
-    }
-}
-
-/// Pins the calling thread (the whole process, for a single-threaded one) to one CPU.
-pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no such CPU"));
-    }
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays inside it (checked
-    // above); sched_setaffinity only reads the set.
-    let r = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }

@@ -1,26 +1,31 @@
-//! MX (Myrinet Express) message passing, as the Open-MX paper describes it: endpoints,
-//! matched messages with 64-bit match info and mask, tiny/small/medium/large classes,
-//! eager and rendezvous-and-pull protocols, and reliability in the library.
+//! MX (Myrinet Express) message passing over real transports: the IO half of the
+//! quinn-proto/quinn split. The protocol itself is the sans-IO crate `myrix-mx-proto`,
+//! re-exported here ([`engine`], [`testnet`], [`addr`]) so applications need one crate.
 //!
-//! * [`engine`] — the protocol engine, sans-IO: frames and time in, frames and timer
-//!   deadlines out. It never opens a socket, spawns a thread or reads a clock.
-//! * [`testnet`] — a deterministic in-memory lossy network that drives engines.
-//! * [`endpoint`] — the application's API: an engine driven over a transport.
-//! * [`transport`] — `self`, `shm`, `udp` and `eth` (raw Ethernet).
-//! * [`addr`] — endpoint addresses and their printable form.
+//! * [`endpoint`] — the application's API: an engine driven over a transport, progress
+//!   inside the calls or from a progress thread, and other protocols served beside MX
+//!   on the same transport ([`protocol`]).
+//! * [`transport`] — `self`, `shm`, `udp` and `eth` (raw Ethernet): moving frames.
+//! * [`sys`] — the operating system calls that are neither a transport nor the
+//!   endpoint (pinning to a CPU).
+//!
+//! `unsafe` is denied here but in the modules that must map memory or make raw system
+//! calls (`transport::shm`, `transport::eth`, `sys`), each block with a `SAFETY:` note.
 //!
 //! [`Endpoint`] shows the API in a few lines; `examples/hello.rs` is a complete
 //! program of two processes (`cargo run -p myrix-mx --example hello`).
 
-pub mod addr;
+#![deny(unsafe_code)]
+
 pub mod endpoint;
-pub mod engine;
-pub mod testnet;
+pub mod protocol;
+pub mod sys;
 pub mod transport;
 
-pub use addr::{AddrError, EndpointAddr};
-pub use endpoint::{pin_to_cpu, Completion, Endpoint, MxError, ProgressThread};
-pub use engine::{
-    Code, Config, DirectRecv, Engine, Error, Handled, HandlerAction, Lent, PeerId, RecvBuf,
-    Request, Stats, Status, UnexpectedInfo,
+pub use endpoint::{Completion, Endpoint, MxError, ProgressThread};
+pub use myrix_mx_proto::{addr, engine, testnet};
+pub use myrix_mx_proto::{
+    AddrError, Code, Config, DirectRecv, EndpointAddr, Engine, Error, Handled, HandlerAction, Lent,
+    PeerId, RecvBuf, Request, Stats, Status, UnexpectedInfo,
 };
+pub use sys::pin_to_cpu;

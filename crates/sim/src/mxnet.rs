@@ -1,4 +1,4 @@
-//! MX over the simulated fabric: one MX engine (`myrix_mx::engine`, the same sans-IO
+//! MX over the simulated fabric: one MX engine (`myrix_mx_proto::engine`, the same sans-IO
 //! engine the real transports drive) at every host interface, its frames carried as
 //! Myrinet packets through the flit-level model, so a message-passing program runs on a
 //! simulated Myrinet and its timings are the network's.
@@ -12,7 +12,7 @@
 //! This module must never change what the simulator does to a packet: it only injects
 //! packets and reads their arrival.
 
-use myrix_mx::engine::{Code, Config as MxConfig, Engine, PeerId};
+use myrix_mx_proto::engine::{Code, Config as MxConfig, Engine, PeerId};
 
 use crate::Sim;
 

@@ -4,7 +4,7 @@ use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_fabric::Topology;
-use myrix_mx::engine::{Code, Config as MxConfig, PeerId, RecvBuf, Request};
+use myrix_mx_proto::engine::{Code, Config as MxConfig, PeerId, RecvBuf, Request};
 use myrix_sim::mxnet::MxNet;
 use myrix_sim::{Config, Sim};
 

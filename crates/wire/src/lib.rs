@@ -10,5 +10,6 @@
 
 pub mod mx;
 pub mod myrinet;
+pub mod protocol;
 
 pub use myrinet::{forward, Error, Packet, PacketRepr, PacketType, CRC8};

@@ -11,13 +11,13 @@
 //! frame is preceded by its length (two bytes, big-endian) and the padding is cut off.
 //! Frames may be lost (a full socket buffer, a busy link): the engine's reliability is
 //! on, as for UDP.
+#![allow(unsafe_code)]
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use super::{Loc, Transport};
-use crate::engine::Handled;
+use super::{Loc, Transport, Verdict};
 
 /// Open-MX's EtherType.
 pub const ETHERTYPE: u16 = 0x86DF;
@@ -198,7 +198,7 @@ impl Transport for Eth {
         Ok(true)
     }
     #[inline]
-    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
         mut deliver: F,

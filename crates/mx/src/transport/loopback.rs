@@ -3,8 +3,7 @@
 use std::collections::VecDeque;
 use std::io;
 
-use super::{Loc, Transport};
-use crate::engine::Handled;
+use super::{Loc, Transport, Verdict};
 
 #[derive(Default)]
 pub struct Loopback {
@@ -33,7 +32,7 @@ impl Transport for Loopback {
         Ok(true)
     }
     #[inline]
-    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
         mut deliver: F,
@@ -44,7 +43,7 @@ impl Transport for Loopback {
                 break;
             };
             n += 1;
-            if deliver(&Loc::Myself, &f) == Handled::Busy {
+            if deliver(&Loc::Myself, &f) == Verdict::Busy {
                 self.queue.push_front(f);
                 break;
             }

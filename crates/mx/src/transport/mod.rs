@@ -17,7 +17,15 @@ pub mod loopback;
 pub mod shm;
 pub mod udp;
 
-use crate::engine::Handled;
+/// What the receiver of a frame did with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Used or dropped: the transport may reuse its room.
+    Taken,
+    /// No room for it now. A lossless transport keeps the frame and offers it again
+    /// later; a lossy one may drop it (its sender resends).
+    Busy,
+}
 
 /// Where a peer is, for any transport.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -80,7 +88,7 @@ impl Transport for AnyTransport {
         each!(self, t => t.commit_slot(to, len))
     }
     #[inline]
-    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
         deliver: F,
@@ -113,9 +121,9 @@ pub trait Transport: Send {
     /// Sends the first `len` bytes of the room the last `frame_slot(to)` gave.
     fn commit_slot(&mut self, _to: &Loc, _len: usize) {}
     /// Offers received frames to `deliver`, at most `max`; returns how many it offered.
-    /// A frame answered [`Handled::Busy`] is kept and offered again later by lossless
+    /// A frame answered [`Verdict::Busy`] is kept and offered again later by lossless
     /// transports, dropped by lossy ones.
-    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
         deliver: F,

@@ -21,6 +21,7 @@
 //! next endpoint opened on the host removes every segment whose owner process is gone,
 //! and a ring claimed by a dead sender is reset by its owner, so a restarted process
 //! opens its endpoint again.
+#![allow(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -29,8 +30,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use memmap2::MmapMut;
 
-use super::{Loc, Transport};
-use crate::engine::Handled;
+use super::{Loc, Transport, Verdict};
 
 /// Inbound rings per endpoint: how many peers can send to it at once.
 pub const RINGS: usize = 16;
@@ -489,7 +489,7 @@ impl Transport for Shm {
         self.gone.pop().map(Loc::Shm)
     }
     #[inline]
-    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
         mut deliver: F,
@@ -524,7 +524,7 @@ impl Transport for Shm {
                     std::slice::from_raw_parts(p.add(SLOT_HEAD), len)
                 };
                 n += 1;
-                if deliver(&Loc::Shm(ep), frame) == Handled::Busy {
+                if deliver(&Loc::Shm(ep), frame) == Verdict::Busy {
                     break;
                 }
                 pos += 1;

@@ -9,8 +9,7 @@ use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use super::{Loc, Transport};
-use crate::engine::Handled;
+use super::{Loc, Transport, Verdict};
 
 pub struct Udp {
     sock: UdpSocket,
@@ -104,7 +103,7 @@ impl Transport for Udp {
         }
     }
     #[inline]
-    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Handled>(
+    fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
         mut deliver: F,

@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use myrix_mx::engine::{Code, Config, Error, HandlerAction, PeerId, RecvBuf};
-use myrix_mx::testnet::{NetConfig, TestNet};
+use myrix_mx_proto::engine::{Code, Config, Error, HandlerAction, PeerId, RecvBuf};
+use myrix_mx_proto::testnet::{NetConfig, TestNet};
 
 fn lossless() -> Config {
     Config {
@@ -274,7 +274,7 @@ fn silent_peer_becomes_unreachable() {
     };
     let (mut t, peers) = mesh(2, &cfg, NetConfig::lossy(0.0, 1));
     // Engine 1 disappears: replace it with one that has another NIC id.
-    t.engines[1] = myrix_mx::Engine::new(cfg.clone(), nic(9), 0, KEY, 77);
+    t.engines[1] = myrix_mx_proto::Engine::new(cfg.clone(), nic(9), 0, KEY, 77);
     let s = t.engines[0]
         .isend(t.now, peers[0][1], &[b"lost"], 0, 0, false)
         .unwrap();
@@ -294,7 +294,7 @@ fn restarted_peer_resets_the_session() {
     }
     t.run_until(10_000_000, |_| false);
     // Engine 1 restarts with a new session and connects again.
-    t.engines[1] = myrix_mx::Engine::new(cfg.clone(), nic(1), 0, KEY, 0x2222);
+    t.engines[1] = myrix_mx_proto::Engine::new(cfg.clone(), nic(1), 0, KEY, 0x2222);
     let c = t.engines[1].iconnect(t.now, 0, nic(0), 0, KEY, 0).unwrap();
     let p10 = wait(&mut t, 1, c).source;
     let s = t.engines[1]
@@ -332,7 +332,7 @@ fn garbage_frames_are_counted_and_dropped() {
     ] {
         assert_eq!(
             t.engines[1].handle_frame(1, &0, junk),
-            myrix_mx::Handled::Dropped
+            myrix_mx_proto::Handled::Dropped
         );
     }
     assert_eq!(t.engines[1].stats().bad_frames, before + 4);

@@ -1,7 +1,7 @@
 //! The MX protocol engine: matching, the message classes, reliability. Sans-IO.
 //!
 //! One [`Engine`] is one endpoint's protocol state. It never touches a socket, a thread or
-//! a clock: the driver (an [`crate::Endpoint`], a test network, the simulator) passes
+//! a clock: the driver (`myrix_mx::Endpoint`, a test network, the simulator) passes
 //! time in as nanoseconds and moves frames:
 //!
 //! * [`Engine::handle_frame`] — a frame arrived from the transport;

@@ -1,9 +1,9 @@
 //! Shared set-up for the engine tests: engines on a test network, connected pairwise.
 #![allow(dead_code)]
 
-use myrix_mx::engine::{Code, Config, Engine, PeerId, Request, Status};
-use myrix_mx::testnet::{NetConfig, TestNet};
-use myrix_mx::RecvBuf;
+use myrix_mx_proto::engine::{Code, Config, Engine, PeerId, Request, Status};
+use myrix_mx_proto::testnet::{NetConfig, TestNet};
+use myrix_mx_proto::RecvBuf;
 
 pub const KEY: u32 = 0x5eed;
 

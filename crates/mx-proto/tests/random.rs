@@ -9,9 +9,9 @@ mod common;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use common::*;
-use myrix_mx::engine::{Code, Config, Request};
-use myrix_mx::testnet::NetConfig;
-use myrix_mx::RecvBuf;
+use myrix_mx_proto::engine::{Code, Config, Request};
+use myrix_mx_proto::testnet::NetConfig;
+use myrix_mx_proto::RecvBuf;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -366,8 +366,8 @@ fn soak() {
 /// `irecv` instead. Two senders send messages of every class and matching category
 /// to engine 0 while the network runs.
 fn blocking_run(messages: usize, seed: u64) {
-    use myrix_mx::engine::DirectRecv;
-    use myrix_mx::testnet::TestNet;
+    use myrix_mx_proto::engine::DirectRecv;
+    use myrix_mx_proto::testnet::TestNet;
 
     let n = 3;
     let cfg = Config {
@@ -446,7 +446,7 @@ fn blocking_run(messages: usize, seed: u64) {
     let mut posted: Vec<(Request, u64, usize)> = Vec::new();
     // Per completed receive: its status, the bytes, its place in posting order, its
     // order key.
-    type Done = (myrix_mx::Status, Vec<u8>, usize, u64);
+    type Done = (myrix_mx_proto::Status, Vec<u8>, usize, u64);
     let mut done: Vec<Done> = Vec::new();
     // How often each way was taken: straight from a frame, after a frame that went the
     // general way but left nothing for us, and back to a posted receive.

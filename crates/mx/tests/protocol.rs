@@ -1,0 +1,162 @@
+//! Another protocol served beside MX on one endpoint's transport: its frames reach it,
+//! MX's reach the engine, both at once, over UDP and shared memory.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use myrix_mx::protocol::Protocol;
+use myrix_mx::transport::{Loc, Verdict};
+use myrix_mx::{Code, Endpoint, MxError, RecvBuf};
+use myrix_wire::protocol::{MX, RSM};
+
+const T: Duration = Duration::from_secs(20);
+
+/// Answers every frame with the same bytes, its second byte set to 1 ("reply").
+struct Echo {
+    out: VecDeque<(Loc, Vec<u8>)>,
+}
+
+impl Protocol for Echo {
+    fn tag(&self) -> u8 {
+        RSM
+    }
+    fn handle_frame(&mut self, _now: u64, from: &Loc, frame: &[u8]) -> Verdict {
+        let mut f = frame.to_vec();
+        f[1] = 1;
+        self.out.push_back((from.clone(), f));
+        Verdict::Taken
+    }
+    fn poll_transmit(&mut self, _now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
+        let (to, f) = self.out.pop_front()?;
+        buf[..f.len()].copy_from_slice(&f);
+        Some((to, f.len()))
+    }
+}
+
+/// Sends `n` numbered requests to one peer and records the replies.
+struct Probe {
+    to: Loc,
+    next: u32,
+    n: u32,
+    replies: Arc<Mutex<Vec<u32>>>,
+}
+
+impl Protocol for Probe {
+    fn tag(&self) -> u8 {
+        RSM
+    }
+    fn handle_frame(&mut self, _now: u64, _from: &Loc, frame: &[u8]) -> Verdict {
+        assert_eq!(frame[1], 1, "a reply");
+        let k = u32::from_be_bytes(frame[2..6].try_into().unwrap());
+        self.replies.lock().unwrap().push(k);
+        Verdict::Taken
+    }
+    fn poll_transmit(&mut self, _now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
+        if self.next == self.n {
+            return None;
+        }
+        buf[0] = RSM;
+        buf[1] = 0;
+        buf[2..6].copy_from_slice(&self.next.to_be_bytes());
+        self.next += 1;
+        Some((self.to.clone(), 6))
+    }
+}
+
+fn both(board: &str) {
+    let mut a = Endpoint::open(board, 1, 7).unwrap();
+    let mut b = Endpoint::open(board, 2, 7).unwrap();
+    let b_addr = b.addr().clone();
+    b.attach(Box::new(Echo {
+        out: VecDeque::new(),
+    }))
+    .unwrap();
+    let replies = Arc::new(Mutex::new(Vec::new()));
+    let to = a.locate(&b_addr).unwrap();
+    a.attach(Box::new(Probe {
+        to,
+        next: 0,
+        n: 50,
+        replies: replies.clone(),
+    }))
+    .unwrap();
+    // MX at the same time, on the same transports.
+    let ra = a.iconnect(&b_addr, 7).unwrap();
+    let data = vec![7u8; 5000];
+    let r = b
+        .irecv(RecvBuf::One(vec![0; 5000]), 9, u64::MAX, 0)
+        .unwrap();
+    let start = Instant::now();
+    let mut peer = None;
+    let mut sent = false;
+    let mut got = None;
+    while got.is_none() || replies.lock().unwrap().len() < 50 {
+        assert!(start.elapsed() < T, "stuck");
+        match peer {
+            None => {
+                if let Some((st, _)) = a.test(ra).unwrap() {
+                    assert_eq!(st.code, Code::Success);
+                    peer = Some(st.source);
+                }
+            }
+            Some(p) if !sent => {
+                a.isend(p, &[&data], 9, 0).unwrap();
+                sent = true;
+            }
+            Some(_) => {
+                a.progress().unwrap();
+            }
+        }
+        if got.is_none() {
+            got = b.test(r).unwrap();
+        } else {
+            b.progress().unwrap();
+        }
+    }
+    let (st, buf) = got.unwrap();
+    assert_eq!((st.code, st.xfer_len), (Code::Success, 5000));
+    assert_eq!(buf.unwrap().to_vec(), data);
+    let mut seen = replies.lock().unwrap().clone();
+    seen.sort_unstable();
+    seen.dedup();
+    // UDP on loopback may in principle drop; this toy protocol does not resend.
+    assert!(seen.len() >= 45, "{} of 50 replies", seen.len());
+    assert!(seen.iter().all(|&k| k < 50));
+}
+
+#[test]
+fn another_protocol_beside_mx_over_udp() {
+    both("udp:127.0.0.1:0");
+}
+
+#[test]
+fn another_protocol_beside_mx_over_shm() {
+    both("shm");
+}
+
+#[test]
+fn attach_refuses_mx_and_a_tag_taken() {
+    struct Tagged(u8);
+    impl Protocol for Tagged {
+        fn tag(&self) -> u8 {
+            self.0
+        }
+        fn handle_frame(&mut self, _: u64, _: &Loc, _: &[u8]) -> Verdict {
+            Verdict::Taken
+        }
+        fn poll_transmit(&mut self, _: u64, _: &mut [u8]) -> Option<(Loc, usize)> {
+            None
+        }
+    }
+    let mut e = Endpoint::open("self", 0, 1).unwrap();
+    assert!(matches!(e.attach(Box::new(Tagged(MX))), Err(MxError::Tag(t)) if t == MX));
+    e.attach(Box::new(Tagged(RSM))).unwrap();
+    assert!(matches!(
+        e.attach(Box::new(Tagged(RSM))),
+        Err(MxError::Tag(_))
+    ));
+    assert!(e.attached(RSM).is_some());
+    assert!(e.detach(RSM).is_some());
+    assert!(e.attached(RSM).is_none());
+}
