@@ -255,7 +255,8 @@ fn slack(a: &SlackArgs) -> Result<String, CliError> {
             "cable too long: over a gigabyte in flight".into(),
         ));
     }
-    let p = SlackPlan::for_cable(&cable, a.margin, a.max_share);
+    let p = SlackPlan::for_cable(&cable, a.margin, a.max_share)
+        .map_err(|e| CliError::Input(e.to_string()))?;
     Ok(format!(
         "round trip      {:.0} ns\nbytes in flight {} B\nbuffer          {} B\nSTOP at         {} B (headroom {} B)\nGO at           {} B\nhysteresis      {} B (STOP/GO at most {:.2} % of the reverse channel)\n",
         cable.round_trip_ns(),

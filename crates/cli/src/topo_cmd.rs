@@ -25,7 +25,7 @@ pub struct GenArgs {
     /// irregular, mesh, torus or fattree.
     #[arg(long, default_value = "irregular")]
     kind: String,
-    /// irregular: number of switches.
+    /// irregular: number of switches, 1 to 4096.
     #[arg(long, default_value_t = 16)]
     switches: usize,
     /// irregular: ports per switch.
@@ -185,8 +185,11 @@ pub fn run(cmd: TopoCmd) -> Result<(), CliError> {
                     "--cable-m must be a length in metres".into(),
                 ));
             }
-            if a.switches > 1 << 16 {
-                return Err(CliError::Input("--switches: at most 65536".into()));
+            if a.switches > myrix_fabric::generate::MAX_SWITCHES {
+                return Err(CliError::Input(format!(
+                    "--switches: at most {}",
+                    myrix_fabric::generate::MAX_SWITCHES
+                )));
             }
             let p = Params {
                 switches: a.switches,

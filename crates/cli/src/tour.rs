@@ -113,7 +113,8 @@ pub fn run() -> Result<(), CliError> {
         "GO"
     );
     for m in [10.0, 100.0, 200.0, 1000.0] {
-        let p = SlackPlan::for_cable(&Cable::myrinet2000_fibre(m), 0.5, 0.01);
+        let p = SlackPlan::for_cable(&Cable::myrinet2000_fibre(m), 0.5, 0.01)
+            .expect("fibres of 10 m to 1 km fit a plan");
         outln!(
             "   {:>5} m {:>8} B {:>6} B {:>6} {:>6}",
             m,

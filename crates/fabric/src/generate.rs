@@ -11,6 +11,11 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// The most switches a generator makes: the largest network the simulator and route
+/// builder are sized for (seconds and well under a GiB of routes), and a bound on the
+/// irregular generator's candidate-pair list (n²/2 pairs).
+pub const MAX_SWITCHES: usize = 4096;
+
 /// The generator names, for help texts and error messages.
 pub const KINDS: [&str; 4] = ["irregular", "mesh", "torus", "fattree"];
 
@@ -130,8 +135,10 @@ impl Builder {
 /// ports, as in a cabled machine room.
 pub fn irregular(p: &Params) -> Result<Topology, GenError> {
     let n = p.switches;
-    if n == 0 {
-        return Err(GenError::Params("--switches must be at least 1".into()));
+    if n == 0 || n > MAX_SWITCHES {
+        return Err(GenError::Params(format!(
+            "--switches must be 1 to {MAX_SWITCHES}"
+        )));
     }
     if p.hosts_per_switch >= p.ports && n > 1 {
         return Err(GenError::Params(format!(
@@ -199,12 +206,17 @@ fn grid(p: &Params, torus: bool) -> Result<Topology, GenError> {
             "a torus needs every dimension of at least 3 (2 would link the same pair twice)".into(),
         ));
     }
-    let n: usize = p.dims.iter().product();
-    if n > 1 << 20 {
-        return Err(GenError::Params(format!(
-            "{n} switches is more than this generator makes"
-        )));
-    }
+    // Checked: sizes like 100000x100000x100000x100000 overflow a usize.
+    let n = p
+        .dims
+        .iter()
+        .try_fold(1usize, |n, &k| n.checked_mul(k))
+        .filter(|&n| n <= MAX_SWITCHES)
+        .ok_or_else(|| {
+            GenError::Params(format!(
+                "--dims would make more than {MAX_SWITCHES} switches"
+            ))
+        })?;
     let ports = p.hosts_per_switch as usize + 2 * p.dims.len();
     if ports > 128 {
         return Err(GenError::Params(
@@ -261,6 +273,11 @@ fn fattree(p: &Params) -> Result<Topology, GenError> {
         return Err(GenError::Params(
             "--leaves and --spines must be at least 1".into(),
         ));
+    }
+    if p.leaves.saturating_add(p.spines) > MAX_SWITCHES {
+        return Err(GenError::Params(format!(
+            "--leaves plus --spines must be at most {MAX_SWITCHES}"
+        )));
     }
     let leaf_ports = p.hosts_per_switch as usize + p.spines;
     if leaf_ports > 128 || p.leaves > 128 {

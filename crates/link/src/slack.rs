@@ -176,6 +176,23 @@ impl Cable {
     }
 }
 
+/// The largest slack buffer [`SlackPlan::for_cable`] plans: 1 TiB, far beyond any cable,
+/// and small enough that every level fits a `usize` with room to add.
+pub const MAX_PLAN_BYTES: f64 = (1u64 << 40) as f64;
+
+/// Inputs [`SlackPlan::for_cable`] cannot plan for.
+#[derive(Clone, Copy, PartialEq, Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("margin must be a finite number >= 0 (got {0})")]
+    Margin(f64),
+    #[error("the STOP/GO share must be in (0, 1] (got {0})")]
+    Share(f64),
+    #[error("the cable must have a finite round trip >= 0 and a rate > 0")]
+    Cable,
+    #[error("the plan needs a {0:.3e}-byte buffer, over the 1 TiB limit")]
+    TooLarge(f64),
+}
+
 /// A slack-buffer size and watermarks for a cable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlackPlan {
@@ -197,18 +214,40 @@ impl SlackPlan {
     ///   cycle, take at most `max_symbol_share` of the reverse channel: each cycle needs
     ///   the receiver to drain at least the hysteresis, i.e. that many forward code-groups,
     ///   so the share is at most 4 / hysteresis.
-    pub fn for_cable(cable: &Cable, margin: f64, max_symbol_share: f64) -> SlackPlan {
-        let in_flight = cable.bytes_in_flight().ceil().max(1.0) as usize;
-        let guard = ((in_flight as f64 * (1.0 + margin)).ceil() as usize).div_ceil(64) * 64;
-        let hysteresis = ((4.0 / max_symbol_share).ceil() as usize).max(2);
-        let go = guard;
-        let stop = go + hysteresis;
-        SlackPlan {
-            in_flight,
-            capacity: stop + guard,
-            stop,
-            go,
+    ///
+    /// Sizes are worked out in floating point and refused past [`MAX_PLAN_BYTES`], so no
+    /// input wraps a watermark around.
+    pub fn for_cable(
+        cable: &Cable,
+        margin: f64,
+        max_symbol_share: f64,
+    ) -> Result<SlackPlan, PlanError> {
+        if !(margin >= 0.0 && margin.is_finite()) {
+            return Err(PlanError::Margin(margin));
         }
+        if !(max_symbol_share > 0.0 && max_symbol_share <= 1.0) {
+            return Err(PlanError::Share(max_symbol_share));
+        }
+        let flight = cable.bytes_in_flight();
+        if !(flight >= 0.0 && flight.is_finite() && cable.bytes_per_ns > 0.0) {
+            return Err(PlanError::Cable);
+        }
+        let in_flight = flight.ceil().max(1.0);
+        let guard = ((in_flight * (1.0 + margin)) / 64.0).ceil() * 64.0;
+        let hysteresis = (4.0 / max_symbol_share).ceil().max(2.0);
+        let capacity = 2.0 * guard + hysteresis;
+        if capacity > MAX_PLAN_BYTES {
+            return Err(PlanError::TooLarge(capacity));
+        }
+        // Every value is an integer below 2^41 here: the casts are exact.
+        let (in_flight, guard, hysteresis) =
+            (in_flight as usize, guard as usize, hysteresis as usize);
+        Ok(SlackPlan {
+            in_flight,
+            capacity: 2 * guard + hysteresis,
+            stop: guard + hysteresis,
+            go: guard,
+        })
     }
 
     pub fn headroom(&self) -> usize {
@@ -228,12 +267,40 @@ mod tests {
         let c = Cable::myrinet2000_fibre(200.0);
         assert!((c.round_trip_ns() - 2600.0).abs() < 1.0);
         assert_eq!(c.bytes_in_flight().round() as usize, 650);
-        let p = SlackPlan::for_cable(&c, 0.5, 0.01);
+        let p = SlackPlan::for_cable(&c, 0.5, 0.01).unwrap();
         // The seed: ~650 B in flight, ~1 KB of room for it.
         assert_eq!(p.in_flight, 650);
         assert_eq!(p.headroom(), 1024);
         assert!(p.go >= p.in_flight);
         assert_eq!(p.hysteresis(), 400);
+    }
+
+    #[test]
+    fn plans_never_wrap() {
+        let c = Cable::myrinet2000_fibre(200.0);
+        // Once: STOP below GO and a hysteresis of 2^64 - 1 (1e-300); GO at 0 (1e17).
+        assert!(matches!(
+            SlackPlan::for_cable(&c, 0.5, 1e-300),
+            Err(PlanError::TooLarge(_))
+        ));
+        assert!(matches!(
+            SlackPlan::for_cable(&c, 1e17, 0.01),
+            Err(PlanError::TooLarge(_))
+        ));
+        assert!(matches!(
+            SlackPlan::for_cable(&c, f64::NAN, 0.01),
+            Err(PlanError::Margin(_))
+        ));
+        assert!(matches!(
+            SlackPlan::for_cable(&c, 0.5, 0.0),
+            Err(PlanError::Share(_))
+        ));
+        // Small shares and large margins that fit still give ordered watermarks.
+        for (margin, share) in [(0.0, 1.0), (1e6, 1e-6), (0.5, 4e-12)] {
+            let p = SlackPlan::for_cable(&c, margin, share).unwrap();
+            assert!(p.go < p.stop && p.stop < p.capacity, "{p:?}");
+            assert!(p.go >= p.in_flight);
+        }
     }
 
     #[test]

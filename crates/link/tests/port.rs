@@ -258,7 +258,7 @@ fn clocks_200_ppm_apart_lose_and_duplicate_no_packet_byte() {
 /// watermarks allow. Returns (overflowed bytes, starved reads, STOP/GO share of B's
 /// reverse channel in pairs).
 fn stop_go(cable: Cable, adversarial: bool) -> (u64, u64, f64, SlackPlan) {
-    let plan = SlackPlan::for_cable(&cable, 0.5, 0.01);
+    let plan = SlackPlan::for_cable(&cable, 0.5, 0.01).unwrap();
     let cfg = PortConfig {
         slack: (plan.capacity, plan.stop, plan.go),
         ..PortConfig::default()

@@ -1,0 +1,55 @@
+//! Hostile command lines from the hardening review: each gets one `myrix: error:` line
+//! and exit 2, never a wrapped number, an overflow or a run that exhausts memory.
+
+use std::process::Command;
+
+/// (arguments, a fragment of the error line).
+const CASES: &[(&[&str], &str)] = &[
+    // STOP below GO and a hysteresis of 2^64 - 1 once; GO at 0 once.
+    (
+        &["link", "slack", "--max-share", "1e-300"],
+        "over the 1 TiB limit",
+    ),
+    (
+        &["link", "slack", "--margin", "1e17"],
+        "over the 1 TiB limit",
+    ),
+    // 7766279631452241920 switches once.
+    (
+        &[
+            "topo",
+            "gen",
+            "--kind",
+            "mesh",
+            "--dims",
+            "100000x100000x100000x100000",
+        ],
+        "more than 4096 switches",
+    ),
+    // Minutes once.
+    (
+        &["topo", "gen", "--kind", "mesh", "--dims", "1000x1000"],
+        "more than 4096 switches",
+    ),
+    // OOM-killed at 24 GB once.
+    (&["topo", "gen", "--switches", "65536"], "at most 4096"),
+];
+
+#[test]
+fn hostile_inputs_get_one_error_line_and_exit_2() {
+    for (args, fragment) in CASES {
+        let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
+            .args(*args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {err}");
+        assert!(
+            lines[0].starts_with("myrix: error: ") && lines[0].contains(fragment),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?} printed {:?}", o.stdout);
+    }
+}
