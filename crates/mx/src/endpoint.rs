@@ -441,6 +441,16 @@ impl Endpoint {
         if peer.transport() != self.addr.transport() {
             return Err(MxError::Transport(peer.to_string()));
         }
+        // An address of an endpoint that closed, whose id we now hold: connecting would
+        // reach ourselves and "verify" our own echo.
+        if (peer.nic, peer.endpoint) == (self.addr.nic, self.addr.endpoint)
+            && peer.session != self.addr.session
+        {
+            return Err(MxError::Connect {
+                addr: peer.to_string(),
+                code: Code::NoEndpoint,
+            });
+        }
         let loc = self.transport.resolve(peer.location(), peer.endpoint)?;
         self.call(|e, now| e.iconnect(now, loc, peer.nic, peer.endpoint, key, 0))
     }
