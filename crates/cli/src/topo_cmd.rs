@@ -130,7 +130,10 @@ impl NetworkArgs {
     /// The network (at most 1024 switches) and its up*/down* orientation.
     pub fn build(&self) -> Result<(Topology, myrix_fabric::updown::UpDown), CliError> {
         let t = network(self.topology.as_deref(), self.switches, self.seed, 1024)?;
-        let ud = UpDown::new(&t, parse_root(&self.root)?);
+        let root = parse_root(&self.root)?
+            .check(&t)
+            .map_err(|e| CliError::Input(format!("--root: {e}")))?;
+        let ud = UpDown::new(&t, root);
         Ok((t, ud))
     }
 }
@@ -206,7 +209,10 @@ pub fn run(cmd: TopoCmd) -> Result<(), CliError> {
         }
         TopoCmd::Show(a) => {
             let t = load(&a.file)?;
-            crate::out(&show(&t, parse_root(&a.root)?))?;
+            let root = parse_root(&a.root)?
+                .check(&t)
+                .map_err(|e| CliError::Input(format!("--root: {e}")))?;
+            crate::out(&show(&t, root))?;
             Ok(())
         }
         TopoCmd::Export(a) => {

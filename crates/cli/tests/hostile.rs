@@ -33,6 +33,10 @@ const CASES: &[(&[&str], &str)] = &[
     ),
     // OOM-killed at 24 GB once.
     (&["topo", "gen", "--switches", "65536"], "at most 4096"),
+    // Switch 0 used without a word once.
+    (&["routes", "--root", "99"], "root switch 99 does not exist"),
+    (&["sim", "--root", "16", "--sim-time", "1us"], "0 to 15"),
+    (&["bench", "fabric", "--root", "99"], "root switch 99"),
 ];
 
 #[test]
@@ -52,4 +56,29 @@ fn hostile_inputs_get_one_error_line_and_exit_2() {
         );
         assert!(o.stdout.is_empty(), "{args:?} printed {:?}", o.stdout);
     }
+}
+
+#[test]
+fn topo_show_refuses_a_root_beyond_the_network() {
+    let dir = std::env::temp_dir().join(format!("myrix-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let net = dir.join("net.toml");
+    let gen = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["topo", "gen", "--switches", "16", "-o"])
+        .arg(&net)
+        .output()
+        .unwrap();
+    assert!(gen.status.success());
+    let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["topo", "show", "--root", "99"])
+        .arg(&net)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("myrix: error: --root: root switch 99"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

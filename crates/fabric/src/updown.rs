@@ -36,6 +36,26 @@ impl Root {
             n => n.parse().ok().map(Root::Switch),
         }
     }
+
+    /// This root, if `t` has it: a numbered switch must exist (`UpDown::new` would
+    /// otherwise fall back to switch 0 without a word).
+    pub fn check(self, t: &Topology) -> Result<Root, NoSuchRoot> {
+        match self {
+            Root::Switch(s) if s as usize >= t.num_switches() => Err(NoSuchRoot {
+                root: s,
+                switches: t.num_switches(),
+            }),
+            r => Ok(r),
+        }
+    }
+}
+
+/// A `--root` switch beyond the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("root switch {root} does not exist: the network has switches 0 to {}", .switches.saturating_sub(1))]
+pub struct NoSuchRoot {
+    pub root: SwitchId,
+    pub switches: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
