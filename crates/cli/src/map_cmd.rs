@@ -114,6 +114,19 @@ pub fn run(a: MapArgs) -> Result<(), CliError> {
             distributed as f64 / 1e6
         )
     };
+    // The network is connected and nothing fails here: a map short of hosts or links
+    // missed ports (a switch with more than --max-ports).
+    if map.num_hosts() < t.num_hosts() || map.links().len() < t.links().len() {
+        let widest = t.switches().iter().map(|s| s.ports).max().unwrap_or(0);
+        return Err(CliError::Found(format!(
+            "the map is incomplete: {} of {} hosts and {} of {} links found (--max-ports {}, switches have up to {widest} ports)",
+            map.num_hosts(),
+            t.num_hosts(),
+            map.links().len(),
+            t.links().len(),
+            a.max_ports
+        )));
+    }
     let map_bytes = map_payload_len(&map);
     eprintln!(
         "mapper host {} ({}) {how}: {} switches, {} hosts, {} links found with {} probes in {:.1} us simulated; map {map_bytes} bytes",

@@ -58,8 +58,26 @@ fn hostile_inputs_get_one_error_line_and_exit_2() {
     }
 }
 
+/// Commands on a generated 16-switch network file: (arguments before the file's flag,
+/// the flag naming the file, exit code, a fragment of the error line).
+const ON_A_FILE: &[(&[&str], &str, i32, &str)] = &[
+    (
+        &["topo", "show", "--root", "99"],
+        "",
+        2,
+        "--root: root switch 99",
+    ),
+    // An incomplete map with exit 0 once.
+    (
+        &["map", "--max-ports", "4"],
+        "--topology",
+        1,
+        "the map is incomplete: 4 of 64 hosts",
+    ),
+];
+
 #[test]
-fn topo_show_refuses_a_root_beyond_the_network() {
+fn commands_on_a_file_refuse_what_the_network_lacks() {
     let dir = std::env::temp_dir().join(format!("myrix-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let net = dir.join("net.toml");
@@ -69,16 +87,21 @@ fn topo_show_refuses_a_root_beyond_the_network() {
         .output()
         .unwrap();
     assert!(gen.status.success());
-    let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
-        .args(["topo", "show", "--root", "99"])
-        .arg(&net)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.starts_with("myrix: error: --root: root switch 99"),
-        "{err}"
-    );
+    for (args, flag, code, fragment) in ON_A_FILE {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_myrix"));
+        c.args(*args);
+        if !flag.is_empty() {
+            c.arg(flag);
+        }
+        let o = c.arg(&net).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(*code), "{args:?}: {err}");
+        let first = err.lines().find(|l| l.starts_with("myrix: error: "));
+        assert!(
+            first.is_some_and(|l| l.contains(fragment)),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?} printed a result");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
