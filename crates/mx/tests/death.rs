@@ -82,3 +82,16 @@ fn a_killed_shm_peer_fails_its_sends_within_100ms() {
     assert_eq!(st.code, Code::Unreachable);
     assert!(took < Duration::from_millis(100), "noticed after {took:?}");
 }
+
+#[test]
+fn a_missing_shm_endpoint_is_named_not_a_raw_os_error() {
+    let mut ep = Endpoint::open("shm", 63, KEY).unwrap();
+    let mut addr = ep.addr().clone();
+    addr.endpoint = 99;
+    addr.locator = addr.locator.replace("-63", "-99");
+    let e = ep.connect(&addr, KEY, Duration::from_secs(5)).unwrap_err();
+    assert!(
+        e.to_string().contains("no endpoint 99 open on this host"),
+        "{e}"
+    );
+}

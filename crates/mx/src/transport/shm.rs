@@ -265,7 +265,19 @@ impl Shm {
     fn attach(&mut self, ep: u8) -> io::Result<()> {
         use std::os::unix::fs::MetadataExt;
         let path = dir().join(segment_name(self.nic, ep));
-        let ino = std::fs::metadata(&path)?.ino();
+        let ino = match std::fs::metadata(&path) {
+            Ok(m) => m.ino(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "no endpoint {ep} open on this host ({} does not exist)",
+                        path.display()
+                    ),
+                ))
+            }
+            Err(e) => return Err(e),
+        };
         if self.out[ep as usize].as_ref().is_some_and(|o| o.ino == ino) {
             return Ok(());
         }
