@@ -3,8 +3,9 @@
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::itb::{Policy, RouteTable};
+use myrix_fabric::named::Named;
 use myrix_fabric::Topology;
-use myrix_sim::traffic::{Traffic, PATTERNS};
+use myrix_sim::traffic::Traffic;
 use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -512,13 +513,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
     if let Some(p) = &a.plot {
         crate::plot::check_path(p)?;
     }
-    let traffic = Traffic::parse(&a.traffic).ok_or_else(|| {
-        CliError::Input(format!(
-            "unknown traffic '{}' (known: {})",
-            a.traffic,
-            PATTERNS.join(", ")
-        ))
-    })?;
+    let traffic = Traffic::from_name(&a.traffic).map_err(|e| CliError::Input(e.to_string()))?;
     let mix = parse_mix(&a.msg_bytes)?;
     let mean_bytes = (mix.iter().map(|&(b, w)| b as f64 * w).sum::<f64>()
         / mix.iter().map(|m| m.1).sum::<f64>())

@@ -4,7 +4,8 @@ use crate::CliError;
 use clap::{Args, Subcommand, ValueEnum};
 use myrix_fabric::deadlock::check;
 use myrix_fabric::format::{from_toml, to_anynet, to_dot, to_toml};
-use myrix_fabric::generate::{generate, Params, KINDS};
+use myrix_fabric::generate::{generate, Generator, Params};
+use myrix_fabric::named::Named;
 use myrix_fabric::updown::{minimal_mean_length, Root, UpDown};
 use myrix_fabric::Topology;
 use std::fmt::Write as _;
@@ -176,13 +177,7 @@ pub fn parse_root(s: &str) -> Result<Root, CliError> {
 pub fn run(cmd: TopoCmd) -> Result<(), CliError> {
     match cmd {
         TopoCmd::Gen(a) => {
-            if !KINDS.contains(&a.kind.as_str()) {
-                return Err(CliError::Input(format!(
-                    "unknown topology kind '{}' (known: {})",
-                    a.kind,
-                    KINDS.join(", ")
-                )));
-            }
+            Generator::from_name(&a.kind).map_err(|e| CliError::Input(e.to_string()))?;
             if !(a.cable_m.is_finite() && a.cable_m >= 0.0) {
                 return Err(CliError::Input(
                     "--cable-m must be a length in metres".into(),

@@ -1,9 +1,10 @@
 //! Topology generators, chosen by name (`irregular`, `mesh`, `torus`, `fattree`).
 //!
-//! Adding one is a function and a line in [`KINDS`] and [`generate`]. Every random
+//! Adding one is a function and a line in [`Generator`]'s table. Every random
 //! choice comes from one ChaCha stream seeded by [`Params::seed`]: the same parameters
 //! give the same network, byte for byte.
 
+use crate::named::{Named, UnknownName};
 use crate::topology::{
     host_address, End, Host, Link, Switch, SwitchId, Topology, TopologyError, DEFAULT_CABLE_M,
 };
@@ -16,8 +17,27 @@ use rand_chacha::ChaCha8Rng;
 /// irregular generator's candidate-pair list (n²/2 pairs).
 pub const MAX_SWITCHES: usize = 4096;
 
-/// The generator names, for help texts and error messages.
-pub const KINDS: [&str; 4] = ["irregular", "mesh", "torus", "fattree"];
+/// A topology generator, chosen by name (`irregular`, `mesh`, `torus`, `fattree`).
+#[derive(Clone, Copy)]
+pub struct Generator(fn(&Params) -> Result<Topology, GenError>);
+
+impl Named for Generator {
+    const WHAT: &'static str = "topology kind";
+    fn table() -> &'static [(&'static str, Generator)] {
+        &[
+            ("irregular", Generator(irregular)),
+            ("mesh", Generator(|p| grid(p, false))),
+            ("torus", Generator(|p| grid(p, true))),
+            ("fattree", Generator(fattree)),
+        ]
+    }
+}
+
+impl Generator {
+    pub fn generate(self, p: &Params) -> Result<Topology, GenError> {
+        (self.0)(p)
+    }
+}
 
 /// Parameters; each generator reads the ones it needs.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,8 +74,8 @@ impl Default for Params {
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum GenError {
-    #[error("unknown topology kind '{0}' (known: irregular, mesh, torus, fattree)")]
-    UnknownKind(String),
+    #[error(transparent)]
+    UnknownKind(#[from] UnknownName),
     #[error("{0}")]
     Params(String),
     #[error(transparent)]
@@ -64,13 +84,7 @@ pub enum GenError {
 
 /// Builds a topology of the named kind.
 pub fn generate(kind: &str, p: &Params) -> Result<Topology, GenError> {
-    match kind {
-        "irregular" => irregular(p),
-        "mesh" => grid(p, false),
-        "torus" => grid(p, true),
-        "fattree" => fattree(p),
-        other => Err(GenError::UnknownKind(other.to_string())),
-    }
+    Generator::from_name(kind)?.generate(p)
 }
 
 struct Builder {

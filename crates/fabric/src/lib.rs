@@ -11,6 +11,7 @@
 //! * [`route`]: switch paths as hops and as the route bytes a host prepends.
 //! * [`deadlock`]: the channel dependency graph of any route set, and its cycles.
 //! * [`mapper`]: discovering a network from probe outcomes alone (sans-IO).
+//! * [`named`]: the one mechanism for things chosen by name (policies, generators…).
 //! * [`itb`]: minimal routes split at in-transit buffers, and the study's selection
 //!   policies (`osud`, `omit`, `rmit`, `rrmit`, `pit`, `rrmit-min`).
 //!
@@ -23,6 +24,7 @@ pub mod format;
 pub mod generate;
 pub mod itb;
 pub mod mapper;
+pub mod named;
 pub mod route;
 pub mod topology;
 pub mod updown;

@@ -1,10 +1,8 @@
 //! Traffic patterns, chosen by name: who each message goes to.
 
+use myrix_fabric::named::Named;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-
-/// The pattern names, for help texts and errors.
-pub const PATTERNS: [&str; 4] = ["uniform", "bit-reversal", "hotspot", "local"];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Traffic {
@@ -19,17 +17,19 @@ pub enum Traffic {
     Local,
 }
 
-impl Traffic {
-    pub fn parse(s: &str) -> Option<Traffic> {
-        match s {
-            "uniform" => Some(Traffic::Uniform),
-            "bit-reversal" => Some(Traffic::BitReversal),
-            "hotspot" => Some(Traffic::Hotspot { fraction: 0.1 }),
-            "local" => Some(Traffic::Local),
-            _ => None,
-        }
+impl Named for Traffic {
+    const WHAT: &'static str = "traffic";
+    fn table() -> &'static [(&'static str, Traffic)] {
+        &[
+            ("uniform", Traffic::Uniform),
+            ("bit-reversal", Traffic::BitReversal),
+            ("hotspot", Traffic::Hotspot { fraction: 0.1 }),
+            ("local", Traffic::Local),
+        ]
     }
+}
 
+impl Traffic {
     /// Destination for a message from `src` among `n` hosts; `same_switch` lists the
     /// hosts sharing `src`'s switch.
     pub fn destination(&self, src: u32, n: u32, same_switch: &[u32], rng: &mut ChaCha8Rng) -> u32 {
@@ -89,10 +89,10 @@ mod tests {
 
     #[test]
     fn names_parse() {
-        for n in PATTERNS {
-            assert!(Traffic::parse(n).is_some(), "{n}");
+        for n in Traffic::names() {
+            assert!(Traffic::from_name(n).is_ok(), "{n}");
         }
-        assert!(Traffic::parse("tornado").is_none());
+        assert!(Traffic::from_name("tornado").is_err());
     }
 
     #[test]
