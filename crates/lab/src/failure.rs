@@ -150,3 +150,35 @@ pub fn run(
         rows,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use myrix_fabric::generate::{generate, Params};
+
+    #[test]
+    fn a_link_is_found_either_way_round_and_a_missing_one_is_refused() {
+        let t = generate(
+            "irregular",
+            &Params {
+                switches: 6,
+                seed: 4,
+                ..Params::default()
+            },
+        )
+        .unwrap();
+        let l = &t.links()[0];
+        let (a, b) = (l.a.switch, l.b.switch);
+        assert_eq!(
+            component(&t, Target::Link(a, b)).unwrap(),
+            Component::Link(0)
+        );
+        assert_eq!(
+            component(&t, Target::Link(b, a)).unwrap(),
+            Component::Link(0)
+        );
+        let e = component(&t, Target::Link(0, 0)).unwrap_err();
+        assert_eq!(e.to_string(), "no link between switches 0 and 0");
+        assert_eq!(component(&t, Target::Host(3)).unwrap(), Component::Host(3));
+    }
+}

@@ -545,4 +545,33 @@ mod tests {
         );
         assert!(server_board("shm", Some("x"), "lo").is_err());
     }
+
+    /// Both sides of the protocol in one process, over UDP on the loopback: the rows
+    /// come back for every length, every byte verified. Nothing is timed.
+    #[test]
+    fn server_and_client_run_a_plan_over_udp() {
+        for mode in [Mode::Pingpong, Mode::Stream] {
+            let board = server_board("udp", None, "lo").unwrap();
+            let mut server = open(&board).unwrap();
+            let addr = server.addr().to_string();
+            let t = std::thread::spawn(move || serve(&mut server));
+            let (mut ep, peer) = connect(&addr, "lo").unwrap();
+            let plan = Plan {
+                mode,
+                lengths: lengths(0, 70_000, Some(35_000), None).unwrap(),
+                iterations: 3,
+                warmup: 1,
+                window: 4,
+                verify: true,
+            };
+            let rows = client(&mut ep, peer, &plan).unwrap();
+            t.join().unwrap().unwrap();
+            assert_eq!(
+                rows.iter().map(|r| r.length).collect::<Vec<_>>(),
+                [0, 35_000, 70_000],
+                "{mode:?}"
+            );
+            assert!(rows.iter().all(|r| r.latency_us > 0.0), "{rows:?}");
+        }
+    }
 }
