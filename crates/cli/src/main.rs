@@ -22,7 +22,7 @@ mod link_cmd;
 mod map_cmd;
 mod mxbench_cmd;
 mod packet_cmd;
-mod plot;
+mod parse;
 mod routes_cmd;
 mod sim_cmd;
 mod topo_cmd;
@@ -81,6 +81,18 @@ pub enum CliError {
     /// Standard output was closed early (`myrix … | head`): stop quietly.
     #[error("standard output closed")]
     BrokenPipe,
+}
+
+/// An experiment's error as the command reports it: refused parameters and plots are
+/// bad input (exit 2), a run that failed is exit 1.
+impl From<myrix_lab::LabError> for CliError {
+    fn from(e: myrix_lab::LabError) -> CliError {
+        match e {
+            myrix_lab::LabError::Invalid(m) => CliError::Input(m),
+            e @ myrix_lab::LabError::Plot { .. } => CliError::Input(format!("--plot {e}")),
+            myrix_lab::LabError::Failed(m) => CliError::Found(m),
+        }
+    }
 }
 
 impl CliError {

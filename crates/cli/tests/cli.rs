@@ -1,35 +1,10 @@
 //! The `myrix` binary as a user runs it.
 
+mod common;
+
+use common::{assert_one_error, myrix, stdout};
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn myrix(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_myrix"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-/// One `myrix: error:` line on stderr and the given exit code.
-fn assert_one_error(o: &Output, code: i32, contains: &str) {
-    let err = String::from_utf8(o.stderr.clone()).unwrap();
-    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
-    let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 1, "{err}");
-    assert!(
-        lines[0].starts_with("myrix: error: ") && lines[0].contains(contains),
-        "{err}"
-    );
-}
+use std::process::{Command, Stdio};
 
 #[test]
 fn encode_prints_the_standard_code_groups_and_gap_framing() {
@@ -94,56 +69,6 @@ fn decode_reports_each_error_with_its_position() {
 }
 
 #[test]
-fn bad_input_gets_one_clear_line_and_a_non_zero_exit() {
-    assert_one_error(
-        &myrix(&["link", "encode", "--hex", "0g"], b""),
-        2,
-        "not a hex digit",
-    );
-    assert_one_error(
-        &myrix(&["link", "encode", "--hex", "abc"], b""),
-        2,
-        "not whole bytes",
-    );
-    assert_one_error(&myrix(&["link", "encode"], b""), 2, "no data bytes");
-    assert_one_error(
-        &myrix(&["link", "encode", "--file", "/nonexistent/x"], b""),
-        2,
-        "/nonexistent/x",
-    );
-    assert_one_error(&myrix(&["link", "decode"], b"0101\n"), 2, "line 1");
-    assert_one_error(
-        &myrix(&["link", "decode"], b"001111 10101\n"),
-        2,
-        "not a 10-bit",
-    );
-    assert_one_error(&myrix(&["link", "decode"], &[0xff, 0xfe]), 2, "not text");
-    // A packet without its GAP is a truncated stream.
-    assert_one_error(&myrix(&["link", "decode"], b"100111 0100\n"), 1, "error(s)");
-    assert_one_error(&myrix(&["packet", "parse", "81"], b""), 2, "truncated");
-    assert_one_error(
-        &myrix(&["packet", "build", "--route", "1,x"], b""),
-        2,
-        "'x'",
-    );
-    assert_one_error(
-        &myrix(&["packet", "build", "--type", "200"], b""),
-        2,
-        "--type",
-    );
-    assert_one_error(
-        &myrix(&["link", "slack", "--length-m=-3"], b""),
-        2,
-        "--length-m",
-    );
-    assert_one_error(
-        &myrix(&["link", "slack", "--length-m=1e300"], b""),
-        2,
-        "too long",
-    );
-}
-
-#[test]
 fn packet_build_then_parse_through_switches() {
     let o = myrix(
         &[
@@ -164,11 +89,6 @@ fn packet_build_then_parse_through_switches() {
     assert_eq!(out.matches(" ok").count(), 4, "{out}");
     assert!(out.contains("link 4: 046d79726978fe"));
     // A corrupted packet parses but fails its CRC.
-    assert_one_error(
-        &myrix(&["packet", "parse", "838087046d7972697868"], b""),
-        1,
-        "CRC",
-    );
 }
 
 #[test]
@@ -261,47 +181,6 @@ fn topo_gen_show_export() {
             "{kind}"
         );
     }
-
-    assert_one_error(
-        &myrix(&["topo", "gen", "--kind", "cube"], b""),
-        2,
-        "unknown topology kind 'cube'",
-    );
-    assert_one_error(
-        &myrix(&["topo", "gen", "--kind", "torus", "--dims", "2x4"], b""),
-        2,
-        "at least 3",
-    );
-    assert_one_error(&myrix(&["topo", "gen", "--dims", "4x"], b""), 2, "--dims");
-    assert_one_error(
-        &myrix(&["topo", "show", "/nonexistent.toml"], b""),
-        2,
-        "nonexistent",
-    );
-    let bad = dir.join("bad.toml");
-    std::fs::write(&bad, "[[switch]]\nports = 2\n[[switch]]\nports = 2\n").unwrap();
-    assert_one_error(
-        &myrix(&["topo", "show", bad.to_str().unwrap()], b""),
-        2,
-        "disconnected",
-    );
-    std::fs::write(&bad, "[[switch]]\nports = 1\n[[switch]]\nports = 1\n[[link]]\na = { switch = 0, port = 0 }\nb = { switch = 1, port = 1 }\n").unwrap();
-    assert_one_error(
-        &myrix(&["topo", "show", bad.to_str().unwrap()], b""),
-        2,
-        "only 1 ports",
-    );
-    std::fs::write(&bad, "[[switch]\n").unwrap();
-    assert_one_error(
-        &myrix(&["topo", "show", bad.to_str().unwrap()], b""),
-        2,
-        "line 1",
-    );
-    assert_one_error(
-        &myrix(&["topo", "show", net_s, "--root", "top"], b""),
-        2,
-        "--root",
-    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -361,95 +240,6 @@ fn sim_reports_json_with_stable_names_and_is_deterministic() {
     ));
     assert!(csv.starts_with("routing,switches,hosts,msg_bytes,seed,offered_flits_ns_switch,"));
     assert_eq!(csv.lines().count(), 2);
-}
-
-#[test]
-fn sim_bad_input() {
-    assert_one_error(
-        &myrix(&["sim", "--load", "0"], b""),
-        2,
-        "load must be a positive",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--load=-0.5"], b""),
-        2,
-        "load must be a positive",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--routing", "xy"], b""),
-        2,
-        "unknown routing 'xy'",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--traffic", "tornado"], b""),
-        2,
-        "unknown traffic 'tornado'",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--switch-model", "fast"], b""),
-        2,
-        "unknown switch model 'fast'",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--channel-release", "never"], b""),
-        2,
-        "unknown channel release 'never'",
-    );
-    assert_one_error(
-        &myrix(&["bench", "sim", "--channel-release", "never"], b""),
-        2,
-        "unknown channel release 'never'",
-    );
-    assert_one_error(
-        &myrix(&["bench", "fabric", "--from", "3", "--to", "3"], b""),
-        2,
-        "two different hosts",
-    );
-    assert_one_error(
-        &myrix(&["bench", "fabric", "--switches", "5000"], b""),
-        2,
-        "--switches must be 1 to 1024",
-    );
-    assert_one_error(
-        &myrix(&["bench", "fabric", "--sizes", "8,x"], b""),
-        2,
-        "expected byte counts",
-    );
-    assert_one_error(
-        &myrix(&["bench", "fabric", "--load=-1"], b""),
-        2,
-        "load must be a positive",
-    );
-    assert_one_error(
-        &myrix(
-            &["experiment", "minimal-routing", "--switch-model", "fast"],
-            b"",
-        ),
-        2,
-        "unknown switch model 'fast'",
-    );
-    assert_one_error(&myrix(&["sim", "--sim-time", "5"], b""), 2, "unit");
-    assert_one_error(&myrix(&["sim", "--sim-time=-3ms"], b""), 2, "positive time");
-    assert_one_error(
-        &myrix(&["sim", "--loads", "0.02:0.01:0.01"], b""),
-        2,
-        "--loads",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--load", "0.01", "--sweep"], b""),
-        2,
-        "one of",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--topology", "/nonexistent.toml"], b""),
-        2,
-        "nonexistent",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--msg-bytes", "0", "--load", "0.01"], b""),
-        2,
-        "--msg-bytes",
-    );
 }
 
 #[test]
@@ -558,21 +348,11 @@ fn routes_json_lists_every_alternative_of_every_host_pair() {
 }
 
 #[test]
-fn routes_summary_and_bad_input() {
+fn routes_summary_reports_the_deadlock_check() {
     let s = stdout(&myrix(&["routes", "--routing", "rrmit-min"], b""));
     assert!(
         s.contains("deadlock check: every sub-route legal, no channel dependency cycle"),
         "{s}"
-    );
-    assert_one_error(
-        &myrix(&["routes", "--routing", "xy"], b""),
-        2,
-        "unknown routing 'xy'",
-    );
-    assert_one_error(
-        &myrix(&["routes", "--topology", "/nonexistent.toml"], b""),
-        2,
-        "nonexistent",
     );
 }
 
@@ -623,11 +403,6 @@ fn sim_compares_routing_policies_in_one_run() {
         table.contains("routing several") && table.contains("\npit "),
         "{table}"
     );
-    assert_one_error(
-        &myrix(&["sim", "--routing", "osud,xy"], b""),
-        2,
-        "unknown routing 'xy'",
-    );
 }
 
 #[test]
@@ -662,11 +437,6 @@ fn the_minimal_routing_experiment_writes_its_table_and_figures() {
         assert!(dir.join(f).exists(), "{f}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
-    assert_one_error(
-        &myrix(&["experiment", "minimal-routing", "--topologies", "0"], b""),
-        2,
-        "--topologies",
-    );
 }
 
 #[test]
@@ -695,17 +465,6 @@ fn sim_message_mix_and_interface_delay() {
     let mix = run(&["--msg-bytes", "32:0.8,1024:0.2"]);
     assert_eq!(mix["msg_bytes"], 230);
     assert!(mix["accepted_flits_ns_switch"].as_f64().unwrap() > 0.005);
-    assert_one_error(
-        &myrix(&["sim", "--msg-bytes", "32:0"], b""),
-        2,
-        "--msg-bytes",
-    );
-    assert_one_error(
-        &myrix(&["sim", "--msg-bytes", "big"], b""),
-        2,
-        "--msg-bytes",
-    );
-    assert_one_error(&myrix(&["sim", "--send-overhead", "soon"], b""), 2, "unit");
 }
 
 #[test]
@@ -747,14 +506,6 @@ fn map_discovers_the_network_it_is_given() {
     a.sort();
     b.sort();
     assert_eq!(a, b);
-    assert_one_error(
-        &myrix(
-            &["map", "--topology", net.to_str().unwrap(), "--mapper", "40"],
-            b"",
-        ),
-        2,
-        "40 hosts",
-    );
     // Without --mapper, every host starts mapping and the highest address is left.
     let o = myrix(
         &[
@@ -837,32 +588,6 @@ fn bench_pingpong_and_stream_spawn_their_server_and_verify() {
     }
 }
 
-#[test]
-fn bench_rejects_bad_arguments_with_one_line() {
-    let o = myrix(&["bench", "pingpong", "--start", "10", "--end", "5"], b"");
-    assert_one_error(&o, 2, "--start 10 is above --end 5");
-    let o = myrix(&["bench", "pingpong", "--multiplier", "1"], b"");
-    assert_one_error(&o, 2, "--multiplier must be at least 2");
-    let o = myrix(&["bench", "pingpong", "--client", "nonsense"], b"");
-    assert_one_error(&o, 2, "bad endpoint address");
-    let o = myrix(&["bench", "stream", "--cpu", "x"], b"");
-    assert_one_error(&o, 2, "--cpu 'x'");
-    for name in ["nosuchif0", "../etc", ""] {
-        let o = myrix(
-            &[
-                "bench",
-                "pingpong",
-                "--transport",
-                "eth",
-                "--interface",
-                name,
-            ],
-            b"",
-        );
-        assert_one_error(&o, 2, &format!("no network interface '{name}'"));
-    }
-}
-
 /// `myrix sim` on the 6-switch network of seed 4 under 0.02 flits/ns/switch for 15 ms
 /// with `--fail` or `--join`: the first JSON row.
 fn change_run(flag: &str, spec: &str) -> serde_json::Value {
@@ -918,39 +643,6 @@ fn sim_fail_reports_detection_losses_and_recovery() {
         (true.into(), 24.into())
     );
     assert!(r["host_sent"].as_u64().unwrap() > 0 && r["host_received"].as_u64().unwrap() > 0);
-    for (args, msg) in [
-        (vec!["--fail", "link:2-5@1ms"], "--fail needs one --load"),
-        (vec!["--join", "host:2@1ms"], "--join needs one --load"),
-        (
-            vec!["--load", "0.02", "--join", "switch:2@1ms"],
-            "bad --join",
-        ),
-        (
-            vec!["--load", "0.02", "--fail", "router:3@1ms"],
-            "bad --fail",
-        ),
-        (
-            vec!["--load", "0.02", "--fail", "switch:x@1ms"],
-            "bad --fail",
-        ),
-        (
-            vec!["--load", "0.02", "--fail", "switch:6@1ms"],
-            "switch 6 does not exist",
-        ),
-        (
-            vec!["--load", "0.02", "--fail", "host:99@1ms"],
-            "host 99 does not exist",
-        ),
-        (
-            vec!["--load", "0.02", "--fail", "link:0-0@1ms"],
-            "no link between",
-        ),
-        (vec!["--load", "0.02", "--fail", "link:2-5@1parsec"], ""),
-    ] {
-        let mut all = vec!["sim", "--switches", "6", "--seed", "4"];
-        all.extend(args);
-        assert_one_error(&myrix(&all, b""), 2, msg);
-    }
 }
 
 /// A shared-memory peer whose process dies: a large send waiting on it completes with

@@ -1,0 +1,121 @@
+//! Parsers of argument values several commands share: times with units, load ranges,
+//! message-size mixes, lists, and the switch timing models by name.
+
+use crate::CliError;
+use myrix_sim::{ChannelRelease, SwitchModel};
+
+/// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
+pub fn parse_time(s: &str) -> Result<u64, CliError> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let scale = match unit {
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        _ => {
+            return Err(CliError::Input(format!(
+                "'{s}': a time needs a unit: ns, us, ms or s (e.g. 500us)"
+            )))
+        }
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v * scale < 1e16 => Ok((v * scale) as u64),
+        _ => Err(CliError::Input(format!(
+            "'{s}' is not a positive time below 10 000 s"
+        ))),
+    }
+}
+
+/// `--switch-model` and `--channel-release`, by name.
+pub fn parse_models(
+    switch_model: &str,
+    release: &str,
+) -> Result<(SwitchModel, ChannelRelease), CliError> {
+    let m = SwitchModel::parse(switch_model).ok_or_else(|| {
+        CliError::Input(format!(
+            "unknown switch model '{switch_model}' (known: {})",
+            SwitchModel::NAMES.join(", ")
+        ))
+    })?;
+    let r = ChannelRelease::parse(release).ok_or_else(|| {
+        CliError::Input(format!(
+            "unknown channel release '{release}' (known: {})",
+            ChannelRelease::NAMES.join(", ")
+        ))
+    })?;
+    Ok((m, r))
+}
+
+/// `start:end:step` (flits/ns/switch) as the loads from start to end.
+pub fn parse_loads(s: &str) -> Result<Vec<f64>, CliError> {
+    let bad = || {
+        CliError::Input(format!(
+            "--loads '{s}': expected start:end:step with 0 < start <= end, step > 0"
+        ))
+    };
+    let v: Vec<f64> = s
+        .split(':')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    let [a, b, st] = v[..] else { return Err(bad()) };
+    if !(a > 0.0 && b >= a && st > 0.0 && a.is_finite() && b.is_finite()) || (b - a) / st > 1000.0 {
+        return Err(bad());
+    }
+    let n = ((b - a) / st + 1e-9).floor() as usize;
+    Ok((0..=n).map(|i| a + st * i as f64).collect())
+}
+
+/// `32`, `32,1024` (an even mix) or `32:0.8,1024:0.2` (weights) as (bytes, weight).
+pub fn parse_mix(s: &str) -> Result<Vec<(usize, f64)>, CliError> {
+    let bad = || {
+        CliError::Input(format!(
+            "--msg-bytes '{s}': expected sizes of 1 to 65536 bytes like 32, 32,1024 or 32:0.8,1024:0.2"
+        ))
+    };
+    s.split(',')
+        .map(|part| {
+            let (b, w) = part.split_once(':').unwrap_or((part, "1"));
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            let w: f64 = w.trim().parse().map_err(|_| bad())?;
+            if b == 0 || b > 65536 || !(w > 0.0 && w.is_finite()) {
+                return Err(bad());
+            }
+            Ok((b, w))
+        })
+        .collect()
+}
+
+/// A comma-separated list of numbers; `what` names the option in the error.
+pub fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>, CliError> {
+    s.split(',')
+        .map(|x| x.trim().parse::<T>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| {
+            CliError::Input(format!(
+                "{what} '{s}': expected a comma-separated list of numbers"
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_loads_and_mixes() {
+        assert_eq!(parse_time("2ms").unwrap(), 2_000_000_000);
+        assert_eq!(parse_time(" 500us ").unwrap(), 500_000_000);
+        assert!(parse_time("5").is_err() && parse_time("-3ms").is_err());
+        assert_eq!(parse_loads("0.01:0.03:0.01").unwrap().len(), 3);
+        assert!(parse_loads("0.02:0.01:0.01").is_err());
+        assert_eq!(
+            parse_mix("32:0.8,1024:0.2").unwrap(),
+            [(32, 0.8), (1024, 0.2)]
+        );
+        assert!(parse_mix("0").is_err());
+        assert_eq!(list::<u32>("1, 2", "--x").unwrap(), [1, 2]);
+    }
+}

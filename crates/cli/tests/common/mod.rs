@@ -1,0 +1,34 @@
+//! What the integration tests share: running the binary and checking its one error line.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+pub fn myrix(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// One `myrix: error:` line on stderr and the given exit code.
+pub fn assert_one_error(o: &Output, code: i32, contains: &str) {
+    let err = String::from_utf8(o.stderr.clone()).unwrap();
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("myrix: error: ") && lines[0].contains(contains),
+        "{err}"
+    );
+}
