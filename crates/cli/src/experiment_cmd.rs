@@ -44,8 +44,14 @@ pub fn run(cmd: ExperimentCmd) -> Result<(), CliError> {
     }
     let measure = parse_time(&a.sim_time)?;
     let (switch_model, channel_release) = parse_models(&a.switch_model, &a.channel_release)?;
+    if a.out.exists() && !a.out.is_dir() {
+        return Err(CliError::Input(format!(
+            "--out {}: exists and is not a directory",
+            a.out.display()
+        )));
+    }
     std::fs::create_dir_all(&a.out)
-        .map_err(|e| CliError::Input(format!("{}: {e}", a.out.display())))?;
+        .map_err(|e| CliError::Input(format!("--out {}: {e}", a.out.display())))?;
     let setup = Setup {
         topologies: a.topologies,
         measure,

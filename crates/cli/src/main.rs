@@ -35,7 +35,8 @@ use std::process::ExitCode;
 #[command(
     name = "myrix",
     version,
-    about = "A Myrinet-style system area network, from the serial link up"
+    about = "A Myrinet-style system area network, from the serial link up",
+    after_help = "With no command, myrix runs the main job, `myrix sim --sweep --plot myrix-sweep.svg`: a sweep to saturation of a 16-switch network under up*/down*, printed as a table and drawn to myrix-sweep.svg in the current directory."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -109,8 +110,38 @@ impl CliError {
 /// saturation on a 16-switch irregular network under up*/down*, table and plot.
 const MAIN_JOB: [&str; 5] = ["myrix", "sim", "--sweep", "--plot", "myrix-sweep.svg"];
 
+/// clap's own errors in myrix's form: one `myrix: error:` line (clap's first line and its
+/// tip, if any), exit 2. Help and version go out as clap writes them.
+fn parse_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("bad arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let tip = lines
+        .find_map(|l| l.strip_prefix("tip: "))
+        .map(|t| format!("; {t}"))
+        .unwrap_or_default();
+    eprintln!("myrix: error: {first}{tip} (see --help)");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let mut cli = Cli::parse();
+    let mut cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return parse_error(e),
+    };
     if cli.cmd.is_none() {
         eprintln!(
             "myrix: no command given; running the main job: {}",

@@ -77,10 +77,19 @@ pub struct MxBenchArgs {
 fn parse_cpus(s: &str) -> Result<(usize, usize), CliError> {
     let bad = || CliError::Input(format!("--cpu '{s}': expected SERVER,CLIENT core numbers"));
     let (a, b) = s.split_once(',').ok_or_else(bad)?;
-    Ok((
+    let (a, b): (usize, usize) = (
         a.trim().parse().map_err(|_| bad())?,
         b.trim().parse().map_err(|_| bad())?,
-    ))
+    );
+    // Checked here, before a server is spawned: one error, not the server's and ours.
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(c) = [a, b].into_iter().find(|&c| c >= n) {
+        return Err(CliError::Input(format!(
+            "--cpu {c}: this machine has CPUs 0 to {}",
+            n - 1
+        )));
+    }
+    Ok((a, b))
 }
 
 fn pin(cpu: usize) -> Result<(), CliError> {
@@ -112,6 +121,9 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         window: a.window.clamp(1, 1024),
         verify: a.verify,
     };
+    if a.iterations == 0 {
+        return Err(CliError::Input("--iterations must be at least 1".into()));
+    }
     if a.window == 0 || a.window > 1024 {
         return Err(CliError::Input("--window: 1 to 1024".into()));
     }

@@ -7,18 +7,21 @@ use myrix_sim::{ChannelRelease, SwitchModel};
 /// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
 pub fn parse_time(s: &str) -> Result<u64, CliError> {
     let s = s.trim();
-    let split = s.find(|c: char| c.is_alphabetic()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let scale = match unit {
-        "ns" => 1e3,
-        "us" | "µs" => 1e6,
-        "ms" => 1e9,
-        "s" => 1e12,
-        _ => {
-            return Err(CliError::Input(format!(
-                "'{s}': a time needs a unit: ns, us, ms or s (e.g. 500us)"
-            )))
-        }
+    // The unit is a suffix: "1e3us" is a number in exponent form, not "1" and "e3us".
+    let units = [
+        ("ns", 1e3),
+        ("us", 1e6),
+        ("µs", 1e6),
+        ("ms", 1e9),
+        ("s", 1e12),
+    ];
+    let Some((num, scale)) = units
+        .iter()
+        .find_map(|&(u, scale)| s.strip_suffix(u).map(|n| (n, scale)))
+    else {
+        return Err(CliError::Input(format!(
+            "'{s}': a time needs a unit: ns, us, ms or s (e.g. 500us)"
+        )));
     };
     match num.trim().parse::<f64>() {
         Ok(v) if v > 0.0 && v * scale < 1e16 => Ok((v * scale) as u64),
@@ -52,7 +55,7 @@ pub fn parse_models(
 pub fn parse_loads(s: &str) -> Result<Vec<f64>, CliError> {
     let bad = || {
         CliError::Input(format!(
-            "--loads '{s}': expected start:end:step with 0 < start <= end, step > 0"
+            "--loads '{s}': expected start:end:step with 0 < start <= end, step > 0 and at most 1000 points"
         ))
     };
     let v: Vec<f64> = s
@@ -109,6 +112,11 @@ mod tests {
         assert_eq!(parse_time("2ms").unwrap(), 2_000_000_000);
         assert_eq!(parse_time(" 500us ").unwrap(), 500_000_000);
         assert!(parse_time("5").is_err() && parse_time("-3ms").is_err());
+        assert_eq!(parse_time("1e3us").unwrap(), 1_000_000_000);
+        for s in ["1e300ms", "NaNms", "infs"] {
+            let e = parse_time(s).unwrap_err().to_string();
+            assert!(e.contains("not a positive time below 10 000 s"), "{s}: {e}");
+        }
         assert_eq!(parse_loads("0.01:0.03:0.01").unwrap().len(), 3);
         assert!(parse_loads("0.02:0.01:0.01").is_err());
         assert_eq!(

@@ -406,6 +406,51 @@ const HOSTILE: &[Case] = &[
         2,
         "--root: root switch 10 does not exist",
     ),
+    // A latency from no iterations once; two errors and a raw OS error once.
+    case(
+        &["bench", "pingpong", "--iterations", "0"],
+        2,
+        "--iterations must be at least 1",
+    ),
+    case(
+        &["bench", "pingpong", "--cpu", "0,100000"],
+        2,
+        "--cpu 100000: this machine has CPUs 0 to",
+    ),
+    // "File exists (os error 17)" once; a whole simulation before the plot failed once.
+    case(
+        &["experiment", "minimal-routing", "--out", "{dir}/net.toml"],
+        2,
+        "exists and is not a directory",
+    ),
+    case(
+        &["sim", "--plot", "{dir}/no/such/x.svg"],
+        2,
+        "no/such to write it in",
+    ),
+    // "a time needs a unit" for times that have one, once.
+    case(
+        &["sim", "--sim-time", "1e300ms"],
+        2,
+        "not a positive time below 10 000 s",
+    ),
+    case(
+        &["sim", "--sim-time", "NaNms"],
+        2,
+        "not a positive time below 10 000 s",
+    ),
+    case(
+        &["sim", "--loads", "0.01:0.02:0.000001"],
+        2,
+        "at most 1000 points",
+    ),
+    // clap's own errors, in myrix's form: one line.
+    case(
+        &["sim", "--frobnicate"],
+        2,
+        "unexpected argument '--frobnicate'",
+    ),
+    case(&["frob"], 2, "unrecognized subcommand 'frob'"),
     // An incomplete map with exit 0 once.
     case(
         &["map", "--topology", "{dir}/net.toml", "--max-ports", "4"],

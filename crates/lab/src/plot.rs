@@ -84,8 +84,19 @@ fn fonts(path: &Path) -> Result<usvg::Options<'static>, LabError> {
     Ok(opt)
 }
 
-/// Checked before any work is done: a known format (.svg or .png), and a font for PNG.
+/// Checked before any work is done: a known format (.svg or .png), a directory to write
+/// it in, and a font for PNG.
 pub fn check_path(path: &Path) -> Result<(), LabError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(LabError::plot(
+            path,
+            format!("no directory {} to write it in", dir.display()),
+        ));
+    }
     match kind(path)? {
         Kind::Svg => Ok(()),
         Kind::Png => fonts(path).map(|_| ()),
