@@ -1,7 +1,7 @@
 //! `myrix sim`: run the network model at one or more loads and report. The runs, the
 //! sweep, the rows and the plot are `myrix-lab`'s; this file parses and prints.
 
-use crate::parse::{parse_loads, parse_mix, parse_models, parse_time};
+use crate::parse::{check_load, parse_loads, parse_mix, parse_models, parse_time};
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::itb::{Policy, RouteTable};
@@ -200,7 +200,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         ));
     }
     let loads = match (&a.load, &a.loads) {
-        (Some(l), _) => Some(vec![*l]),
+        (Some(l), _) => Some(vec![check_load(*l, "--load")?]),
         (_, Some(s)) => Some(parse_loads(s)?),
         _ => None,
     };
@@ -215,6 +215,12 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             return Err(CliError::Input(format!("{flag} needs one --load")));
         };
         let interval = parse_time(&a.monitor_interval)?;
+        if interval >= measure {
+            return Err(CliError::Input(format!(
+                "--monitor-interval {} is not shorter than --sim-time {}: nothing would be detected",
+                a.monitor_interval, a.sim_time
+            )));
+        }
         Sim::new(cfg_at(l), &t, &RouteTable::new(&t, &ud, policies[0]))
             .map_err(|e| CliError::Input(e.to_string()))?;
         let (target, at) = parse_fail(spec)?;

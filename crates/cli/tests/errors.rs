@@ -444,6 +444,39 @@ const HOSTILE: &[Case] = &[
         2,
         "at most 1000 points",
     ),
+    // 6 GB and a 300-digit load once; 2 GB allocated before failing once; a detection
+    // at 2e9 us in a 5 ms run once.
+    case(
+        &["sim", "--load", "1e300", "--sim-time", "10ms"],
+        2,
+        "--load 1e300: load must be a positive number of flits/ns/switch, at most 10",
+    ),
+    case(&["bench", "fabric", "--load", "1e300"], 2, "--load 1e300"),
+    case(
+        &["sim", "--loads", "0.01:1e300:1e299"],
+        2,
+        "--loads: end 1e300",
+    ),
+    case(
+        &["bench", "fabric", "--sizes", "1000000000"],
+        2,
+        "over the 16777216 B limit",
+    ),
+    case(
+        &[
+            "sim",
+            "--load",
+            "0.01",
+            "--sim-time",
+            "5ms",
+            "--fail",
+            "link:0-1@2ms",
+            "--monitor-interval",
+            "1000s",
+        ],
+        2,
+        "nothing would be detected",
+    ),
     // clap's own errors, in myrix's form: one line.
     case(
         &["sim", "--frobnicate"],
