@@ -34,6 +34,7 @@ pub struct SimBenchArgs {
     /// Simulated warm-up per run, with a unit.
     #[arg(long, default_value = "20us")]
     warmup: String,
+    /// Payload bytes per message, 1 to 65536.
     #[arg(long, default_value_t = 32)]
     msg_bytes: usize,
     /// Switch model, as `myrix sim --switch-model`.
@@ -55,6 +56,14 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
     };
     let sizes: Vec<usize> = list(&a.sizes, "--sizes")?;
     let loads: Vec<f64> = list(&a.loads, "--loads")?;
+    for &l in &loads {
+        crate::parse::check_load(l, "--loads:")?;
+    }
+    if a.msg_bytes == 0 || a.msg_bytes > 65536 {
+        return Err(CliError::Input(
+            "--msg-bytes: 1 to 65536 bytes, as myrix sim".into(),
+        ));
+    }
     if sizes.iter().any(|&n| n == 0 || n > 4096) {
         return Err(CliError::Input("--sizes: each between 1 and 4096".into()));
     }

@@ -477,6 +477,17 @@ const HOSTILE: &[Case] = &[
         2,
         "nothing would be detected",
     ),
+    // Nothing delivered and nothing said once.
+    case(
+        &["bench", "sim", "--msg-bytes", "100000"],
+        2,
+        "--msg-bytes: 1 to 65536",
+    ),
+    case(
+        &["bench", "sim", "--loads", "0.01,1e300"],
+        2,
+        "--loads: 1e300",
+    ),
     // clap's own errors, in myrix's form: one line.
     case(
         &["sim", "--frobnicate"],

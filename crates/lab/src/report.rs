@@ -455,7 +455,14 @@ pub fn speed_row(r: &SpeedRow) -> String {
         r.flit_hops as f64 / r.cpu_s,
         r.wire_flits_delivered as f64 / r.cpu_s,
         r.peak_mib.unwrap_or(f64::NAN),
-        if r.saturated { "  saturated" } else { "" }
+        if r.saturated {
+            "  saturated"
+        } else if r.wire_flits_delivered == 0 {
+            // A message longer than the window: the speed columns measure nothing.
+            "  nothing delivered (a message outlasts --sim-time)"
+        } else {
+            ""
+        }
     )
 }
 
