@@ -136,23 +136,39 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
             pin(c)?;
         }
         let (mut ep, peer) = mxbench::connect(&addr, &a.interface)?;
-        let rows = mxbench::client(&mut ep, peer, &plan)?;
+        let json = matches!(a.format, Format::Json);
+        if !json {
+            crate::out(&report::mx_head(
+                mode,
+                &a.transport,
+                plan.iterations,
+                plan.warmup,
+                plan.verify,
+            ))?;
+        }
+        // Table rows go out as each length completes; JSON is one array at the end.
+        let mut printed = Ok(());
+        let rows = mxbench::client(&mut ep, peer, &plan, &mut |r| {
+            if !json && printed.is_ok() {
+                printed = crate::out(&report::mx_row(r));
+            }
+        })?;
+        printed?;
         if a.stats {
             print_stats("client", &ep);
         }
-        let format = match a.format {
-            Format::Table => report::Format::Table,
-            Format::Json => report::Format::Json,
-        };
-        crate::out(&report::mx_rows(
-            &rows,
-            mode,
-            &a.transport,
-            plan.iterations,
-            plan.warmup,
-            plan.verify,
-            format,
-        ))
+        if json {
+            crate::out(&report::mx_rows(
+                &rows,
+                mode,
+                &a.transport,
+                plan.iterations,
+                plan.warmup,
+                plan.verify,
+                report::Format::Json,
+            ))?;
+        }
+        Ok(())
     })();
     if let Some(mut c) = child {
         if result.is_err() {

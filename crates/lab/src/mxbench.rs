@@ -296,7 +296,7 @@ pub fn serve(ep: &mut Endpoint) -> Result<(), LabError> {
     let plan = Plan::decode(&text)
         .ok_or_else(|| LabError::Failed(format!("bad plan from client: {text:?}")))?;
     let peer = st.source;
-    run_plan(ep, peer, &plan, false)?;
+    run_plan(ep, peer, &plan, false, &mut |_| {})?;
     let r = ep
         .irecv(RecvBuf::One(vec![]), BYE, u64::MAX, 0)
         .map_err(mx)?;
@@ -324,11 +324,19 @@ pub struct MxRow {
 }
 
 /// Runs `plan` against the server `peer`: sends the plan, measures, says goodbye.
-pub fn client(ep: &mut Endpoint, peer: PeerId, plan: &Plan) -> Result<Vec<MxRow>, LabError> {
+///
+/// `on_row` sees each length's row as soon as it is measured, so a failure later in the
+/// plan loses nothing already measured.
+pub fn client(
+    ep: &mut Endpoint,
+    peer: PeerId,
+    plan: &Plan,
+    on_row: &mut dyn FnMut(&MxRow),
+) -> Result<Vec<MxRow>, LabError> {
     let hello = plan.encode();
     let s = ep.isend(peer, &[hello.as_bytes()], HELLO, 0).map_err(mx)?;
     wait(ep, s)?;
-    let rows = run_plan(ep, peer, plan, true)?;
+    let rows = run_plan(ep, peer, plan, true, on_row)?;
     let s = ep.isend(peer, &[], BYE, 0).map_err(mx)?;
     wait(ep, s)?;
     ep.flush_all(Duration::from_secs(2)).map_err(mx)?;
@@ -341,6 +349,7 @@ fn run_plan(
     peer: PeerId,
     plan: &Plan,
     is_client: bool,
+    on_row: &mut dyn FnMut(&MxRow),
 ) -> Result<Vec<MxRow>, LabError> {
     let mut rows = Vec::new();
     let max = plan.lengths.iter().copied().max().unwrap_or(0);
@@ -386,6 +395,7 @@ fn run_plan(
                     latency_us: one_way * 1e6,
                     bandwidth_mb_s: len as f64 / one_way / 1e6,
                 });
+                on_row(rows.last().expect("just pushed"));
             }
             Mode::Stream => {
                 let w = plan.window;
@@ -457,6 +467,7 @@ fn run_plan(
                     latency_us: per_msg * 1e6,
                     bandwidth_mb_s: len as f64 / per_msg / 1e6,
                 });
+                on_row(rows.last().expect("just pushed"));
             }
         }
     }
@@ -564,8 +575,11 @@ mod tests {
                 window: 4,
                 verify: true,
             };
-            let rows = client(&mut ep, peer, &plan).unwrap();
+            let mut seen = Vec::new();
+            let rows = client(&mut ep, peer, &plan, &mut |r| seen.push(r.length)).unwrap();
             t.join().unwrap().unwrap();
+            // Each row reached the caller as it was measured, in order.
+            assert_eq!(seen, [0, 35_000, 70_000], "{mode:?}");
             assert_eq!(
                 rows.iter().map(|r| r.length).collect::<Vec<_>>(),
                 [0, 35_000, 70_000],

@@ -362,6 +362,21 @@ pub fn mx_rows(
             .collect();
         return format!("{}\n", serde_json::Value::Array(v));
     }
+    let mut out = mx_head(mode, transport, iterations, warmup, verified);
+    for r in rows {
+        out.push_str(&mx_row(r));
+    }
+    out
+}
+
+/// The MX benchmark table's heading lines, printed before the first length runs.
+pub fn mx_head(
+    mode: Mode,
+    transport: &str,
+    iterations: usize,
+    warmup: usize,
+    verified: bool,
+) -> String {
     let mut out = format!(
         "# myrix bench {}: MX over {}, {} iterations ({} warm-up) per length{}\n",
         mode.name(),
@@ -379,14 +394,15 @@ pub fn mx_rows(
         "{:>10} {:>12} {:>14}",
         "length", "latency_us", "bandwidth_MB/s"
     );
-    for r in rows {
-        let _ = writeln!(
-            out,
-            "{:>10} {:>12.3} {:>14.1}",
-            r.length, r.latency_us, r.bandwidth_mb_s
-        );
-    }
     out
+}
+
+/// One length's row of the MX benchmark table, printed as soon as it is measured.
+pub fn mx_row(r: &MxRow) -> String {
+    format!(
+        "{:>10} {:>12.3} {:>14.1}\n",
+        r.length, r.latency_us, r.bandwidth_mb_s
+    )
 }
 
 /// An endpoint's protocol counters as one `key=value` line (for people and for the
