@@ -3,7 +3,7 @@
 //! costs only what moves or changes in it. It must never allocate per flit.
 
 use crate::traffic::Traffic;
-use myrix_fabric::itb::{Alternative, Policy, RouteTable};
+use myrix_fabric::itb::{AltRef, Policy, RouteTable};
 use myrix_fabric::{PortUse, Topology};
 use myrix_link::slack::SlackBuffer;
 use myrix_link::symbol::Control;
@@ -754,8 +754,12 @@ impl<'a> Sim<'a> {
                 }
             }
         };
-        let a = if is_longer { &longer[alt] } else { &alts[alt] };
-        Some((alt as u8, is_longer, a.hops.len(), a.splits.len()))
+        let a = if is_longer {
+            longer.at(alt)
+        } else {
+            alts.at(alt)
+        };
+        Some((alt as u8, is_longer, a.ports.len(), a.splits.len()))
     }
 
     fn new_packet(&mut self, src: u32, dst: u32) {
@@ -1366,14 +1370,14 @@ impl<'a> Sim<'a> {
         self.ru_wheel[((t0 + (n + 1) * d) % w as u64) as usize].push(s as u32);
     }
 
-    fn alternative(&self, p: u32) -> &'a Alternative {
+    fn alternative(&self, p: u32) -> AltRef<'a> {
         let pk = &self.pkts[p as usize];
         let (s, d) = (pk.src_switch, pk.dst_switch);
         let table: &'a RouteTable = self.tables[pk.epoch as usize];
         if pk.longer {
-            &table.longer(s, d)[pk.alt as usize]
+            table.longer(s, d).at(pk.alt as usize)
         } else {
-            &table.alternatives(s, d)[pk.alt as usize]
+            table.alternatives(s, d).at(pk.alt as usize)
         }
     }
 
@@ -1385,16 +1389,15 @@ impl<'a> Sim<'a> {
         let a = self.alternative(p);
         let pk = &self.pkts[p as usize];
         let hop = pk.hop as usize;
-        let eject = hop < a.hops.len()
+        let eject = hop < a.ports.len()
             && !pk.in_itb_leg
             && a.splits.get(pk.splits_done as usize) == Some(&pk.hop);
         let port = if eject {
             let hs = &self.itb_hosts[pk.epoch as usize][s as usize];
             let h = hs[(pk.src as usize + pk.dst as usize) % hs.len()];
             self.topo.hosts()[h as usize].port
-        } else if hop < a.hops.len() {
-            debug_assert_eq!(a.hops[hop].switch, s);
-            a.hops[hop].port
+        } else if hop < a.ports.len() {
+            a.ports[hop]
         } else {
             let dst = self.topo.hosts()[pk.dst as usize];
             debug_assert_eq!(s, dst.switch);
@@ -1405,7 +1408,7 @@ impl<'a> Sim<'a> {
             let pk = &mut self.pkts[p as usize];
             if eject {
                 pk.in_itb_leg = true;
-            } else if hop < a.hops.len() {
+            } else if hop < a.ports.len() {
                 if pk.in_itb_leg {
                     pk.in_itb_leg = false;
                     pk.splits_done += 1;

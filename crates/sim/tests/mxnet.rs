@@ -112,8 +112,9 @@ fn a_tiny_message_takes_the_network_s_zero_load_latency() {
     n.run_until(10_000_000, |n| n.now_ns() > idle && n.in_flight() == 0);
     let (ticks, frame) = transfer(&mut n, peer, 0, 63, 8);
     let hosts = t.hosts();
-    let links = routes.alternatives(hosts[0].switch, hosts[63].switch)[0]
-        .hops
+    let links = routes
+        .alternatives(hosts[0].switch, hosts[63].switch)
+        .at(0)
         .len() as u64;
     let k = links + 1;
     let frame = frame as u64;
