@@ -131,7 +131,7 @@ impl Sim<'_> {
     /// Phase 1: flits arriving at inputs, at hosts, in failed links.
     pub(super) fn arrivals(&mut self) {
         let t = self.now;
-        let arriving = self.ch.flits.take(t);
+        let (slot, arriving) = self.ch.flits.take(t);
         for &c in &arriving {
             let (at, f) = self.ch.pipe[c].pop_front().expect("scheduled arrival");
             debug_assert_eq!(at, t);
@@ -174,13 +174,13 @@ impl Sim<'_> {
                 }
             }
         }
-        self.ch.flits.put_back(t, arriving);
+        self.ch.flits.put_back(slot, arriving);
     }
 
     /// Phase 2: STOP/GO reaching senders; GO wakes whoever sends on that channel.
     pub(super) fn flow_control(&mut self) {
         let t = self.now;
-        let symbols = self.ch.symbols.take(t);
+        let (slot, symbols) = self.ch.symbols.take(t);
         for &(c, stop) in &symbols {
             if matches!(self.ch.sink[c], Sink::Void) {
                 continue;
@@ -196,7 +196,7 @@ impl Sim<'_> {
                 }
             }
         }
-        self.ch.symbols.put_back(t, symbols);
+        self.ch.symbols.put_back(slot, symbols);
     }
 
     /// Puts flit `f` into channel `c`.

@@ -162,7 +162,7 @@ impl Sim<'_> {
     /// Phase 4a: routing timers due now.
     pub(super) fn routing_timers(&mut self) {
         let t = self.now;
-        let due = self.inp.timers.take(t);
+        let (slot, due) = self.inp.timers.take(t);
         for &g in &due {
             match self.inp.state[g] {
                 In::Routing(ready) if ready == t => {
@@ -174,7 +174,7 @@ impl Sim<'_> {
                 _ => {}
             }
         }
-        self.inp.timers.put_back(t, due);
+        self.inp.timers.put_back(slot, due);
     }
 
     /// Phase 4b: headers newly at the front of an input go to the routing unit.

@@ -55,12 +55,12 @@ impl Sim<'_> {
     pub(super) fn shared_units(&mut self) {
         let t = self.now;
         self.units.done = t;
-        let due = self.units.ends.take(t);
+        let (slot, due) = self.units.ends.take(t);
         for &s in &due {
             self.end_turn(s as usize);
             self.units.start.push(s);
         }
-        self.units.ends.put_back(t, due);
+        self.units.ends.put_back(slot, due);
         let mut starts = std::mem::take(&mut self.units.start);
         for &s in &starts {
             let s = s as usize;
