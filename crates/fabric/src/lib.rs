@@ -24,6 +24,7 @@ pub mod generate;
 pub mod itb;
 pub mod mapper;
 pub mod route;
+pub mod testing;
 pub mod topology;
 pub mod updown;
 

@@ -1,10 +1,10 @@
 //! Minimal routing with in-transit buffers: splits, policies, deadlock freedom.
 
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{
     check, in_transit_host, paths_of_length, split, Policy, RouteTable, MAX_ALTERNATIVES,
 };
 use myrix_fabric::route::{next_switch, Hop};
+use myrix_fabric::testing::irregular;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use proptest::prelude::*;
@@ -137,30 +137,14 @@ fn verify(t: &Topology, ud: &UpDown) {
 fn every_policy_on_100_random_networks_is_deadlock_free_and_minimal() {
     for seed in 0..100 {
         let n = [8, 16, 16, 24][seed as usize % 4];
-        let t = generate(
-            "irregular",
-            &Params {
-                switches: n,
-                seed,
-                ..Params::default()
-            },
-        )
-        .unwrap();
+        let t = irregular(n, seed);
         verify(&t, &UpDown::new(&t, Root::LowestId));
     }
 }
 
 #[test]
 fn itbs_shorten_routes_and_are_used_sparingly() {
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: 16,
-            seed: 1,
-            ..Params::default()
-        },
-    )
-    .unwrap();
+    let t = irregular(16, 1);
     let ud = UpDown::new(&t, Root::LowestId);
     let rmit = RouteTable::new(&t, &ud, Policy::Rmit);
     let min = RouteTable::new(&t, &ud, Policy::RrmitMin);
@@ -178,7 +162,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
     #[test]
     fn random_networks_and_roots(seed in any::<u64>(), n in 2usize..20, root in 0u32..20) {
-        let t = generate("irregular", &Params { switches: n, seed, ..Params::default() }).unwrap();
+        let t = irregular(n, seed);
         verify(&t, &UpDown::new(&t, Root::Switch(root)));
     }
 }

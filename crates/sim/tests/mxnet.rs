@@ -1,8 +1,7 @@
 //! MX engines talking over the simulated network.
 
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
-use myrix_fabric::updown::{Root, UpDown};
+use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::Topology;
 use myrix_mx::engine::{Code, Config as MxConfig, PeerId, RecvBuf, Request};
 use myrix_sim::mxnet::MxNet;
@@ -11,17 +10,7 @@ use myrix_sim::{Config, Sim};
 const KEY: u32 = 0x5eed;
 
 fn net() -> (Topology, RouteTable) {
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: 16,
-            seed: 1,
-            ..Params::default()
-        },
-    )
-    .unwrap();
-    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
-    (t, routes)
+    irregular_routes(16, 1, Policy::Osud)
 }
 
 fn done(n: &mut MxNet, h: usize, r: Request) -> bool {
