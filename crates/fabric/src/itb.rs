@@ -316,9 +316,13 @@ impl<'a> Alternatives<'a> {
         self.set.get(self.src, self.first + i)
     }
 
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = AltRef<'a>> + 'a {
-        let (set, src) = (self.set, self.src);
-        (self.first..self.end).map(move |a| set.get(src, a))
+    pub fn iter(&self) -> AltIter<'a> {
+        AltIter {
+            set: self.set,
+            src: self.src,
+            next: self.first,
+            end: self.end,
+        }
     }
 
     /// Owned copies, hops and all.
@@ -329,11 +333,37 @@ impl<'a> Alternatives<'a> {
 
 impl<'a> IntoIterator for Alternatives<'a> {
     type Item = AltRef<'a>;
-    type IntoIter = Box<dyn ExactSizeIterator<Item = AltRef<'a>> + 'a>;
-    fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
+    type IntoIter = AltIter<'a>;
+    fn into_iter(self) -> AltIter<'a> {
+        self.iter()
     }
 }
+
+/// The alternatives of a pair, in order.
+#[derive(Clone, Debug)]
+pub struct AltIter<'a> {
+    set: &'a AltSet,
+    src: SwitchId,
+    next: usize,
+    end: usize,
+}
+
+impl<'a> Iterator for AltIter<'a> {
+    type Item = AltRef<'a>;
+    #[inline]
+    fn next(&mut self) -> Option<AltRef<'a>> {
+        (self.next < self.end).then(|| {
+            self.next += 1;
+            self.set.get(self.src, self.next - 1)
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.end - self.next, Some(self.end - self.next))
+    }
+}
+
+impl ExactSizeIterator for AltIter<'_> {}
 
 impl PartialEq for Alternatives<'_> {
     fn eq(&self, other: &Self) -> bool {
