@@ -2,7 +2,7 @@
 
 use crate::CliError;
 use clap::{Args, ValueEnum};
-use myrix_fabric::itb::{check, in_transit_host, Alternative, Policy, RouteTable};
+use myrix_fabric::itb::{check, in_transit_host, AltRef, Policy, RouteTable};
 use myrix_fabric::{HostId, Topology};
 use serde::Serialize;
 use std::io::Write;
@@ -42,7 +42,8 @@ struct PairOut {
     paths: Vec<PathOut>,
 }
 
-fn describe(t: &Topology, a: &Alternative, src: HostId, dst: HostId) -> PathOut {
+fn describe(t: &Topology, a: AltRef, src: HostId, dst: HostId) -> PathOut {
+    let a = a.to_alternative(t);
     let (mut switches, mut ports, mut in_transit) = (Vec::new(), Vec::new(), Vec::new());
     for (i, h) in a.hops.iter().enumerate() {
         if a.splits.contains(&(i as u16)) {
@@ -124,7 +125,7 @@ pub fn run(a: RoutesArgs) -> Result<(), CliError> {
                     let a = table.alternatives(s, d);
                     alts += a.len();
                     maxalt = maxalt.max(a.len());
-                    links += a.iter().map(|x| x.hops.len()).sum::<usize>() as f64 / a.len() as f64;
+                    links += a.iter().map(|x| x.len()).sum::<usize>() as f64 / a.len() as f64;
                     pairs += 1;
                 }
             }

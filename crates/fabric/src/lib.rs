@@ -26,6 +26,7 @@ pub mod itb;
 pub mod mapper;
 pub mod named;
 pub mod route;
+pub mod testing;
 pub mod topology;
 pub mod updown;
 

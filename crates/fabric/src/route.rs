@@ -33,6 +33,13 @@ impl SwitchRoutes {
         SwitchRoutes { n, offsets, hops }
     }
 
+    /// From `offsets` (`n * n + 1`, pair `s * n + d` at `offsets[i]..offsets[i + 1]`)
+    /// into `hops`.
+    pub fn from_flat(n: usize, offsets: Vec<u32>, hops: Vec<Hop>) -> SwitchRoutes {
+        assert_eq!(offsets.len(), n * n + 1, "a path for every ordered pair");
+        SwitchRoutes { n, offsets, hops }
+    }
+
     pub fn num_switches(&self) -> usize {
         self.n
     }

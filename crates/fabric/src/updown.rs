@@ -116,48 +116,84 @@ impl UpDown {
     /// One shortest legal path for every ordered pair of switches.
     pub fn osud(&self, t: &Topology) -> SwitchRoutes {
         let n = t.num_switches();
-        let mut all = Vec::with_capacity(n * n);
-        // State index: switch * 2 + phase (0: may still go up, 1: has gone down).
-        let mut dist = vec![u32::MAX; 2 * n];
-        let mut parent: Vec<(u32, u8)> = vec![(u32::MAX, 0); 2 * n];
-        let mut q = VecDeque::new();
+        let mut search = OsudSearch::new(n);
+        let mut offsets = Vec::with_capacity(n * n + 1);
+        let mut hops = Vec::new();
+        offsets.push(0);
         for src in 0..n as SwitchId {
-            dist.fill(u32::MAX);
-            let start = 2 * src as usize;
-            dist[start] = 0;
-            q.push_back(start);
-            while let Some(st) = q.pop_front() {
-                let (u, phase) = ((st / 2) as SwitchId, st % 2);
-                for (port, _, peer) in t.neighbours(u) {
-                    let up = self.goes_up(u, peer.switch);
-                    if up && phase == 1 {
-                        continue;
-                    }
-                    let next = 2 * peer.switch as usize + usize::from(!up);
-                    if dist[next] == u32::MAX {
-                        dist[next] = dist[st] + 1;
-                        parent[next] = (st as u32, port);
-                        q.push_back(next);
-                    }
-                }
-            }
-            for dst in 0..n {
-                let (a, b) = (2 * dst, 2 * dst + 1);
-                let mut st = if dist[a] <= dist[b] { a } else { b };
-                let mut path = Vec::with_capacity(dist[st] as usize);
-                while st != start {
-                    let (prev, port) = parent[st];
-                    path.push(Hop {
-                        switch: (prev / 2) as SwitchId,
-                        port,
-                    });
-                    st = prev as usize;
-                }
-                path.reverse();
-                all.push(path);
+            search.search(self, t, src);
+            for dst in 0..n as SwitchId {
+                search.path_to(dst, &mut hops);
+                offsets.push(hops.len() as u32);
             }
         }
-        SwitchRoutes::from_paths(n, all)
+        SwitchRoutes::from_flat(n, offsets, hops)
+    }
+}
+
+/// The breadth-first search behind [`UpDown::osud`], one source at a time, reusing its
+/// arrays: callers that store routes their own way need not hold every path at once.
+#[derive(Clone, Debug)]
+pub struct OsudSearch {
+    src: SwitchId,
+    /// State index: switch * 2 + phase (0: may still go up, 1: has gone down).
+    dist: Vec<u32>,
+    parent: Vec<(u32, u8)>,
+    q: VecDeque<usize>,
+    rev: Vec<Hop>,
+}
+
+impl OsudSearch {
+    pub fn new(n: usize) -> OsudSearch {
+        OsudSearch {
+            src: 0,
+            dist: vec![u32::MAX; 2 * n],
+            parent: vec![(u32::MAX, 0); 2 * n],
+            q: VecDeque::new(),
+            rev: Vec::new(),
+        }
+    }
+
+    /// Searches every shortest legal path from `src`, visiting ports in order.
+    pub fn search(&mut self, ud: &UpDown, t: &Topology, src: SwitchId) {
+        self.src = src;
+        let (dist, parent, q) = (&mut self.dist, &mut self.parent, &mut self.q);
+        dist.fill(u32::MAX);
+        let start = 2 * src as usize;
+        dist[start] = 0;
+        q.push_back(start);
+        while let Some(st) = q.pop_front() {
+            let (u, phase) = ((st / 2) as SwitchId, st % 2);
+            for (port, _, peer) in t.neighbours(u) {
+                let up = ud.goes_up(u, peer.switch);
+                if up && phase == 1 {
+                    continue;
+                }
+                let next = 2 * peer.switch as usize + usize::from(!up);
+                if dist[next] == u32::MAX {
+                    dist[next] = dist[st] + 1;
+                    parent[next] = (st as u32, port);
+                    q.push_back(next);
+                }
+            }
+        }
+    }
+
+    /// Appends the path from the last source searched to `dst` to `out`.
+    pub fn path_to(&mut self, dst: SwitchId, out: &mut Vec<Hop>) {
+        let (a, b) = (2 * dst as usize, 2 * dst as usize + 1);
+        let start = 2 * self.src as usize;
+        let mut st = if self.dist[a] <= self.dist[b] { a } else { b };
+        self.rev.clear();
+        while st != start {
+            let (prev, port) = self.parent[st];
+            self.rev.push(Hop {
+                switch: (prev / 2) as SwitchId,
+                port,
+            });
+            st = prev as usize;
+        }
+        out.extend(self.rev.iter().rev());
     }
 }
 

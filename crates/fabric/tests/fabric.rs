@@ -4,21 +4,10 @@ use myrix_fabric::deadlock::{check, Dependencies};
 use myrix_fabric::format::{from_toml, to_anynet, to_dot, to_toml, FormatError};
 use myrix_fabric::generate::{generate, GenError, Params};
 use myrix_fabric::route::{next_switch, Hop};
+use myrix_fabric::testing::irregular;
 use myrix_fabric::topology::{End, Link, Switch, Topology, TopologyError};
 use myrix_fabric::updown::{minimal_mean_length, Root, UpDown};
 use myrix_wire::myrinet::{forward, Packet, PacketRepr, PacketType};
-
-fn irregular(n: usize, seed: u64) -> Topology {
-    generate(
-        "irregular",
-        &Params {
-            switches: n,
-            seed,
-            ..Params::default()
-        },
-    )
-    .unwrap()
-}
 
 #[test]
 fn irregular_networks_follow_the_study_rules() {

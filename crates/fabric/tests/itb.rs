@@ -1,10 +1,10 @@
 //! Minimal routing with in-transit buffers: splits, policies, deadlock freedom.
 
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{
     check, in_transit_host, paths_of_length, split, Policy, RouteTable, MAX_ALTERNATIVES,
 };
 use myrix_fabric::route::{next_switch, Hop};
+use myrix_fabric::testing::irregular;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use proptest::prelude::*;
@@ -44,18 +44,19 @@ fn a_minimal_path_with_a_down_up_turn_is_split_at_the_turn() {
     let rmit = RouteTable::new(&t, &ud, Policy::Rmit);
     let alts = rmit.alternatives(2, 4);
     assert_eq!(alts.len(), 1);
+    let a0 = alts.at(0).to_alternative(&t);
     assert_eq!(
-        alts[0].hops,
+        a0.hops,
         [Hop { switch: 2, port: 2 }, Hop { switch: 3, port: 2 }]
     );
-    assert_eq!(alts[0].splits, [1]);
-    assert_eq!(alts[0].split_switches().collect::<Vec<_>>(), [3]);
+    assert_eq!(a0.splits, [1]);
+    assert_eq!(a0.split_switches().collect::<Vec<_>>(), [3]);
     assert_eq!(in_transit_host(&t, 3, 2, 4), Some(3));
     // rrmit-min: 2 links + 1 in-transit node = 3 < 4 for up*/down*: the ITB route wins.
     let min = RouteTable::new(&t, &ud, Policy::RrmitMin);
     assert_eq!(min.alternatives(2, 4), alts);
     // Between 1 and 3 (1-2-3, down-down) no split is needed.
-    assert!(rmit.alternatives(1, 3)[0].splits.is_empty());
+    assert!(rmit.alternatives(1, 3).at(0).splits.is_empty());
     for p in ALL {
         check(&t, &ud, &RouteTable::new(&t, &ud, p)).unwrap();
     }
@@ -82,7 +83,7 @@ fn a_turn_at_a_switch_without_hosts_cannot_be_split() {
     assert_eq!(split(&t2, &ud, &path), None);
     // rmit then falls back to the up*/down* path.
     let rmit = RouteTable::new(&t2, &ud, Policy::Rmit);
-    assert_eq!(rmit.alternatives(2, 4)[0].hops.len(), 4);
+    assert_eq!(rmit.alternatives(2, 4).at(0).len(), 4);
     check(&t2, &ud, &rmit).unwrap();
 }
 
@@ -97,6 +98,7 @@ fn verify(t: &Topology, ud: &UpDown) {
                 let alts = table.alternatives(s, d);
                 assert!(!alts.is_empty() && alts.len() <= MAX_ALTERNATIVES);
                 for a in alts.iter().chain(table.longer(s, d)) {
+                    let a = a.to_alternative(t);
                     // The hops form a path from s to d; splits fall on switches with hosts.
                     let mut at = s;
                     for h in &a.hops {
@@ -112,19 +114,19 @@ fn verify(t: &Topology, ud: &UpDown) {
                 match p {
                     // Every ITB route is minimal in switch hops.
                     Policy::Omit | Policy::Rmit | Policy::Rrmit | Policy::Pit => {
-                        assert!(alts.iter().all(|a| a.hops.len() == min), "{p:?} {s}->{d}");
-                        assert!(table.longer(s, d).iter().all(|a| a.hops.len() == min + 1));
+                        assert!(alts.iter().all(|a| a.len() == min), "{p:?} {s}->{d}");
+                        assert!(table.longer(s, d).iter().all(|a| a.len() == min + 1));
                     }
                     Policy::RrmitMin => {
                         let osud = ud.osud(t).path(s, d).len();
-                        let c = alts[0].cost();
+                        let c = alts.at(0).cost();
                         assert!(alts.iter().all(|a| a.cost() == c));
                         assert!(
                             c >= min && c <= osud,
                             "{s}->{d}: cost {c}, min {min}, osud {osud}"
                         );
                     }
-                    Policy::Osud => assert!(alts[0].splits.is_empty()),
+                    Policy::Osud => assert!(alts.at(0).splits.is_empty()),
                 }
             }
         }
@@ -135,30 +137,14 @@ fn verify(t: &Topology, ud: &UpDown) {
 fn every_policy_on_100_random_networks_is_deadlock_free_and_minimal() {
     for seed in 0..100 {
         let n = [8, 16, 16, 24][seed as usize % 4];
-        let t = generate(
-            "irregular",
-            &Params {
-                switches: n,
-                seed,
-                ..Params::default()
-            },
-        )
-        .unwrap();
+        let t = irregular(n, seed);
         verify(&t, &UpDown::new(&t, Root::LowestId));
     }
 }
 
 #[test]
 fn itbs_shorten_routes_and_are_used_sparingly() {
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: 16,
-            seed: 1,
-            ..Params::default()
-        },
-    )
-    .unwrap();
+    let t = irregular(16, 1);
     let ud = UpDown::new(&t, Root::LowestId);
     let rmit = RouteTable::new(&t, &ud, Policy::Rmit);
     let min = RouteTable::new(&t, &ud, Policy::RrmitMin);
@@ -176,7 +162,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
     #[test]
     fn random_networks_and_roots(seed in any::<u64>(), n in 2usize..20, root in 0u32..20) {
-        let t = generate("irregular", &Params { switches: n, seed, ..Params::default() }).unwrap();
+        let t = irregular(n, seed);
         verify(&t, &UpDown::new(&t, Root::Switch(root)));
     }
 }

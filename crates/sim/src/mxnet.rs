@@ -20,8 +20,9 @@ pub struct MxNet<'a> {
     pub sim: Sim<'a>,
     /// Engine `h` is host `h`'s interface; its peers are located by host index.
     pub engines: Vec<Engine<u32>>,
-    /// Frames in the network by tag: (source host, bytes); `None` when the slot is free.
-    frames: Vec<Option<(u32, Vec<u8>)>>,
+    /// Frames in the network by tag. A freed slot keeps its buffer, so once the slots
+    /// have grown a frame costs no allocation.
+    frames: Vec<Frame>,
     free: Vec<usize>,
     arrivals: Vec<(u64, u32)>,
     buf: Vec<u8>,
@@ -31,6 +32,13 @@ pub struct MxNet<'a> {
     pub frames_refused: u64,
     /// Length of the last frame sent, bytes.
     pub last_frame_len: usize,
+}
+
+#[derive(Default)]
+struct Frame {
+    src: u32,
+    in_flight: bool,
+    bytes: Vec<u8>,
 }
 
 /// How often engines' timers are looked at, in ticks (the timers are microseconds to
@@ -78,22 +86,20 @@ impl<'a> MxNet<'a> {
                 continue;
             }
             while let Some((dst, n)) = self.engines[h].poll_transmit(now, &mut self.buf) {
-                let frame = (h as u32, self.buf[..n].to_vec());
-                let tag = match self.free.pop() {
-                    Some(i) => {
-                        self.frames[i] = Some(frame);
-                        i
-                    }
-                    None => {
-                        self.frames.push(Some(frame));
-                        self.frames.len() - 1
-                    }
-                };
+                let tag = self.free.pop().unwrap_or_else(|| {
+                    self.frames.push(Frame::default());
+                    self.frames.len() - 1
+                });
+                let f = &mut self.frames[tag];
+                f.src = h as u32;
+                f.in_flight = true;
+                f.bytes.clear();
+                f.bytes.extend_from_slice(&self.buf[..n]);
                 self.frames_sent += 1;
                 self.last_frame_len = n;
                 if !self.sim.inject_frame(h as u32, dst, n, tag as u64) {
                     self.frames_refused += 1;
-                    self.frames[tag] = None;
+                    self.frames[tag].in_flight = false;
                     self.free.push(tag);
                 }
             }
@@ -103,10 +109,11 @@ impl<'a> MxNet<'a> {
         let now = self.now_ns();
         for (tag, dst) in self.arrivals.drain(..) {
             let t = tag as usize;
-            let (src, bytes) = self.frames[t].take().expect("a frame in flight");
+            let f = &mut self.frames[t];
+            assert!(std::mem::take(&mut f.in_flight), "a frame in flight");
             self.free.push(t);
             // A busy receiver drops the frame; the sender resends it, as over UDP.
-            let _ = self.engines[dst as usize].handle_frame(now, &src, &bytes);
+            let _ = self.engines[dst as usize].handle_frame(now, &f.src, &f.bytes);
         }
         if self.sim.now_ticks() % TIMER_TICKS == 0 {
             for e in &mut self.engines {

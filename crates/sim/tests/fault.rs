@@ -3,21 +3,14 @@
 
 use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::Policy;
+use myrix_fabric::testing::irregular;
 use myrix_fabric::PortUse;
 use myrix_link::{MS, US};
 use myrix_sim::fault::{run_with_failure, Component, Failure, FaultConfig, FaultError};
 use myrix_sim::Config;
 
 fn net(switches: usize, seed: u64) -> myrix_fabric::Topology {
-    generate(
-        "irregular",
-        &Params {
-            switches,
-            seed,
-            ..Params::default()
-        },
-    )
-    .unwrap()
+    irregular(switches, seed)
 }
 
 /// The busiest kind of link to lose: one between two switches that both have another

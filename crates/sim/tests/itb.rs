@@ -1,7 +1,7 @@
 //! In-transit buffers in the host interface model.
 
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
+use myrix_fabric::testing::irregular;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_sim::{Config, Sim};
@@ -68,15 +68,7 @@ fn an_in_transit_host_adds_its_475_ns_and_a_second_switch_crossing() {
 fn every_policy_survives_overload_and_drains_completely() {
     // Deadlock freedom in the model: past saturation, then traffic stops and every
     // message still arrives.
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: 16,
-            seed: 3,
-            ..Params::default()
-        },
-    )
-    .unwrap();
+    let t = irregular(16, 3);
     let ud = UpDown::new(&t, Root::LowestId);
     for policy in Policy::ALL {
         let table = RouteTable::new(&t, &ud, policy);
@@ -109,15 +101,7 @@ fn every_policy_survives_overload_and_drains_completely() {
 
 #[test]
 fn itb_policies_use_few_in_transit_buffers_and_beat_updown_under_load() {
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: 16,
-            seed: 1,
-            ..Params::default()
-        },
-    )
-    .unwrap();
+    let t = irregular(16, 1);
     let ud = UpDown::new(&t, Root::LowestId);
     let run = |policy, load| {
         let table = RouteTable::new(&t, &ud, policy);

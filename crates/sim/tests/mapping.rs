@@ -3,6 +3,7 @@
 //! absolute port numbers cannot observe).
 
 use myrix_fabric::generate::{generate, Params};
+use myrix_fabric::testing::irregular;
 use myrix_fabric::topology::{End, Host, Link, Topology};
 use myrix_fabric::PortUse;
 use myrix_sim::mapping::{elect, run_mapper, MapConfig, MapRun, Outage};
@@ -173,15 +174,7 @@ fn has_lookalikes(t: &Topology) -> bool {
 fn random_network(seed: u64) -> (Topology, u32) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x6d61_7070);
     let n = rng.gen_range(2..=40usize);
-    let base = generate(
-        "irregular",
-        &Params {
-            switches: n,
-            seed,
-            ..Params::default()
-        },
-    )
-    .unwrap();
+    let base = irregular(n, seed);
     let share = [0.0, 0.2, 0.35, 0.5][seed as usize % 4];
     let parallel = seed % 3 == 0;
     let home = rng.gen_range(0..n as u32);

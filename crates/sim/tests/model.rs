@@ -1,7 +1,7 @@
 //! The model's mechanisms on tiny networks, against timings computed by hand.
 
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
+use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel};
@@ -235,16 +235,7 @@ fn irregular_model(
     switch_model: SwitchModel,
     channel_release: ChannelRelease,
 ) -> Results {
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: 16,
-            seed: 1,
-            ..Params::default()
-        },
-    )
-    .unwrap();
-    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
+    let (t, routes) = irregular_routes(16, 1, Policy::Osud);
     let cfg = Config {
         load,
         seed,
@@ -343,16 +334,7 @@ fn skipping_a_routing_unit_s_idle_turns_changes_nothing() {
         (16, Policy::Rmit, 0.04),
         (64, Policy::Osud, 0.01),
     ] {
-        let t = generate(
-            "irregular",
-            &Params {
-                switches,
-                seed: 2,
-                ..Params::default()
-            },
-        )
-        .unwrap();
-        let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), policy);
+        let (t, routes) = irregular_routes(switches, 2, policy);
         let run = |ff| {
             let cfg = Config {
                 load,

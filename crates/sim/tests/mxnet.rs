@@ -1,8 +1,7 @@
 //! MX engines talking over the simulated network.
 
-use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
-use myrix_fabric::updown::{Root, UpDown};
+use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::Topology;
 use myrix_mx_proto::engine::{Code, Config as MxConfig, PeerId, RecvBuf, Request};
 use myrix_sim::mxnet::MxNet;
@@ -11,17 +10,7 @@ use myrix_sim::{Config, Sim};
 const KEY: u32 = 0x5eed;
 
 fn net() -> (Topology, RouteTable) {
-    let t = generate(
-        "irregular",
-        &Params {
-            switches: 16,
-            seed: 1,
-            ..Params::default()
-        },
-    )
-    .unwrap();
-    let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
-    (t, routes)
+    irregular_routes(16, 1, Policy::Osud)
 }
 
 fn done(n: &mut MxNet, h: usize, r: Request) -> bool {
@@ -112,8 +101,9 @@ fn a_tiny_message_takes_the_network_s_zero_load_latency() {
     n.run_until(10_000_000, |n| n.now_ns() > idle && n.in_flight() == 0);
     let (ticks, frame) = transfer(&mut n, peer, 0, 63, 8);
     let hosts = t.hosts();
-    let links = routes.alternatives(hosts[0].switch, hosts[63].switch)[0]
-        .hops
+    let links = routes
+        .alternatives(hosts[0].switch, hosts[63].switch)
+        .at(0)
         .len() as u64;
     let k = links + 1;
     let frame = frame as u64;
