@@ -2,7 +2,7 @@
 //! is single-threaded, timed by the thread's own CPU clock with wall time beside it: on
 //! a busy machine compare ratios within one run, not absolute figures.
 
-use crate::parse::{list, parse_models, parse_time};
+use crate::parse::{list, parse_time};
 use crate::CliError;
 use clap::{Args, Subcommand};
 use myrix_lab::{report, speed};
@@ -37,12 +37,8 @@ pub struct SimBenchArgs {
     /// Payload bytes per message, 1 to 65536.
     #[arg(long, default_value_t = 32)]
     msg_bytes: usize,
-    /// Switch model, as `myrix sim --switch-model`.
-    #[arg(long, default_value = "shared-unit")]
-    switch_model: String,
-    /// Channel release, as `myrix sim --channel-release`.
-    #[arg(long, default_value = "drain")]
-    channel_release: String,
+    #[command(flatten)]
+    models: crate::parse::ModelArgs,
 }
 
 pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
@@ -68,7 +64,10 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
         return Err(CliError::Input("--sizes: each between 1 and 4096".into()));
     }
     let measure = parse_time(&a.sim_time)?;
-    let (switch_model, channel_release) = parse_models(&a.switch_model, &a.channel_release)?;
+    let crate::parse::ModelArgs {
+        switch_model,
+        channel_release,
+    } = a.models;
     let warmup = parse_time(&a.warmup)?;
     outln!(
         "# myrix bench sim: irregular networks (seed 1), up*/down* OSUD, uniform traffic, {} B messages, {} ns measured + {} ns warm-up per run",

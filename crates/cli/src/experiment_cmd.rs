@@ -2,7 +2,7 @@
 //! several random topologies, set beside the paper's values. The experiment is
 //! `myrix_lab::experiment`; this file parses, prints and writes the files.
 
-use crate::parse::{parse_models, parse_time};
+use crate::parse::parse_time;
 use crate::CliError;
 use clap::{Args, Subcommand};
 use myrix_lab::experiment::{self, Setup};
@@ -29,12 +29,8 @@ pub struct MinimalArgs {
     /// Only the 16-switch configurations (a quicker run).
     #[arg(long)]
     quick: bool,
-    /// Switch model, as `myrix sim --switch-model`.
-    #[arg(long, default_value = "shared-unit")]
-    switch_model: String,
-    /// Channel release, as `myrix sim --channel-release`.
-    #[arg(long, default_value = "drain")]
-    channel_release: String,
+    #[command(flatten)]
+    models: crate::parse::ModelArgs,
 }
 
 pub fn run(cmd: ExperimentCmd) -> Result<(), CliError> {
@@ -43,7 +39,10 @@ pub fn run(cmd: ExperimentCmd) -> Result<(), CliError> {
         return Err(CliError::Input("--topologies must be 1 to 50".into()));
     }
     let measure = parse_time(&a.sim_time)?;
-    let (switch_model, channel_release) = parse_models(&a.switch_model, &a.channel_release)?;
+    let crate::parse::ModelArgs {
+        switch_model,
+        channel_release,
+    } = a.models;
     if a.out.exists() && !a.out.is_dir() {
         return Err(CliError::Input(format!(
             "--out {}: exists and is not a directory",

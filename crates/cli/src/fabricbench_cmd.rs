@@ -6,7 +6,6 @@ use clap::Args;
 use myrix_lab::fabricbench::{self, FabricBench, Setup};
 use myrix_lab::report;
 
-use crate::parse::parse_models;
 use crate::CliError;
 
 #[derive(Args)]
@@ -28,12 +27,8 @@ pub struct FabricBenchArgs {
     /// Background traffic from every host, flits/ns/switch (uniform, 32-byte messages).
     #[arg(long)]
     load: Option<f64>,
-    /// Switch model, as `myrix sim --switch-model`.
-    #[arg(long, default_value = "shared-unit")]
-    switch_model: String,
-    /// Channel release, as `myrix sim --channel-release`.
-    #[arg(long, default_value = "drain")]
-    channel_release: String,
+    #[command(flatten)]
+    models: crate::parse::ModelArgs,
 }
 
 pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
@@ -46,7 +41,10 @@ pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
     if a.iters == 0 {
         return Err(CliError::Input("--iters must be at least 1".into()));
     }
-    let (switch_model, channel_release) = parse_models(&a.switch_model, &a.channel_release)?;
+    let crate::parse::ModelArgs {
+        switch_model,
+        channel_release,
+    } = a.models;
     let (t, ud) = a.net.build()?;
     let hosts = t.num_hosts() as u32;
     let to = a.to.unwrap_or(hosts - 1);

@@ -2,7 +2,12 @@
 //! message-size mixes, lists, and the switch timing models by name.
 
 use crate::CliError;
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::Args;
+use myrix_fabric::named::Named;
 use myrix_sim::{ChannelRelease, SwitchModel};
+use std::marker::PhantomData;
 
 /// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
 pub fn parse_time(s: &str) -> Result<u64, CliError> {
@@ -31,24 +36,53 @@ pub fn parse_time(s: &str) -> Result<u64, CliError> {
     }
 }
 
-/// `--switch-model` and `--channel-release`, by name.
-pub fn parse_models(
-    switch_model: &str,
-    release: &str,
-) -> Result<(SwitchModel, ChannelRelease), CliError> {
-    let m = SwitchModel::parse(switch_model).ok_or_else(|| {
-        CliError::Input(format!(
-            "unknown switch model '{switch_model}' (known: {})",
-            SwitchModel::NAMES.join(", ")
-        ))
-    })?;
-    let r = ChannelRelease::parse(release).ok_or_else(|| {
-        CliError::Input(format!(
-            "unknown channel release '{release}' (known: {})",
-            ChannelRelease::NAMES.join(", ")
-        ))
-    })?;
-    Ok((m, r))
+/// clap's parser for a kind chosen by name ([`Named`]): `--help` lists the names, an
+/// unknown one gets the kind's own message.
+#[derive(Clone)]
+pub struct NamedParser<T>(PhantomData<fn() -> T>);
+
+/// `value_parser = named::<SwitchModel>()`.
+pub fn named<T>() -> NamedParser<T> {
+    NamedParser(PhantomData)
+}
+
+impl<T: Named + Send + Sync> TypedValueParser for NamedParser<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let flag = arg
+            .and_then(|a| a.get_long())
+            .map_or(String::new(), |l| format!("--{l}: "));
+        let text = value.to_string_lossy();
+        T::from_name(&text).map_err(|e| {
+            clap::Error::raw(ErrorKind::InvalidValue, format!("{flag}{e}\n")).with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(T::names().map(PossibleValue::new)))
+    }
+}
+
+/// The switch timing reading, shared by every command that simulates.
+#[derive(Args, Clone, Copy)]
+pub struct ModelArgs {
+    /// How switches spend the 150 ns of header processing: shared-unit (one routing
+    /// unit per switch, the study's), route-then-request, hold-output (see the sim
+    /// crate's SwitchModel).
+    #[arg(long, default_value = "shared-unit", value_parser = named::<SwitchModel>())]
+    pub switch_model: SwitchModel,
+    /// When a packet frees its output channel: drain (once its tail has left the buffer
+    /// at the far end: one packet per channel, the classic wormhole model and the
+    /// study's) or send (once its tail is sent, as Myrinet's byte-FIFO slack buffers
+    /// allow).
+    #[arg(long, default_value = "drain", value_parser = named::<ChannelRelease>())]
+    pub channel_release: ChannelRelease,
 }
 
 /// The highest offered load accepted, flits/ns/switch: far past saturation on every

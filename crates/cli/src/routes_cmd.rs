@@ -17,9 +17,9 @@ enum Format {
 pub struct RoutesArgs {
     #[command(flatten)]
     net: crate::topo_cmd::NetworkArgs,
-    /// osud, omit, rmit, rrmit, pit or rrmit-min.
-    #[arg(long, default_value = "osud")]
-    routing: String,
+    /// The selection policy: osud, omit, rmit, rrmit, pit or rrmit-min.
+    #[arg(long, default_value = "osud", value_parser = crate::parse::named::<Policy>())]
+    routing: Policy,
     #[arg(long, value_enum, default_value = "summary")]
     format: Format,
 }
@@ -67,13 +67,7 @@ fn describe(t: &Topology, a: AltRef, src: HostId, dst: HostId) -> PathOut {
 }
 
 pub fn run(a: RoutesArgs) -> Result<(), CliError> {
-    let policy = Policy::parse(&a.routing).ok_or_else(|| {
-        CliError::Input(format!(
-            "unknown routing '{}' (known: {})",
-            a.routing,
-            Policy::NAMES.join(", ")
-        ))
-    })?;
+    let policy = a.routing;
     let (t, ud) = a.net.build()?;
     let table = RouteTable::new(&t, &ud, policy);
     let verdict = check(&t, &ud, &table);

@@ -1,7 +1,7 @@
 //! `myrix sim`: run the network model at one or more loads and report. The runs, the
 //! sweep, the rows and the plot are `myrix-lab`'s; this file parses and prints.
 
-use crate::parse::{check_load, parse_loads, parse_mix, parse_models, parse_time};
+use crate::parse::{check_load, parse_loads, parse_mix, parse_time};
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use myrix_fabric::itb::{Policy, RouteTable};
@@ -50,8 +50,8 @@ pub struct SimArgs {
     #[arg(long, default_value = "0ns")]
     send_overhead: String,
     /// Traffic pattern: uniform, bit-reversal, hotspot, local.
-    #[arg(long, default_value = "uniform")]
-    traffic: String,
+    #[arg(long, default_value = "uniform", value_parser = crate::parse::named::<Traffic>())]
+    traffic: Traffic,
     /// One offered load, payload flits/ns/switch.
     #[arg(long)]
     load: Option<f64>,
@@ -72,17 +72,8 @@ pub struct SimArgs {
     /// Write latency against accepted traffic to this file: .svg, or .png (needs a font).
     #[arg(long)]
     plot: Option<PathBuf>,
-    /// How switches spend the 150 ns of header processing: shared-unit (one routing
-    /// unit per switch, the study's), route-then-request, hold-output (see the sim
-    /// crate's SwitchModel).
-    #[arg(long, default_value = "shared-unit")]
-    switch_model: String,
-    /// When a packet frees its output channel: drain (once its tail has left the buffer
-    /// at the far end: one packet per channel, the classic wormhole model and the
-    /// study's) or send (once its tail is sent, as Myrinet's byte-FIFO slack buffers
-    /// allow).
-    #[arg(long, default_value = "drain")]
-    channel_release: String,
+    #[command(flatten)]
+    models: crate::parse::ModelArgs,
     /// Fail a component under load: link:S1-S2@TIME, switch:S@TIME or host:H@TIME (ids as
     /// in the topology, time from the start of the run with a unit, e.g. link:3-7@1ms).
     /// Needs --load; reports detection, remap, packets lost and throughput before and
@@ -144,20 +135,12 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
     let policies: Vec<Policy> = a
         .routing
         .split(',')
-        .map(|r| {
-            Policy::parse(r.trim()).ok_or_else(|| {
-                CliError::Input(format!(
-                    "unknown routing '{}' (known: {})",
-                    r.trim(),
-                    Policy::NAMES.join(", ")
-                ))
-            })
-        })
+        .map(|r| Policy::from_name(r.trim()).map_err(|e| CliError::Input(e.to_string())))
         .collect::<Result<_, _>>()?;
     if let Some(p) = &a.plot {
         plot::check_path(p)?;
     }
-    let traffic = Traffic::from_name(&a.traffic).map_err(|e| CliError::Input(e.to_string()))?;
+    let traffic = a.traffic;
     let mix = parse_mix(&a.msg_bytes)?;
     let mean_bytes = (mix.iter().map(|&(b, w)| b as f64 * w).sum::<f64>()
         / mix.iter().map(|m| m.1).sum::<f64>())
@@ -169,7 +152,10 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
     let (t, ud) = a.net.build()?;
     let measure = parse_time(&a.sim_time)?;
     let warmup = parse_time(&a.warmup)?;
-    let (switch_model, channel_release) = parse_models(&a.switch_model, &a.channel_release)?;
+    let crate::parse::ModelArgs {
+        switch_model,
+        channel_release,
+    } = a.models;
     let base = Config {
         msg_bytes: mean_bytes,
         msg_mix: if mix.len() > 1 {
@@ -272,7 +258,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
     }
     let rows: Vec<Row> = results
         .iter()
-        .map(|(policy, r)| report::row(policy.name(), t.name(), &a.traffic, measure, r))
+        .map(|(policy, r)| report::row(policy.name(), t.name(), a.traffic.name(), measure, r))
         .collect();
     crate::out(&report::render(&rows, a.format.into()))?;
     if let Some(p) = &a.plot {
@@ -280,7 +266,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
             "{}: {} B messages, {} traffic, seed {}",
             t.name(),
             a.msg_bytes.trim(),
-            a.traffic,
+            a.traffic.name(),
             a.net.seed
         );
         plot::write(&report::latency_plot(&rows, &title), p)?;

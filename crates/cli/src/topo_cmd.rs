@@ -5,7 +5,6 @@ use clap::{Args, Subcommand, ValueEnum};
 use myrix_fabric::deadlock::check;
 use myrix_fabric::format::{from_toml, to_anynet, to_dot, to_toml};
 use myrix_fabric::generate::{generate, Generator, Params};
-use myrix_fabric::named::Named;
 use myrix_fabric::updown::{minimal_mean_length, Root, UpDown};
 use myrix_fabric::Topology;
 use std::fmt::Write as _;
@@ -23,9 +22,9 @@ pub enum TopoCmd {
 
 #[derive(Args)]
 pub struct GenArgs {
-    /// irregular, mesh, torus or fattree.
-    #[arg(long, default_value = "irregular")]
-    kind: String,
+    /// The generator: irregular, mesh, torus or fattree.
+    #[arg(long, default_value = "irregular", value_parser = crate::parse::named::<Generator>())]
+    kind: Generator,
     /// irregular: number of switches, 1 to 4096.
     #[arg(long, default_value_t = 16)]
     switches: usize,
@@ -177,7 +176,6 @@ pub fn parse_root(s: &str) -> Result<Root, CliError> {
 pub fn run(cmd: TopoCmd) -> Result<(), CliError> {
     match cmd {
         TopoCmd::Gen(a) => {
-            Generator::from_name(&a.kind).map_err(|e| CliError::Input(e.to_string()))?;
             if !(a.cable_m.is_finite() && a.cable_m >= 0.0) {
                 return Err(CliError::Input(
                     "--cable-m must be a length in metres".into(),
@@ -199,7 +197,10 @@ pub fn run(cmd: TopoCmd) -> Result<(), CliError> {
                 seed: a.seed,
                 cable_m: a.cable_m,
             };
-            let t = generate(&a.kind, &p).map_err(|e| CliError::Input(e.to_string()))?;
+            let t = a
+                .kind
+                .generate(&p)
+                .map_err(|e| CliError::Input(e.to_string()))?;
             emit(&to_toml(&t), a.output.as_deref())
         }
         TopoCmd::Show(a) => {

@@ -10,7 +10,7 @@
 //! deadlock-free. Every down-to-up turn must therefore fall on a switch with a host;
 //! minimal paths whose turns do not are left out.
 //!
-//! Policies (by name, [`Policy::parse`]):
+//! Policies (by name, [`Policy`]'s [`Named`] table):
 //! * `osud`: one shortest legal up*/down* path, as Myrinet installs it; never an ITB.
 //! * `omit`: one minimal path (the first found), split as needed.
 //! * `rmit`: any of up to 10 minimal paths, at random per message.
@@ -23,6 +23,7 @@
 //! This module computes the alternatives; choosing among them per message is the
 //! simulator's job. No notion of time.
 
+use crate::named::{name_of, Named};
 use crate::route::{next_switch, Hop};
 use crate::topology::{HostId, SwitchId, Topology};
 use crate::updown::{OsudSearch, UpDown};
@@ -44,6 +45,20 @@ pub enum Policy {
     RrmitMin,
 }
 
+impl Named for Policy {
+    const WHAT: &'static str = "routing";
+    fn table() -> &'static [(&'static str, Policy)] {
+        &[
+            ("osud", Policy::Osud),
+            ("omit", Policy::Omit),
+            ("rmit", Policy::Rmit),
+            ("rrmit", Policy::Rrmit),
+            ("pit", Policy::Pit),
+            ("rrmit-min", Policy::RrmitMin),
+        ]
+    }
+}
+
 impl Policy {
     pub const ALL: [Policy; 6] = [
         Policy::Osud,
@@ -53,29 +68,9 @@ impl Policy {
         Policy::Pit,
         Policy::RrmitMin,
     ];
-    pub const NAMES: [&'static str; 6] = ["osud", "omit", "rmit", "rrmit", "pit", "rrmit-min"];
 
-    pub fn parse(s: &str) -> Option<Policy> {
-        Some(match s {
-            "osud" => Policy::Osud,
-            "omit" => Policy::Omit,
-            "rmit" => Policy::Rmit,
-            "rrmit" => Policy::Rrmit,
-            "pit" => Policy::Pit,
-            "rrmit-min" => Policy::RrmitMin,
-            _ => return None,
-        })
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Policy::Osud => "osud",
-            Policy::Omit => "omit",
-            Policy::Rmit => "rmit",
-            Policy::Rrmit => "rrmit",
-            Policy::Pit => "pit",
-            Policy::RrmitMin => "rrmit-min",
-        }
+    pub fn name(self) -> &'static str {
+        name_of(&self)
     }
 }
 

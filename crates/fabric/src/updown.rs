@@ -17,6 +17,7 @@
 //! path, found by a breadth-first search over (switch, phase) that visits ports in order,
 //! so the choice is deterministic. That is what Myrinet installs.
 
+use crate::named::Named;
 use crate::route::{next_switch, Hop, SwitchRoutes};
 use crate::topology::{SwitchId, Topology};
 use std::collections::VecDeque;
@@ -28,13 +29,20 @@ pub enum Root {
     Switch(SwitchId),
 }
 
+/// The roots chosen by a word; any other root is a switch number.
+impl Named for Root {
+    const WHAT: &'static str = "root";
+    fn table() -> &'static [(&'static str, Root)] {
+        &[("lowest-id", Root::LowestId), ("center", Root::Center)]
+    }
+}
+
 impl Root {
+    /// A root by its word ([`Named`]) or a switch number.
     pub fn parse(s: &str) -> Option<Root> {
-        match s {
-            "lowest-id" => Some(Root::LowestId),
-            "center" => Some(Root::Center),
-            n => n.parse().ok().map(Root::Switch),
-        }
+        Root::from_name(s)
+            .ok()
+            .or_else(|| s.parse().ok().map(Root::Switch))
     }
 
     /// This root, if `t` has it: a numbered switch must exist (`UpDown::new` would

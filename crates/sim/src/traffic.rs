@@ -30,6 +30,16 @@ impl Named for Traffic {
 }
 
 impl Traffic {
+    /// The pattern's name (a hotspot of any fraction is `hotspot`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Traffic::Uniform => "uniform",
+            Traffic::BitReversal => "bit-reversal",
+            Traffic::Hotspot { .. } => "hotspot",
+            Traffic::Local => "local",
+        }
+    }
+
     /// Destination for a message from `src` among `n` hosts; `same_switch` lists the
     /// hosts sharing `src`'s switch.
     pub fn destination(&self, src: u32, n: u32, same_switch: &[u32], rng: &mut ChaCha8Rng) -> u32 {
@@ -90,7 +100,7 @@ mod tests {
     #[test]
     fn names_parse() {
         for n in Traffic::names() {
-            assert!(Traffic::from_name(n).is_ok(), "{n}");
+            assert_eq!(Traffic::from_name(n).unwrap().name(), n);
         }
         assert!(Traffic::from_name("tornado").is_err());
     }

@@ -2,6 +2,7 @@
 //! ([`Results`]). Plain data: nothing here steps the model.
 
 use crate::traffic::Traffic;
+use myrix_fabric::named::{name_of, Named};
 use myrix_link::Time;
 
 /// Model parameters; the defaults are the minimal-routing study's.
@@ -74,21 +75,19 @@ pub enum SwitchModel {
 }
 
 impl SwitchModel {
-    pub const NAMES: [&'static str; 3] = ["route-then-request", "hold-output", "shared-unit"];
     pub fn name(self) -> &'static str {
-        match self {
-            SwitchModel::RouteThenRequest => "route-then-request",
-            SwitchModel::HoldOutput => "hold-output",
-            SwitchModel::SharedUnit => "shared-unit",
-        }
+        name_of(&self)
     }
-    pub fn parse(s: &str) -> Option<SwitchModel> {
-        match s {
-            "route-then-request" => Some(SwitchModel::RouteThenRequest),
-            "hold-output" => Some(SwitchModel::HoldOutput),
-            "shared-unit" => Some(SwitchModel::SharedUnit),
-            _ => None,
-        }
+}
+
+impl Named for SwitchModel {
+    const WHAT: &'static str = "switch model";
+    fn table() -> &'static [(&'static str, SwitchModel)] {
+        &[
+            ("route-then-request", SwitchModel::RouteThenRequest),
+            ("hold-output", SwitchModel::HoldOutput),
+            ("shared-unit", SwitchModel::SharedUnit),
+        ]
     }
 }
 
@@ -107,19 +106,18 @@ pub enum ChannelRelease {
 }
 
 impl ChannelRelease {
-    pub const NAMES: [&'static str; 2] = ["send", "drain"];
     pub fn name(self) -> &'static str {
-        match self {
-            ChannelRelease::Send => "send",
-            ChannelRelease::Drain => "drain",
-        }
+        name_of(&self)
     }
-    pub fn parse(s: &str) -> Option<ChannelRelease> {
-        match s {
-            "send" => Some(ChannelRelease::Send),
-            "drain" => Some(ChannelRelease::Drain),
-            _ => None,
-        }
+}
+
+impl Named for ChannelRelease {
+    const WHAT: &'static str = "channel release";
+    fn table() -> &'static [(&'static str, ChannelRelease)] {
+        &[
+            ("send", ChannelRelease::Send),
+            ("drain", ChannelRelease::Drain),
+        ]
     }
 }
 
