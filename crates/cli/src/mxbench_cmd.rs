@@ -27,6 +27,10 @@ pub struct MxBenchArgs {
     /// Open an endpoint, print its address, and serve one client.
     #[arg(long, conflicts_with = "client")]
     server: bool,
+    /// (Internal) the server stops when its standard input ends: set by a client that
+    /// starts its own server.
+    #[arg(long, requires = "server", hide = true)]
+    lifeline: bool,
     /// Where the server listens (udp: HOST:PORT; default 127.0.0.1, any port).
     #[arg(long, requires = "server")]
     listen: Option<String>,
@@ -174,7 +178,11 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         if result.is_err() {
             let _ = c.kill();
         }
+        // `wait` would close the server's standard input first: the server takes that
+        // for our death while it may still be saying goodbye.
+        let lifeline = c.stdin.take();
         let _ = c.wait();
+        drop(lifeline);
     }
     result
 }
@@ -196,9 +204,12 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
     if a.stats {
         cmd.arg("--stats");
     }
+    // The server's standard input is a pipe we never write: it ends when we do, even by
+    // SIGKILL, and the server then stops instead of waiting for a client that is gone.
+    cmd.arg("--lifeline");
     let mut child = cmd
         .stdout(Stdio::piped())
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .spawn()
         .map_err(|e| CliError::Found(format!("cannot start the server: {e}")))?;
     let mut line = String::new();
@@ -214,6 +225,13 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
 }
 
 fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
+    if a.lifeline {
+        std::thread::spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            eprintln!("myrix: error: the client that started this server is gone");
+            std::process::exit(1);
+        });
+    }
     let board = mxbench::server_board(&a.transport, a.listen.as_deref(), &a.interface)?;
     let mut ep = mxbench::open(&board)?;
     outln!("{}", ep.addr());

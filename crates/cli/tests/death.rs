@@ -1,0 +1,52 @@
+//! Processes that die: a benchmark whose client is killed leaves no server behind.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has no command line left; only a live process does.
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| !c.is_empty())
+}
+
+#[test]
+fn a_killed_benchmark_client_takes_its_server_with_it() {
+    let mut client = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["bench", "pingpong", "--start", "8", "--end", "8"])
+        .args(["--iterations", "1000000000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let server = loop {
+        if let Some(&s) = children(client.id()).first() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no server started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Let the ping-pong start, then kill the client as a user's kill -9 would.
+    std::thread::sleep(Duration::from_millis(300));
+    client.kill().unwrap();
+    client.wait().unwrap();
+    let killed = Instant::now();
+    while alive(server) {
+        // Once it spun 24-33 s here.
+        assert!(
+            killed.elapsed() < Duration::from_secs(2),
+            "the server outlived its client by 2 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
