@@ -125,8 +125,14 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         window: a.window.clamp(1, 1024),
         verify: a.verify,
     };
-    if a.iterations == 0 {
-        return Err(CliError::Input("--iterations must be at least 1".into()));
+    // The server checks the plan against the same bounds: refused here, not by a
+    // server the client would then wait for.
+    let most = mxbench::MAX_ITERATIONS;
+    if a.iterations == 0 || a.iterations > most {
+        return Err(CliError::Input(format!("--iterations must be 1 to {most}")));
+    }
+    if a.warmup > most {
+        return Err(CliError::Input(format!("--warmup must be at most {most}")));
     }
     if a.window == 0 || a.window > 1024 {
         return Err(CliError::Input("--window: 1 to 1024".into()));

@@ -1,5 +1,6 @@
 //! Processes that die: a benchmark whose client is killed leaves no server behind.
 
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,14 +21,21 @@ fn alive(pid: u32) -> bool {
 fn a_killed_benchmark_client_takes_its_server_with_it() {
     let mut client = Command::new(env!("CARGO_BIN_EXE_myrix"))
         .args(["bench", "pingpong", "--start", "8", "--end", "8"])
-        .args(["--iterations", "1000000000"])
-        .stdout(Stdio::null())
+        .args(["--iterations", "100000000"])
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // The table's heading is printed once the server answered: the ping-pong is on.
+    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    assert!(lines.any(|l| l.is_ok_and(|l| l.contains("latency_us"))));
     let start = Instant::now();
+    let is_server = |pid: &u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == b"--server"))
+    };
     let server = loop {
-        if let Some(&s) = children(client.id()).first() {
+        if let Some(s) = children(client.id()).into_iter().find(is_server) {
             break s;
         }
         assert!(
@@ -36,8 +44,8 @@ fn a_killed_benchmark_client_takes_its_server_with_it() {
         );
         std::thread::sleep(Duration::from_millis(10));
     };
-    // Let the ping-pong start, then kill the client as a user's kill -9 would.
-    std::thread::sleep(Duration::from_millis(300));
+    // Mid-run, kill the client as a user's kill -9 would.
+    std::thread::sleep(Duration::from_millis(200));
     client.kill().unwrap();
     client.wait().unwrap();
     let killed = Instant::now();

@@ -410,7 +410,18 @@ const HOSTILE: &[Case] = &[
     case(
         &["bench", "pingpong", "--iterations", "0"],
         2,
-        "--iterations must be at least 1",
+        "--iterations must be 1 to",
+    ),
+    // A plan the server refuses, and a client waiting 30 s for it, once.
+    case(
+        &["bench", "pingpong", "--iterations", "1000000000"],
+        2,
+        "--iterations must be 1 to 100000000",
+    ),
+    case(
+        &["bench", "stream", "--warmup", "1000000000"],
+        2,
+        "--warmup must be at most",
     ),
     case(
         &["bench", "pingpong", "--cpu", "0,100000"],

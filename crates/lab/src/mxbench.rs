@@ -28,6 +28,8 @@ const LINGER: Duration = Duration::from_millis(300);
 const T: Duration = Duration::from_secs(30);
 /// The longest message length, bytes.
 pub const MAX_LEN: usize = 64 << 20;
+/// The most iterations (and warm-up iterations) per length a plan may ask for.
+pub const MAX_ITERATIONS: usize = 100_000_000;
 
 /// Ping-pong or stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +97,7 @@ impl Plan {
             .split(',')
             .map(|x| x.parse::<usize>().ok().filter(|&l| l <= MAX_LEN))
             .collect::<Option<Vec<_>>>()?;
-        let num = |x: &str| x.parse::<usize>().ok().filter(|&n| n <= 100_000_000);
+        let num = |x: &str| x.parse::<usize>().ok().filter(|&n| n <= MAX_ITERATIONS);
         Some(Plan {
             mode,
             lengths,
