@@ -188,6 +188,8 @@ impl<L: Clone + PartialEq> Engine<L> {
                     }
                     self.frame_done(what);
                     self.fill_window(peer);
+                } else {
+                    self.arm_peer(peer, now + self.cfg.resend_ns);
                 }
                 Some((peer, n))
             }

@@ -81,6 +81,7 @@ use peers::Peer;
 use pull::Pull;
 use reliability::{seq_lt, SeqWhat, Unacked};
 use slab::{Req, ReqKind, ReqState, MAX_REQS};
+use timers::Timers;
 
 /// One endpoint's protocol state. See the module docs.
 pub struct Engine<L> {
@@ -101,6 +102,7 @@ pub struct Engine<L> {
     /// Spent vectors for unexpected messages and early frames, reused.
     pool: Vec<Vec<u8>>,
     handler: Option<UnexpectedHandler>,
+    timers: Timers,
     stats: Stats,
 }
 
@@ -123,6 +125,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             txq: VecDeque::new(),
             pool: Vec::new(),
             handler: None,
+            timers: Timers::default(),
             stats: Stats::default(),
         }
     }

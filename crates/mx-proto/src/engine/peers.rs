@@ -25,6 +25,8 @@ pub(super) struct Peer<L> {
     pub(super) ack_deadline: Option<u64>,
     pub(super) ack_queued: bool,
     pub(super) rx_current: Option<RxCurrent>,
+    /// The earliest deadline this peer has on the timer heap.
+    pub(super) armed: Option<u64>,
 }
 
 impl<L> Peer<L> {
@@ -46,6 +48,7 @@ impl<L> Peer<L> {
             ack_deadline: None,
             ack_queued: false,
             rx_current: None,
+            armed: None,
         }
     }
     pub(super) fn reset_session(&mut self) {
@@ -85,6 +88,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.last_try = now;
         r.state = ReqState::Active;
         self.txq.push_back(Tx::Connect { req: h });
+        self.arm_req(h, now + self.cfg.resend_ns);
         Ok(Request(h))
     }
 

@@ -109,6 +109,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                 len: end - start,
             });
         }
+        self.arm_req(h, now + self.cfg.resend_ns);
     }
 
     pub(super) fn on_pull_reply(

@@ -47,7 +47,9 @@ impl<L: Clone + PartialEq> Engine<L> {
         if p.rx_unacked >= self.cfg.ack_after {
             self.queue_ack(peer);
         } else if p.ack_deadline.is_none() {
-            p.ack_deadline = Some(now + self.cfg.ack_delay_ns);
+            let at = now + self.cfg.ack_delay_ns;
+            p.ack_deadline = Some(at);
+            self.arm_peer(peer, at);
         }
     }
 

@@ -54,6 +54,8 @@ pub(super) struct Req {
     pub(super) key: u32,
     pub(super) started: u64,
     pub(super) last_try: u64,
+    /// The earliest deadline this request has on the timer heap.
+    pub(super) armed: Option<u64>,
 }
 
 impl Req {
@@ -78,6 +80,7 @@ impl Req {
             key: 0,
             started: 0,
             last_try: 0,
+            armed: None,
             lent: false,
             give_back: false,
         }
@@ -122,6 +125,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.key = 0;
         r.started = 0;
         r.last_try = 0;
+        r.armed = None;
         r.lent = false;
         r.give_back = false;
         Ok(Request::new(idx, gen).raw())
