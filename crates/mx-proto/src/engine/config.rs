@@ -1,5 +1,7 @@
 //! The engine's parameters.
 
+use crate::reliability::{Params, SeqUnit};
+
 /// Protocol parameters. Defaults follow MX / Open-MX where the paper or its source give a
 /// value (message classes, 32 KiB pull blocks, ack after 4 frames); timers are shorter
 /// than Open-MX's 0.5 s resend because our links are local.
@@ -34,6 +36,22 @@ pub struct Config {
     /// Bound on the unexpected queue: messages and bytes.
     pub unexpected_max: usize,
     pub unexpected_max_bytes: usize,
+}
+
+impl Config {
+    /// The reliability layer's parameters. MX's policy: one sequence number per frame.
+    pub fn reliability(&self) -> Params {
+        Params {
+            unit: SeqUnit::Frame,
+            lossless: self.reliable_transport,
+            ack_after: self.ack_after,
+            ack_delay_ns: self.ack_delay_ns,
+            resend_ns: self.resend_ns,
+            timeout_ns: self.request_timeout_ns,
+            send_window: self.send_window,
+            early_window: self.early_window,
+        }
+    }
 }
 
 impl Default for Config {

@@ -56,7 +56,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             dst_endpoint: p.endpoint,
             session: p.my_session,
             seq,
-            ack: p.rx_next,
+            ack: p.rel.ack(),
         }
     }
 
@@ -116,8 +116,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         self.stats.frames_out += 1;
         let p = &mut self.peers[peer as usize];
         // Every frame carries the ack.
-        p.rx_unacked = 0;
-        p.ack_deadline = None;
+        p.rel.piggybacked();
         Some((p.loc.clone(), n))
     }
 
@@ -130,17 +129,10 @@ impl<L: Clone + PartialEq> Engine<L> {
     ) -> Option<(u16, usize)> {
         match tx {
             Tx::Seq { peer, seq } => {
-                let p = &mut self.peers[peer as usize];
-                let pos = p.unacked.iter().position(|u| u.seq == seq)?;
-                let u = &mut p.unacked[pos];
-                u.queued = false;
-                if u.first_sent == 0 {
-                    u.first_sent = now.max(1);
-                } else {
+                let (what, again) = self.peers[peer as usize].rel.sending(seq, now)?;
+                if again {
                     self.stats.retransmits += 1;
                 }
-                u.last_sent = now;
-                let what = u.what;
                 let h = self.header(peer, seq);
                 let n = match what {
                     SeqWhat::Eager {
@@ -182,10 +174,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                     }
                 };
                 if self.cfg.reliable_transport {
-                    let p = &mut self.peers[peer as usize];
-                    if let Some(pos) = p.unacked.iter().position(|u| u.seq == seq) {
-                        p.unacked.remove(pos);
-                    }
+                    self.peers[peer as usize].rel.take(seq);
                     self.frame_done(what);
                     self.fill_window(peer);
                 } else {
@@ -195,7 +184,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             }
             Tx::Ack { peer } => {
                 let p = &mut self.peers[peer as usize];
-                p.ack_queued = false;
+                p.rel.ack_sent();
                 if p.their_index == NO_PEER {
                     return None;
                 }

@@ -74,18 +74,21 @@ pub use types::{
     UnexpectedHandler, UnexpectedInfo,
 };
 
+use crate::reliability::{AckDue, Arrival, Params, Session, Timeout};
 use buffers::{concat_into, copy_short, gather, lent_for};
 use frames::Tx;
 use matching::{RxCurrent, Unexpected};
 use peers::Peer;
 use pull::Pull;
-use reliability::{seq_lt, SeqWhat, Unacked};
+use reliability::SeqWhat;
 use slab::{Req, ReqKind, ReqState, MAX_REQS};
 use timers::Timers;
 
 /// One endpoint's protocol state. See the module docs.
 pub struct Engine<L> {
     cfg: Config,
+    /// `cfg`'s reliability parameters.
+    reliability: Params,
     nic: u64,
     endpoint: u8,
     key: u32,
@@ -109,6 +112,7 @@ pub struct Engine<L> {
 impl<L: Clone + PartialEq> Engine<L> {
     pub fn new(cfg: Config, nic: u64, endpoint: u8, key: u32, session: u32) -> Engine<L> {
         Engine {
+            reliability: cfg.reliability(),
             cfg,
             nic: nic & 0xffff_ffff_ffff,
             endpoint,
@@ -163,12 +167,10 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// True when nothing waits to be sent or acknowledged.
     pub fn idle(&self) -> bool {
         self.txq.is_empty()
-            && self.peers.iter().all(|p| {
-                p.unacked.is_empty()
-                    && p.waiting.is_empty()
-                    && !p.ack_queued
-                    && p.ack_deadline.is_none()
-            })
+            && self
+                .peers
+                .iter()
+                .all(|p| p.rel.idle() && p.waiting.is_empty())
     }
 
     /// A frame arrived from the transport at `from`.
@@ -226,35 +228,40 @@ impl<L: Clone + PartialEq> Engine<L> {
             self.on_unsequenced(now, peer, &repr.body);
             return Handled::Accepted;
         }
-        let p = &mut self.peers[pi];
-        if self.cfg.reliable_transport || h.seq == p.rx_next {
-            let r = self.on_sequenced(now, peer, &repr.body);
-            if r == Handled::Busy {
-                self.stats.busy += 1;
-                return r;
+        // MX sequences frames, not messages: every frame is fragment 0 of its number.
+        match self.peers[pi].rel.classify(h.seq, 0, &self.reliability) {
+            Arrival::InOrder => {
+                let r = self.on_sequenced(now, peer, &repr.body);
+                if r == Handled::Busy {
+                    self.stats.busy += 1;
+                    return r;
+                }
+                self.advance_rx(now, peer);
+                self.drain_early(now, peer);
+                Handled::Accepted
             }
-            self.advance_rx(now, peer);
-            self.drain_early(now, peer);
-            Handled::Accepted
-        } else if seq_lt(h.seq, p.rx_next) {
-            self.stats.duplicates += 1;
-            // Our ack was probably lost: repeat it now.
-            self.queue_ack(peer);
-            Handled::Dropped
-        } else if h.seq.wrapping_sub(p.rx_next) < self.cfg.early_window {
-            if !p.early.contains_key(&h.seq) {
-                let mut v = self.pool.pop().unwrap_or_default();
-                v.clear();
-                v.extend_from_slice(bytes);
-                self.peers[pi].early.insert(h.seq, v);
-                self.stats.early_held += 1;
-            } else {
+            Arrival::Duplicate => {
                 self.stats.duplicates += 1;
+                // Our ack was probably lost: repeat it now.
+                self.queue_ack(peer);
+                Handled::Dropped
             }
-            Handled::Accepted
-        } else {
-            self.stats.stale_frames += 1;
-            Handled::Dropped
+            Arrival::Early => {
+                if self.peers[pi].rel.holds(h.seq, 0) {
+                    self.stats.duplicates += 1;
+                } else {
+                    let mut v = self.pool.pop().unwrap_or_default();
+                    v.clear();
+                    v.extend_from_slice(bytes);
+                    let _ = self.peers[pi].rel.hold(h.seq, 0, v);
+                    self.stats.early_held += 1;
+                }
+                Handled::Accepted
+            }
+            Arrival::Stale => {
+                self.stats.stale_frames += 1;
+                Handled::Dropped
+            }
         }
     }
 

@@ -14,16 +14,11 @@ pub(super) struct Peer<L> {
     pub(super) my_session: u32,
     /// The index they gave us; `NO_PEER` until connected.
     pub(super) their_index: u16,
-    pub(super) unreachable: bool,
-    pub(super) tx_next: u16,
-    pub(super) unacked: VecDeque<Unacked>,
-    /// Messages waiting for room in the send window: (request, is large).
+    /// Sequence numbers, acks, resends: one item per sequenced frame.
+    pub(super) rel: Session<SeqWhat>,
+    /// Sends waiting for room in the send window.
     pub(super) waiting: VecDeque<u32>,
-    pub(super) rx_next: u16,
-    pub(super) early: std::collections::BTreeMap<u16, Vec<u8>>,
-    pub(super) rx_unacked: u32,
-    pub(super) ack_deadline: Option<u64>,
-    pub(super) ack_queued: bool,
+    /// The message whose later fragments are arriving.
     pub(super) rx_current: Option<RxCurrent>,
     /// The earliest deadline this peer has on the timer heap.
     pub(super) armed: Option<u64>,
@@ -38,30 +33,16 @@ impl<L> Peer<L> {
             session: 0,
             my_session,
             their_index: NO_PEER,
-            unreachable: false,
-            tx_next: 0,
-            unacked: VecDeque::new(),
+            rel: Session::default(),
             waiting: VecDeque::new(),
-            rx_next: 0,
-            early: Default::default(),
-            rx_unacked: 0,
-            ack_deadline: None,
-            ack_queued: false,
             rx_current: None,
             armed: None,
         }
     }
     pub(super) fn reset_session(&mut self) {
-        self.tx_next = 0;
-        self.unacked.clear();
+        self.rel.reset();
         self.waiting.clear();
-        self.rx_next = 0;
-        self.early.clear();
-        self.rx_unacked = 0;
-        self.ack_deadline = None;
-        self.ack_queued = false;
         self.rx_current = None;
-        self.unreachable = false;
     }
 }
 
@@ -192,7 +173,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         for pi in 0..self.peers.len() {
             if self.peers[pi].loc == *loc && self.peers[pi].their_index != NO_PEER {
                 self.fail_peer(pi as u16, Code::Unreachable, false);
-                self.peers[pi].unreachable = true;
+                self.peers[pi].rel.set_unreachable();
             }
         }
     }
@@ -213,7 +194,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             self.complete(h, code);
         }
         let p = &mut self.peers[pi as usize];
-        p.unacked.clear();
+        p.rel.drop_unacked();
         p.waiting.clear();
         p.rx_current = None;
         self.txq.retain(|t| match *t {

@@ -1,15 +1,13 @@
-//! Reliability: per-peer sequence numbers, acks (piggy-backed and explicit), the
-//! early-frame window, resends and unreachable peers.
+//! MX's use of the reliability layer ([`crate::reliability`]): what a sequenced item
+//! is for MX ([`SeqWhat`]), delivery of in-order and held frames, acks, and what an
+//! acknowledged item completes.
 //!
-//! Must never know what a message is or how it is matched.
+//! Must never know how a sequence number is kept, acked or resent: that is the layer's.
 
 use super::*;
 
-pub(super) fn seq_lt(a: u16, b: u16) -> bool {
-    (a.wrapping_sub(b) as i16) < 0
-}
-
 /// A sequenced frame kept until acknowledged; frames are rebuilt from it on (re)send.
+/// MX's sequence numbers cover one frame each, so a medium message is several items.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum SeqWhat {
     Eager {
@@ -26,43 +24,22 @@ pub(super) enum SeqWhat {
     },
 }
 
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Unacked {
-    pub(super) seq: u16,
-    pub(super) what: SeqWhat,
-    pub(super) first_sent: u64,
-    pub(super) last_sent: u64,
-    /// Queued for (re)transmission and not yet emitted.
-    pub(super) queued: bool,
-}
-
 impl<L: Clone + PartialEq> Engine<L> {
+    /// The frame in order from `peer` was delivered.
     pub(super) fn advance_rx(&mut self, now: u64, peer: u16) {
-        let p = &mut self.peers[peer as usize];
-        p.rx_next = p.rx_next.wrapping_add(1);
-        if self.cfg.reliable_transport {
-            return;
-        }
-        p.rx_unacked += 1;
-        if p.rx_unacked >= self.cfg.ack_after {
-            self.queue_ack(peer);
-        } else if p.ack_deadline.is_none() {
-            let at = now + self.cfg.ack_delay_ns;
-            p.ack_deadline = Some(at);
-            self.arm_peer(peer, at);
+        match self.peers[peer as usize]
+            .rel
+            .delivered(now, true, &self.reliability)
+        {
+            AckDue::No => {}
+            AckDue::Now => self.queue_ack(peer),
+            AckDue::At(at) => self.arm_peer(peer, at),
         }
     }
 
+    /// Delivers the held frames that are now in order.
     pub(super) fn drain_early(&mut self, now: u64, peer: u16) {
-        if self.peers[peer as usize].early.is_empty() {
-            return;
-        }
-        loop {
-            let p = &mut self.peers[peer as usize];
-            let next = p.rx_next;
-            let Some(buf) = p.early.remove(&next) else {
-                return;
-            };
+        while let Some(buf) = self.peers[peer as usize].rel.take_early() {
             let Ok(frame) = Frame::new_checked(&buf[..]) else {
                 return;
             };
@@ -72,7 +49,8 @@ impl<L: Clone + PartialEq> Engine<L> {
             let body = repr.body;
             let r = self.on_sequenced(now, peer, &body);
             if r == Handled::Busy {
-                self.peers[peer as usize].early.insert(next, buf);
+                let p = &mut self.peers[peer as usize];
+                let _ = p.rel.hold(p.rel.ack(), 0, buf);
                 return;
             }
             if self.pool.len() < 64 {
@@ -83,26 +61,16 @@ impl<L: Clone + PartialEq> Engine<L> {
     }
 
     pub(super) fn queue_ack(&mut self, peer: u16) {
-        let p = &mut self.peers[peer as usize];
-        if !p.ack_queued {
-            p.ack_queued = true;
+        if self.peers[peer as usize].rel.want_ack() {
             self.txq.push_back(Tx::Ack { peer });
         }
     }
 
     pub(super) fn on_ack(&mut self, peer: u16, ack: u16) {
         let mut freed = false;
-        loop {
-            let p = &mut self.peers[peer as usize];
-            let Some(front) = p.unacked.front() else {
-                break;
-            };
-            if !seq_lt(front.seq, ack) {
-                break;
-            }
-            let u = p.unacked.pop_front().expect("front exists");
+        while let Some(what) = self.peers[peer as usize].rel.pop_acked(ack) {
             freed = true;
-            self.frame_done(u.what);
+            self.frame_done(what);
         }
         if freed {
             self.fill_window(peer);
@@ -121,17 +89,11 @@ impl<L: Clone + PartialEq> Engine<L> {
             self.complete(h, Code::Success);
         }
     }
+
     pub(super) fn queue_notify(&mut self, peer: u16, handle: u32) {
-        let p = &mut self.peers[peer as usize];
-        let seq = p.tx_next;
-        p.tx_next = p.tx_next.wrapping_add(1);
-        p.unacked.push_back(Unacked {
-            seq,
-            what: SeqWhat::Notify { handle },
-            first_sent: 0,
-            last_sent: 0,
-            queued: true,
-        });
+        let seq = self.peers[peer as usize]
+            .rel
+            .push(SeqWhat::Notify { handle });
         self.txq.push_back(Tx::Seq { peer, seq });
     }
 }

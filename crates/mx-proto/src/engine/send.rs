@@ -83,15 +83,15 @@ impl<L: Clone + PartialEq> Engine<L> {
         let kind = self.eager_kind(len);
         let p = self.peers.get(peer.0 as usize)?;
         if p.their_index == NO_PEER
-            || p.unreachable
+            || p.rel.is_unreachable()
             || !p.waiting.is_empty()
-            || !p.unacked.is_empty()
+            || !p.rel.all_acked()
         {
             return None;
         }
         let n = EAGER_HEAD + len;
         let (fixed, rest) = buf.get_mut(..n)?.split_first_chunk_mut::<EAGER_HEAD>()?;
-        let head = self.header(peer.0, p.tx_next);
+        let head = self.header(peer.0, p.rel.next_seq());
         emit_whole_eager(&head, kind, match_info, len as u32, fixed);
         let mut at = 0;
         for s in segments {
@@ -99,7 +99,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             at += s.len();
         }
         let p = &mut self.peers[peer.0 as usize];
-        p.tx_next = p.tx_next.wrapping_add(1);
+        p.rel.push_untracked();
         self.stats.frames_out += 1;
         self.stats.fast_sends += 1;
         Some((p.loc.clone(), n))
@@ -218,7 +218,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         r.xfer_len = len;
         r.state = ReqState::Active;
         r.need_notify = synchronous || len > large;
-        if self.peers[peer.0 as usize].unreachable {
+        if self.peers[peer.0 as usize].rel.is_unreachable() {
             self.complete(h, Code::Unreachable);
             return Request(h);
         }
@@ -259,16 +259,13 @@ impl<L: Clone + PartialEq> Engine<L> {
             let len = r.msg_len;
             let large = len > self.cfg.medium_max;
             let frames = if large { 1 } else { len.div_ceil(frag).max(1) };
-            let in_flight = p.unacked.len();
-            if in_flight > 0 && in_flight + frames > self.cfg.send_window as usize {
+            if !p.rel.has_room(frames, &self.reliability) {
                 return;
             }
             let kind = self.eager_kind(len);
             let p = &mut self.peers[peer as usize];
             p.waiting.pop_front();
             for i in 0..frames {
-                let seq = p.tx_next;
-                p.tx_next = p.tx_next.wrapping_add(1);
                 let what = if large {
                     SeqWhat::Rndv { req: h }
                 } else {
@@ -280,13 +277,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                         len: (len - off).min(frag) as u32,
                     }
                 };
-                p.unacked.push_back(Unacked {
-                    seq,
-                    what,
-                    first_sent: 0,
-                    last_sent: 0,
-                    queued: true,
-                });
+                let seq = p.rel.push(what);
                 self.txq.push_back(Tx::Seq { peer, seq });
             }
             self.reqs[Request(h).index()].outstanding = frames as u32;

@@ -122,45 +122,20 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// A peer's true next deadline: its delayed ack, its oldest resend, or the moment
     /// its oldest unacknowledged frame makes it unreachable.
     fn peer_deadline(&self, pi: u16) -> Option<u64> {
-        let p = &self.peers[pi as usize];
-        let resend = p
-            .unacked
-            .iter()
-            .filter(|u| !u.queued)
-            .map(|u| u.last_sent + self.cfg.resend_ns);
-        let dead = p
-            .unacked
-            .iter()
-            .filter(|u| u.first_sent > 0)
-            .map(|u| u.first_sent + self.cfg.request_timeout_ns);
-        p.ack_deadline.into_iter().chain(resend).chain(dead).min()
+        self.peers[pi as usize].rel.deadline(&self.reliability)
     }
 
     fn peer_timeout(&mut self, now: u64, pi: u16) {
-        let resend = self.cfg.resend_ns;
-        let p = &mut self.peers[pi as usize];
-        if p.ack_deadline.is_some_and(|d| d <= now) {
-            p.ack_deadline = None;
+        if self.peers[pi as usize].rel.ack_due(now) {
             self.queue_ack(pi);
         }
+        let txq = &mut self.txq;
         let p = &mut self.peers[pi as usize];
-        let dead = p
-            .unacked
-            .iter()
-            .any(|u| u.first_sent > 0 && now >= u.first_sent + self.cfg.request_timeout_ns);
-        if dead {
-            p.unreachable = true;
+        let t = p.rel.on_timeout(now, &self.reliability, |seq| {
+            txq.push_back(Tx::Seq { peer: pi, seq });
+        });
+        if t == Timeout::Unreachable {
             self.fail_peer(pi, Code::Unreachable, false);
-            return;
-        }
-        for u in p.unacked.iter_mut() {
-            if !u.queued && u.first_sent > 0 && now >= u.last_sent + resend {
-                u.queued = true;
-                self.txq.push_back(Tx::Seq {
-                    peer: pi,
-                    seq: u.seq,
-                });
-            }
         }
     }
 
