@@ -21,5 +21,5 @@ pub mod testnet;
 pub use addr::{AddrError, EndpointAddr};
 pub use engine::{
     Code, Config, DirectRecv, Engine, Error, Handled, HandlerAction, Lent, PeerId, RecvBuf,
-    Request, Stats, Status, UnexpectedInfo,
+    RecvTarget, Request, Stats, Status, UnexpectedInfo,
 };

@@ -1,7 +1,10 @@
 //! Where a receive's bytes go and where a send's bytes come from: [`RecvBuf`], the
 //! short-copy helper of the fast paths, gathering lent segments, the vector pool.
 //!
-//! Must never keep a reference to the caller's memory beyond one call.
+//! Memory the engine does not own (a C caller's receive buffer) is reached only through
+//! [`RecvTarget`], a safe trait: the unsafe implementation over a raw pointer lives in
+//! the IO crate (`myrix_mx::raw`), and this crate stays free of `unsafe`. Must never keep
+//! a reference to a send's lent memory beyond one call.
 
 use super::*;
 
@@ -22,12 +25,38 @@ pub(super) fn copy_short(dst: &mut [u8], src: &[u8]) {
     }
 }
 
-/// Where a receive's data goes: one buffer, or a scatter list filled in order.
-/// Each buffer's length (not capacity) is the room it offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Memory a receive writes into that the engine does not own: caller memory behind a C
+/// ABI (`mx_irecv`), a mapped region. The engine keeps it until the receive completes
+/// (and hands it back with the completion) or is cancelled.
+pub trait RecvTarget: Send + std::fmt::Debug {
+    /// Bytes of room.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copies `data` to `offset`; the engine only calls it with
+    /// `offset + data.len() <= self.len()`.
+    fn write_at(&mut self, offset: usize, data: &[u8]);
+}
+
+/// Where a receive's data goes: one buffer, a scatter list filled in order, or memory
+/// the engine does not own. Each buffer's length (not capacity) is the room it offers.
+#[derive(Debug)]
 pub enum RecvBuf {
     One(Vec<u8>),
     Segments(Vec<Vec<u8>>),
+    Target(Box<dyn RecvTarget>),
+}
+
+impl PartialEq for RecvBuf {
+    /// Vectors compare by contents; a target equals nothing (its bytes are not ours).
+    fn eq(&self, other: &RecvBuf) -> bool {
+        match (self, other) {
+            (RecvBuf::One(a), RecvBuf::One(b)) => a == b,
+            (RecvBuf::Segments(a), RecvBuf::Segments(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl RecvBuf {
@@ -35,7 +64,12 @@ impl RecvBuf {
         match self {
             RecvBuf::One(v) => v.len(),
             RecvBuf::Segments(s) => s.iter().map(|v| v.len()).sum(),
+            RecvBuf::Target(t) => t.len(),
         }
+    }
+    /// A receive into memory the engine does not own.
+    pub fn target(t: impl RecvTarget + 'static) -> RecvBuf {
+        RecvBuf::Target(Box::new(t))
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -65,13 +99,22 @@ impl RecvBuf {
                     offset = 0;
                 }
             }
+            RecvBuf::Target(t) => {
+                let room = t.len();
+                if offset < room {
+                    let n = data.len().min(room - offset);
+                    t.write_at(offset, &data[..n]);
+                }
+            }
         }
     }
-    /// The bytes as one vector (a copy for segments).
+    /// The bytes as one vector (a copy for segments; empty for a target, whose bytes
+    /// are in the owner's memory).
     pub fn to_vec(&self) -> Vec<u8> {
         match self {
             RecvBuf::One(v) => v.clone(),
             RecvBuf::Segments(s) => s.concat(),
+            RecvBuf::Target(_) => Vec::new(),
         }
     }
 }

@@ -67,7 +67,7 @@ use myrix_wire::mx::{
     CONNECT_BAD_KEY, CONNECT_OK, EAGER_HEAD, HEADER_LEN, NO_HANDLE, NO_PEER,
 };
 
-pub use buffers::RecvBuf;
+pub use buffers::{RecvBuf, RecvTarget};
 pub use config::Config;
 pub use types::{
     Code, DirectRecv, Error, Handled, HandlerAction, Lent, PeerId, Request, Stats, Status,
