@@ -397,7 +397,13 @@ pub struct Repr<'a> {
 impl<'a> Repr<'a> {
     /// Parses a checked frame; rejects eager fragments that do not fit their message.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(frame: &'a Frame<&'a T>) -> Result<Repr<'a>, Error> {
-        frame.check()?;
+        Repr::parse_bytes(T::as_ref(frame.buffer))
+    }
+
+    /// [`Frame::new_checked`] and [`Repr::parse`] in one: the frame is checked once and
+    /// the result borrows `bytes` only.
+    pub fn parse_bytes(bytes: &'a [u8]) -> Result<Repr<'a>, Error> {
+        let frame = Frame::new_checked(bytes)?;
         let header = Header {
             peer_index: frame.peer_index(),
             nic: frame.nic(),
@@ -407,7 +413,7 @@ impl<'a> Repr<'a> {
             seq: frame.seq(),
             ack: frame.ack(),
         };
-        let f = frame.buffer.as_ref();
+        let f = bytes;
         let kind = frame.kind();
         let data: &'a [u8] = &f[HEADER_LEN + kind.body_len()..];
         let body = match kind {

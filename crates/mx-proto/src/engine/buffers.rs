@@ -157,7 +157,7 @@ pub(super) fn gather(segs: &[&[u8]], mut offset: usize, dst: &mut [u8]) {
     }
 }
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// Whether a spent buffer goes back to the pool: a few, and not huge, so a burst of
     /// large messages does not pin memory for ever.
     pub(super) fn keep(&self, v: &Vec<u8>) -> bool {

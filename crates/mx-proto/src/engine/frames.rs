@@ -1,8 +1,11 @@
-//! The transmit queue ([`Tx`]) and building frames from it: the one place that turns
-//! the engine's protocol events into MX frames through `myrix_wire::mx`.
+//! Frames in and out: the one place where the engine's protocol events ([`Header`],
+//! [`Body`]) meet bytes, through the engine's [`Codec`] (the frame layout: myrix's
+//! `wire::mx` by default; another layout is another codec, not a change here); and the
+//! transmit queue ([`Tx`]) that frames are built from.
 //!
 //! Must never change protocol state beyond what emitting a frame means (marking a
-//! sequenced frame sent, clearing the piggy-backed ack).
+//! sequenced frame sent, clearing the piggy-backed ack), and never write a field's
+//! offset by hand: offsets are the codec's.
 
 use super::*;
 
@@ -44,7 +47,47 @@ pub(super) enum Tx {
     },
 }
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
+    /// A frame's events; `None` for bytes that are not a valid frame.
+    #[inline]
+    pub(super) fn read_frame(bytes: &[u8]) -> Option<Repr<'_>> {
+        C::parse(bytes).ok()
+    }
+
+    /// The receive fast paths' shortcut: a whole message in one eager frame.
+    #[inline(always)]
+    pub(super) fn read_whole_eager(bytes: &[u8]) -> Option<WholeEager<'_>> {
+        C::parse_whole_eager(bytes)
+    }
+
+    /// Writes the frame of a whole eager message of `len` bytes (the concatenation of
+    /// `segments`) into `buf`; its length, or `None` when `buf` is too short.
+    #[inline(always)]
+    pub(super) fn write_whole_eager(
+        head: &Header,
+        kind: Kind,
+        match_info: u64,
+        segments: &[&[u8]],
+        len: usize,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        let n = C::EAGER_HEAD + len;
+        let (fixed, rest) = buf.get_mut(..n)?.split_at_mut(C::EAGER_HEAD);
+        C::emit_whole_eager(head, kind, match_info, len as u32, fixed);
+        let mut at = 0;
+        for s in segments {
+            copy_short(&mut rest[at..at + s.len()], s);
+            at += s.len();
+        }
+        Some(n)
+    }
+
+    /// Bytes of data a frame of `kind` carries within `mtu` bytes.
+    #[inline]
+    pub(super) fn data_room(mtu: usize, kind: Kind) -> usize {
+        mtu.saturating_sub(C::head_len(kind))
+    }
+
     // ---------------------------------------------------------------- frames out
 
     pub(super) fn header(&self, peer: u16, seq: u16) -> Header {
@@ -151,7 +194,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                             handle: if r.need_notify { req } else { NO_HANDLE },
                             data: &[],
                         };
-                        let n = emit_head(&h, &body, buf, l).ok()?;
+                        let n = C::emit_head(&h, &body, buf, l).ok()?;
                         if r.lent {
                             let segs = lent_for(req, lent)?;
                             gather(segs, o, &mut buf[n - l..n]);
@@ -167,10 +210,10 @@ impl<L: Clone + PartialEq> Engine<L> {
                             msg_len: r.msg_len as u32,
                             handle: req,
                         };
-                        emit_head(&h, &body, buf, 0).ok()?
+                        C::emit_head(&h, &body, buf, 0).ok()?
                     }
                     SeqWhat::Notify { handle } => {
-                        emit_head(&h, &Body::Notify { handle }, buf, 0).ok()?
+                        C::emit_head(&h, &Body::Notify { handle }, buf, 0).ok()?
                     }
                 };
                 if self.cfg.reliable_transport {
@@ -190,7 +233,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                 }
                 self.stats.acks_sent += 1;
                 let h = self.header(peer, 0);
-                Some((peer, emit_head(&h, &Body::Ack, buf, 0).ok()?))
+                Some((peer, C::emit_head(&h, &Body::Ack, buf, 0).ok()?))
             }
             Tx::Connect { req } => {
                 let r = self.req(req)?;
@@ -205,7 +248,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                     index: peer,
                     request: req,
                 };
-                Some((peer, emit_head(&h, &body, buf, 0).ok()?))
+                Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
             }
             Tx::ConnectReply {
                 peer,
@@ -224,7 +267,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                     index: peer,
                     request,
                 };
-                Some((peer, emit_head(&h, &body, buf, 0).ok()?))
+                Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
             }
             Tx::Pull { req, offset, len } => {
                 let r = self.req(req)?;
@@ -237,7 +280,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                     length: len as u32,
                 };
                 let h = self.header(peer, 0);
-                Some((peer, emit_head(&h, &body, buf, 0).ok()?))
+                Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
             }
             Tx::PullReply {
                 peer,
@@ -246,12 +289,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                 offset,
                 end,
             } => {
-                let room = self
-                    .cfg
-                    .mtu
-                    .min(buf.len())
-                    .saturating_sub(HEADER_LEN + Kind::PullReply.body_len())
-                    .max(1);
+                let room = Self::data_room(self.cfg.mtu.min(buf.len()), Kind::PullReply).max(1);
                 let n = (end - offset).min(room);
                 if offset + n < end {
                     self.txq.push_front(Tx::PullReply {
@@ -276,7 +314,7 @@ impl<L: Clone + PartialEq> Engine<L> {
                     offset: offset as u32,
                     data: &[],
                 };
-                let len = emit_head(&h, &body, buf, n).ok()?;
+                let len = C::emit_head(&h, &body, buf, n).ok()?;
                 match lent_segs {
                     Some(segs) => gather(segs, offset, &mut buf[len - n..len]),
                     None => buf[len - n..len].copy_from_slice(&r.data[offset..offset + n]),

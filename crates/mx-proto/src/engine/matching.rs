@@ -32,7 +32,7 @@ pub(super) struct Unexpected {
     pub(super) rndv: bool,
 }
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     // ---------------------------------------------------------------- receive
 
     /// Posts a receive for a message with `(message_match & mask) == match_info`.
@@ -162,7 +162,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         &self,
         bytes: &'b [u8],
     ) -> Option<(WholeEager<'b>, usize)> {
-        let m = parse_whole_eager(bytes)?;
+        let m = Self::read_whole_eager(bytes)?;
         let hd = &m.header;
         let pi = hd.peer_index as usize;
         let known = self.peers.get(pi).is_some_and(|p| {

@@ -62,9 +62,11 @@ mod types;
 
 use std::collections::VecDeque;
 
+use std::marker::PhantomData;
+
+pub use myrix_wire::codec::{Codec, Mx};
 use myrix_wire::mx::{
-    emit_head, emit_whole_eager, parse_whole_eager, Body, Frame, Header, Kind, Repr, WholeEager,
-    CONNECT_BAD_KEY, CONNECT_OK, EAGER_HEAD, HEADER_LEN, NO_HANDLE, NO_PEER,
+    Body, Header, Kind, Repr, WholeEager, CONNECT_BAD_KEY, CONNECT_OK, NO_HANDLE, NO_PEER,
 };
 
 pub use buffers::{RecvBuf, RecvTarget};
@@ -84,8 +86,9 @@ use reliability::SeqWhat;
 use slab::{Req, ReqKind, ReqState, MAX_REQS};
 use timers::Timers;
 
-/// One endpoint's protocol state. See the module docs.
-pub struct Engine<L> {
+/// One endpoint's protocol state. See the module docs. `C` is the frame layout
+/// ([`Codec`]): myrix's MX layout unless chosen with [`Engine::with_codec`].
+pub struct Engine<L, C = Mx> {
     cfg: Config,
     /// `cfg`'s reliability parameters.
     reliability: Params,
@@ -107,10 +110,20 @@ pub struct Engine<L> {
     handler: Option<UnexpectedHandler>,
     timers: Timers,
     stats: Stats,
+    codec: PhantomData<fn() -> C>,
 }
 
 impl<L: Clone + PartialEq> Engine<L> {
+    /// An engine for endpoint `endpoint` of NIC `nic` (48 bits), accepting connects
+    /// with `key`, presenting `session` to its peers; frames in myrix's MX layout.
     pub fn new(cfg: Config, nic: u64, endpoint: u8, key: u32, session: u32) -> Engine<L> {
+        Engine::with_codec(cfg, nic, endpoint, key, session)
+    }
+}
+
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
+    /// [`Engine::new`] with frames in the layout of codec `C`.
+    pub fn with_codec(cfg: Config, nic: u64, endpoint: u8, key: u32, session: u32) -> Self {
         Engine {
             reliability: cfg.reliability(),
             cfg,
@@ -131,6 +144,7 @@ impl<L: Clone + PartialEq> Engine<L> {
             handler: None,
             timers: Timers::default(),
             stats: Stats::default(),
+            codec: PhantomData,
         }
     }
 
@@ -179,11 +193,7 @@ impl<L: Clone + PartialEq> Engine<L> {
         if self.cfg.reliable_transport && self.whole_eager_fast(bytes) {
             return Handled::Accepted;
         }
-        let Ok(frame) = Frame::new_checked(bytes) else {
-            self.stats.bad_frames += 1;
-            return Handled::Dropped;
-        };
-        let Ok(repr) = Repr::parse(&frame) else {
+        let Some(repr) = Self::read_frame(bytes) else {
             self.stats.bad_frames += 1;
             return Handled::Dropped;
         };

@@ -46,7 +46,7 @@ impl<L> Peer<L> {
     }
 }
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     // ---------------------------------------------------------------- connect
 
     /// Starts connecting to the endpoint `(nic, endpoint)` at `loc`. Completes with the

@@ -73,7 +73,7 @@ impl Pull {
     }
 }
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     // ---------------------------------------------------------------- pull
 
     pub(super) fn start_pull(&mut self, now: u64, h: u32, sender_handle: u32) {

@@ -24,7 +24,7 @@ pub(super) enum SeqWhat {
     },
 }
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// The frame in order from `peer` was delivered.
     pub(super) fn advance_rx(&mut self, now: u64, peer: u16) {
         match self.peers[peer as usize]
@@ -40,10 +40,7 @@ impl<L: Clone + PartialEq> Engine<L> {
     /// Delivers the held frames that are now in order.
     pub(super) fn drain_early(&mut self, now: u64, peer: u16) {
         while let Some(buf) = self.peers[peer as usize].rel.take_early() {
-            let Ok(frame) = Frame::new_checked(&buf[..]) else {
-                return;
-            };
-            let Ok(repr) = Repr::parse(&frame) else {
+            let Some(repr) = Self::read_frame(&buf) else {
                 return;
             };
             let body = repr.body;

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// Sends the concatenation of `segments`, copied at once (the caller may reuse them).
     /// With `synchronous`, completes only when the receiver has matched it.
     pub fn isend(
@@ -89,15 +89,8 @@ impl<L: Clone + PartialEq> Engine<L> {
         {
             return None;
         }
-        let n = EAGER_HEAD + len;
-        let (fixed, rest) = buf.get_mut(..n)?.split_first_chunk_mut::<EAGER_HEAD>()?;
         let head = self.header(peer.0, p.rel.next_seq());
-        emit_whole_eager(&head, kind, match_info, len as u32, fixed);
-        let mut at = 0;
-        for s in segments {
-            copy_short(&mut rest[at..at + s.len()], s);
-            at += s.len();
-        }
+        let n = Self::write_whole_eager(&head, kind, match_info, segments, len, buf)?;
         let p = &mut self.peers[peer.0 as usize];
         p.rel.push_untracked();
         self.stats.frames_out += 1;
@@ -239,10 +232,7 @@ impl<L: Clone + PartialEq> Engine<L> {
     }
 
     pub(super) fn eager_frag(&self) -> usize {
-        let room = self
-            .cfg
-            .mtu
-            .saturating_sub(HEADER_LEN + Kind::Medium.body_len());
+        let room = Self::data_room(self.cfg.mtu, Kind::Medium);
         self.cfg.medium_frag.min(room).max(1)
     }
 

@@ -89,7 +89,7 @@ impl Req {
 
 pub(super) const MAX_REQS: usize = 0xffff;
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     // ---------------------------------------------------------------- requests
 
     #[inline(always)]

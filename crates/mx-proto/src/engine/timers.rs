@@ -54,7 +54,7 @@ impl Timers {
     }
 }
 
-impl<L: Clone + PartialEq> Engine<L> {
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// The peer's resend or delayed ack is due no later than `at`.
     #[inline]
     pub(super) fn arm_peer(&mut self, peer: u16, at: u64) {
