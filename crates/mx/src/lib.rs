@@ -1,6 +1,7 @@
 //! MX (Myrinet Express) message passing over real transports: the IO half of the
 //! quinn-proto/quinn split. The protocol itself is the sans-IO crate `myrix-mx-proto`,
-//! re-exported here ([`engine`], [`testnet`], [`addr`]) so applications need one crate.
+//! re-exported here ([`engine`], [`reliability`], [`testnet`], [`addr`]) so applications
+//! need one crate.
 //!
 //! * [`endpoint`] — the application's API: an engine driven over a transport, progress
 //!   inside the calls or from a progress thread, and other protocols served beside MX
@@ -26,7 +27,7 @@ pub mod sys;
 pub mod transport;
 
 pub use endpoint::{Completion, Endpoint, MxError, ProgressThread};
-pub use myrix_mx_proto::{addr, engine, testnet};
+pub use myrix_mx_proto::{addr, engine, reliability, testnet};
 pub use myrix_mx_proto::{
     AddrError, Code, Config, DirectRecv, EndpointAddr, Engine, Error, Handled, HandlerAction, Lent,
     PeerId, RecvBuf, RecvTarget, Request, Stats, Status, UnexpectedInfo,

@@ -26,30 +26,33 @@
 //! unacknowledged frames are resent every [`Config::resend_ns`]; early frames inside
 //! [`Config::early_window`] are held and released in order; duplicates are dropped (and
 //! re-acknowledged); a frame unacknowledged for [`Config::request_timeout_ns`] makes the
-//! peer unreachable and fails its requests.
-
+//! peer unreachable and fails its requests. The layer that does this is
+//! [`crate::reliability`], usable by other protocols; MX's policy is one sequence number
+//! per frame.
 //!
 //! The engine is split by the state each part owns (quinn-proto's `connection/` is the
 //! model); this module is the orchestrator: the [`Engine`] itself, frame dispatch and the
 //! public calls that do not belong to one part.
 //!
-//! * [`config`] — [`Config`];
+//! * `config` — [`Config`];
 //! * `types` — the API's plain types ([`Request`], [`PeerId`], [`Code`], [`Status`],
 //!   [`Error`], [`Stats`], [`Handled`]…);
 //! * `buffers` — where received bytes go ([`RecvBuf`]) and where sent bytes come from
 //!   (gather, the buffer pool);
 //! * `slab` — the request slab: allocation, completion, `test`;
 //! * `peers` — peers, connect and sessions (restart, disconnect, death);
-//! * `reliability` — sequence numbers, acks, the early-frame window, resends;
+//! * `reliability` — MX's sequenced items over [`crate::reliability::Session`]: what
+//!   an acknowledged frame completes, held frames delivered in order;
 //! * `send` — starting sends, the send window, the send fast path;
 //! * `matching` — posted and unexpected receives, the unexpected handler, eager and
 //!   rendezvous arrivals, the receive fast paths;
 //! * `pull` — the receive side of large messages;
-//! * `frames` — the transmit queue and building frames;
-//! * `timers` — deadlines and what happens when they pass.
+//! * `frames` — frames in and out through the [`Codec`] (the layout), the transmit
+//!   queue;
+//! * `timers` — cached deadlines and what happens when they pass.
 
 mod buffers;
-pub mod config;
+mod config;
 mod frames;
 mod matching;
 mod peers;
