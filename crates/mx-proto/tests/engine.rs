@@ -539,3 +539,38 @@ fn receives_into_a_target() {
         }
     }
 }
+
+/// Cached deadlines: once every message is through and acknowledged, the network goes
+/// quiet (the deadlines that moved later were each seen once and dropped), every engine
+/// is idle and has no deadline left.
+#[test]
+fn timers_go_quiet_after_traffic() {
+    let (mut t, peers) = mesh(3, &Config::default(), NetConfig::lossy(0.1, 5));
+    let mut reqs = Vec::new();
+    for (i, len) in [8usize, 4000, 100_000].into_iter().enumerate() {
+        let now = t.now;
+        let data = pattern(i as u64, len);
+        reqs.push((
+            0,
+            t.engines[0]
+                .isend(now, peers[0][1 + i % 2], &[&data], i as u64, 0, false)
+                .unwrap(),
+        ));
+        let r = t.engines[1 + i % 2]
+            .irecv(now, RecvBuf::One(vec![0; len]), i as u64, u64::MAX, 0)
+            .unwrap();
+        reqs.push((1 + i % 2, r));
+    }
+    for (e, r) in reqs {
+        assert_eq!(wait(&mut t, e, r).code, Code::Success);
+    }
+    let mut steps = 0;
+    while t.step() {
+        steps += 1;
+        assert!(steps < 10_000, "the network never goes quiet");
+    }
+    for e in &t.engines {
+        assert!(e.idle());
+        assert_eq!(e.poll_timeout(), None);
+    }
+}
