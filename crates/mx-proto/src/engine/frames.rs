@@ -88,8 +88,8 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         mtu.saturating_sub(C::head_len(kind))
     }
 
-    // ---------------------------------------------------------------- frames out
-
+    /// The header of a frame to `peer` numbered `seq`, carrying our ack.
+    #[inline]
     pub(super) fn header(&self, peer: u16, seq: u16) -> Header {
         let p = &self.peers[peer as usize];
         Header {

@@ -33,8 +33,6 @@ pub(super) struct Unexpected {
 }
 
 impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
-    // ---------------------------------------------------------------- receive
-
     /// Posts a receive for a message with `(message_match & mask) == match_info`.
     pub fn irecv(
         &mut self,

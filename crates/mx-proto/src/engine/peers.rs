@@ -47,8 +47,6 @@ impl<L> Peer<L> {
 }
 
 impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
-    // ---------------------------------------------------------------- connect
-
     /// Starts connecting to the endpoint `(nic, endpoint)` at `loc`. Completes with the
     /// peer's id in [`Status::source`], or [`Code::BadKey`] / [`Code::Unreachable`].
     pub fn iconnect(

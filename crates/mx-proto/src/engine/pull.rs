@@ -74,8 +74,6 @@ impl Pull {
 }
 
 impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
-    // ---------------------------------------------------------------- pull
-
     pub(super) fn start_pull(&mut self, now: u64, h: u32, sender_handle: u32) {
         let r = &mut self.reqs[Request(h).index()];
         let room = r.recv.as_ref().map_or(0, |b| b.len());

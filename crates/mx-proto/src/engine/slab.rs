@@ -90,8 +90,6 @@ impl Req {
 pub(super) const MAX_REQS: usize = 0xffff;
 
 impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
-    // ---------------------------------------------------------------- requests
-
     #[inline(always)]
     pub(super) fn alloc(&mut self, kind: ReqKind, context: u64) -> Result<u32, Error> {
         let idx = match self.free_reqs.pop() {
