@@ -60,6 +60,8 @@ impl PartialEq for RecvBuf {
 }
 
 impl RecvBuf {
+    /// Bytes of room. Inlined: the receive fast paths ask it of every message.
+    #[inline(always)]
     pub fn len(&self) -> usize {
         match self {
             RecvBuf::One(v) => v.len(),
@@ -71,6 +73,7 @@ impl RecvBuf {
     pub fn target(t: impl RecvTarget + 'static) -> RecvBuf {
         RecvBuf::Target(Box::new(t))
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
