@@ -4,6 +4,8 @@
 //!
 //! * [`engine`] — the protocol engine: frames and time in, frames and timer deadlines
 //!   out.
+//! * [`reliability`] — sessions, sequence numbers, acks and resends for any protocol on
+//!   lossy transports (MX's engine uses it; remote shared memory will).
 //! * [`testnet`] — a deterministic in-memory lossy network that drives engines.
 //! * [`addr`] — endpoint addresses and their printable form.
 //!
@@ -13,10 +15,11 @@
 
 pub mod addr;
 pub mod engine;
+pub mod reliability;
 pub mod testnet;
 
 pub use addr::{AddrError, EndpointAddr};
 pub use engine::{
     Code, Config, DirectRecv, Engine, Error, Handled, HandlerAction, Lent, PeerId, RecvBuf,
-    Request, Stats, Status, UnexpectedInfo,
+    RecvTarget, Request, Stats, Status, UnexpectedInfo,
 };

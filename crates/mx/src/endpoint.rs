@@ -80,7 +80,6 @@ pub struct Endpoint {
     clock_reads: u32,
     polls: u32,
     last_now: u64,
-    next_timer_check: u64,
     /// Protocols served beside MX on this transport (usually none).
     others: Vec<Box<dyn Protocol>>,
 }
@@ -109,8 +108,6 @@ fn offer_other(
     Some(p.handle_frame(now, from, frame))
 }
 
-/// How often `progress` looks for due timers (acks are delayed 1 ms, resends 20 ms).
-const TIMER_CHECK_NS: u64 = 50_000;
 /// On lossy transports, a wait's polls read the clock once in this many.
 const SPIN_CLOCK_POLLS: u32 = 16;
 /// Idle polls after which a wait starts pausing between polls.
@@ -234,7 +231,6 @@ impl Endpoint {
             clock_reads: 0,
             polls: 0,
             last_now: 1,
-            next_timer_check: 0,
             others: Vec::new(),
         })
     }
@@ -318,8 +314,8 @@ impl Endpoint {
     #[inline(always)]
     fn after_poll(&mut self, now: u64, lent: Lent<'_>) -> Result<(), MxError> {
         // Departed peers and timers are not latency-critical: looked at every
-        // HOUSEKEEPING_POLLS polls (and timers at most every TIMER_CHECK_NS), so the
-        // idle poll that waits for the next frame stays a few loads long.
+        // HOUSEKEEPING_POLLS polls, so the idle poll that waits for the next frame stays
+        // a few loads long.
         self.polls = self.polls.wrapping_add(1);
         if self.polls % HOUSEKEEPING_POLLS == 0 {
             self.housekeeping(now);
@@ -394,12 +390,10 @@ impl Endpoint {
             }
             self.engine.peer_gone(&loc);
         }
-        // Finding the next timer scans the engine's requests.
-        if now >= self.next_timer_check {
-            self.next_timer_check = now + TIMER_CHECK_NS;
-            if self.engine.poll_timeout().is_some_and(|t| t <= now) {
-                self.engine.handle_timeout(now);
-            }
+        // The next timer is a cached deadline (a heap's top), so it is looked at on every
+        // housekeeping round.
+        if self.engine.poll_timeout().is_some_and(|t| t <= now) {
+            self.engine.handle_timeout(now);
         }
     }
 

@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod codec;
 pub mod mx;
 pub mod myrinet;
 pub mod protocol;

@@ -37,6 +37,9 @@ pub const NO_PEER: u16 = 0xffff;
 /// `handle` of an eager frame whose sender wants no match notification.
 pub const NO_HANDLE: u32 = 0xffff_ffff;
 
+/// Where each field lies, in bytes from the frame's start: the header's, then each
+/// kind's body (which starts at [`HEADER_LEN`]). Nothing else in this crate or above it
+/// writes an offset by hand.
 mod field {
     use core::ops::Range;
     pub const VERSION: usize = 0;
@@ -48,6 +51,58 @@ mod field {
     pub const SESSION: Range<usize> = 12..16;
     pub const SEQ: Range<usize> = 16..18;
     pub const ACK: Range<usize> = 18..20;
+
+    pub mod connect {
+        use core::ops::Range;
+        pub const KEY: Range<usize> = 20..24;
+        pub const INDEX: Range<usize> = 24..26;
+        pub const RESERVED: Range<usize> = 26..28;
+        pub const REQUEST: Range<usize> = 28..32;
+    }
+    pub mod connect_reply {
+        use core::ops::Range;
+        pub const STATUS: usize = 20;
+        pub const RESERVED: Range<usize> = 21..22;
+        pub const INDEX: Range<usize> = 22..24;
+        pub const REQUEST: Range<usize> = 24..28;
+    }
+    /// Tiny, small and medium.
+    pub mod eager {
+        use core::ops::Range;
+        pub const MATCH: Range<usize> = 20..28;
+        pub const MSG_LEN: Range<usize> = 28..32;
+        pub const OFFSET: Range<usize> = 32..36;
+        pub const HANDLE: Range<usize> = 36..40;
+        /// The data follows.
+        pub const END: usize = 40;
+    }
+    pub mod rndv {
+        use core::ops::Range;
+        pub const MATCH: Range<usize> = 20..28;
+        pub const MSG_LEN: Range<usize> = 28..32;
+        pub const HANDLE: Range<usize> = 32..36;
+        pub const END: usize = 36;
+    }
+    pub mod pull {
+        use core::ops::Range;
+        pub const HANDLE: Range<usize> = 20..24;
+        pub const RECV_HANDLE: Range<usize> = 24..28;
+        pub const OFFSET: Range<usize> = 28..32;
+        pub const LENGTH: Range<usize> = 32..36;
+        pub const END: usize = 36;
+    }
+    pub mod pull_reply {
+        use core::ops::Range;
+        pub const RECV_HANDLE: Range<usize> = 20..24;
+        pub const OFFSET: Range<usize> = 24..28;
+        /// The data follows.
+        pub const END: usize = 28;
+    }
+    pub mod notify {
+        use core::ops::Range;
+        pub const HANDLE: Range<usize> = 20..24;
+        pub const END: usize = 24;
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -115,16 +170,17 @@ impl Kind {
 
     /// Fixed bytes after the common header.
     pub fn body_len(self) -> usize {
-        match self {
-            Kind::Connect => 12,
-            Kind::ConnectReply => 8,
-            Kind::Tiny | Kind::Small | Kind::Medium => 20,
-            Kind::Rndv => 16,
-            Kind::Pull => 16,
-            Kind::PullReply => 8,
-            Kind::Notify => 4,
-            Kind::Ack => 0,
-        }
+        let end = match self {
+            Kind::Connect => field::connect::REQUEST.end,
+            Kind::ConnectReply => field::connect_reply::REQUEST.end,
+            Kind::Tiny | Kind::Small | Kind::Medium => field::eager::END,
+            Kind::Rndv => field::rndv::END,
+            Kind::Pull => field::pull::END,
+            Kind::PullReply => field::pull_reply::END,
+            Kind::Notify => field::notify::END,
+            Kind::Ack => HEADER_LEN,
+        };
+        end - HEADER_LEN
     }
 
     /// Kinds whose frame ends with data after the fixed body.
@@ -148,12 +204,15 @@ pub struct Frame<T: AsRef<[u8]>> {
     buffer: T,
 }
 
+#[inline(always)]
 fn be16(b: &[u8]) -> u16 {
     u16::from_be_bytes([b[0], b[1]])
 }
+#[inline(always)]
 fn be32(b: &[u8]) -> u32 {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]])
 }
+#[inline(always)]
 fn be64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[..8]);
@@ -195,8 +254,8 @@ impl<T: AsRef<[u8]>> Frame<T> {
             return Err(Error::Field("trailing bytes"));
         }
         let reserved = match kind {
-            Kind::Connect => &b[HEADER_LEN + 6..HEADER_LEN + 8],
-            Kind::ConnectReply => &b[HEADER_LEN + 1..HEADER_LEN + 2],
+            Kind::Connect => &b[field::connect::RESERVED],
+            Kind::ConnectReply => &b[field::connect_reply::RESERVED],
             _ => &[][..],
         };
         if reserved.iter().any(|&x| x != 0) {
@@ -234,9 +293,6 @@ impl<T: AsRef<[u8]>> Frame<T> {
     }
     pub fn ack(&self) -> u16 {
         be16(&self.buffer.as_ref()[field::ACK])
-    }
-    fn body(&self) -> &[u8] {
-        &self.buffer.as_ref()[HEADER_LEN..]
     }
     /// Data after the fixed body (empty for kinds without data).
     pub fn data(&self) -> &[u8] {
@@ -341,7 +397,13 @@ pub struct Repr<'a> {
 impl<'a> Repr<'a> {
     /// Parses a checked frame; rejects eager fragments that do not fit their message.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(frame: &'a Frame<&'a T>) -> Result<Repr<'a>, Error> {
-        frame.check()?;
+        Repr::parse_bytes(T::as_ref(frame.buffer))
+    }
+
+    /// [`Frame::new_checked`] and [`Repr::parse`] in one: the frame is checked once and
+    /// the result borrows `bytes` only.
+    pub fn parse_bytes(bytes: &'a [u8]) -> Result<Repr<'a>, Error> {
+        let frame = Frame::new_checked(bytes)?;
         let header = Header {
             peer_index: frame.peer_index(),
             nic: frame.nic(),
@@ -351,53 +413,53 @@ impl<'a> Repr<'a> {
             seq: frame.seq(),
             ack: frame.ack(),
         };
-        let b = frame.body();
+        let f = bytes;
         let kind = frame.kind();
-        let data: &'a [u8] = &frame.buffer.as_ref()[HEADER_LEN + kind.body_len()..];
+        let data: &'a [u8] = &f[HEADER_LEN + kind.body_len()..];
         let body = match kind {
             Kind::Connect => Body::Connect {
-                key: be32(&b[0..4]),
-                index: be16(&b[4..6]),
-                request: be32(&b[8..12]),
+                key: be32(&f[field::connect::KEY]),
+                index: be16(&f[field::connect::INDEX]),
+                request: be32(&f[field::connect::REQUEST]),
             },
             Kind::ConnectReply => Body::ConnectReply {
-                status: b[0],
-                index: be16(&b[2..4]),
-                request: be32(&b[4..8]),
+                status: f[field::connect_reply::STATUS],
+                index: be16(&f[field::connect_reply::INDEX]),
+                request: be32(&f[field::connect_reply::REQUEST]),
             },
             Kind::Tiny | Kind::Small | Kind::Medium => {
-                let msg_len = be32(&b[8..12]);
-                let offset = be32(&b[12..16]);
+                let msg_len = be32(&f[field::eager::MSG_LEN]);
+                let offset = be32(&f[field::eager::OFFSET]);
                 if offset as u64 + data.len() as u64 > msg_len as u64 {
                     return Err(Error::Field("fragment beyond the message length"));
                 }
                 Body::Eager {
                     kind,
-                    match_info: be64(&b[0..8]),
+                    match_info: be64(&f[field::eager::MATCH]),
                     msg_len,
                     offset,
-                    handle: be32(&b[16..20]),
+                    handle: be32(&f[field::eager::HANDLE]),
                     data,
                 }
             }
             Kind::Rndv => Body::Rndv {
-                match_info: be64(&b[0..8]),
-                msg_len: be32(&b[8..12]),
-                handle: be32(&b[12..16]),
+                match_info: be64(&f[field::rndv::MATCH]),
+                msg_len: be32(&f[field::rndv::MSG_LEN]),
+                handle: be32(&f[field::rndv::HANDLE]),
             },
             Kind::Pull => Body::Pull {
-                handle: be32(&b[0..4]),
-                recv_handle: be32(&b[4..8]),
-                offset: be32(&b[8..12]),
-                length: be32(&b[12..16]),
+                handle: be32(&f[field::pull::HANDLE]),
+                recv_handle: be32(&f[field::pull::RECV_HANDLE]),
+                offset: be32(&f[field::pull::OFFSET]),
+                length: be32(&f[field::pull::LENGTH]),
             },
             Kind::PullReply => Body::PullReply {
-                recv_handle: be32(&b[0..4]),
-                offset: be32(&b[4..8]),
+                recv_handle: be32(&f[field::pull_reply::RECV_HANDLE]),
+                offset: be32(&f[field::pull_reply::OFFSET]),
                 data,
             },
             Kind::Notify => Body::Notify {
-                handle: be32(&b[0..4]),
+                handle: be32(&f[field::notify::HANDLE]),
             },
             Kind::Ack => Body::Ack,
         };
@@ -430,7 +492,7 @@ pub struct WholeEager<'a> {
 }
 
 /// Bytes before an eager frame's data.
-pub const EAGER_HEAD: usize = HEADER_LEN + 20;
+pub const EAGER_HEAD: usize = field::eager::END;
 
 /// Writes the fixed part of a whole eager message (offset 0, no notify wanted) into a
 /// fixed-size array: the send fast path's twin of [`emit_head`], same bytes, no checks
@@ -446,56 +508,26 @@ pub fn emit_whole_eager(
 ) {
     debug_assert!(matches!(kind, Kind::Tiny | Kind::Small | Kind::Medium));
     debug_assert!(h.nic >> 48 == 0);
-    let nic = h.nic.to_be_bytes();
-    let pi = h.peer_index.to_be_bytes();
-    let se = h.session.to_be_bytes();
-    let sq = h.seq.to_be_bytes();
-    let ak = h.ack.to_be_bytes();
-    let m = match_info.to_be_bytes();
-    let l = msg_len.to_be_bytes();
-    let nh = NO_HANDLE.to_be_bytes();
-    *out = [
-        VERSION,
-        kind as u8,
-        pi[0],
-        pi[1],
-        nic[2],
-        nic[3],
-        nic[4],
-        nic[5],
-        nic[6],
-        nic[7],
-        h.src_endpoint,
-        h.dst_endpoint,
-        se[0],
-        se[1],
-        se[2],
-        se[3],
-        sq[0],
-        sq[1],
-        ak[0],
-        ak[1],
-        m[0],
-        m[1],
-        m[2],
-        m[3],
-        m[4],
-        m[5],
-        m[6],
-        m[7],
-        l[0],
-        l[1],
-        l[2],
-        l[3],
-        0,
-        0,
-        0,
-        0,
-        nh[0],
-        nh[1],
-        nh[2],
-        nh[3],
-    ];
+    // Every byte of `out` is written: the header's fields and the eager body's tile it.
+    write_header(h, kind, out);
+    out[field::eager::MATCH].copy_from_slice(&match_info.to_be_bytes());
+    out[field::eager::MSG_LEN].copy_from_slice(&msg_len.to_be_bytes());
+    out[field::eager::OFFSET].copy_from_slice(&0u32.to_be_bytes());
+    out[field::eager::HANDLE].copy_from_slice(&NO_HANDLE.to_be_bytes());
+}
+
+/// Writes the common header (every one of its bytes) at the start of `out`.
+#[inline(always)]
+fn write_header(h: &Header, kind: Kind, out: &mut [u8; EAGER_HEAD]) {
+    out[field::VERSION] = VERSION;
+    out[field::KIND] = kind as u8;
+    out[field::PEER].copy_from_slice(&h.peer_index.to_be_bytes());
+    out[field::NIC].copy_from_slice(&h.nic.to_be_bytes()[2..8]);
+    out[field::SRC_EP] = h.src_endpoint;
+    out[field::DST_EP] = h.dst_endpoint;
+    out[field::SESSION].copy_from_slice(&h.session.to_be_bytes());
+    out[field::SEQ].copy_from_slice(&h.seq.to_be_bytes());
+    out[field::ACK].copy_from_slice(&h.ack.to_be_bytes());
 }
 
 /// Reads `bytes` as [`WholeEager`] with one bounds check and fixed offsets; `None` for
@@ -511,27 +543,26 @@ pub fn parse_whole_eager(bytes: &[u8]) -> Option<WholeEager<'_>> {
         5 => Kind::Medium,
         _ => return None,
     };
-    let b = HEADER_LEN;
-    let msg_len = u32::from_be_bytes([f[b + 8], f[b + 9], f[b + 10], f[b + 11]]);
-    let offset = u32::from_be_bytes([f[b + 12], f[b + 13], f[b + 14], f[b + 15]]);
+    let msg_len = be32(&f[field::eager::MSG_LEN]);
+    let offset = be32(&f[field::eager::OFFSET]);
     if f[field::VERSION] != VERSION || offset != 0 || msg_len as usize != data.len() {
         return None;
     }
+    let n = &f[field::NIC];
     let header = Header {
-        peer_index: u16::from_be_bytes([f[2], f[3]]),
-        nic: u64::from_be_bytes([0, 0, f[4], f[5], f[6], f[7], f[8], f[9]]),
+        peer_index: be16(&f[field::PEER]),
+        nic: u64::from_be_bytes([0, 0, n[0], n[1], n[2], n[3], n[4], n[5]]),
         src_endpoint: f[field::SRC_EP],
         dst_endpoint: f[field::DST_EP],
-        session: u32::from_be_bytes([f[12], f[13], f[14], f[15]]),
-        seq: u16::from_be_bytes([f[16], f[17]]),
-        ack: u16::from_be_bytes([f[18], f[19]]),
+        session: be32(&f[field::SESSION]),
+        seq: be16(&f[field::SEQ]),
+        ack: be16(&f[field::ACK]),
     };
-    let m = &f[b..b + 8];
     Some(WholeEager {
         header,
         kind,
-        match_info: u64::from_be_bytes([m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]]),
-        handle: u32::from_be_bytes([f[b + 16], f[b + 17], f[b + 18], f[b + 19]]),
+        match_info: be64(&f[field::eager::MATCH]),
+        handle: be32(&f[field::eager::HANDLE]),
         data,
     })
 }
@@ -556,39 +587,29 @@ pub fn emit_head(
     if h.nic >> 48 != 0 {
         return Err(Error::Field("NIC id wider than 48 bits"));
     }
-    // Fields go into fixed arrays first: constant offsets, no bounds checks, two copies.
-    let mut hd = [0u8; HEADER_LEN];
-    hd[field::VERSION] = VERSION;
-    hd[field::KIND] = kind as u8;
-    hd[field::PEER].copy_from_slice(&h.peer_index.to_be_bytes());
-    hd[field::NIC].copy_from_slice(&h.nic.to_be_bytes()[2..8]);
-    hd[field::SRC_EP] = h.src_endpoint;
-    hd[field::DST_EP] = h.dst_endpoint;
-    hd[field::SESSION].copy_from_slice(&h.session.to_be_bytes());
-    hd[field::SEQ].copy_from_slice(&h.seq.to_be_bytes());
-    hd[field::ACK].copy_from_slice(&h.ack.to_be_bytes());
-    let mut body_bytes = [0u8; 20];
-    let b = &mut body_bytes;
+    // Fields go into a fixed array first: constant offsets, no bounds checks, one copy.
+    // The largest head is an eager frame's.
+    let mut head = [0u8; EAGER_HEAD];
+    let f = &mut head;
+    write_header(h, kind, f);
     match *body {
         Body::Connect {
             key,
             index,
             request,
         } => {
-            b[0..4].copy_from_slice(&key.to_be_bytes());
-            b[4..6].copy_from_slice(&index.to_be_bytes());
-            b[6..8].fill(0);
-            b[8..12].copy_from_slice(&request.to_be_bytes());
+            f[field::connect::KEY].copy_from_slice(&key.to_be_bytes());
+            f[field::connect::INDEX].copy_from_slice(&index.to_be_bytes());
+            f[field::connect::REQUEST].copy_from_slice(&request.to_be_bytes());
         }
         Body::ConnectReply {
             status,
             index,
             request,
         } => {
-            b[0] = status;
-            b[1] = 0;
-            b[2..4].copy_from_slice(&index.to_be_bytes());
-            b[4..8].copy_from_slice(&request.to_be_bytes());
+            f[field::connect_reply::STATUS] = status;
+            f[field::connect_reply::INDEX].copy_from_slice(&index.to_be_bytes());
+            f[field::connect_reply::REQUEST].copy_from_slice(&request.to_be_bytes());
         }
         Body::Eager {
             match_info,
@@ -600,19 +621,19 @@ pub fn emit_head(
             if offset as u64 + data_len as u64 > msg_len as u64 {
                 return Err(Error::Field("fragment beyond the message length"));
             }
-            b[0..8].copy_from_slice(&match_info.to_be_bytes());
-            b[8..12].copy_from_slice(&msg_len.to_be_bytes());
-            b[12..16].copy_from_slice(&offset.to_be_bytes());
-            b[16..20].copy_from_slice(&handle.to_be_bytes());
+            f[field::eager::MATCH].copy_from_slice(&match_info.to_be_bytes());
+            f[field::eager::MSG_LEN].copy_from_slice(&msg_len.to_be_bytes());
+            f[field::eager::OFFSET].copy_from_slice(&offset.to_be_bytes());
+            f[field::eager::HANDLE].copy_from_slice(&handle.to_be_bytes());
         }
         Body::Rndv {
             match_info,
             msg_len,
             handle,
         } => {
-            b[0..8].copy_from_slice(&match_info.to_be_bytes());
-            b[8..12].copy_from_slice(&msg_len.to_be_bytes());
-            b[12..16].copy_from_slice(&handle.to_be_bytes());
+            f[field::rndv::MATCH].copy_from_slice(&match_info.to_be_bytes());
+            f[field::rndv::MSG_LEN].copy_from_slice(&msg_len.to_be_bytes());
+            f[field::rndv::HANDLE].copy_from_slice(&handle.to_be_bytes());
         }
         Body::Pull {
             handle,
@@ -620,26 +641,26 @@ pub fn emit_head(
             offset,
             length,
         } => {
-            b[0..4].copy_from_slice(&handle.to_be_bytes());
-            b[4..8].copy_from_slice(&recv_handle.to_be_bytes());
-            b[8..12].copy_from_slice(&offset.to_be_bytes());
-            b[12..16].copy_from_slice(&length.to_be_bytes());
+            f[field::pull::HANDLE].copy_from_slice(&handle.to_be_bytes());
+            f[field::pull::RECV_HANDLE].copy_from_slice(&recv_handle.to_be_bytes());
+            f[field::pull::OFFSET].copy_from_slice(&offset.to_be_bytes());
+            f[field::pull::LENGTH].copy_from_slice(&length.to_be_bytes());
         }
         Body::PullReply {
             recv_handle,
             offset,
             ..
         } => {
-            b[0..4].copy_from_slice(&recv_handle.to_be_bytes());
-            b[4..8].copy_from_slice(&offset.to_be_bytes());
+            f[field::pull_reply::RECV_HANDLE].copy_from_slice(&recv_handle.to_be_bytes());
+            f[field::pull_reply::OFFSET].copy_from_slice(&offset.to_be_bytes());
         }
-        Body::Notify { handle } => b[0..4].copy_from_slice(&handle.to_be_bytes()),
+        Body::Notify { handle } => {
+            f[field::notify::HANDLE].copy_from_slice(&handle.to_be_bytes());
+        }
         Body::Ack => {}
     }
-    let body_len = kind.body_len();
-    let (head, rest) = buf.split_at_mut(HEADER_LEN);
-    head.copy_from_slice(&hd);
-    rest[..body_len].copy_from_slice(&body_bytes[..body_len]);
+    let fixed = HEADER_LEN + kind.body_len();
+    buf[..fixed].copy_from_slice(&head[..fixed]);
     Ok(need)
 }
 

@@ -1,0 +1,361 @@
+//! The MX protocol engine: matching, the message classes, reliability. Sans-IO.
+//!
+//! One [`Engine`] is one endpoint's protocol state. It never touches a socket, a thread or
+//! a clock: the driver (`myrix_mx::Endpoint`, a test network, the simulator) passes
+//! time in as nanoseconds and moves frames:
+//!
+//! * [`Engine::handle_frame`] — a frame arrived from the transport;
+//! * [`Engine::poll_transmit`] — the next frame to send, written into the driver's buffer
+//!   (a UDP datagram, a shared-memory ring slot) so the fast path copies data once;
+//! * [`Engine::poll_timeout`] / [`Engine::handle_timeout`] — the next deadline
+//!   (delayed ack, retransmission, pull re-request, request timeout).
+//!
+//! The generic `L` is the transport's notion of where a peer is (a socket address, a
+//! ring index); the engine only stores it and hands it back with each frame to send.
+//!
+//! Protocol, per message class (limits in [`Config`]):
+//! * **tiny / small**: one sequenced frame carrying the data;
+//! * **medium**: consecutive sequenced fragments, eager;
+//! * **large**: a sequenced rendezvous frame; once matched, the receiver pulls the data in
+//!   blocks (unsequenced pull / pull-reply frames, missing ranges re-requested on a
+//!   timer), then sends a sequenced notify that completes the send.
+//!
+//! Reliability (only when [`Config::reliable_transport`] is false): every sequenced frame
+//! is kept until acknowledged; acks are piggy-backed on every frame and sent explicitly
+//! after [`Config::ack_after`] unacknowledged frames or [`Config::ack_delay_ns`];
+//! unacknowledged frames are resent every [`Config::resend_ns`]; early frames inside
+//! [`Config::early_window`] are held and released in order; duplicates are dropped (and
+//! re-acknowledged); a frame unacknowledged for [`Config::request_timeout_ns`] makes the
+//! peer unreachable and fails its requests. The layer that does this is
+//! [`crate::reliability`], usable by other protocols; MX's policy is one sequence number
+//! per frame.
+//!
+//! The engine is split by the state each part owns (quinn-proto's `connection/` is the
+//! model); this module is the orchestrator: the [`Engine`] itself, frame dispatch and the
+//! public calls that do not belong to one part.
+//!
+//! * `config` — [`Config`];
+//! * `types` — the API's plain types ([`Request`], [`PeerId`], [`Code`], [`Status`],
+//!   [`Error`], [`Stats`], [`Handled`]…);
+//! * `buffers` — where received bytes go ([`RecvBuf`]) and where sent bytes come from
+//!   (gather, the buffer pool);
+//! * `slab` — the request slab: allocation, completion, `test`;
+//! * `peers` — peers, connect and sessions (restart, disconnect, death);
+//! * `reliability` — MX's sequenced items over [`crate::reliability::Session`]: what
+//!   an acknowledged frame completes, held frames delivered in order;
+//! * `send` — starting sends, the send window, the send fast path;
+//! * `matching` — posted and unexpected receives, the unexpected handler, eager and
+//!   rendezvous arrivals, the receive fast paths;
+//! * `pull` — the receive side of large messages;
+//! * `frames` — frames in and out through the [`Codec`] (the layout), the transmit
+//!   queue;
+//! * `timers` — cached deadlines and what happens when they pass.
+
+mod buffers;
+mod config;
+mod frames;
+mod matching;
+mod peers;
+mod pull;
+mod reliability;
+mod send;
+mod slab;
+mod timers;
+mod types;
+
+use std::collections::VecDeque;
+
+use std::marker::PhantomData;
+
+pub use myrix_wire::codec::{Codec, Mx};
+use myrix_wire::mx::{
+    Body, Header, Kind, Repr, WholeEager, CONNECT_BAD_KEY, CONNECT_OK, NO_HANDLE, NO_PEER,
+};
+
+pub use buffers::{RecvBuf, RecvTarget};
+pub use config::Config;
+pub use types::{
+    Code, DirectRecv, Error, Handled, HandlerAction, Lent, PeerId, Request, Stats, Status,
+    UnexpectedHandler, UnexpectedInfo,
+};
+
+use crate::reliability::{AckDue, Arrival, Params, Session, Timeout};
+use buffers::{concat_into, copy_short, gather, lent_for};
+use frames::Tx;
+use matching::{RxCurrent, Unexpected};
+use peers::Peer;
+use pull::Pull;
+use reliability::SeqWhat;
+use slab::{Req, ReqKind, ReqState, MAX_REQS};
+use timers::Timers;
+
+/// One endpoint's protocol state. See the module docs. `C` is the frame layout
+/// ([`Codec`]): myrix's MX layout unless chosen with [`Engine::with_codec`].
+pub struct Engine<L, C = Mx> {
+    cfg: Config,
+    /// `cfg`'s reliability parameters.
+    reliability: Params,
+    nic: u64,
+    endpoint: u8,
+    key: u32,
+    session: u32,
+    peers: Vec<Peer<L>>,
+    reqs: Vec<Req>,
+    free_reqs: Vec<u32>,
+    posted: VecDeque<u32>,
+    unexpected: VecDeque<Unexpected>,
+    unexpected_bytes: usize,
+    next_unexpected_id: u64,
+    completed: VecDeque<u32>,
+    txq: VecDeque<Tx>,
+    /// Spent vectors for unexpected messages and early frames, reused.
+    pool: Vec<Vec<u8>>,
+    handler: Option<UnexpectedHandler>,
+    timers: Timers,
+    stats: Stats,
+    codec: PhantomData<fn() -> C>,
+}
+
+impl<L: Clone + PartialEq> Engine<L> {
+    /// An engine for endpoint `endpoint` of NIC `nic` (48 bits), accepting connects
+    /// with `key`, presenting `session` to its peers; frames in myrix's MX layout.
+    pub fn new(cfg: Config, nic: u64, endpoint: u8, key: u32, session: u32) -> Engine<L> {
+        Engine::with_codec(cfg, nic, endpoint, key, session)
+    }
+}
+
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
+    /// [`Engine::new`] with frames in the layout of codec `C`.
+    pub fn with_codec(cfg: Config, nic: u64, endpoint: u8, key: u32, session: u32) -> Self {
+        Engine {
+            reliability: cfg.reliability(),
+            cfg,
+            nic: nic & 0xffff_ffff_ffff,
+            endpoint,
+            key,
+            session,
+            peers: Vec::new(),
+            reqs: Vec::new(),
+            free_reqs: Vec::new(),
+            posted: VecDeque::new(),
+            unexpected: VecDeque::new(),
+            unexpected_bytes: 0,
+            next_unexpected_id: 0,
+            completed: VecDeque::new(),
+            txq: VecDeque::new(),
+            pool: Vec::new(),
+            handler: None,
+            timers: Timers::default(),
+            stats: Stats::default(),
+            codec: PhantomData,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+    pub fn nic(&self) -> u64 {
+        self.nic
+    }
+    pub fn endpoint(&self) -> u8 {
+        self.endpoint
+    }
+    pub fn session(&self) -> u32 {
+        self.session
+    }
+    /// Where a peer is, as the transport gave it.
+    pub fn peer_location(&self, p: PeerId) -> Option<&L> {
+        self.peers.get(p.0 as usize).map(|x| &x.loc)
+    }
+    /// NIC id and endpoint id of a peer.
+    pub fn peer_identity(&self, p: PeerId) -> Option<(u64, u8)> {
+        self.peers.get(p.0 as usize).map(|x| (x.nic, x.endpoint))
+    }
+    pub fn set_unexpected_handler(&mut self, h: Option<UnexpectedHandler>) {
+        self.handler = h;
+    }
+    /// Messages in the unexpected queue.
+    pub fn unexpected_len(&self) -> usize {
+        self.unexpected.len()
+    }
+    /// True when nothing waits to be sent or acknowledged.
+    pub fn idle(&self) -> bool {
+        self.txq.is_empty()
+            && self
+                .peers
+                .iter()
+                .all(|p| p.rel.idle() && p.waiting.is_empty())
+    }
+
+    /// A frame arrived from the transport at `from`.
+    pub fn handle_frame(&mut self, now: u64, from: &L, bytes: &[u8]) -> Handled {
+        self.stats.frames_in += 1;
+        if self.cfg.reliable_transport && self.whole_eager_fast(bytes) {
+            return Handled::Accepted;
+        }
+        let Some(repr) = Self::read_frame(bytes) else {
+            self.stats.bad_frames += 1;
+            return Handled::Dropped;
+        };
+        let h = repr.header;
+        if h.dst_endpoint != self.endpoint {
+            self.stats.stale_frames += 1;
+            return Handled::Dropped;
+        }
+        match repr.body {
+            Body::Connect {
+                key,
+                index,
+                request,
+            } => {
+                self.on_connect(from, &h, key, index, request);
+                return Handled::Accepted;
+            }
+            Body::ConnectReply {
+                status,
+                index,
+                request,
+            } => {
+                self.on_connect_reply(&h, status, index, request);
+                return Handled::Accepted;
+            }
+            _ => {}
+        }
+        let pi = h.peer_index as usize;
+        let ok = self.peers.get(pi).is_some_and(|p| {
+            p.nic == h.nic && p.endpoint == h.src_endpoint && p.session == h.session
+        });
+        if !ok {
+            self.stats.stale_frames += 1;
+            return Handled::Dropped;
+        }
+        let peer = pi as u16;
+        if !self.cfg.reliable_transport {
+            self.on_ack(peer, h.ack);
+        }
+        let kind = repr.body.kind();
+        if !kind.sequenced() {
+            self.on_unsequenced(now, peer, &repr.body);
+            return Handled::Accepted;
+        }
+        // MX sequences frames, not messages: every frame is fragment 0 of its number.
+        match self.peers[pi].rel.classify(h.seq, 0, &self.reliability) {
+            Arrival::InOrder => {
+                let r = self.on_sequenced(now, peer, &repr.body);
+                if r == Handled::Busy {
+                    self.stats.busy += 1;
+                    return r;
+                }
+                self.advance_rx(now, peer);
+                self.drain_early(now, peer);
+                Handled::Accepted
+            }
+            Arrival::Duplicate => {
+                self.stats.duplicates += 1;
+                // Our ack was probably lost: repeat it now.
+                self.queue_ack(peer);
+                Handled::Dropped
+            }
+            Arrival::Early => {
+                if self.peers[pi].rel.holds(h.seq, 0) {
+                    self.stats.duplicates += 1;
+                } else {
+                    let mut v = self.pool.pop().unwrap_or_default();
+                    v.clear();
+                    v.extend_from_slice(bytes);
+                    let _ = self.peers[pi].rel.hold(h.seq, 0, v);
+                    self.stats.early_held += 1;
+                }
+                Handled::Accepted
+            }
+            Arrival::Stale => {
+                self.stats.stale_frames += 1;
+                Handled::Dropped
+            }
+        }
+    }
+
+    fn on_unsequenced(&mut self, now: u64, peer: u16, body: &Body<'_>) {
+        match *body {
+            Body::Ack => {}
+            Body::Pull {
+                handle,
+                recv_handle,
+                offset,
+                length,
+            } => {
+                let Some(r) = self.req(handle) else {
+                    self.stats.stale_frames += 1;
+                    return;
+                };
+                let (offset, end) = (offset as usize, offset as usize + length as usize);
+                let have = if r.lent { r.msg_len } else { r.data.len() };
+                if r.kind != ReqKind::Send || r.peer != peer || end > have {
+                    self.stats.bad_frames += 1;
+                    return;
+                }
+                self.txq.push_back(Tx::PullReply {
+                    peer,
+                    send: handle,
+                    recv_handle,
+                    offset,
+                    end,
+                });
+            }
+            Body::PullReply {
+                recv_handle,
+                offset,
+                data,
+            } => self.on_pull_reply(now, peer, recv_handle, offset as usize, data),
+            _ => self.stats.bad_frames += 1,
+        }
+    }
+
+    fn on_sequenced(&mut self, now: u64, peer: u16, body: &Body<'_>) -> Handled {
+        match *body {
+            Body::Eager {
+                match_info,
+                msg_len,
+                offset,
+                handle,
+                data,
+                ..
+            } => self.on_eager(
+                peer,
+                match_info,
+                msg_len as usize,
+                offset as usize,
+                handle,
+                data,
+            ),
+            Body::Rndv {
+                match_info,
+                msg_len,
+                handle,
+            } => self.on_rndv(now, peer, match_info, msg_len as usize, handle),
+            Body::Notify { handle } => {
+                let large = self.cfg.medium_max;
+                if let Some(r) = self.req_mut(handle) {
+                    if r.kind == ReqKind::Send && r.peer == peer && r.need_notify {
+                        r.need_notify = false;
+                        if r.msg_len > large {
+                            // Pulled means delivered, whatever became of the rendezvous ack.
+                            r.outstanding = 0;
+                        }
+                        if r.outstanding == 0 && r.state == ReqState::Active {
+                            self.complete(handle, Code::Success);
+                        }
+                    }
+                }
+                Handled::Accepted
+            }
+            _ => {
+                self.stats.bad_frames += 1;
+                Handled::Accepted
+            }
+        }
+    }
+}

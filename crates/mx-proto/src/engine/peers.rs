@@ -1,0 +1,240 @@
+//! Peers, connect and sessions: who a peer is, where it is, the session both sides
+//! present, and what a restart, a disconnect or a death does to its requests.
+
+use super::*;
+
+pub(super) struct Peer<L> {
+    pub(super) loc: L,
+    pub(super) nic: u64,
+    pub(super) endpoint: u8,
+    /// Their session; 0 until known.
+    pub(super) session: u32,
+    /// The session we present to them: ours, changed at each disconnect so that the
+    /// next connect starts both sides afresh.
+    pub(super) my_session: u32,
+    /// The index they gave us; `NO_PEER` until connected.
+    pub(super) their_index: u16,
+    /// Sequence numbers, acks, resends: one item per sequenced frame.
+    pub(super) rel: Session<SeqWhat>,
+    /// Sends waiting for room in the send window.
+    pub(super) waiting: VecDeque<u32>,
+    /// The message whose later fragments are arriving.
+    pub(super) rx_current: Option<RxCurrent>,
+    /// The earliest deadline this peer has on the timer heap.
+    pub(super) armed: Option<u64>,
+}
+
+impl<L> Peer<L> {
+    pub(super) fn new(loc: L, nic: u64, endpoint: u8, my_session: u32) -> Peer<L> {
+        Peer {
+            loc,
+            nic,
+            endpoint,
+            session: 0,
+            my_session,
+            their_index: NO_PEER,
+            rel: Session::default(),
+            waiting: VecDeque::new(),
+            rx_current: None,
+            armed: None,
+        }
+    }
+    pub(super) fn reset_session(&mut self) {
+        self.rel.reset();
+        self.waiting.clear();
+        self.rx_current = None;
+    }
+}
+
+impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
+    /// Starts connecting to the endpoint `(nic, endpoint)` at `loc`. Completes with the
+    /// peer's id in [`Status::source`], or [`Code::BadKey`] / [`Code::Unreachable`].
+    pub fn iconnect(
+        &mut self,
+        now: u64,
+        loc: L,
+        nic: u64,
+        endpoint: u8,
+        key: u32,
+        context: u64,
+    ) -> Result<Request, Error> {
+        let idx = self.peer_slot(loc, nic, endpoint)?;
+        let h = self.alloc(ReqKind::Connect, context)?;
+        let r = self.req_mut(h).expect("just allocated");
+        r.peer = idx;
+        r.key = key;
+        r.started = now;
+        r.last_try = now;
+        r.state = ReqState::Active;
+        self.txq.push_back(Tx::Connect { req: h });
+        self.arm_req(h, now + self.cfg.resend_ns);
+        Ok(Request(h))
+    }
+
+    pub(super) fn peer_slot(&mut self, loc: L, nic: u64, endpoint: u8) -> Result<u16, Error> {
+        if let Some(i) = self
+            .peers
+            .iter()
+            .position(|p| p.nic == nic && p.endpoint == endpoint)
+        {
+            self.peers[i].loc = loc;
+            return Ok(i as u16);
+        }
+        if self.peers.len() >= NO_PEER as usize {
+            return Err(Error::TooManyPeers);
+        }
+        self.peers.push(Peer::new(loc, nic, endpoint, self.session));
+        Ok((self.peers.len() - 1) as u16)
+    }
+    pub(super) fn check_peer(&self, peer: PeerId) -> Result<(), Error> {
+        let p = self
+            .peers
+            .get(peer.0 as usize)
+            .ok_or(Error::UnknownPeer(peer))?;
+        if p.their_index == NO_PEER {
+            return Err(Error::NotConnected(peer));
+        }
+        Ok(())
+    }
+    pub(super) fn on_connect(&mut self, from: &L, h: &Header, key: u32, index: u16, request: u32) {
+        let status = if key != self.key {
+            CONNECT_BAD_KEY
+        } else {
+            CONNECT_OK
+        };
+        let Ok(pi) = self.peer_slot(from.clone(), h.nic, h.src_endpoint) else {
+            self.stats.stale_frames += 1;
+            return;
+        };
+        if status != CONNECT_OK {
+            // Reply without binding the peer: it learns nothing but the refusal.
+            self.txq.push_back(Tx::Refuse {
+                peer: pi,
+                status,
+                request,
+            });
+            let p = &mut self.peers[pi as usize];
+            if p.session == 0 {
+                p.their_index = NO_PEER;
+            }
+            return;
+        }
+        self.bind_session(pi, h.session);
+        self.peers[pi as usize].their_index = index;
+        self.txq.push_back(Tx::ConnectReply {
+            peer: pi,
+            status,
+            request,
+        });
+    }
+
+    /// Records the peer's session; a different one means it restarted.
+    pub(super) fn bind_session(&mut self, pi: u16, session: u32) {
+        let p = &mut self.peers[pi as usize];
+        if p.session == session {
+            return;
+        }
+        let restarted = p.session != 0;
+        p.session = session;
+        p.reset_session();
+        if restarted {
+            self.fail_peer(pi, Code::PeerReset, false);
+        }
+    }
+
+    /// Disconnects from a peer, as `mx_disconnect` does: every unfinished request
+    /// involving it (sends, receives it is filling, a connect in progress) completes
+    /// with [`Code::Disconnected`], its half-arrived unexpected messages are dropped
+    /// (whole ones stay, to be received), sends to it are refused with
+    /// [`Error::NotConnected`] and its frames are dropped until one side connects
+    /// again. The peer is not told; when we connect again it sees a new session, as
+    /// after a restart, and its own requests to us end with [`Code::PeerReset`].
+    pub fn disconnect(&mut self, peer: PeerId) -> Result<(), Error> {
+        let pi = peer.0;
+        if pi as usize >= self.peers.len() {
+            return Err(Error::UnknownPeer(peer));
+        }
+        self.fail_peer(pi, Code::Disconnected, true);
+        let p = &mut self.peers[pi as usize];
+        p.reset_session();
+        p.session = 0;
+        p.their_index = NO_PEER;
+        let next = p.my_session.wrapping_add(0x9e37_79b9);
+        p.my_session = if next == 0 { 1 } else { next };
+        Ok(())
+    }
+
+    /// The transport says the peer at `loc` is gone (its process died): its requests in
+    /// progress complete with [`Code::Unreachable`], and so do new sends to it until it
+    /// connects again.
+    pub fn peer_gone(&mut self, loc: &L) {
+        for pi in 0..self.peers.len() {
+            if self.peers[pi].loc == *loc && self.peers[pi].their_index != NO_PEER {
+                self.fail_peer(pi as u16, Code::Unreachable, false);
+                self.peers[pi].rel.set_unreachable();
+            }
+        }
+    }
+
+    /// Ends every unfinished request that involves a peer (connects in progress only when
+    /// `connects_too`: a restart or a death is learnt while a connect may be answering).
+    pub(super) fn fail_peer(&mut self, pi: u16, code: Code, connects_too: bool) {
+        let hs: Vec<u32> = (0..self.reqs.len())
+            .filter_map(|i| {
+                let r = &self.reqs[i];
+                let live = matches!(r.state, ReqState::Active)
+                    && r.peer == pi
+                    && (connects_too || r.kind != ReqKind::Connect);
+                live.then(|| Request::new(i, r.gen).raw())
+            })
+            .collect();
+        for h in hs {
+            self.complete(h, code);
+        }
+        let p = &mut self.peers[pi as usize];
+        p.rel.drop_unacked();
+        p.waiting.clear();
+        p.rx_current = None;
+        self.txq.retain(|t| match *t {
+            Tx::Seq { peer, .. } | Tx::Ack { peer } | Tx::PullReply { peer, .. } => peer != pi,
+            _ => true,
+        });
+        // Unexpected messages of the old session can no longer be pulled or finished.
+        let mut bytes = 0;
+        self.unexpected.retain(|u| {
+            let keep = u.peer != pi || (!u.rndv && u.received == u.msg_len);
+            if !keep {
+                bytes += u.data.len();
+            }
+            keep
+        });
+        self.unexpected_bytes -= bytes;
+    }
+
+    pub(super) fn on_connect_reply(&mut self, h: &Header, status: u8, index: u16, request: u32) {
+        let Some(r) = self.req(request) else {
+            self.stats.stale_frames += 1;
+            return;
+        };
+        if r.kind != ReqKind::Connect || r.state != ReqState::Active {
+            self.stats.stale_frames += 1;
+            return;
+        }
+        let pi = r.peer;
+        let p = &self.peers[pi as usize];
+        if p.nic != h.nic || p.endpoint != h.src_endpoint {
+            self.stats.stale_frames += 1;
+            return;
+        }
+        let code = match status {
+            CONNECT_OK => Code::Success,
+            CONNECT_BAD_KEY => Code::BadKey,
+            _ => Code::NoEndpoint,
+        };
+        if code == Code::Success {
+            self.bind_session(pi, h.session);
+            self.peers[pi as usize].their_index = index;
+        }
+        self.complete(request, code);
+    }
+}
