@@ -35,7 +35,7 @@ use crate::mapping::{elect, remap, MapConfig, Outage};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::topology::{End, HostId, Link, PortUse, SwitchId, Topology};
 use myrix_fabric::updown::{Root, UpDown};
-use myrix_link::Time;
+use myrix_link::{Picos, MS, US};
 
 /// What fails: a link (index into the topology's links), a switch, a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,29 +49,29 @@ pub enum Component {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Failure {
     pub what: Component,
-    pub at: Time,
+    pub at: Picos,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultConfig {
     /// How often the mapper checks every link.
-    pub monitor_interval: Time,
+    pub monitor_interval: Picos,
     pub map: MapConfig,
     /// The mapper's host; `None`: the elected one, the highest address.
     pub mapper: Option<HostId>,
     /// After the measurement, traffic stops and the run drains; it is reported stuck (a
     /// deadlock) when no message arrives or is lost for this long. Longer than the
     /// links' long-period time-out, which breaks deadlocks as in Myrinet.
-    pub drain_limit: Time,
+    pub drain_limit: Picos,
 }
 
 impl Default for FaultConfig {
     fn default() -> Self {
         FaultConfig {
-            monitor_interval: 100 * myrix_link::US,
+            monitor_interval: 100 * US,
             map: MapConfig::default(),
             mapper: None,
-            drain_limit: 200 * myrix_link::MS,
+            drain_limit: 200 * MS,
         }
     }
 }
@@ -265,7 +265,7 @@ pub fn run_with_join(
     topo: &Topology,
     policy: Policy,
     host: HostId,
-    at: Time,
+    at: Picos,
     fc: &FaultConfig,
 ) -> Result<FaultReport, FaultError> {
     run_change(cfg, topo, policy, Change::Join(host), at, fc)
@@ -282,14 +282,14 @@ fn run_change(
     topo: &Topology,
     policy: Policy,
     change: Change,
-    at: Time,
+    at: Picos,
     fc: &FaultConfig,
 ) -> Result<FaultReport, FaultError> {
     let end = cfg.warmup + cfg.measure;
     if at >= end {
         return Err(FaultError::Outside {
-            at_ns: at as f64 / 1e3,
-            end_ns: end as f64 / 1e3,
+            at_ns: at.as_nanos_f64(),
+            end_ns: end.as_nanos_f64(),
         });
     }
     let what = match change {
@@ -299,7 +299,7 @@ fn run_change(
     // `small` is the network with the component out of service; it comes after a
     // failure and before a join.
     let (small, old_of_new, outage) = survivors(topo, what)?;
-    let interval = fc.monitor_interval.max(1);
+    let interval = fc.monitor_interval.max(Picos(1));
     let next_round = (at / interval + 1) * interval;
     // The mapper in place: the elected one, the highest address among the hosts on
     // before the change, unless chosen.
@@ -410,7 +410,7 @@ fn run_change(
             moved = sim.now_ticks();
         }
     }
-    let ns = |ticks: u64| ticks as f64 * tick as f64 / 1e3;
+    let ns = |ticks: u64| ticks as f64 * tick.0 as f64 / 1e3;
     let n = topo.num_switches() as f64;
     let rate = |a: (u64, u64), b: (u64, u64)| {
         if b.0 > a.0 {
@@ -420,10 +420,10 @@ fn run_change(
         }
     };
     Ok(FaultReport {
-        failed_at_ns: at as f64 / 1e3,
-        detected_at_ns: detected as f64 / 1e3,
-        rerouted_at_ns: installed as f64 / 1e3,
-        remap_ns: run.time as f64 / 1e3,
+        failed_at_ns: at.as_nanos_f64(),
+        detected_at_ns: detected.as_nanos_f64(),
+        rerouted_at_ns: installed.as_nanos_f64(),
+        remap_ns: run.time.as_nanos_f64(),
         remap_probes: probes,
         mapper: run.mapper,
         elected,

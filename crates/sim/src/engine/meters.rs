@@ -98,7 +98,7 @@ impl Sim<'_> {
     pub(super) fn results(&mut self) -> Results {
         let queued = self.hosts.queued();
         let m = &mut self.meters;
-        let flit_ns = self.cfg.flit as f64 / 1000.0;
+        let flit_ns = self.cfg.flit.as_nanos_f64();
         let n = self.topo.num_switches() as f64;
         let window_ns = (m.measure_to - m.measure_from) as f64 * flit_ns;
         let total: u64 = m.batch_flits.iter().sum();
