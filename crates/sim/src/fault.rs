@@ -32,6 +32,7 @@
 
 use crate::engine::{Config, ConfigError, Sim};
 use crate::mapping::{elect, remap, MapConfig, Outage};
+use crate::Ticks;
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::topology::{End, HostId, Link, PortUse, SwitchId, Topology};
 use myrix_fabric::updown::{Root, UpDown};
@@ -364,12 +365,12 @@ fn run_change(
     }
     let tick = sim.tick();
     let (from, to) = sim.measure_window();
-    let fail_tick = at.div_ceil(tick);
+    let fail_tick = Ticks::covering(at, tick);
     let installed = detected + part.distributed_at;
-    let install_tick = installed.div_ceil(tick);
+    let install_tick = Ticks::covering(installed, tick);
 
     // Payload delivered at each window edge.
-    let mut marks: Vec<(u64, u64)> = Vec::new();
+    let mut marks: Vec<(Ticks, u64)> = Vec::new();
     let mut edges = [from, fail_tick.max(from), install_tick.max(from), to];
     for e in edges.iter_mut() {
         *e = (*e).clamp(from, to);
@@ -399,7 +400,7 @@ fn run_change(
     // Drain: stop the traffic; whatever is left must arrive or be lost.
     sim.quiet();
     let drain_from = sim.now_ticks();
-    let limit = fc.drain_limit.div_ceil(tick);
+    let limit = Ticks::covering(fc.drain_limit, tick);
     let (mut left, mut moved) = (sim.in_flight(), drain_from);
     while left > 0 && sim.now_ticks() - moved < limit {
         let now = sim.now_ticks();
@@ -410,9 +411,9 @@ fn run_change(
             moved = sim.now_ticks();
         }
     }
-    let ns = |ticks: u64| ticks as f64 * tick.0 as f64 / 1e3;
+    let ns = |ticks: Ticks| ticks.as_nanos_f64(tick);
     let n = topo.num_switches() as f64;
-    let rate = |a: (u64, u64), b: (u64, u64)| {
+    let rate = |a: (Ticks, u64), b: (Ticks, u64)| {
         if b.0 > a.0 {
             (b.1 - a.1) as f64 / ns(b.0 - a.0) / n
         } else {
@@ -453,15 +454,15 @@ fn run_change(
 /// The failure and the new routes, each applied once when its time comes.
 struct Script<'a> {
     change: Change,
-    fail_tick: u64,
-    install_tick: u64,
+    fail_tick: Ticks,
+    install_tick: Ticks,
     rerouted: &'a RouteTable,
     failed: bool,
     switched: bool,
 }
 
 impl<'a> Script<'a> {
-    fn apply(&mut self, sim: &mut Sim<'a>, now: u64) -> Result<(), FaultError> {
+    fn apply(&mut self, sim: &mut Sim<'a>, now: Ticks) -> Result<(), FaultError> {
         if !self.failed && now >= self.fail_tick {
             match self.change {
                 Change::Fail(Component::Link(l)) => sim.fail_link(l),

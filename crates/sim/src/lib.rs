@@ -1,6 +1,6 @@
 //! A flit-by-flit model of a Myrinet network, after the minimal-routing study (seed 001).
 //!
-//! Time advances in **ticks** of one flit time: a flit is one byte and a link
+//! Time advances in **ticks** ([`Ticks`]) of one flit time: a flit is one byte and a link
 //! carries one per 6.25 ns at 160 MB/s. The [`Config`] gives durations in
 //! [`Picos`](myrix_link::Picos); everything else is expressed in ticks from it:
 //!
@@ -41,9 +41,11 @@ pub mod fault;
 pub mod mapping;
 pub mod mxnet;
 pub mod steady;
+mod time;
 pub mod traffic;
 
 pub use engine::{ChannelRelease, Config, ConfigError, Results, Sim, SwitchModel};
+pub use time::Ticks;
 
 /// Bytes on the wire at injection for a message of `payload` bytes whose route crosses
 /// `links` switch-to-switch links in `sub_routes` pieces (1 without in-transit hosts):

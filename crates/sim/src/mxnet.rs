@@ -122,7 +122,7 @@ impl<'a> MxNet<'a> {
             // A busy receiver drops the frame; the sender resends it, as over UDP.
             let _ = self.engines[dst as usize].handle_frame(now, &f.src, &f.bytes);
         }
-        if self.sim.now_ticks() % TIMER_TICKS == 0 {
+        if self.sim.now_ticks().0 % TIMER_TICKS == 0 {
             for e in &mut self.engines {
                 if e.poll_timeout().is_some_and(|d| d <= now) {
                     e.handle_timeout(now);

@@ -5,7 +5,7 @@ use myrix_fabric::testing::irregular;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_link::{Picos, MS, US};
-use myrix_sim::{Config, Sim};
+use myrix_sim::{Config, Sim, Ticks};
 
 /// A ring of 6 switches, one host each (host i on switch i, port 0).
 fn ring6() -> Topology {
@@ -43,9 +43,9 @@ fn one_message(t: &Topology, policy: Policy, src: u32, dst: u32) -> (u64, f64) {
     sim.inject(src, dst);
     while sim.delivered_by_source()[src as usize] == 0 {
         sim.step();
-        assert!(sim.now_ticks() < 100_000, "never delivered");
+        assert!(sim.now_ticks() < Ticks(100_000), "never delivered");
     }
-    (sim.last_latency_ticks(), sim.run().itbs_per_message)
+    (sim.last_latency_ticks().0, sim.run().itbs_per_message)
 }
 
 #[test]

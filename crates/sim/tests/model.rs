@@ -5,7 +5,7 @@ use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_link::{Picos, MS, US};
-use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel};
+use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel, Ticks};
 
 const MODELS: [SwitchModel; 3] = [
     SwitchModel::RouteThenRequest,
@@ -80,12 +80,12 @@ fn zero_load_latency_matches_the_hand_computation() {
         sim.inject(0, 1);
         while sim.delivered_by_source()[0] == 0 {
             sim.step();
-            assert!(sim.now_ticks() < 10_000);
+            assert!(sim.now_ticks() < Ticks(10_000));
         }
         let want = (k as u64 + 1) * 8 + k as u64 * 24 + 33;
         assert_eq!(
             sim.last_latency_ticks(),
-            want,
+            Ticks(want),
             "{k} switches, {model:?}, {release:?}"
         );
     }
@@ -121,12 +121,12 @@ fn under_drain_a_channel_takes_the_next_packet_only_once_the_last_has_left_its_b
             while sim.delivered_by_source()[0] < 2 {
                 sim.step();
                 if first.is_none() && sim.delivered_by_source()[0] == 1 {
-                    first = Some(sim.last_latency_ticks());
+                    first = Some(sim.last_latency_ticks().0);
                 }
-                assert!(sim.now_ticks() < 10_000);
+                assert!(sim.now_ticks() < Ticks(10_000));
             }
             assert_eq!(first, Some(73), "{release:?} {model:?}");
-            assert_eq!(sim.last_latency_ticks(), want, "{release:?} {model:?}");
+            assert_eq!(sim.last_latency_ticks().0, want, "{release:?} {model:?}");
         }
     }
 }
@@ -159,7 +159,7 @@ fn a_blocked_worm_waits_holding_its_channel_and_no_slack_buffer_overflows() {
     assert!(peak > 56 && peak <= 80, "peak {peak}");
     assert_eq!(sim.slack_overflows(), 0);
     // ...and follows the first one's tail through the output: about one message later.
-    let gap = second - first;
+    let gap = (second - first).0;
     assert!((1000..1100).contains(&gap), "{gap}");
 }
 

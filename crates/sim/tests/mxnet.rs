@@ -40,7 +40,7 @@ fn transfer(n: &mut MxNet, peer: PeerId, a: usize, b: usize, len: usize) -> (u64
         n.run_until(Nanos(200_000_000), |n| done(n, b, rr)),
         "{len} B not received"
     );
-    let ticks = n.sim.now_ticks() - t0;
+    let ticks = (n.sim.now_ticks() - t0).0;
     let frame = n.last_frame_len;
     assert!(
         n.run_until(Nanos(200_000_000), |n| done(n, a, sr)),

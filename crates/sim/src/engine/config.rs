@@ -2,6 +2,7 @@
 //! ([`Results`]). Plain data: nothing here steps the model.
 
 use crate::traffic::Traffic;
+use crate::Ticks;
 use myrix_fabric::named::{name_of, Named};
 use myrix_link::{Picos, MS, NS, US};
 
@@ -230,5 +231,5 @@ pub struct Results {
     /// as injected (route bytes included): what BookSim2 calls delivered flits.
     pub wire_flits_delivered: u64,
     /// Ticks simulated, warm-up included.
-    pub ticks: u64,
+    pub ticks: Ticks,
 }

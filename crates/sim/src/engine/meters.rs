@@ -6,6 +6,7 @@ use super::config::Results;
 use super::ids::PacketId;
 use super::packets::NO_TAG;
 use super::Sim;
+use crate::Ticks;
 
 #[derive(Default)]
 pub(crate) struct Meters {
@@ -186,7 +187,7 @@ impl Sim<'_> {
             max_link_utilization: max_busy as f64 / meas_ticks,
             flit_hops: m.flit_hops,
             wire_flits_delivered: m.wire_flits_delivered,
-            ticks: self.now,
+            ticks: Ticks(self.now),
         }
     }
 }

@@ -35,6 +35,8 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use units::Units;
 
+use crate::Ticks;
+
 /// Durations derived from the [`Config`], in ticks (bare: the engine's hot loop adds
 /// them to `Sim::now`).
 struct Timing {
@@ -149,7 +151,7 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let hosts_per_ns = cfg.load * topo.num_switches() as f64 / nh as f64 / mean_bytes;
-        let ticks = |d: Picos| d.div_ceil(cfg.flit);
+        let ticks = |d: Picos| Ticks::covering(d, cfg.flit).0;
         let route = ticks(cfg.switch_latency);
         let warm = ticks(cfg.warmup);
         let meas = ticks(cfg.measure);
@@ -269,18 +271,21 @@ impl<'a> Sim<'a> {
     }
 
     /// The first tick of the measurement and the first after it.
-    pub fn measure_window(&self) -> (u64, u64) {
-        (self.meters.measure_from, self.meters.measure_to)
+    pub fn measure_window(&self) -> (Ticks, Ticks) {
+        (
+            Ticks(self.meters.measure_from),
+            Ticks(self.meters.measure_to),
+        )
     }
 
     /// The tick about to run (the ticks run so far).
-    pub fn now_ticks(&self) -> u64 {
-        self.now
+    pub fn now_ticks(&self) -> Ticks {
+        Ticks(self.now)
     }
 
     /// Simulated time: the ticks run so far in picoseconds.
     pub fn now(&self) -> Picos {
-        self.now * self.tick()
+        self.now_ticks() * self.tick()
     }
 
     /// Stops the traffic process: only [`Self::inject`]ed messages travel.
@@ -298,9 +303,9 @@ impl<'a> Sim<'a> {
         &self.meters.delivered_by_dst
     }
 
-    /// Generation-to-delivery time of the last message delivered, in ticks.
-    pub fn last_latency_ticks(&self) -> u64 {
-        self.meters.last_latency
+    /// Generation-to-delivery time of the last message delivered.
+    pub fn last_latency_ticks(&self) -> Ticks {
+        Ticks(self.meters.last_latency)
     }
 
     /// Bytes that found a full slack buffer so far.
