@@ -2,10 +2,11 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use myrix_link::classic::{Char, ClassicConfig, ClassicPort};
+use myrix_link::Picos;
 
 fuzz_target!(|data: &[u8]| {
     let mut p = ClassicPort::new(ClassicConfig::default()).unwrap();
-    let mut now = 0;
+    let mut now = Picos::ZERO;
     for c in data.chunks_exact(2) {
         let v = u16::from_le_bytes([c[0], c[1]]);
         if let Ok(ch) = Char::from_bits(v) {
@@ -20,6 +21,6 @@ fuzz_target!(|data: &[u8]| {
         }
         let out = p.tick(now);
         assert!(Char::from_bits(out).is_ok());
-        now += 12_500;
+        now += Picos(12_500);
     }
 });

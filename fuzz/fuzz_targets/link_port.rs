@@ -4,10 +4,11 @@
 use libfuzzer_sys::fuzz_target;
 use myrix_link::code::CodeGroup;
 use myrix_link::port::{Port, PortConfig};
+use myrix_link::Picos;
 
 fuzz_target!(|data: &[u8]| {
     let mut p = Port::new(PortConfig { beat: true, ..PortConfig::default() }).unwrap();
-    let mut now = 0;
+    let mut now = Picos::ZERO;
     let mut read = 0u64;
     for c in data.chunks_exact(2) {
         let v = u16::from_le_bytes([c[0], c[1]]);
@@ -24,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
             _ => p.handle_receive(CodeGroup::new(v)),
         }
         p.tick(now);
-        now += 4_000 * (1 + (v as u64 & 0x3ff));
+        now += Picos(4_000 * (1 + (v as u64 & 0x3ff)));
     }
     while p.poll_event().is_some() {}
     assert!(p.stats.cg_received <= data.len() as u64);

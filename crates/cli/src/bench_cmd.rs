@@ -6,6 +6,7 @@ use crate::parse::{list, parse_time};
 use crate::CliError;
 use clap::{Args, Subcommand};
 use myrix_lab::{report, speed};
+use myrix_link::Nanos;
 use myrix_sim::Config;
 
 #[derive(Subcommand)]
@@ -70,10 +71,10 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
     } = a.models;
     let warmup = parse_time(&a.warmup)?;
     outln!(
-        "# myrix bench sim: irregular networks (seed 1), up*/down* OSUD, uniform traffic, {} B messages, {} ns measured + {} ns warm-up per run",
+        "# myrix bench sim: irregular networks (seed 1), up*/down* OSUD, uniform traffic, {} B messages, {} measured + {} warm-up per run",
         a.msg_bytes,
-        measure / 1000,
-        warmup / 1000
+        Nanos::from(measure),
+        Nanos::from(warmup)
     );
     crate::out(&report::speed_head())?;
     for &n in &sizes {

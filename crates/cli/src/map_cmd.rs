@@ -105,13 +105,13 @@ pub fn run(a: MapArgs) -> Result<(), CliError> {
     let map = run
         .map
         .map_err(|e| CliError::Found(format!("mapping failed: {e}")))?;
-    let ns = run.time as f64 / 1000.0;
+    let ns = run.time.as_nanos_f64();
     let how = if a.mapper.is_some() {
         "chosen".to_string()
     } else {
         format!(
             "elected among {candidates} hosts ({all_probes} probes by all), map at every host by {:.1} us",
-            distributed as f64 / 1e6
+            distributed.as_micros_f64()
         )
     };
     // The network is connected and nothing fails here: a map short of hosts or links
@@ -149,7 +149,7 @@ pub fn run(a: MapArgs) -> Result<(), CliError> {
                 all_probes,
                 probes: run.probes,
                 sim_time_ns: ns,
-                distributed_ns: distributed as f64 / 1000.0,
+                distributed_ns: distributed.as_nanos_f64(),
                 map_bytes,
                 switches: map.num_switches(),
                 hosts: map

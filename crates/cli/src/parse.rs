@@ -6,11 +6,12 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::Args;
 use myrix_fabric::named::Named;
+use myrix_link::Picos;
 use myrix_sim::{ChannelRelease, SwitchModel};
 use std::marker::PhantomData;
 
-/// `2ms`, `500us`, `1250000ns`, `1s` in picoseconds.
-pub fn parse_time(s: &str) -> Result<u64, CliError> {
+/// `2ms`, `500us`, `1250000ns`, `1s`, truncated to whole picoseconds.
+pub fn parse_time(s: &str) -> Result<Picos, CliError> {
     let s = s.trim();
     // The unit is a suffix: "1e3us" is a number in exponent form, not "1" and "e3us".
     let units = [
@@ -29,7 +30,7 @@ pub fn parse_time(s: &str) -> Result<u64, CliError> {
         )));
     };
     match num.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v * scale < 1e16 => Ok((v * scale) as u64),
+        Ok(v) if v > 0.0 && v * scale < 1e16 => Ok(Picos((v * scale) as u64)),
         _ => Err(CliError::Input(format!(
             "'{s}' is not a positive time below 10 000 s"
         ))),
@@ -166,10 +167,10 @@ mod tests {
 
     #[test]
     fn times_loads_and_mixes() {
-        assert_eq!(parse_time("2ms").unwrap(), 2_000_000_000);
-        assert_eq!(parse_time(" 500us ").unwrap(), 500_000_000);
+        assert_eq!(parse_time("2ms").unwrap(), 2 * myrix_link::MS);
+        assert_eq!(parse_time(" 500us ").unwrap(), 500 * myrix_link::US);
         assert!(parse_time("5").is_err() && parse_time("-3ms").is_err());
-        assert_eq!(parse_time("1e3us").unwrap(), 1_000_000_000);
+        assert_eq!(parse_time("1e3us").unwrap(), myrix_link::MS);
         for s in ["1e300ms", "NaNms", "infs"] {
             let e = parse_time(s).unwrap_err().to_string();
             assert!(e.contains("not a positive time below 10 000 s"), "{s}: {e}");

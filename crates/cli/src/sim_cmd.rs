@@ -10,6 +10,7 @@ use myrix_lab::failure::Target;
 use myrix_lab::report::{self, Row};
 use myrix_lab::saturation::Search;
 use myrix_lab::{failure, plot, runner};
+use myrix_link::Picos;
 use myrix_sim::fault::FaultConfig;
 use myrix_sim::traffic::Traffic;
 use myrix_sim::{Config, Results, Sim};
@@ -91,7 +92,7 @@ pub struct SimArgs {
 }
 
 /// `link:S1-S2@TIME`, `switch:S@TIME`, `host:H@TIME`.
-fn parse_fail(s: &str) -> Result<(Target, u64), CliError> {
+fn parse_fail(s: &str) -> Result<(Target, Picos), CliError> {
     let bad = || {
         CliError::Input(format!(
             "bad --fail '{s}': expected link:S1-S2@TIME, switch:S@TIME or host:H@TIME, e.g. link:3-7@1ms"
@@ -146,7 +147,7 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         / mix.iter().map(|m| m.1).sum::<f64>())
     .round() as usize;
     let send_overhead = match a.send_overhead.trim() {
-        "0" | "0ns" => 0,
+        "0" | "0ns" => Picos::ZERO,
         x => parse_time(x)?,
     };
     let (t, ud) = a.net.build()?;

@@ -6,7 +6,7 @@ use myrix_link::classic::{ClassicConfig, ClassicPort, ClassicRx, CHAR_PERIOD};
 use myrix_link::duplex::Duplex;
 use myrix_link::port::{Event, Port, PortConfig, Received};
 use myrix_link::slack::{Cable, SlackPlan};
-use myrix_link::{MS, NS, US};
+use myrix_link::{Picos, MS, NS, US};
 use myrix_wire::myrinet::{crc8, forward, route_byte, Packet, PacketRepr, PacketType};
 
 pub fn run() -> Result<(), CliError> {
@@ -90,7 +90,7 @@ pub fn run() -> Result<(), CliError> {
     outln!(
         "   {} ms: {got} packets, {bytes} bytes delivered intact ({:.0} MB/s of 250)",
         run / MS,
-        bytes as f64 / (run as f64 / 1e6)
+        bytes as f64 / run.as_micros_f64()
     );
     outln!(
         "   elastic FIFOs absorbed the skew: A dropped {} fill pairs, B repeated {}; code errors {}",
@@ -137,7 +137,7 @@ pub fn run() -> Result<(), CliError> {
     for i in 0..20u8 {
         a.send(&[i; 200]);
     }
-    let (mut now, mut peak, mut delivered) = (0, 0, 0);
+    let (mut now, mut peak, mut delivered) = (Picos::ZERO, 0, 0);
     while now < 200 * US {
         b.handle_receive(now, wire[0].pop_front().unwrap_or(0));
         a.handle_receive(now, wire[1].pop_front().unwrap_or(0));

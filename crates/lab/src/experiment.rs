@@ -15,6 +15,7 @@ use myrix_fabric::generate::{generate, Params};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::updown::{Root, UpDown};
 use myrix_fabric::Topology;
+use myrix_link::{Picos, US};
 use myrix_sim::{ChannelRelease, Config, Results, SwitchModel};
 
 /// The policies compared, in the table's order.
@@ -92,8 +93,8 @@ pub fn paper(switches: usize, bytes: usize, p: Policy) -> String {
 pub struct Setup {
     /// Random topologies per configuration, seeds 1..=topologies.
     pub topologies: u64,
-    /// Measured simulated time per load point, picoseconds.
-    pub measure: u64,
+    /// Measured simulated time per load point.
+    pub measure: Picos,
     pub switch_model: SwitchModel,
     pub channel_release: ChannelRelease,
 }
@@ -183,7 +184,7 @@ pub fn run_figure(s: &Setup, fig: &Figure) -> Result<FigureResult, LabError> {
             let base = Config {
                 msg_bytes: fig.bytes,
                 seed,
-                warmup: 100_000_000,
+                warmup: 100 * US,
                 measure: s.measure,
                 switch_model: s.switch_model,
                 channel_release: s.channel_release,

@@ -10,13 +10,14 @@ use crate::LabError;
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::updown::UpDown;
 use myrix_fabric::Topology;
+use myrix_link::{Nanos, Picos};
 use myrix_mx::engine::{Code, Config as MxConfig, PeerId, RecvBuf};
 use myrix_sim::mxnet::MxNet;
 use myrix_sim::{ChannelRelease, Config, Sim, SwitchModel};
 
 const KEY: u32 = 0x6d78;
 /// Simulated time allowed per round trip before the run is declared stuck.
-const LIMIT_NS: u64 = 1_000_000_000;
+const LIMIT: Nanos = Nanos(1_000_000_000);
 
 /// The routes of the benchmark: up*/down*, one shortest route per pair (OSUD).
 pub fn routes(t: &Topology, ud: &UpDown) -> RouteTable {
@@ -73,8 +74,8 @@ impl<'a> FabricBench<'a> {
         let cfg = Config {
             load: s.load.unwrap_or(0.01),
             seed: s.seed,
-            warmup: 0,
-            measure: u64::MAX / 4,
+            warmup: Picos::ZERO,
+            measure: Picos(u64::MAX / 4),
             switch_model: s.switch_model,
             channel_release: s.channel_release,
             ..Config::default()
@@ -87,10 +88,10 @@ impl<'a> FabricBench<'a> {
         let mut net = MxNet::new(sim, &addrs, &MxConfig::default(), KEY);
         let (x, y) = (s.from, s.to);
         let peer_y = net
-            .connect(x, y, addrs[y], KEY, LIMIT_NS)
+            .connect(x, y, addrs[y], KEY, LIMIT)
             .map_err(LabError::Failed)?;
         let peer_x = net
-            .connect(y, x, addrs[x], KEY, LIMIT_NS)
+            .connect(y, x, addrs[x], KEY, LIMIT)
             .map_err(LabError::Failed)?;
         Ok(FabricBench {
             net,
@@ -131,7 +132,7 @@ impl<'a> FabricBench<'a> {
                 let s = n.engines[src]
                     .isend(now, peer, &[&self.data], 1, 0, false)
                     .map_err(|e| LabError::Failed(e.to_string()))?;
-                if !n.run_until(LIMIT_NS, |n| n.engines[dst].ready(r)) {
+                if !n.run_until(LIMIT, |n| n.engines[dst].ready(r)) {
                     return Err(LabError::Failed(
                         "a message: no answer within 1 s simulated".into(),
                     ));

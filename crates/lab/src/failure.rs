@@ -9,6 +9,7 @@
 use crate::LabError;
 use myrix_fabric::itb::Policy;
 use myrix_fabric::Topology;
+use myrix_link::Picos;
 use myrix_sim::fault::{
     describe, run_with_failure, run_with_join, Component, Failure, FaultConfig,
 };
@@ -87,8 +88,8 @@ pub struct Failures {
     /// "link 3-7", "switch 4", "host 12".
     pub what: String,
     pub joined: bool,
-    /// When, picoseconds from the start of the run.
-    pub at: u64,
+    /// When, from the start of the run.
+    pub at: Picos,
     /// Offered load, flits/ns/switch.
     pub load: f64,
     pub rows: Vec<FailRow>,
@@ -101,7 +102,7 @@ pub fn run(
     policies: &[Policy],
     cfg: &Config,
     what: Component,
-    at: u64,
+    at: Picos,
     join: bool,
     fc: &FaultConfig,
 ) -> Result<Failures, LabError> {

@@ -12,6 +12,7 @@ use crate::mxbench::{Mode, MxRow};
 use crate::plot::{extent, Plot, Series};
 use crate::speed::SpeedRow;
 use crate::LabError;
+use myrix_link::{Nanos, Picos};
 use myrix_sim::Results;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -70,8 +71,8 @@ pub fn state(r: &Row) -> &'static str {
     }
 }
 
-/// One row from a simulation result (`measure`: measured time, picoseconds).
-pub fn row(routing: &str, topology: &str, traffic: &str, measure: u64, r: &Results) -> Row {
+/// One row from a simulation result (`measure`: the measured time).
+pub fn row(routing: &str, topology: &str, traffic: &str, measure: Picos, r: &Results) -> Row {
     let fin = |x: f64| x.is_finite().then_some(x);
     Row {
         routing: routing.to_string(),
@@ -81,7 +82,7 @@ pub fn row(routing: &str, topology: &str, traffic: &str, measure: u64, r: &Resul
         msg_bytes: r.msg_bytes,
         traffic: traffic.to_string(),
         seed: r.seed,
-        sim_time_ns: measure as f64 / 1000.0,
+        sim_time_ns: measure.as_nanos_f64(),
         offered_flits_ns_switch: r.offered,
         generated_flits_ns_switch: r.generated,
         accepted_flits_ns_switch: r.accepted,
@@ -238,7 +239,7 @@ pub fn failures(f: &Failures, format: Format) -> Result<String, LabError> {
         "# {} {} at {:.1} us under {} flits/ns/switch; remapped by host {}{}; map: {} switches, {} hosts; accepted traffic in flits/ns/switch ('-': window not reached)\n",
         f.what,
         if join { "joins" } else { "fails" },
-        f.at as f64 / 1e6,
+        f.at.as_micros_f64(),
         f.load,
         rows.first().map_or(0, |r| r.mapper),
         if rows.first().is_some_and(|r| r.elected) {
@@ -297,10 +298,10 @@ pub fn experiment_header(s: &Setup) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# myrix experiment minimal-routing: {} random irregular topologies per configuration (seeds 1..={}), {} ns measured per load point, uniform traffic, switch model {}, channel release {}",
+        "# myrix experiment minimal-routing: {} random irregular topologies per configuration (seeds 1..={}), {} measured per load point, uniform traffic, switch model {}, channel release {}",
         s.topologies,
         s.topologies,
-        s.measure / 1000,
+        Nanos::from(s.measure),
         s.switch_model.name(),
         s.channel_release.name()
     );

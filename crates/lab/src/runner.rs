@@ -139,8 +139,8 @@ mod tests {
         let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
         let cfg = |load: f64| Config {
             load,
-            warmup: 1_000_000,
-            measure: 5_000_000,
+            warmup: myrix_link::US,
+            measure: 5 * myrix_link::US,
             ..Config::default()
         };
         let n = AtomicUsize::new(0);

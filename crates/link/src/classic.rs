@@ -14,11 +14,11 @@
 //! non-Idle character arrives for a while. Sans-IO: one character in, one out per tick.
 
 use crate::slack::{BadWatermarks, SlackBuffer};
-use crate::{Time, MS, NS};
+use crate::{Picos, MS, NS};
 use std::collections::VecDeque;
 
 /// Character period: 12.5 ns.
-pub const CHAR_PERIOD: Time = 12_500;
+pub const CHAR_PERIOD: Picos = Picos(12_500);
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Char {
@@ -73,11 +73,11 @@ pub struct ClassicConfig {
     /// Slack buffer capacity, STOP and GO watermarks (bytes).
     pub slack: (usize, usize, usize),
     /// The sender emits a non-Idle character at least this often.
-    pub heartbeat: Time,
+    pub heartbeat: Picos,
     /// The receiver reports an open link after this long without a non-Idle character.
-    pub carrier_timeout: Time,
+    pub carrier_timeout: Picos,
     /// A packet blocked this long is cut off with FRES.
-    pub blocked_timeout: Time,
+    pub blocked_timeout: Picos,
 }
 
 impl Default for ClassicConfig {
@@ -127,14 +127,14 @@ pub struct ClassicPort {
     queue: VecDeque<Vec<u8>>,
     cursor: usize,
     /// When the packet in progress was last able to move.
-    blocked_since: Option<Time>,
+    blocked_since: Option<Picos>,
     stopped: bool,
-    last_non_idle_tx: Time,
+    last_non_idle_tx: Picos,
     fres_owed: bool,
     slack: SlackBuffer,
     rx: VecDeque<ClassicRx>,
     rx_in_packet: bool,
-    last_non_idle_rx: Time,
+    last_non_idle_rx: Picos,
     down: bool,
     events: VecDeque<ClassicEvent>,
     pub stats: ClassicStats,
@@ -149,12 +149,12 @@ impl ClassicPort {
             cursor: 0,
             blocked_since: None,
             stopped: false,
-            last_non_idle_tx: 0,
+            last_non_idle_tx: Picos::ZERO,
             fres_owed: false,
             slack: SlackBuffer::new(c, s, g)?,
             rx: VecDeque::new(),
             rx_in_packet: false,
-            last_non_idle_rx: 0,
+            last_non_idle_rx: Picos::ZERO,
             down: false,
             events: VecDeque::new(),
             stats: ClassicStats::default(),
@@ -176,7 +176,7 @@ impl ClassicPort {
     }
 
     /// A 9-bit character from the wire.
-    pub fn handle_receive(&mut self, now: Time, bits: u16) {
+    pub fn handle_receive(&mut self, now: Picos, bits: u16) {
         let c = match Char::from_bits(bits) {
             Ok(c) => c,
             Err(_) => {
@@ -215,7 +215,7 @@ impl ClassicPort {
     }
 
     /// One character period starting at `now`: returns the character to send.
-    pub fn tick(&mut self, now: Time) -> u16 {
+    pub fn tick(&mut self, now: Picos) -> u16 {
         if !self.down && now.saturating_sub(self.last_non_idle_rx) > self.cfg.carrier_timeout {
             self.down = true;
             self.events.push_back(ClassicEvent::LinkDown);
@@ -227,7 +227,7 @@ impl ClassicPort {
         c.bits()
     }
 
-    fn next_char(&mut self, now: Time) -> Char {
+    fn next_char(&mut self, now: Picos) -> Char {
         if let Some(f) = self.slack.take_request() {
             if f == crate::symbol::Control::Stop {
                 self.stats.stop_sent += 1;

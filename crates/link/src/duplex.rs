@@ -21,7 +21,16 @@
 
 use crate::code::CodeGroup;
 use crate::port::{Port, CODE_GROUP_PERIOD};
-use crate::Time;
+use crate::Picos;
+
+/// Femtoseconds per picosecond: the bench's own clock runs in `u64` femtoseconds.
+const FS_PER_PS: u64 = 1000;
+
+/// A femtosecond time as the ports see it, truncated to picoseconds.
+#[inline]
+fn picos(fs: u64) -> Picos {
+    Picos(fs / FS_PER_PS)
+}
 use std::collections::VecDeque;
 
 /// Which end of the cable.
@@ -50,15 +59,16 @@ pub struct Duplex {
 impl Duplex {
     /// `ppm_a`, `ppm_b`: each clock's offset from the 4 ns nominal period, in ppm
     /// (positive = slower clock). `delay`: one-way cable delay.
-    pub fn new(a: Port, b: Port, ppm_a: f64, ppm_b: f64, delay: Time) -> Duplex {
-        let period =
-            |ppm: f64| (CODE_GROUP_PERIOD as f64 * 1000.0 * (1.0 + ppm * 1e-6)).round() as u64;
+    pub fn new(a: Port, b: Port, ppm_a: f64, ppm_b: f64, delay: Picos) -> Duplex {
+        let period = |ppm: f64| {
+            (CODE_GROUP_PERIOD.0 as f64 * FS_PER_PS as f64 * (1.0 + ppm * 1e-6)).round() as u64
+        };
         Duplex {
             a,
             b,
             period_fs: [period(ppm_a), period(ppm_b)],
             next_fs: [0, period(ppm_b) / 2],
-            delay_fs: delay * 1000,
+            delay_fs: delay.0 * FS_PER_PS,
             inflight: [VecDeque::new(), VecDeque::new()],
             sent: [0, 0],
             fault: None,
@@ -66,8 +76,8 @@ impl Duplex {
     }
 
     /// Simulated time reached, in picoseconds.
-    pub fn now(&self) -> Time {
-        self.next_fs[0].min(self.next_fs[1]) / 1000
+    pub fn now(&self) -> Picos {
+        picos(self.next_fs[0].min(self.next_fs[1]))
     }
 
     /// Code-groups sent by each side so far.
@@ -92,7 +102,7 @@ impl Duplex {
         while incoming.front().is_some_and(|(at, _)| *at <= t) {
             port.handle_receive(incoming.pop_front().unwrap().1);
         }
-        let mut cg = port.tick(t / 1000);
+        let mut cg = port.tick(picos(t));
         if let Some(f) = self.fault.as_mut() {
             cg = f(side, self.sent[i], cg);
         }
@@ -102,24 +112,24 @@ impl Duplex {
         side
     }
 
-    /// Runs until simulated time `until` (ps).
-    pub fn run_until(&mut self, until: Time) {
+    /// Runs until simulated time `until`.
+    pub fn run_until(&mut self, until: Picos) {
         while self.now() < until {
             self.step();
         }
     }
 
-    /// Runs until both ports are in sync, for at most `within` (ps) more; true if they are.
-    pub fn bring_up(&mut self, within: Time) -> bool {
+    /// Runs until both ports are in sync, for at most `within` more; true if they are.
+    pub fn bring_up(&mut self, within: Picos) -> bool {
         use crate::sync::State::InSync;
         let limit = self.now() + within;
         self.run_while_not(limit, |d| d.a.state() == InSync && d.b.state() == InSync)
     }
 
-    /// Runs until `done` holds, or `limit` (ps) passes; true if `done` held.
+    /// Runs until `done` holds, or `limit` passes; true if `done` held.
     pub fn run_while_not(
         &mut self,
-        limit: Time,
+        limit: Picos,
         mut done: impl FnMut(&mut Duplex) -> bool,
     ) -> bool {
         while self.now() < limit {

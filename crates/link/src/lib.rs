@@ -7,9 +7,10 @@
 //! * [`port`]: a Myrinet-2000 port: sender, receiver, sync machine, BEAT, elastic FIFO.
 //! * [`slack`]: the STOP/GO slack buffer and how to size it for a cable.
 //! * [`classic`]: the original 9-bit Myrinet channel (80 M characters/s).
+//! * [`time`]: the time units, [`Picos`] and [`Nanos`], and their conversions.
 //!
 //! Everything here is sans-IO: code-groups, characters and bytes go in and out through
-//! method calls, and time is passed in as [`Time`] (picoseconds). Nothing here starts a
+//! method calls, and time is passed in as [`Picos`]. Nothing here starts a
 //! thread, reads a clock or touches a socket.
 
 #![forbid(unsafe_code)]
@@ -23,13 +24,6 @@ pub mod port;
 pub mod slack;
 pub mod symbol;
 pub mod sync;
+pub mod time;
 
-/// Simulated time in picoseconds: 4 ns code-groups and 6.25 ns flits are exact.
-pub type Time = u64;
-
-/// One nanosecond in [`Time`] units.
-pub const NS: Time = 1_000;
-/// One microsecond in [`Time`] units.
-pub const US: Time = 1_000_000;
-/// One millisecond in [`Time`] units.
-pub const MS: Time = 1_000_000_000;
+pub use time::{Nanos, Picos, MS, NS, US};

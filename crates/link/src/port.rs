@@ -20,23 +20,23 @@ use crate::framing::{Extras, Framer, Pair};
 use crate::slack::{BadWatermarks, SlackBuffer};
 use crate::symbol::{Control, LinkError, SymbolDecoder, SymbolEncoder, Unit};
 use crate::sync::{RxAction, State, SyncMachine, Transition, TxAction};
-use crate::{Time, US};
+use crate::{Picos, US};
 use std::collections::VecDeque;
 
 /// Nominal code-group period: 4 ns.
-pub const CODE_GROUP_PERIOD: Time = 4_000;
+pub const CODE_GROUP_PERIOD: Picos = Picos(4_000);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortConfig {
     /// Emit BEAT and watch for the remote's.
     pub beat: bool,
     /// BEAT period: 10 µs, within the specification's ±10 %.
-    pub beat_interval: Time,
+    pub beat_interval: Picos,
     /// Missing-BEAT report after this long without one: 25 µs.
-    pub beat_timeout: Time,
+    pub beat_timeout: Picos,
     /// A BEAT or IDLE goes out at least this often, even inside a packet: below 25 µs so
     /// the remote's elastic FIFO always has something to drop or repeat.
-    pub fill_interval: Time,
+    pub fill_interval: Picos,
     /// Receive slack buffer: capacity, STOP and GO watermarks, in bytes.
     pub slack: (usize, usize, usize),
     pub elastic: ElasticConfig,
@@ -125,9 +125,9 @@ pub struct Port {
     rx_in_packet: bool,
     rx_damaged: bool,
     slack: SlackBuffer,
-    last_beat_tx: Time,
-    last_fill_tx: Time,
-    last_beat_rx: Option<Time>,
+    last_beat_tx: Picos,
+    last_fill_tx: Picos,
+    last_beat_rx: Option<Picos>,
     beat_missing: bool,
     events: VecDeque<Event>,
     pub stats: PortStats,
@@ -151,8 +151,8 @@ impl Port {
             rx_in_packet: false,
             rx_damaged: false,
             slack: SlackBuffer::new(c, s, g)?,
-            last_beat_tx: 0,
-            last_fill_tx: 0,
+            last_beat_tx: Picos::ZERO,
+            last_fill_tx: Picos::ZERO,
             last_beat_rx: None,
             beat_missing: false,
             events: VecDeque::new(),
@@ -214,7 +214,7 @@ impl Port {
     }
 
     /// One local code-group period starting at `now`: receive one, send one.
-    pub fn tick(&mut self, now: Time) -> CodeGroup {
+    pub fn tick(&mut self, now: Picos) -> CodeGroup {
         if let Some(cg) = self.fifo.pop() {
             self.receive(now, cg);
         }
@@ -268,7 +268,7 @@ impl Port {
         out[0]
     }
 
-    fn check_beat(&mut self, now: Time) {
+    fn check_beat(&mut self, now: Picos) {
         if !self.cfg.beat || self.sync.state() != State::InSync {
             return;
         }
@@ -279,7 +279,7 @@ impl Port {
         }
     }
 
-    fn receive(&mut self, now: Time, cg: CodeGroup) {
+    fn receive(&mut self, now: Picos, cg: CodeGroup) {
         self.stats.cg_received += 1;
         self.dec.hunting = self.sync.state() == State::Lost;
         let step = self.dec.push(cg);
@@ -342,7 +342,7 @@ impl Port {
         }
     }
 
-    fn control(&mut self, now: Time, c: Control) {
+    fn control(&mut self, now: Picos, c: Control) {
         match c {
             Control::Stop => {
                 self.stats.stop_received += 1;

@@ -1,7 +1,7 @@
 //! The classic 9-bit Myrinet channel, two ports over a cable.
 
 use myrix_link::classic::{ClassicConfig, ClassicEvent, ClassicPort, ClassicRx, CHAR_PERIOD};
-use myrix_link::{Time, MS, NS, US};
+use myrix_link::{Picos, MS, NS, US};
 use std::collections::VecDeque;
 
 /// Two classic ports, one character per 12.5 ns each way, `delay_chars` on the cable.
@@ -9,12 +9,12 @@ struct Link {
     a: ClassicPort,
     b: ClassicPort,
     wire: [VecDeque<u16>; 2],
-    now: Time,
+    now: Picos,
     cut: bool,
 }
 
 impl Link {
-    fn new(cfg: ClassicConfig, cable_ns: Time) -> Link {
+    fn new(cfg: ClassicConfig, cable_ns: u64) -> Link {
         let delay = (cable_ns * NS).div_ceil(CHAR_PERIOD) as usize;
         Link {
             a: ClassicPort::new(cfg).unwrap(),
@@ -23,7 +23,7 @@ impl Link {
                 VecDeque::from(vec![0; delay]),
                 VecDeque::from(vec![0; delay]),
             ],
-            now: 0,
+            now: Picos::ZERO,
             cut: false,
         }
     }
@@ -61,7 +61,7 @@ fn packets_cross_10m_and_25m_cables_and_the_80_byte_slack_buffer_never_overflows
     }
 }
 
-fn slack_run(cable_ns: Time) {
+fn slack_run(cable_ns: u64) {
     let mut l = Link::new(ClassicConfig::default(), cable_ns);
     let pkts: Vec<Vec<u8>> = (0..50)
         .map(|i| (0..(1 + i * 13)).map(|j| (i + j) as u8).collect())

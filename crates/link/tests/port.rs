@@ -6,7 +6,7 @@ use myrix_link::duplex::{Duplex, Side};
 use myrix_link::port::{Event, Port, PortConfig, Received};
 use myrix_link::slack::{Cable, SlackPlan};
 use myrix_link::sync::{Cause, State, Transition};
-use myrix_link::{Time, MS, NS, US};
+use myrix_link::{Picos, MS, NS, US};
 
 fn port() -> Port {
     Port::new(PortConfig::default()).unwrap()
@@ -59,7 +59,7 @@ fn two_ports_come_up_together_through_sync_and_regain() {
         );
     }
     // Bring-up takes a few hundred ns beyond the cable delay, not microseconds.
-    assert!(d.now() < 2 * US, "took {} ps", d.now());
+    assert!(d.now() < 2 * US, "took {}", d.now());
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn clocks_200_ppm_apart_lose_and_duplicate_no_packet_byte() {
     // A runs 100 ppm slow, B 100 ppm fast: B's FIFO must repeat fill pairs, A's drop them.
     let mut d = Duplex::new(port(), port(), 100.0, -100.0, 100 * NS);
     up(&mut d);
-    let run: Time = 20 * MS; // 5 million code-groups each way, 1000 code-groups of skew
+    let run: Picos = 20 * MS; // 5 million code-groups each way, 1000 code-groups of skew
     let (mut next_a, mut next_b) = (0u32, 0u32);
     let (mut got_a, mut got_b) = (0u32, 0u32);
     let (mut bytes_a, mut bytes_b) = (0u64, 0u64);
@@ -263,7 +263,7 @@ fn stop_go(cable: Cable, adversarial: bool) -> (u64, u64, f64, SlackPlan) {
         slack: (plan.capacity, plan.stop, plan.go),
         ..PortConfig::default()
     };
-    let delay = (cable.length_m * cable.ns_per_m * NS as f64) as Time;
+    let delay = Picos((cable.length_m * cable.ns_per_m * NS.0 as f64) as u64);
     let mut d = Duplex::new(
         Port::new(cfg).unwrap(),
         Port::new(cfg).unwrap(),

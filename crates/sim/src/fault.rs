@@ -32,10 +32,11 @@
 
 use crate::engine::{Config, ConfigError, Sim};
 use crate::mapping::{elect, remap, MapConfig, Outage};
+use crate::Ticks;
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::topology::{End, HostId, Link, PortUse, SwitchId, Topology};
 use myrix_fabric::updown::{Root, UpDown};
-use myrix_link::Time;
+use myrix_link::{Picos, MS, US};
 
 /// What fails: a link (index into the topology's links), a switch, a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,29 +50,29 @@ pub enum Component {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Failure {
     pub what: Component,
-    pub at: Time,
+    pub at: Picos,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultConfig {
     /// How often the mapper checks every link.
-    pub monitor_interval: Time,
+    pub monitor_interval: Picos,
     pub map: MapConfig,
     /// The mapper's host; `None`: the elected one, the highest address.
     pub mapper: Option<HostId>,
     /// After the measurement, traffic stops and the run drains; it is reported stuck (a
     /// deadlock) when no message arrives or is lost for this long. Longer than the
     /// links' long-period time-out, which breaks deadlocks as in Myrinet.
-    pub drain_limit: Time,
+    pub drain_limit: Picos,
 }
 
 impl Default for FaultConfig {
     fn default() -> Self {
         FaultConfig {
-            monitor_interval: 100 * myrix_link::US,
+            monitor_interval: 100 * US,
             map: MapConfig::default(),
             mapper: None,
-            drain_limit: 200 * myrix_link::MS,
+            drain_limit: 200 * MS,
         }
     }
 }
@@ -265,7 +266,7 @@ pub fn run_with_join(
     topo: &Topology,
     policy: Policy,
     host: HostId,
-    at: Time,
+    at: Picos,
     fc: &FaultConfig,
 ) -> Result<FaultReport, FaultError> {
     run_change(cfg, topo, policy, Change::Join(host), at, fc)
@@ -282,14 +283,14 @@ fn run_change(
     topo: &Topology,
     policy: Policy,
     change: Change,
-    at: Time,
+    at: Picos,
     fc: &FaultConfig,
 ) -> Result<FaultReport, FaultError> {
     let end = cfg.warmup + cfg.measure;
     if at >= end {
         return Err(FaultError::Outside {
-            at_ns: at as f64 / 1e3,
-            end_ns: end as f64 / 1e3,
+            at_ns: at.as_nanos_f64(),
+            end_ns: end.as_nanos_f64(),
         });
     }
     let what = match change {
@@ -299,7 +300,7 @@ fn run_change(
     // `small` is the network with the component out of service; it comes after a
     // failure and before a join.
     let (small, old_of_new, outage) = survivors(topo, what)?;
-    let interval = fc.monitor_interval.max(1);
+    let interval = fc.monitor_interval.max(Picos(1));
     let next_round = (at / interval + 1) * interval;
     // The mapper in place: the elected one, the highest address among the hosts on
     // before the change, unless chosen.
@@ -364,12 +365,12 @@ fn run_change(
     }
     let tick = sim.tick();
     let (from, to) = sim.measure_window();
-    let fail_tick = at.div_ceil(tick);
+    let fail_tick = Ticks::covering(at, tick);
     let installed = detected + part.distributed_at;
-    let install_tick = installed.div_ceil(tick);
+    let install_tick = Ticks::covering(installed, tick);
 
     // Payload delivered at each window edge.
-    let mut marks: Vec<(u64, u64)> = Vec::new();
+    let mut marks: Vec<(Ticks, u64)> = Vec::new();
     let mut edges = [from, fail_tick.max(from), install_tick.max(from), to];
     for e in edges.iter_mut() {
         *e = (*e).clamp(from, to);
@@ -399,7 +400,7 @@ fn run_change(
     // Drain: stop the traffic; whatever is left must arrive or be lost.
     sim.quiet();
     let drain_from = sim.now_ticks();
-    let limit = fc.drain_limit.div_ceil(tick);
+    let limit = Ticks::covering(fc.drain_limit, tick);
     let (mut left, mut moved) = (sim.in_flight(), drain_from);
     while left > 0 && sim.now_ticks() - moved < limit {
         let now = sim.now_ticks();
@@ -410,9 +411,9 @@ fn run_change(
             moved = sim.now_ticks();
         }
     }
-    let ns = |ticks: u64| ticks as f64 * tick as f64 / 1e3;
+    let ns = |ticks: Ticks| ticks.as_nanos_f64(tick);
     let n = topo.num_switches() as f64;
-    let rate = |a: (u64, u64), b: (u64, u64)| {
+    let rate = |a: (Ticks, u64), b: (Ticks, u64)| {
         if b.0 > a.0 {
             (b.1 - a.1) as f64 / ns(b.0 - a.0) / n
         } else {
@@ -420,10 +421,10 @@ fn run_change(
         }
     };
     Ok(FaultReport {
-        failed_at_ns: at as f64 / 1e3,
-        detected_at_ns: detected as f64 / 1e3,
-        rerouted_at_ns: installed as f64 / 1e3,
-        remap_ns: run.time as f64 / 1e3,
+        failed_at_ns: at.as_nanos_f64(),
+        detected_at_ns: detected.as_nanos_f64(),
+        rerouted_at_ns: installed.as_nanos_f64(),
+        remap_ns: run.time.as_nanos_f64(),
         remap_probes: probes,
         mapper: run.mapper,
         elected,
@@ -453,15 +454,15 @@ fn run_change(
 /// The failure and the new routes, each applied once when its time comes.
 struct Script<'a> {
     change: Change,
-    fail_tick: u64,
-    install_tick: u64,
+    fail_tick: Ticks,
+    install_tick: Ticks,
     rerouted: &'a RouteTable,
     failed: bool,
     switched: bool,
 }
 
 impl<'a> Script<'a> {
-    fn apply(&mut self, sim: &mut Sim<'a>, now: u64) -> Result<(), FaultError> {
+    fn apply(&mut self, sim: &mut Sim<'a>, now: Ticks) -> Result<(), FaultError> {
         if !self.failed && now >= self.fail_tick {
             match self.change {
                 Change::Fail(Component::Link(l)) => sim.fail_link(l),

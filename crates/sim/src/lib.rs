@@ -1,7 +1,8 @@
 //! A flit-by-flit model of a Myrinet network, after the minimal-routing study (seed 001).
 //!
-//! Time advances in **ticks** of one flit time: a flit is one byte and a link carries one
-//! per 6.25 ns at 160 MB/s. Everything else is expressed in ticks from the [`Config`]:
+//! Time advances in **ticks** ([`Ticks`]) of one flit time: a flit is one byte and a link
+//! carries one per 6.25 ns at 160 MB/s. The [`Config`] gives durations in
+//! [`Picos`](myrix_link::Picos); everything else is expressed in ticks from it:
 //!
 //! * **Cables** delay every flit by `ceil(length × ns_per_m / flit time)` ticks (10 m at
 //!   1.5 ns/ft: 8 ticks, the study's "8 flits on the link").
@@ -40,9 +41,11 @@ pub mod fault;
 pub mod mapping;
 pub mod mxnet;
 pub mod steady;
+mod time;
 pub mod traffic;
 
 pub use engine::{ChannelRelease, Config, ConfigError, Results, Sim, SwitchModel};
+pub use time::Ticks;
 
 /// Bytes on the wire at injection for a message of `payload` bytes whose route crosses
 /// `links` switch-to-switch links in `sub_routes` pieces (1 without in-transit hosts):

@@ -18,7 +18,7 @@
 
 use myrix_fabric::mapper::{MapError, Mapper, Outcome, Probe};
 use myrix_fabric::{HostId, PortUse, Topology};
-use myrix_link::Time;
+use myrix_link::{Picos, NS, US};
 use myrix_wire::myrinet::{forward, route_byte, Packet, PacketRepr, PacketType};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -26,10 +26,10 @@ pub struct MapConfig {
     /// Ports probed per switch.
     pub max_ports: u8,
     /// How long the mapper waits for a probe before calling it lost.
-    pub timeout: Time,
-    pub flit: Time,
+    pub timeout: Picos,
+    pub flit: Picos,
     pub ns_per_m: f64,
-    pub switch_latency: Time,
+    pub switch_latency: Picos,
     /// The mapper gives up after this many probes.
     pub max_probes: u64,
 }
@@ -38,10 +38,10 @@ impl Default for MapConfig {
     fn default() -> Self {
         MapConfig {
             max_ports: 16,
-            timeout: 10_000_000,
-            flit: 6_250,
+            timeout: 10 * US,
+            flit: Picos(6_250),
             ns_per_m: 1.5 / 0.3048,
-            switch_latency: 150_000,
+            switch_latency: 150 * NS,
             max_probes: 2_000_000,
         }
     }
@@ -52,7 +52,7 @@ pub struct MapRun {
     pub mapper: HostId,
     pub probes: u64,
     /// Simulated time from the first probe to the last outcome.
-    pub time: Time,
+    pub time: Picos,
     /// Each discovered switch's route from the mapper (output ports).
     pub switch_routes: Vec<Vec<u8>>,
     /// The mapper's state when it stopped (for diagnosing a run that gave up).
@@ -111,19 +111,21 @@ fn walk(
     from: HostId,
     route: &[u8],
     payload: &[u8],
-) -> (Option<(HostId, Vec<u8>)>, Time) {
-    let cable = |m: f64| (m * cfg.ns_per_m * 1000.0) as Time;
+) -> (Option<(HostId, Vec<u8>)>, Picos) {
+    let cable = |m: f64| Picos((m * cfg.ns_per_m * NS.0 as f64) as u64);
     let bytes: Option<Vec<u8>> = route.iter().map(|&p| route_byte(p).ok()).collect();
-    let Some(route) = bytes else { return (None, 0) };
+    let Some(route) = bytes else {
+        return (None, Picos::ZERO);
+    };
     let repr = PacketRepr {
         route: &route,
         packet_type: PacketType::Mapping,
         payload,
     };
     let Ok(mut buf) = repr.to_vec() else {
-        return (None, 0);
+        return (None, Picos::ZERO);
     };
-    let serialization = buf.len() as Time * cfg.flit;
+    let serialization = buf.len() as u64 * cfg.flit;
     let h = t.hosts()[from as usize];
     let (mut sw, mut time, mut len) = (h.switch, cable(h.length_m), buf.len());
     loop {
@@ -163,16 +165,16 @@ fn outcome(
     mapper: HostId,
     at: HostId,
     pkt: &[u8],
-) -> (Outcome, Time, u64) {
+) -> (Outcome, Picos, u64) {
     let Ok(p) = Packet::new_checked(pkt) else {
-        return (Outcome::Lost, 0, 0);
+        return (Outcome::Lost, Picos::ZERO, 0);
     };
     // A packet still led by route bytes reached a host by mistake: dropped.
     if !p.route().is_empty() || !p.verify_crc() || p.packet_type() != PacketType::Mapping {
-        return (Outcome::Lost, 0, 0);
+        return (Outcome::Lost, Picos::ZERO, 0);
     }
     match p.payload() {
-        [LOOP, ..] if at == mapper => (Outcome::Returned, 0, 0),
+        [LOOP, ..] if at == mapper => (Outcome::Returned, Picos::ZERO, 0),
         [HOST, reply @ ..] if at != mapper => {
             let me = t.hosts()[mapper as usize].address;
             let heard = &mut hosts.heard[at as usize];
@@ -194,7 +196,7 @@ fn outcome(
                 (_, dt) => (Outcome::Lost, dt, 0),
             }
         }
-        _ => (Outcome::Lost, 0, 0),
+        _ => (Outcome::Lost, Picos::ZERO, 0),
     }
 }
 
@@ -206,7 +208,7 @@ fn execute(
     hosts: &mut Hosts,
     mapper: HostId,
     probe: &Probe,
-) -> (Outcome, Time, u64) {
+) -> (Outcome, Picos, u64) {
     let payload: Vec<u8> = match probe {
         Probe::Loop { .. } => vec![LOOP],
         Probe::Host { reply, .. } => std::iter::once(HOST).chain(reply.iter().copied()).collect(),
@@ -216,7 +218,7 @@ fn execute(
             let (o, back, leader) = outcome(t, cfg, hosts, mapper, at, &pkt);
             (o, dt + back, leader)
         }
-        (None, _) => (Outcome::Lost, 0, 0),
+        (None, _) => (Outcome::Lost, Picos::ZERO, 0),
     };
     let time = if o == Outcome::Lost { cfg.timeout } else { dt };
     (o, time, leader)
@@ -251,7 +253,7 @@ fn run_mapper_in(t: &Topology, off: &Out, mapper: HostId, cfg: &MapConfig) -> Ma
     };
     let me = t.hosts()[mapper as usize].address;
     let mut m = Mapper::new(me, cfg.max_ports);
-    let mut time: Time = 0;
+    let mut time = Picos::ZERO;
     while let Some(probe) = m.poll_probe() {
         if m.probes_sent() > cfg.max_probes {
             break;
@@ -265,7 +267,7 @@ fn run_mapper_in(t: &Topology, off: &Out, mapper: HostId, cfg: &MapConfig) -> Ma
 
 impl MapRun {
     /// What mapper `m` on host `mapper` found, after `time` of probing.
-    fn of(m: &Mapper, mapper: HostId, time: Time) -> MapRun {
+    fn of(m: &Mapper, mapper: HostId, time: Picos) -> MapRun {
         MapRun {
             map: m.map(),
             mapper,
@@ -284,7 +286,7 @@ pub struct Part {
     /// Hosts that received the map (the mapper's included), by id in the topology.
     pub informed: Vec<HostId>,
     /// When the last of them had it.
-    pub distributed_at: Time,
+    pub distributed_at: Picos,
     /// Bytes of the map packet's payload (see [`map_payload_len`]).
     pub map_bytes: usize,
 }
@@ -319,7 +321,7 @@ pub fn elect(t: &Topology, outage: &Outage, cfg: &MapConfig) -> Elected {
         host: HostId,
         address: u64,
         m: Mapper,
-        clock: Time,
+        clock: Picos,
         running: bool,
     }
     let mut cands: Vec<Cand> = (0..t.num_hosts() as HostId)
@@ -330,7 +332,7 @@ pub fn elect(t: &Topology, outage: &Outage, cfg: &MapConfig) -> Elected {
                 host: h,
                 address,
                 m: Mapper::new(address, cfg.max_ports),
-                clock: 0,
+                clock: Picos::ZERO,
                 running: true,
             }
         })
@@ -400,8 +402,8 @@ fn distribute(
     out: &Out,
     mapper: HostId,
     map: &Topology,
-    from: Time,
-) -> (Vec<HostId>, Time, usize) {
+    from: Picos,
+) -> (Vec<HostId>, Picos, usize) {
     let bytes = map_payload_len(map);
     let mut payload = vec![0u8; bytes];
     payload[0] = MAP;
@@ -448,7 +450,7 @@ fn distribute(
         r.push(h.port);
         // The interface sends the copies back to back.
         let start = clock;
-        clock += (bytes as Time + r.len() as Time + 2) * cfg.flit;
+        clock += (bytes as u64 + r.len() as u64 + 2) * cfg.flit;
         if let (Some((at, _)), dt) = walk(t, cfg, out, mapper, &r, &payload) {
             if Some(&at) == by_address.get(&h.address) {
                 informed.push(at);

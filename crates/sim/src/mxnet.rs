@@ -5,7 +5,7 @@
 //!
 //! A frame becomes the payload of one packet: route bytes, type byte and CRC are added
 //! on the wire as for any packet ([`crate::wire_bytes`]). The engines' clock is the
-//! simulator's, in ns; the interface itself adds no delay (the simulator's
+//! simulator's in whole nanoseconds ([`MxNet::clock`]); the interface itself adds no delay (the simulator's
 //! `Config::send_overhead` does, if set). Other traffic may share the network: the
 //! simulator's own generated messages run alongside unless [`Sim::quiet`] is called.
 //!
@@ -15,6 +15,7 @@
 use myrix_mx_proto::engine::{Code, Config as MxConfig, Engine, PeerId};
 
 use crate::Sim;
+use myrix_link::Nanos;
 
 pub struct MxNet<'a> {
     pub sim: Sim<'a>,
@@ -67,9 +68,15 @@ impl<'a> MxNet<'a> {
         }
     }
 
-    /// Simulated time in ns (never 0: engines treat 0 as unset).
+    /// The engines' clock: the simulated time in whole nanoseconds (truncated), plus one
+    /// so that it is never 0 (engines treat 0 as unset).
+    pub fn clock(&self) -> Nanos {
+        Nanos::from(self.sim.now()) + Nanos(1)
+    }
+
+    /// [`Self::clock`] as the engines take it: a bare `u64` of nanoseconds.
     pub fn now_ns(&self) -> u64 {
-        self.sim.now_ticks() * self.sim.tick() / 1000 + 1
+        self.clock().0
     }
 
     /// Frames still in the network.
@@ -115,7 +122,7 @@ impl<'a> MxNet<'a> {
             // A busy receiver drops the frame; the sender resends it, as over UDP.
             let _ = self.engines[dst as usize].handle_frame(now, &f.src, &f.bytes);
         }
-        if self.sim.now_ticks() % TIMER_TICKS == 0 {
+        if self.sim.now_ticks().0 % TIMER_TICKS == 0 {
             for e in &mut self.engines {
                 if e.poll_timeout().is_some_and(|d| d <= now) {
                     e.handle_timeout(now);
@@ -125,7 +132,7 @@ impl<'a> MxNet<'a> {
     }
 
     /// Connects host `a`'s engine to host `b`'s (NIC id `nic`, endpoint 0), stepping the
-    /// network until the connection completes or `limit_ns` passes; `a`'s id for the
+    /// network until the connection completes or `limit` passes; `a`'s id for the
     /// peer, or why not.
     pub fn connect(
         &mut self,
@@ -133,16 +140,14 @@ impl<'a> MxNet<'a> {
         b: usize,
         nic: u64,
         key: u32,
-        limit_ns: u64,
+        limit: Nanos,
     ) -> Result<PeerId, String> {
         let now = self.now_ns();
         let r = self.engines[a]
             .iconnect(now, b as u32, nic, 0, key, 0)
             .map_err(|e| e.to_string())?;
-        if !self.run_until(limit_ns, |n| n.engines[a].ready(r)) {
-            return Err(format!(
-                "host {a} to {b}: no connection within {limit_ns} ns"
-            ));
+        if !self.run_until(limit, |n| n.engines[a].ready(r)) {
+            return Err(format!("host {a} to {b}: no connection within {limit}"));
         }
         match self.engines[a].test(r) {
             Ok(Some((st, _))) if st.code == Code::Success => Ok(st.source),
@@ -152,11 +157,11 @@ impl<'a> MxNet<'a> {
         }
     }
 
-    /// Steps until `done` holds or `limit_ns` of simulated time passes; returns `done`.
-    pub fn run_until(&mut self, limit_ns: u64, mut done: impl FnMut(&mut MxNet) -> bool) -> bool {
-        let end = self.now_ns() + limit_ns;
+    /// Steps until `done` holds or `limit` of simulated time passes; returns `done`.
+    pub fn run_until(&mut self, limit: Nanos, mut done: impl FnMut(&mut MxNet) -> bool) -> bool {
+        let end = self.clock() + limit;
         while !done(self) {
-            if self.now_ns() > end {
+            if self.clock() > end {
                 return false;
             }
             self.step();

@@ -201,7 +201,7 @@ fn the_mapper_switched_off_is_replaced_by_an_election() {
     assert_eq!(r.mapper, next);
     assert_eq!(r.map_hosts, t.num_hosts() - 1);
     // Noticed a whole monitoring round later than a component the mapper probes.
-    let interval = FaultConfig::default().monitor_interval as f64 / 1e3;
+    let interval = FaultConfig::default().monitor_interval.as_nanos_f64();
     assert!(r.detected_at_ns >= r.failed_at_ns + interval, "{r:?}");
     assert!(r.drained, "{r:?}");
 }

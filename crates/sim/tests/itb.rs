@@ -4,7 +4,8 @@ use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::testing::irregular;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
-use myrix_sim::{Config, Sim};
+use myrix_link::{Picos, MS, US};
+use myrix_sim::{Config, Sim, Ticks};
 
 /// A ring of 6 switches, one host each (host i on switch i, port 0).
 fn ring6() -> Topology {
@@ -33,8 +34,8 @@ fn one_message(t: &Topology, policy: Policy, src: u32, dst: u32) -> (u64, f64) {
     let ud = UpDown::new(t, Root::LowestId);
     let table = RouteTable::new(t, &ud, policy);
     let cfg = Config {
-        warmup: 0,
-        measure: 1_000_000_000,
+        warmup: Picos::ZERO,
+        measure: MS,
         ..Config::default()
     };
     let mut sim = Sim::new(cfg, t, &table).unwrap();
@@ -42,9 +43,9 @@ fn one_message(t: &Topology, policy: Policy, src: u32, dst: u32) -> (u64, f64) {
     sim.inject(src, dst);
     while sim.delivered_by_source()[src as usize] == 0 {
         sim.step();
-        assert!(sim.now_ticks() < 100_000, "never delivered");
+        assert!(sim.now_ticks() < Ticks(100_000), "never delivered");
     }
-    (sim.last_latency_ticks(), sim.run().itbs_per_message)
+    (sim.last_latency_ticks().0, sim.run().itbs_per_message)
 }
 
 #[test]
@@ -75,8 +76,8 @@ fn every_policy_survives_overload_and_drains_completely() {
         let cfg = Config {
             load: 0.12,
             msg_bytes: 128,
-            warmup: 0,
-            measure: 1_000_000_000,
+            warmup: Picos::ZERO,
+            measure: MS,
             ..Config::default()
         };
         let mut sim = Sim::new(cfg, &t, &table).unwrap();
@@ -108,8 +109,8 @@ fn itb_policies_use_few_in_transit_buffers_and_beat_updown_under_load() {
         let cfg = Config {
             load,
             msg_bytes: 512,
-            warmup: 50_000_000,
-            measure: 500_000_000,
+            warmup: 50 * US,
+            measure: 500 * US,
             ..Config::default()
         };
         Sim::new(cfg, &t, &table).unwrap().run()

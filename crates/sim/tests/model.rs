@@ -4,7 +4,8 @@ use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::topology::{End, Host, Link, Switch, Topology};
 use myrix_fabric::updown::{Root, UpDown};
-use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel};
+use myrix_link::{Picos, MS, US};
+use myrix_sim::{ChannelRelease, Config, Results, Sim, SwitchModel, Ticks};
 
 const MODELS: [SwitchModel; 3] = [
     SwitchModel::RouteThenRequest,
@@ -44,8 +45,8 @@ fn line(n: u32, hosts: u8) -> Topology {
 
 fn quiet_cfg() -> Config {
     Config {
-        warmup: 0,
-        measure: 1_000_000_000,
+        warmup: Picos::ZERO,
+        measure: MS,
         ..Config::default()
     }
 }
@@ -79,12 +80,12 @@ fn zero_load_latency_matches_the_hand_computation() {
         sim.inject(0, 1);
         while sim.delivered_by_source()[0] == 0 {
             sim.step();
-            assert!(sim.now_ticks() < 10_000);
+            assert!(sim.now_ticks() < Ticks(10_000));
         }
         let want = (k as u64 + 1) * 8 + k as u64 * 24 + 33;
         assert_eq!(
             sim.last_latency_ticks(),
-            want,
+            Ticks(want),
             "{k} switches, {model:?}, {release:?}"
         );
     }
@@ -120,12 +121,12 @@ fn under_drain_a_channel_takes_the_next_packet_only_once_the_last_has_left_its_b
             while sim.delivered_by_source()[0] < 2 {
                 sim.step();
                 if first.is_none() && sim.delivered_by_source()[0] == 1 {
-                    first = Some(sim.last_latency_ticks());
+                    first = Some(sim.last_latency_ticks().0);
                 }
-                assert!(sim.now_ticks() < 10_000);
+                assert!(sim.now_ticks() < Ticks(10_000));
             }
             assert_eq!(first, Some(73), "{release:?} {model:?}");
-            assert_eq!(sim.last_latency_ticks(), want, "{release:?} {model:?}");
+            assert_eq!(sim.last_latency_ticks().0, want, "{release:?} {model:?}");
         }
     }
 }
@@ -158,7 +159,7 @@ fn a_blocked_worm_waits_holding_its_channel_and_no_slack_buffer_overflows() {
     assert!(peak > 56 && peak <= 80, "peak {peak}");
     assert_eq!(sim.slack_overflows(), 0);
     // ...and follows the first one's tail through the output: about one message later.
-    let gap = second - first;
+    let gap = (second - first).0;
     assert!((1000..1100).contains(&gap), "{gap}");
 }
 
@@ -239,8 +240,8 @@ fn irregular_model(
     let cfg = Config {
         load,
         seed,
-        warmup: 20_000_000,
-        measure: 400_000_000,
+        warmup: 20 * US,
+        measure: 400 * US,
         switch_model,
         channel_release,
         ..Config::default()
@@ -338,8 +339,8 @@ fn skipping_a_routing_unit_s_idle_turns_changes_nothing() {
         let run = |ff| {
             let cfg = Config {
                 load,
-                warmup: 20_000_000,
-                measure: 200_000_000,
+                warmup: 20 * US,
+                measure: 200 * US,
                 unit_fast_forward: ff,
                 ..Config::default()
             };
@@ -464,13 +465,13 @@ fn the_long_period_timeout_breaks_a_deadlock_by_dropping_blocked_packets() {
         let cfg = Config {
             load: 0.2,
             msg_bytes: 512,
-            warmup: 0,
-            measure: 20_000_000_000, // 20 ms
+            warmup: Picos::ZERO,
+            measure: 20 * MS,
             block_timeout: timeout,
             ..Config::default()
         };
         let mut sim = Sim::new(cfg, &t, &table).unwrap();
-        let ms = 1_000_000_000 / sim.tick();
+        let ms = MS / sim.tick();
         let mut per_ms = Vec::new();
         let mut last = 0;
         for _ in 0..20 {
@@ -483,14 +484,14 @@ fn the_long_period_timeout_breaks_a_deadlock_by_dropping_blocked_packets() {
         (per_ms, sim.timeouts(), sim.lost())
     };
     // Without the time-out the ring locks up for good: nothing arrives in the last 10 ms.
-    let (stuck, timeouts, _) = run(0);
+    let (stuck, timeouts, _) = run(Picos::ZERO);
     println!("{stuck:?}");
     assert_eq!(timeouts, 0);
     assert!(stuck[..5].iter().sum::<u64>() > 0, "{stuck:?}");
     assert_eq!(stuck[10..].iter().sum::<u64>(), 0, "{stuck:?}");
     // With a 1 ms time-out, blocked packets are dropped and counted, and messages keep
     // arriving in every later stretch of the run.
-    let (alive, timeouts, lost) = run(1_000_000_000);
+    let (alive, timeouts, lost) = run(MS);
     println!("{alive:?} {timeouts} {lost}");
     assert!(timeouts > 0 && lost > 0, "{timeouts} {lost}");
     for w in alive[10..].chunks(3) {

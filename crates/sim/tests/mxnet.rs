@@ -3,6 +3,7 @@
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::Topology;
+use myrix_link::{Nanos, Picos, MS};
 use myrix_mx_proto::engine::{Code, Config as MxConfig, PeerId, RecvBuf, Request};
 use myrix_sim::mxnet::MxNet;
 use myrix_sim::{Config, Sim};
@@ -19,7 +20,7 @@ fn done(n: &mut MxNet, h: usize, r: Request) -> bool {
 
 /// Connects host `a` to host `b`; returns `a`'s peer id for `b`.
 fn connect(n: &mut MxNet, t: &Topology, a: usize, b: usize) -> PeerId {
-    n.connect(a, b, t.hosts()[b].address, KEY, 10_000_000)
+    n.connect(a, b, t.hosts()[b].address, KEY, Nanos(10_000_000))
         .unwrap()
 }
 
@@ -36,13 +37,13 @@ fn transfer(n: &mut MxNet, peer: PeerId, a: usize, b: usize, len: usize) -> (u64
         .isend(now, peer, &[&data], 42, 0, false)
         .unwrap();
     assert!(
-        n.run_until(200_000_000, |n| done(n, b, rr)),
+        n.run_until(Nanos(200_000_000), |n| done(n, b, rr)),
         "{len} B not received"
     );
-    let ticks = n.sim.now_ticks() - t0;
+    let ticks = (n.sim.now_ticks() - t0).0;
     let frame = n.last_frame_len;
     assert!(
-        n.run_until(200_000_000, |n| done(n, a, sr)),
+        n.run_until(Nanos(200_000_000), |n| done(n, a, sr)),
         "{len} B send not done"
     );
     let (st, buf) = n.engines[b].test(rr).unwrap().unwrap();
@@ -57,8 +58,8 @@ fn transfer(n: &mut MxNet, peer: PeerId, a: usize, b: usize, len: usize) -> (u64
 fn mxnet<'a>(t: &'a Topology, routes: &'a RouteTable, load: Option<f64>) -> MxNet<'a> {
     let cfg = Config {
         load: load.unwrap_or(0.01),
-        warmup: 0,
-        measure: 1_000_000_000_000,
+        warmup: Picos::ZERO,
+        measure: 1000 * MS,
         ..Config::default()
     };
     let mut sim = Sim::new(cfg, t, routes).unwrap();
@@ -98,7 +99,9 @@ fn a_tiny_message_takes_the_network_s_zero_load_latency() {
     let peer = connect(&mut n, &t, 0, 63);
     // Let the connection's acknowledgements drain first.
     let idle = n.now_ns() + 5_000_000;
-    n.run_until(10_000_000, |n| n.now_ns() > idle && n.in_flight() == 0);
+    n.run_until(Nanos(10_000_000), |n| {
+        n.now_ns() > idle && n.in_flight() == 0
+    });
     let (ticks, frame) = transfer(&mut n, peer, 0, 63, 8);
     let hosts = t.hosts();
     let links = routes

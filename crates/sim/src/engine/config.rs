@@ -2,18 +2,19 @@
 //! ([`Results`]). Plain data: nothing here steps the model.
 
 use crate::traffic::Traffic;
+use crate::Ticks;
 use myrix_fabric::named::{name_of, Named};
-use myrix_link::Time;
+use myrix_link::{Picos, MS, NS, US};
 
 /// Model parameters; the defaults are the minimal-routing study's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// One flit (byte) time: 6.25 ns at 160 MB/s.
-    pub flit: Time,
+    pub flit: Picos,
     /// Cable propagation delay, ns per metre (1.5 ns/ft).
     pub ns_per_m: f64,
     /// Header arrival to first byte out of a switch: 150 ns.
-    pub switch_latency: Time,
+    pub switch_latency: Picos,
     /// Slack buffer capacity, STOP and GO watermarks, bytes.
     pub slack: (usize, usize, usize),
     /// Payload bytes per message (when `msg_mix` is empty).
@@ -26,12 +27,12 @@ pub struct Config {
     pub traffic: Traffic,
     pub seed: u64,
     /// Time simulated before measuring.
-    pub warmup: Time,
+    pub warmup: Picos,
     /// Time measured after the warm-up.
-    pub measure: Time,
+    pub measure: Picos,
     /// Delay from a message's generation to its first byte entering the link, besides
     /// queueing (the interface's own overhead).
-    pub send_overhead: Time,
+    pub send_overhead: Picos,
     /// How a switch spends its 150 ns of header processing; see [`SwitchModel`].
     pub switch_model: SwitchModel,
     /// When a packet gives its output channel back; see [`ChannelRelease`].
@@ -42,16 +43,16 @@ pub struct Config {
     pub unit_fast_forward: bool,
     /// In-transit buffers: detecting the packet (275 ns) and programming the DMA (200 ns),
     /// from header arrival at the in-transit host to the first byte re-injected.
-    pub itb_latency: Time,
+    pub itb_latency: Picos,
     /// In-transit buffer pool per interface, bytes (90 KB).
     pub itb_pool: usize,
     /// Extra delay when a packet does not fit in the pool and goes through host memory:
     /// re-injection then starts this long after its last byte arrived.
-    pub itb_spill: Time,
+    pub itb_spill: Picos,
     /// The long-period time-out: a packet whose header has waited this long at a switch
     /// input is dropped there (the seed's ~50 ms; it breaks deadlocks, e.g. while old and
-    /// new routes mix after a remap). 0: never.
-    pub block_timeout: Time,
+    /// new routes mix after a remap). Zero: never.
+    pub block_timeout: Picos,
 }
 
 /// Readings of the study's switch ("a simple routing control unit … the first flit
@@ -124,27 +125,27 @@ impl Named for ChannelRelease {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            flit: 6_250,
+            flit: Picos(6_250),
             ns_per_m: 1.5 / 0.3048,
-            switch_latency: 150_000,
+            switch_latency: 150 * NS,
             slack: (80, 56, 40),
             msg_bytes: 32,
             msg_mix: Vec::new(),
             load: 0.01,
             traffic: Traffic::Uniform,
             seed: 1,
-            warmup: 100_000_000,  // 100 µs
-            measure: 400_000_000, // 400 µs
-            send_overhead: 0,
+            warmup: 100 * US,
+            measure: 400 * US,
+            send_overhead: Picos::ZERO,
             // The study's reading (see README, "Against the paper"): with these two its
             // saturation figures come out; the others stay selectable.
             switch_model: SwitchModel::SharedUnit,
             channel_release: ChannelRelease::Drain,
             unit_fast_forward: true,
-            itb_latency: 475_000,
+            itb_latency: 475 * NS,
             itb_pool: 90 * 1024,
-            itb_spill: 5_000_000,
-            block_timeout: 50 * myrix_link::MS,
+            itb_spill: 5 * US,
+            block_timeout: 50 * MS,
         }
     }
 }
@@ -229,5 +230,6 @@ pub struct Results {
     /// Flits of all packets delivered during the whole run (warm-up included), counted
     /// as injected (route bytes included): what BookSim2 calls delivered flits.
     pub wire_flits_delivered: u64,
-    pub ticks: u64,
+    /// Ticks simulated, warm-up included.
+    pub ticks: Ticks,
 }

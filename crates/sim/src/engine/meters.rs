@@ -6,6 +6,7 @@ use super::config::Results;
 use super::ids::PacketId;
 use super::packets::NO_TAG;
 use super::Sim;
+use crate::Ticks;
 
 #[derive(Default)]
 pub(crate) struct Meters {
@@ -98,7 +99,7 @@ impl Sim<'_> {
     pub(super) fn results(&mut self) -> Results {
         let queued = self.hosts.queued();
         let m = &mut self.meters;
-        let flit_ns = self.cfg.flit as f64 / 1000.0;
+        let flit_ns = self.cfg.flit.as_nanos_f64();
         let n = self.topo.num_switches() as f64;
         let window_ns = (m.measure_to - m.measure_from) as f64 * flit_ns;
         let total: u64 = m.batch_flits.iter().sum();
@@ -186,7 +187,7 @@ impl Sim<'_> {
             max_link_utilization: max_busy as f64 / meas_ticks,
             flit_hops: m.flit_hops,
             wire_flits_delivered: m.wire_flits_delivered,
-            ticks: self.now,
+            ticks: Ticks(self.now),
         }
     }
 }

@@ -27,6 +27,7 @@ use meters::Meters;
 use myrix_fabric::itb::RouteTable;
 use myrix_fabric::Topology;
 use myrix_link::slack::SlackBuffer;
+use myrix_link::Picos;
 use packets::{Packets, NO_TAG};
 use ports::{Inputs, Outputs, Ports};
 use rand::SeedableRng;
@@ -34,7 +35,10 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use units::Units;
 
-/// Durations derived from the [`Config`], in ticks.
+use crate::Ticks;
+
+/// Durations derived from the [`Config`], in ticks (bare: the engine's hot loop adds
+/// them to `Sim::now`).
 struct Timing {
     /// Header processing at a switch.
     route: u64,
@@ -91,10 +95,10 @@ impl<'a> Sim<'a> {
         if cfg.msg_bytes == 0 {
             return Err(ConfigError::MsgBytes);
         }
-        if cfg.flit == 0 {
+        if cfg.flit == Picos::ZERO {
             return Err(ConfigError::Flit);
         }
-        if cfg.measure == 0 {
+        if cfg.measure == Picos::ZERO {
             return Err(ConfigError::Measure);
         }
         let (cap, stop, go) = cfg.slack;
@@ -109,7 +113,7 @@ impl<'a> Sim<'a> {
                 topo.num_switches(),
             ));
         }
-        let flit_ns = cfg.flit as f64 / 1000.0;
+        let flit_ns = cfg.flit.as_nanos_f64();
         let longest = topo
             .hosts()
             .iter()
@@ -147,18 +151,23 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let hosts_per_ns = cfg.load * topo.num_switches() as f64 / nh as f64 / mean_bytes;
-        let route = cfg.switch_latency.div_ceil(cfg.flit);
-        let warm = cfg.warmup.div_ceil(cfg.flit);
-        let meas = cfg.measure.div_ceil(cfg.flit);
+        let ticks = |d: Picos| Ticks::covering(d, cfg.flit).0;
+        let route = ticks(cfg.switch_latency);
+        let warm = ticks(cfg.warmup);
+        let meas = ticks(cfg.measure);
         let mut sim = Sim {
             timing: Timing {
                 route,
-                send: cfg.send_overhead.div_ceil(cfg.flit),
+                send: ticks(cfg.send_overhead),
                 mean_gap: 1.0 / (hosts_per_ns * flit_ns),
-                itb: cfg.itb_latency.div_ceil(cfg.flit),
-                spill: cfg.itb_spill.div_ceil(cfg.flit),
-                timeout: cfg.block_timeout.div_ceil(cfg.flit),
-                next_timeout_check: if cfg.block_timeout > 0 { 0 } else { u64::MAX },
+                itb: ticks(cfg.itb_latency),
+                spill: ticks(cfg.itb_spill),
+                timeout: ticks(cfg.block_timeout),
+                next_timeout_check: if cfg.block_timeout > Picos::ZERO {
+                    0
+                } else {
+                    u64::MAX
+                },
             },
             topo,
             tables: vec![routes],
@@ -256,18 +265,27 @@ impl<'a> Sim<'a> {
         self.units.wakes
     }
 
-    /// Flit time in picoseconds (a tick).
-    pub fn tick(&self) -> u64 {
+    /// The length of a tick: the flit time.
+    pub fn tick(&self) -> Picos {
         self.cfg.flit
     }
 
     /// The first tick of the measurement and the first after it.
-    pub fn measure_window(&self) -> (u64, u64) {
-        (self.meters.measure_from, self.meters.measure_to)
+    pub fn measure_window(&self) -> (Ticks, Ticks) {
+        (
+            Ticks(self.meters.measure_from),
+            Ticks(self.meters.measure_to),
+        )
     }
 
-    pub fn now_ticks(&self) -> u64 {
-        self.now
+    /// The tick about to run (the ticks run so far).
+    pub fn now_ticks(&self) -> Ticks {
+        Ticks(self.now)
+    }
+
+    /// Simulated time: the ticks run so far in picoseconds.
+    pub fn now(&self) -> Picos {
+        self.now_ticks() * self.tick()
     }
 
     /// Stops the traffic process: only [`Self::inject`]ed messages travel.
@@ -285,9 +303,9 @@ impl<'a> Sim<'a> {
         &self.meters.delivered_by_dst
     }
 
-    /// Generation-to-delivery time of the last message delivered, in ticks.
-    pub fn last_latency_ticks(&self) -> u64 {
-        self.meters.last_latency
+    /// Generation-to-delivery time of the last message delivered.
+    pub fn last_latency_ticks(&self) -> Ticks {
+        Ticks(self.meters.last_latency)
     }
 
     /// Bytes that found a full slack buffer so far.
