@@ -17,7 +17,8 @@ pub struct Config {
     pub medium_frag: usize,
     /// Bytes per pull request.
     pub pull_block: usize,
-    /// Pull blocks outstanding per large receive.
+    /// Pull blocks in flight from one peer at first, over all its large receives; flow
+    /// control then moves the window between 1 and 64 blocks (`engine::flow`).
     pub pull_window: usize,
     /// Largest message accepted.
     pub max_message: usize,

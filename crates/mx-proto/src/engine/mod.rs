@@ -53,6 +53,7 @@
 
 mod buffers;
 mod config;
+mod flow;
 mod frames;
 mod matching;
 mod peers;
@@ -81,10 +82,11 @@ pub use types::{
 
 use crate::reliability::{AckDue, Arrival, Params, Session, Timeout};
 use buffers::{concat_into, copy_short, gather, lent_for};
+use flow::Flow;
 use frames::Tx;
 use matching::{RxCurrent, Unexpected};
 use peers::Peer;
-use pull::Pull;
+use pull::{pull_gaps, Pull};
 use reliability::SeqWhat;
 use slab::{Req, ReqKind, ReqState, MAX_REQS};
 use timers::Timers;
@@ -295,6 +297,15 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 let have = if r.lent { r.msg_len } else { r.data.len() };
                 if r.kind != ReqKind::Send || r.peer != peer || end > have {
                     self.stats.bad_frames += 1;
+                    return;
+                }
+                // Asked again while the answer still waits to go out: it will.
+                let queued = self.txq.iter().any(|t| {
+                    matches!(*t, Tx::PullReply { send, recv_handle: rh, offset: o, end: e, .. }
+                        if send == handle && rh == recv_handle && o <= offset && e >= end)
+                });
+                if queued {
+                    self.stats.duplicates += 1;
                     return;
                 }
                 self.txq.push_back(Tx::PullReply {

@@ -22,10 +22,12 @@ pub(super) struct Peer<L> {
     pub(super) rx_current: Option<RxCurrent>,
     /// The earliest deadline this peer has on the timer heap.
     pub(super) armed: Option<u64>,
+    /// How many pull blocks may be in flight from this peer.
+    pub(super) flow: Flow,
 }
 
 impl<L> Peer<L> {
-    pub(super) fn new(loc: L, nic: u64, endpoint: u8, my_session: u32) -> Peer<L> {
+    pub(super) fn new(loc: L, nic: u64, endpoint: u8, my_session: u32, window: u32) -> Peer<L> {
         Peer {
             loc,
             nic,
@@ -37,6 +39,7 @@ impl<L> Peer<L> {
             waiting: VecDeque::new(),
             rx_current: None,
             armed: None,
+            flow: Flow::new(window),
         }
     }
     pub(super) fn reset_session(&mut self) {
@@ -83,7 +86,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         if self.peers.len() >= NO_PEER as usize {
             return Err(Error::TooManyPeers);
         }
-        self.peers.push(Peer::new(loc, nic, endpoint, self.session));
+        let window = self.cfg.pull_window.clamp(1, flow::MAX_WINDOW as usize) as u32;
+        self.peers
+            .push(Peer::new(loc, nic, endpoint, self.session, window));
         Ok((self.peers.len() - 1) as u16)
     }
     pub(super) fn check_peer(&self, peer: PeerId) -> Result<(), Error> {
@@ -209,6 +214,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             keep
         });
         self.unexpected_bytes -= bytes;
+        // Its pulls ended above: nothing is in flight from it any more.
+        let window = self.cfg.pull_window.clamp(1, flow::MAX_WINDOW as usize) as u32;
+        self.peers[pi as usize].flow.reset(window);
     }
 
     pub(super) fn on_connect_reply(&mut self, h: &Header, status: u8, index: u16, request: u32) {

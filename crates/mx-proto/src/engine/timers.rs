@@ -150,7 +150,12 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             ReqKind::Connect => Some(r.last_try + self.cfg.resend_ns),
             ReqKind::Recv => {
                 let p = r.pull.as_ref()?;
-                let block = p.blocks.iter().map(|b| b.2 + self.cfg.resend_ns).min();
+                let flow = &self.peers[r.peer as usize].flow;
+                let block = p
+                    .blocks
+                    .iter()
+                    .map(|b| flow.due(b.sent, b.tries, self.cfg.resend_ns))
+                    .min();
                 let dead = p.last_progress + self.cfg.request_timeout_ns;
                 Some(block.map_or(dead, |b| b.min(dead)))
             }
@@ -176,23 +181,32 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 }
             }
             ReqKind::Recv => {
-                let Some(pull) = r.pull.as_mut() else {
+                let peer = r.peer as usize;
+                let Some(pull) = r.pull.as_ref() else {
                     return;
                 };
                 if now >= pull.last_progress + request_timeout {
+                    self.abandon_pull(h);
                     self.complete(h, Code::Unreachable);
                     return;
                 }
-                // Rarely more than the pull window's few blocks.
+                // Borrowed again by field: the request and its peer's window at once.
+                let r = &mut self.reqs[Request(h).index()];
+                let pull = r.pull.as_mut().expect("checked");
+                let flow = &mut self.peers[peer].flow;
+                // Rarely more than the window's few blocks.
                 let mut again: Vec<(usize, usize)> = Vec::new();
                 for b in pull.blocks.iter_mut() {
-                    if now >= b.2 + resend {
-                        b.2 = now;
-                        again.push((b.0, b.1));
+                    if now >= flow.due(b.sent, b.tries, resend) {
+                        b.sent = now;
+                        b.tries = b.tries.saturating_add(1);
+                        b.passed = 0;
+                        again.extend(pull_gaps(&pull.have, b.start, b.end));
                     }
                 }
-                let again: Vec<(usize, usize)> =
-                    again.iter().flat_map(|&(a, b)| pull.gaps(a, b)).collect();
+                if !again.is_empty() {
+                    flow.lost(now);
+                }
                 for (a, b) in again {
                     self.stats.pull_rerequests += 1;
                     self.txq.push_back(Tx::Pull {
