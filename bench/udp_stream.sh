@@ -4,6 +4,7 @@
 # run, the medians, their ratio, and MX's retransmitted frames as a share of its frames.
 #
 #   bash bench/udp_stream.sh [MYRIX_BINARY]      # RUNS=3 for a quicker look
+#   HOGS=2 bash bench/udp_stream.sh ...          # with 2 busy loops competing for the CPUs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -16,7 +17,16 @@ if [ -z "$MYRIX" ]; then
   MYRIX=$PWD/target/release/myrix
 fi
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+hogs=()
+cleanup() {
+  for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$W"
+}
+trap cleanup EXIT
+for _ in $(seq "${HOGS:-0}"); do
+  sh -c 'while :; do :; done' &
+  hogs+=($!)
+done
 gcc -O2 -o "$W/udp_stream" bench/udp_stream.c
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 port=47100
