@@ -498,3 +498,29 @@ fn the_long_period_timeout_breaks_a_deadlock_by_dropping_blocked_packets() {
         assert!(w.iter().sum::<u64>() > 0, "{alive:?}");
     }
 }
+
+#[test]
+fn far_past_saturation_the_source_queues_stop_growing_and_the_run_says_saturated() {
+    // 4 switches, 16 hosts: each host's queue holds at most 65536 messages. Load 10 fills
+    // it within about a millisecond (once the queues grew by gigabytes a minute).
+    let (t, routes) = irregular_routes(4, 1, Policy::Osud);
+    let cfg = Config {
+        load: 10.0,
+        warmup: 100 * US,
+        measure: 2 * MS,
+        ..Config::default()
+    };
+    let mut sim = Sim::new(cfg.clone(), &t, &routes).unwrap();
+    while sim.now() < 2 * MS {
+        sim.step();
+    }
+    let cap = 16 * 65536;
+    assert!(sim.queued() <= cap, "{} messages queued", sim.queued());
+    assert!(
+        sim.queued() > cap / 2,
+        "the queues filled: {}",
+        sim.queued()
+    );
+    let r = Sim::new(cfg, &t, &routes).unwrap().run();
+    assert!(r.saturated, "{r:?}");
+}

@@ -10,10 +10,18 @@ use rand::Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+/// Messages the host memory queues hold together, at most (a few hundred MiB of
+/// packet slots).
+const MAX_QUEUED: usize = 1 << 22;
+
 /// Per host, except `rr` (per host and destination switch).
 pub(crate) struct Hosts {
     /// Messages waiting in host memory.
     pub queue: Vec<VecDeque<PacketId>>,
+    /// The most messages a host's memory queue holds: past saturation the queues would
+    /// otherwise grow without end (gigabytes a minute); a message beyond it is not made
+    /// and the run reports saturation.
+    pub queue_cap: usize,
     /// The packet being sent and the bytes sent so far (`NONE` when idle).
     pub sending: Vec<(PacketId, u32)>,
     /// The packet being sent comes from the in-transit buffer.
@@ -42,6 +50,7 @@ impl Hosts {
         let nh = topo.num_hosts();
         Hosts {
             queue: (0..nh).map(|_| VecDeque::new()).collect(),
+            queue_cap: (MAX_QUEUED / nh.max(1)).clamp(1024, 65536),
             sending: vec![(PacketId::NONE, 0); nh],
             from_itb: vec![false; nh],
             is_active: vec![false; nh],

@@ -39,6 +39,8 @@ pub(crate) struct Meters {
     /// their destination was known to be off.
     pub dropped: u64,
     pub refused: u64,
+    /// Messages not made because their source's queue was full (`Hosts::queue_cap`).
+    pub source_full: u64,
     /// Long-period time-outs that fired.
     pub timeouts: u64,
     /// Tagged packets arrived, with their destination, not yet taken.
@@ -133,7 +135,10 @@ impl Sim<'_> {
         let generated = m.generated_bytes as f64 / window_ns / n;
         // Saturated: the network delivered clearly less than was generated, or the source
         // queues grew by more than a message per host over the measurement.
-        let saturated = accepted < 0.95 * generated || queue_growth > self.topo.num_hosts() as u64;
+        // A source queue at its cap (past saturation) says so too.
+        let saturated = accepted < 0.95 * generated
+            || queue_growth > self.topo.num_hosts() as u64
+            || m.source_full > 0;
         let links = self.topo.links().len();
         let meas_ticks = (m.measure_to - m.measure_from) as f64;
         let means: Vec<f64> = m

@@ -162,6 +162,10 @@ impl<'a> Sim<'a> {
             self.meters.refused += 1;
             return false;
         }
+        if self.hosts.queue[src as usize].len() >= self.hosts.queue_cap {
+            self.meters.source_full += 1;
+            return false;
+        }
         let Some((alt, is_longer, hops, splits)) = self.choose(src, ds) else {
             self.meters.refused += 1;
             return false;
