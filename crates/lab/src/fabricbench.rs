@@ -158,20 +158,12 @@ impl<'a> FabricBench<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use myrix_fabric::generate::{generate, Params};
+    use myrix_fabric::testing::irregular;
     use myrix_fabric::updown::Root;
 
     #[test]
     fn a_tiny_message_is_one_frame_and_the_figures_repeat() {
-        let t = generate(
-            "irregular",
-            &Params {
-                switches: 4,
-                seed: 1,
-                ..Params::default()
-            },
-        )
-        .unwrap();
+        let t = irregular(4, 1);
         let routes = routes(&t, &UpDown::new(&t, Root::LowestId));
         let s = Setup {
             from: 0,

@@ -155,19 +155,11 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use myrix_fabric::generate::{generate, Params};
+    use myrix_fabric::testing::irregular;
 
     #[test]
     fn a_link_is_found_either_way_round_and_a_missing_one_is_refused() {
-        let t = generate(
-            "irregular",
-            &Params {
-                switches: 6,
-                seed: 4,
-                ..Params::default()
-            },
-        )
-        .unwrap();
+        let t = irregular(6, 4);
         let l = &t.links()[0];
         let (a, b) = (l.a.switch, l.b.switch);
         assert_eq!(

@@ -124,19 +124,9 @@ mod tests {
 
     #[test]
     fn load_points_run_each_configuration_and_refuse_bad_ones() {
-        use myrix_fabric::generate::{generate, Params};
         use myrix_fabric::itb::Policy;
-        use myrix_fabric::updown::{Root, UpDown};
-        let t = generate(
-            "irregular",
-            &Params {
-                switches: 4,
-                seed: 1,
-                ..Params::default()
-            },
-        )
-        .unwrap();
-        let routes = RouteTable::new(&t, &UpDown::new(&t, Root::LowestId), Policy::Osud);
+        use myrix_fabric::testing::irregular_routes;
+        let (t, routes) = irregular_routes(4, 1, Policy::Osud);
         let cfg = |load: f64| Config {
             load,
             warmup: myrix_link::US,
