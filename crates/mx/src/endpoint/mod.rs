@@ -29,7 +29,6 @@
 //! ```
 
 use std::io;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -44,6 +43,14 @@ use crate::transport::{
     eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport, Verdict,
 };
 use myrix_wire::protocol as tag;
+
+mod serve;
+mod shared;
+mod spin;
+
+use serve::offer_other;
+pub use shared::ProgressThread;
+use spin::Spin;
 
 /// Errors of the endpoint API.
 #[derive(Debug, thiserror::Error)]
@@ -94,71 +101,8 @@ fn verdict(h: Handled) -> Verdict {
     }
 }
 
-/// Offers a frame that is not MX's to the protocol attached for its tag; `None` when no
-/// protocol has that tag.
-#[cold]
-fn offer_other(
-    others: &mut [Box<dyn Protocol>],
-    now: u64,
-    from: &Loc,
-    frame: &[u8],
-) -> Option<Verdict> {
-    let t = tag::tag(frame)?;
-    let p = others.iter_mut().find(|p| p.tag() == t)?;
-    Some(p.handle_frame(now, from, frame))
-}
-
 /// On lossy transports, a wait's polls read the clock once in this many.
 const SPIN_CLOCK_POLLS: u32 = 16;
-/// Idle polls after which a wait starts pausing between polls.
-const LONG_WAIT_SPINS: u32 = 1 << 16;
-
-/// How a wait spends the polls between two looks at its request: it reads the clock
-/// only every 1024 polls (on the fast path a read would cost more than the message),
-/// and pauses only once the wait is long (a pause costs more than a poll here, and under
-/// KVM it can exit to the hypervisor; a long wait pauses to spare a sibling
-/// hyper-thread).
-struct Spin {
-    timeout: Duration,
-    end: Option<Instant>,
-    spins: u32,
-}
-
-impl Spin {
-    fn new(timeout: Duration) -> Spin {
-        Spin {
-            timeout,
-            end: None,
-            spins: 0,
-        }
-    }
-    /// Whether any poll came before this one.
-    #[inline(always)]
-    fn started(&self) -> bool {
-        self.spins > 0
-    }
-    /// Counts a poll; true once the timeout has passed.
-    #[inline(always)]
-    fn timed_out(&mut self) -> bool {
-        self.spins = self.spins.wrapping_add(1);
-        if self.spins % 1024 == 0 {
-            let now = Instant::now();
-            if now >= *self.end.get_or_insert(now + self.timeout) {
-                return true;
-            }
-        }
-        if self.spins >= LONG_WAIT_SPINS {
-            std::hint::spin_loop();
-        }
-        false
-    }
-    /// What is left of the timeout.
-    fn left(&self) -> Duration {
-        self.end.map_or(self.timeout, |e| {
-            e.saturating_duration_since(Instant::now())
-        })
-    }
-}
 /// How often `progress` looks at departed peers and timers, in polls.
 const HOUSEKEEPING_POLLS: u32 = 16;
 
@@ -325,59 +269,6 @@ impl Endpoint {
         }
         if !self.others.is_empty() {
             self.serve_others(now)?;
-        }
-        Ok(())
-    }
-
-    /// Serves another protocol on this endpoint's transport: frames tagged
-    /// `protocol.tag()` go to it from now on, and it sends through the transport.
-    /// Refuses MX's own tag and a tag already attached.
-    pub fn attach(&mut self, protocol: Box<dyn Protocol>) -> Result<(), MxError> {
-        let t = protocol.tag();
-        if t == tag::MX || self.others.iter().any(|p| p.tag() == t) {
-            return Err(MxError::Tag(t));
-        }
-        self.others.push(protocol);
-        Ok(())
-    }
-
-    /// Where a peer is on this endpoint's transport, for an attached protocol to send to.
-    pub fn locate(&mut self, peer: &EndpointAddr) -> Result<Loc, MxError> {
-        if peer.transport() != self.addr.transport() {
-            return Err(MxError::Transport(peer.to_string()));
-        }
-        Ok(self.transport.resolve(peer.location(), peer.endpoint)?)
-    }
-
-    /// Takes back the protocol attached for `tag`.
-    pub fn detach(&mut self, tag: u8) -> Option<Box<dyn Protocol>> {
-        let i = self.others.iter().position(|p| p.tag() == tag)?;
-        Some(self.others.remove(i))
-    }
-
-    /// The protocol attached for `tag`, to call it between progress calls.
-    pub fn attached(&mut self, tag: u8) -> Option<&mut (dyn Protocol + 'static)> {
-        let p = self.others.iter_mut().find(|p| p.tag() == tag)?;
-        Some(p.as_mut())
-    }
-
-    /// The other protocols' due timers and frames to send. MX's stalled frame goes
-    /// first: a lossless transport keeps the order of what each protocol sent.
-    #[cold]
-    fn serve_others(&mut self, now: u64) -> Result<(), MxError> {
-        for i in 0..self.others.len() {
-            let p = &mut self.others[i];
-            if p.poll_timeout().is_some_and(|t| t <= now) {
-                p.handle_timeout(now);
-            }
-            while self.stalled.is_none() {
-                let Some((loc, n)) = self.others[i].poll_transmit(now, &mut self.tx) else {
-                    break;
-                };
-                if !self.transport.send(&loc, &self.tx[..n])? {
-                    self.stalled = Some((loc, n));
-                }
-            }
         }
         Ok(())
     }
@@ -885,44 +776,6 @@ impl Endpoint {
             if Instant::now() >= end {
                 return Ok(false);
             }
-        }
-    }
-
-    /// Shares the endpoint with a progress thread that polls it every `interval` while the
-    /// application does not; lock the returned mutex to use the endpoint.
-    pub fn into_shared(self, interval: Duration) -> (Arc<Mutex<Endpoint>>, ProgressThread) {
-        let shared = Arc::new(Mutex::new(self));
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (s2, st2) = (shared.clone(), stop.clone());
-        let handle = std::thread::spawn(move || {
-            while !st2.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Ok(mut ep) = s2.try_lock() {
-                    let _ = ep.progress();
-                }
-                std::thread::sleep(interval);
-            }
-        });
-        (
-            shared,
-            ProgressThread {
-                stop,
-                handle: Some(handle),
-            },
-        )
-    }
-}
-
-/// Stops the progress thread when dropped.
-pub struct ProgressThread {
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for ProgressThread {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
         }
     }
 }

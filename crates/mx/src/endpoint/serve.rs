@@ -1,0 +1,79 @@
+//! Other protocols served beside MX on the endpoint's transport (remote shared memory
+//! next): frames whose tag is not MX's go to the protocol attached for it, and what it
+//! sends leaves through the same transport. MX's fast path never comes here.
+
+use myrix_wire::protocol as tag;
+
+use super::{Endpoint, MxError};
+use crate::addr::EndpointAddr;
+use crate::protocol::Protocol;
+use crate::transport::{Loc, Transport, Verdict};
+
+/// Offers a frame that is not MX's to the protocol attached for its tag; `None` when no
+/// protocol has that tag.
+#[cold]
+pub(super) fn offer_other(
+    others: &mut [Box<dyn Protocol>],
+    now: u64,
+    from: &Loc,
+    frame: &[u8],
+) -> Option<Verdict> {
+    let t = tag::tag(frame)?;
+    let p = others.iter_mut().find(|p| p.tag() == t)?;
+    Some(p.handle_frame(now, from, frame))
+}
+
+impl Endpoint {
+    /// Serves another protocol on this endpoint's transport: frames tagged
+    /// `protocol.tag()` go to it from now on, and it sends through the transport.
+    /// Refuses MX's own tag and a tag already attached.
+    pub fn attach(&mut self, protocol: Box<dyn Protocol>) -> Result<(), MxError> {
+        let t = protocol.tag();
+        if t == tag::MX || self.others.iter().any(|p| p.tag() == t) {
+            return Err(MxError::Tag(t));
+        }
+        self.others.push(protocol);
+        Ok(())
+    }
+
+    /// Where a peer is on this endpoint's transport, for an attached protocol to send to.
+    pub fn locate(&mut self, peer: &EndpointAddr) -> Result<Loc, MxError> {
+        if peer.transport() != self.addr.transport() {
+            return Err(MxError::Transport(peer.to_string()));
+        }
+        Ok(self.transport.resolve(peer.location(), peer.endpoint)?)
+    }
+
+    /// Takes back the protocol attached for `tag`.
+    pub fn detach(&mut self, tag: u8) -> Option<Box<dyn Protocol>> {
+        let i = self.others.iter().position(|p| p.tag() == tag)?;
+        Some(self.others.remove(i))
+    }
+
+    /// The protocol attached for `tag`, to call it between progress calls.
+    pub fn attached(&mut self, tag: u8) -> Option<&mut (dyn Protocol + 'static)> {
+        let p = self.others.iter_mut().find(|p| p.tag() == tag)?;
+        Some(p.as_mut())
+    }
+
+    /// The other protocols' due timers and frames to send. MX's stalled frame goes
+    /// first: a lossless transport keeps the order of what each protocol sent.
+    #[cold]
+    pub(super) fn serve_others(&mut self, now: u64) -> Result<(), MxError> {
+        for i in 0..self.others.len() {
+            let p = &mut self.others[i];
+            if p.poll_timeout().is_some_and(|t| t <= now) {
+                p.handle_timeout(now);
+            }
+            while self.stalled.is_none() {
+                let Some((loc, n)) = self.others[i].poll_transmit(now, &mut self.tx) else {
+                    break;
+                };
+                if !self.transport.send(&loc, &self.tx[..n])? {
+                    self.stalled = Some((loc, n));
+                }
+            }
+        }
+        Ok(())
+    }
+}
