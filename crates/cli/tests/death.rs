@@ -58,3 +58,55 @@ fn a_killed_benchmark_client_takes_its_server_with_it() {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+#[test]
+fn a_killed_benchmark_server_is_reported_by_its_client_at_once() {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["bench", "pingpong", "--server", "--transport", "shm"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut addr = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut addr)
+        .unwrap();
+    let mut client = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args([
+            "bench",
+            "pingpong",
+            "--transport",
+            "shm",
+            "--client",
+            addr.trim(),
+        ])
+        .args(["--start", "8", "--end", "8", "--iterations", "100000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    assert!(lines.any(|l| l.is_ok_and(|l| l.contains("latency_us"))));
+    // Mid-run, with the client waiting for 8-byte answers (once: 30 s of spinning).
+    std::thread::sleep(Duration::from_millis(200));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let killed = Instant::now();
+    let status = loop {
+        if let Some(s) = client.try_wait().unwrap() {
+            break s;
+        }
+        if killed.elapsed() > Duration::from_secs(5) {
+            let _ = client.kill();
+            panic!("the client did not notice its server's death within 5 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let took = killed.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut client.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("the peer is gone"), "{err}");
+    // Death is looked for every 10 ms and a wait asks every 20 ms.
+    assert!(took < Duration::from_millis(500), "noticed after {took:?}");
+}

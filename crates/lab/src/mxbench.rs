@@ -258,27 +258,65 @@ fn send(ep: &mut Endpoint, peer: PeerId, data: &[u8]) -> Result<(), LabError> {
     }
 }
 
-/// A blocking receive of the next data message (`MPI_Recv`).
-fn recv(ep: &mut Endpoint, buf: RecvBuf) -> Result<RecvBuf, LabError> {
-    match ep.recv(buf, DATA, u64::MAX, T) {
-        Ok((st, b)) if st.code == Code::Success => Ok(b),
-        Ok((st, _)) => Err(LabError::Failed(format!(
-            "MX receive failed: {:?}",
-            st.code
-        ))),
-        Err(MxError::Timeout) => Err(LabError::Failed("the peer stopped answering (30 s)".into())),
-        Err(e) => Err(mx(e)),
+/// How long a wait lasts before it asks whether the peer is still there.
+const SLICE: Duration = Duration::from_millis(20);
+
+fn gone() -> LabError {
+    LabError::Failed("the peer is gone (its process ended or stopped answering)".into())
+}
+
+/// A blocking receive of the next data message (`MPI_Recv`) from `peer`: in slices, so
+/// that a peer found gone ends it at once instead of after the whole timeout.
+fn recv(ep: &mut Endpoint, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabError> {
+    let len = buf.len();
+    let mut buf = Some(buf);
+    // Read the clock only once a slice has passed: not on the measured path.
+    let mut end = None;
+    loop {
+        // A receive that timed out has given its buffer up: a new one, off the fast path.
+        let b = buf.take().unwrap_or_else(|| RecvBuf::One(vec![0; len]));
+        match ep.recv(b, DATA, u64::MAX, SLICE) {
+            Ok((st, b)) if st.code == Code::Success => return Ok(b),
+            Ok((st, _)) => {
+                return Err(LabError::Failed(format!(
+                    "MX receive failed: {:?}",
+                    st.code
+                )))
+            }
+            Err(MxError::Timeout) => {}
+            Err(e) => return Err(mx(e)),
+        }
+        if ep.peer_lost(peer) {
+            return Err(gone());
+        }
+        let now = Instant::now();
+        if now >= *end.get_or_insert(now + T - SLICE) {
+            return Err(LabError::Failed("the peer stopped answering (30 s)".into()));
+        }
     }
 }
 
-fn wait(ep: &mut Endpoint, r: Request) -> Result<Completion, LabError> {
-    match ep.wait(r, T).map_err(mx)? {
-        Some(c) if c.0.code == Code::Success => Ok(c),
-        Some(c) => Err(LabError::Failed(format!(
-            "MX request failed: {:?}",
-            c.0.code
-        ))),
-        None => Err(LabError::Failed("the peer stopped answering (30 s)".into())),
+/// Waits for request `r`, which involves `peer`, in slices as [`recv`] does.
+fn wait(ep: &mut Endpoint, peer: PeerId, r: Request) -> Result<Completion, LabError> {
+    let mut end = None;
+    loop {
+        match ep.wait(r, SLICE).map_err(mx)? {
+            Some(c) if c.0.code == Code::Success => return Ok(c),
+            Some(c) => {
+                return Err(LabError::Failed(format!(
+                    "MX request failed: {:?}",
+                    c.0.code
+                )))
+            }
+            None => {}
+        }
+        if ep.peer_lost(peer) {
+            return Err(gone());
+        }
+        let now = Instant::now();
+        if now >= *end.get_or_insert(now + T - SLICE) {
+            return Err(LabError::Failed("the peer stopped answering (30 s)".into()));
+        }
     }
 }
 
@@ -302,7 +340,7 @@ pub fn serve(ep: &mut Endpoint) -> Result<(), LabError> {
     let r = ep
         .irecv(RecvBuf::One(vec![]), BYE, u64::MAX, 0)
         .map_err(mx)?;
-    wait(ep, r)?;
+    wait(ep, peer, r)?;
     ep.flush_all(Duration::from_secs(2)).map_err(mx)?;
     if !ep.config().reliable_transport {
         // Our acknowledgement of the goodbye may be lost, and the client resends it
@@ -337,10 +375,10 @@ pub fn client(
 ) -> Result<Vec<MxRow>, LabError> {
     let hello = plan.encode();
     let s = ep.isend(peer, &[hello.as_bytes()], HELLO, 0).map_err(mx)?;
-    wait(ep, s)?;
+    wait(ep, peer, s)?;
     let rows = run_plan(ep, peer, plan, true, on_row)?;
     let s = ep.isend(peer, &[], BYE, 0).map_err(mx)?;
-    wait(ep, s)?;
+    wait(ep, peer, s)?;
     ep.flush_all(Duration::from_secs(2)).map_err(mx)?;
     Ok(rows)
 }
@@ -379,9 +417,9 @@ fn run_plan(
                     // reads a large message in place, then a blocking receive.
                     if is_client {
                         send(ep, peer, &sbuf[..len])?;
-                        rbuf = Some(recv(ep, buf)?);
+                        rbuf = Some(recv(ep, peer, buf)?);
                     } else {
-                        rbuf = Some(recv(ep, buf)?);
+                        rbuf = Some(recv(ep, peer, buf)?);
                         send(ep, peer, &sbuf[..len])?;
                     }
                     if plan.verify {
@@ -439,17 +477,17 @@ fn run_plan(
                             reqs.push(ep.isend(peer, &[&sbuf[..len]], DATA, 0).map_err(mx)?);
                         }
                         for &s in &reqs {
-                            if let (_, Some(RecvBuf::One(v))) = wait(ep, s)? {
+                            if let (_, Some(RecvBuf::One(v))) = wait(ep, peer, s)? {
                                 svecs.push(v);
                             }
                         }
-                        ack_buf = wait(ep, ack)?.1;
+                        ack_buf = wait(ep, peer, ack)?.1;
                     } else {
                         for b in bufs.drain(..) {
                             reqs.push(ep.irecv(b, DATA, u64::MAX, 0).map_err(mx)?);
                         }
                         for (k, &r) in reqs.iter().enumerate() {
-                            let (_, b) = wait(ep, r)?;
+                            let (_, b) = wait(ep, peer, r)?;
                             let b = b.expect("receive buffer");
                             if plan.verify {
                                 if let RecvBuf::One(v) = &b {
@@ -459,7 +497,7 @@ fn run_plan(
                             bufs.push(b);
                         }
                         let s = ep.isend(peer, &[b"ack!"], ACK, 0).map_err(mx)?;
-                        wait(ep, s)?;
+                        wait(ep, peer, s)?;
                     }
                 }
                 let secs = start.elapsed().as_secs_f64();

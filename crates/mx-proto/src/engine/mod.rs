@@ -172,6 +172,14 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     pub fn peer_location(&self, p: PeerId) -> Option<&L> {
         self.peers.get(p.0 as usize).map(|x| &x.loc)
     }
+    /// The peer is gone: the transport saw its process die, or it stopped
+    /// acknowledging; until it connects again. Receives are not bound to a peer (as in
+    /// MX), so a caller waiting for one from it asks here.
+    pub fn peer_unreachable(&self, p: PeerId) -> bool {
+        self.peers
+            .get(p.0 as usize)
+            .is_some_and(|x| x.rel.is_unreachable())
+    }
     /// NIC id and endpoint id of a peer.
     pub fn peer_identity(&self, p: PeerId) -> Option<(u64, u8)> {
         self.peers.get(p.0 as usize).map(|x| (x.nic, x.endpoint))

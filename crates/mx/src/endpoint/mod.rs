@@ -760,6 +760,13 @@ impl Endpoint {
         self.engine.set_unexpected_handler(h);
     }
 
+    /// The peer is gone (its process died, or it stopped acknowledging), as far as the
+    /// last progress call knows; until it connects again. A wait for a message from it
+    /// would otherwise last its whole timeout.
+    pub fn peer_lost(&self, peer: PeerId) -> bool {
+        self.engine.peer_unreachable(peer)
+    }
+
     pub fn stats(&self) -> Stats {
         self.engine.stats()
     }
