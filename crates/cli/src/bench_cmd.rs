@@ -61,8 +61,11 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
             "--msg-bytes: 1 to 65536 bytes, as myrix sim".into(),
         ));
     }
-    if sizes.iter().any(|&n| n == 0 || n > 4096) {
-        return Err(CliError::Input("--sizes: each between 1 and 4096".into()));
+    let max = myrix_fabric::generate::MAX_SWITCHES;
+    if sizes.iter().any(|&n| n == 0 || n > max) {
+        return Err(CliError::Input(format!(
+            "--sizes: each between 1 and {max}"
+        )));
     }
     let measure = parse_time(&a.sim_time)?;
     let crate::parse::ModelArgs {

@@ -70,6 +70,11 @@ struct MapOut {
 
 pub fn run(a: MapArgs) -> Result<(), CliError> {
     let t = crate::topo_cmd::load(&a.topology)?;
+    if t.num_hosts() == 0 {
+        return Err(CliError::Input(
+            "the network has 0 host(s): a mapper runs on a host".into(),
+        ));
+    }
     if let Some(m) = a.mapper {
         if m as usize >= t.num_hosts() {
             return Err(CliError::Input(format!(

@@ -118,7 +118,7 @@ pub struct NetworkArgs {
     /// Switches of the generated irregular network.
     #[arg(long, default_value_t = 16)]
     pub switches: usize,
-    /// Seed of the generated topology (and, for `sim`, of the traffic).
+    /// Seed of the generated topology (commands that make traffic seed it too).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// up*/down* root: lowest-id, center, or a switch id.
@@ -127,9 +127,17 @@ pub struct NetworkArgs {
 }
 
 impl NetworkArgs {
-    /// The network (at most 1024 switches) and its up*/down* orientation.
+    /// The network (at most 4096 switches, as every command takes) and its up*/down*
+    /// orientation; a network without two hosts has nothing to carry and is refused.
     pub fn build(&self) -> Result<(Topology, myrix_fabric::updown::UpDown), CliError> {
-        let t = network(self.topology.as_deref(), self.switches, self.seed, 1024)?;
+        let max = myrix_fabric::generate::MAX_SWITCHES;
+        let t = network(self.topology.as_deref(), self.switches, self.seed, max)?;
+        if t.num_hosts() < 2 {
+            return Err(CliError::Input(format!(
+                "the network has {} host(s): at least 2 are needed",
+                t.num_hosts()
+            )));
+        }
         let root = parse_root(&self.root)?
             .check(&t)
             .map_err(|e| CliError::Input(format!("--root: {e}")))?;

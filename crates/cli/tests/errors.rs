@@ -301,7 +301,7 @@ const BENCHMARKS: &[Case] = &[
     case(
         &["bench", "fabric", "--switches", "5000"],
         2,
-        "--switches must be 1 to 1024",
+        "--switches must be 1 to 4096",
     ),
     case(
         &["bench", "fabric", "--sizes", "8,x"],
@@ -506,6 +506,17 @@ const HOSTILE: &[Case] = &[
         "unexpected argument '--frobnicate'",
     ),
     case(&["frob"], 2, "unrecognized subcommand 'frob'"),
+    // "probe limit reached" and "two different hosts below 0" once.
+    case(
+        &["sim", "--topology", "{dir}/nohost.toml"],
+        2,
+        "the network has 0 host(s)",
+    ),
+    case(
+        &["map", "--topology", "{dir}/nohost.toml"],
+        2,
+        "the network has 0 host(s)",
+    ),
     // An incomplete map with exit 0 once.
     case(
         &["map", "--topology", "{dir}/net.toml", "--max-ports", "4"],
@@ -538,6 +549,7 @@ fn files(tag: &str) -> std::path::PathBuf {
         ("disconnected.toml", "[[switch]]\nports = 2\n[[switch]]\nports = 2\n"),
         ("one-port.toml", "[[switch]]\nports = 1\n[[switch]]\nports = 1\n[[link]]\na = { switch = 0, port = 0 }\nb = { switch = 1, port = 1 }\n"),
         ("syntax.toml", "[[switch]\n"),
+        ("nohost.toml", "[[switch]]\nports = 2\n[[switch]]\nports = 2\n[[link]]\na = { switch = 0, port = 0 }\nb = { switch = 1, port = 0 }\n"),
     ] {
         std::fs::write(dir.join(name), text).unwrap();
     }
