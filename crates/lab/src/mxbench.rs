@@ -265,34 +265,18 @@ fn gone() -> LabError {
     LabError::Failed("the peer is gone (its process ended or stopped answering)".into())
 }
 
-/// A blocking receive of the next data message (`MPI_Recv`) from `peer`: in slices, so
-/// that a peer found gone ends it at once instead of after the whole timeout.
+/// A blocking receive of the next data message (`MPI_Recv`) from `peer`; a peer found
+/// gone ends it at once instead of after the whole timeout.
 fn recv(ep: &mut Endpoint, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabError> {
-    let len = buf.len();
-    let mut buf = Some(buf);
-    // Read the clock only once a slice has passed: not on the measured path.
-    let mut end = None;
-    loop {
-        // A receive that timed out has given its buffer up: a new one, off the fast path.
-        let b = buf.take().unwrap_or_else(|| RecvBuf::One(vec![0; len]));
-        match ep.recv(b, DATA, u64::MAX, SLICE) {
-            Ok((st, b)) if st.code == Code::Success => return Ok(b),
-            Ok((st, _)) => {
-                return Err(LabError::Failed(format!(
-                    "MX receive failed: {:?}",
-                    st.code
-                )))
-            }
-            Err(MxError::Timeout) => {}
-            Err(e) => return Err(mx(e)),
-        }
-        if ep.peer_lost(peer) {
-            return Err(gone());
-        }
-        let now = Instant::now();
-        if now >= *end.get_or_insert(now + T - SLICE) {
-            return Err(LabError::Failed("the peer stopped answering (30 s)".into()));
-        }
+    match ep.recv_from(peer, buf, DATA, u64::MAX, T) {
+        Ok((st, b)) if st.code == Code::Success => Ok(b),
+        Ok((st, _)) => Err(LabError::Failed(format!(
+            "MX receive failed: {:?}",
+            st.code
+        ))),
+        Err(MxError::PeerLost) => Err(gone()),
+        Err(MxError::Timeout) => Err(LabError::Failed("the peer stopped answering (30 s)".into())),
+        Err(e) => Err(mx(e)),
     }
 }
 

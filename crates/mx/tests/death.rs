@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use myrix_mx::{Code, Endpoint, MxError};
+use myrix_mx::{Code, Endpoint, MxError, RecvBuf};
 
 const KEY: u32 = 0xdead;
 
@@ -81,6 +81,16 @@ fn a_killed_shm_peer_fails_its_sends_within_100ms() {
     let took = dead.elapsed();
     assert_eq!(st.code, Code::Unreachable);
     assert!(took < Duration::from_millis(100), "noticed after {took:?}");
+    // A receive waiting for it ends at once, not after its timeout.
+    assert!(ep.peer_lost(peer));
+    let r = ep.recv_from(
+        peer,
+        RecvBuf::One(vec![0; 8]),
+        1,
+        u64::MAX,
+        Duration::from_secs(10),
+    );
+    assert!(matches!(r, Err(MxError::PeerLost)), "{r:?}");
 }
 
 #[test]

@@ -67,6 +67,8 @@ pub enum MxError {
     Connect { addr: String, code: Code },
     #[error("timed out")]
     Timeout,
+    #[error("the peer is gone (its process ended or it stopped answering)")]
+    PeerLost,
     #[error("protocol tag {0:#04x} is MX's or already attached")]
     Tag(u8),
 }
@@ -89,6 +91,9 @@ pub struct Endpoint {
     last_now: u64,
     /// Protocols served beside MX on this transport (usually none).
     others: Vec<Box<dyn Protocol>>,
+    /// The peer a blocking receive waits for ([`Endpoint::recv_from`]): found gone, the
+    /// wait ends.
+    watch: Option<PeerId>,
 }
 
 /// What a lossless transport does with a frame the engine had no room for.
@@ -176,6 +181,7 @@ impl Endpoint {
             polls: 0,
             last_now: 1,
             others: Vec::new(),
+            watch: None,
         })
     }
 
@@ -634,20 +640,24 @@ impl Endpoint {
                 if spin.timed_out() {
                     return Err(MxError::Timeout);
                 }
+                if spin.checkpoint() && self.watched_lost() {
+                    return Err(MxError::PeerLost);
+                }
             }
         }
         let left = spin.left();
         let r = self.irecv(buf, match_info, mask, 0)?;
-        match self.wait(r, left)? {
-            Some((st, Some(b))) => Ok((st, b)),
-            Some((_, None)) => Err(engine::Error::BadRequest.into()),
-            None => {
-                if self.engine.cancel(r).is_err() {
-                    self.engine.forget(r)?;
-                }
-                Err(MxError::Timeout)
-            }
+        let end = match self.wait(r, left) {
+            Ok(Some((st, Some(b)))) => return Ok((st, b)),
+            Ok(Some((_, None))) => return Err(engine::Error::BadRequest.into()),
+            Ok(None) => MxError::Timeout,
+            Err(MxError::PeerLost) => MxError::PeerLost,
+            Err(e) => return Err(e),
+        };
+        if self.engine.cancel(r).is_err() {
+            self.engine.forget(r)?;
         }
+        Err(end)
     }
 
     /// Waits up to `timeout` for a request; `None` on timeout (the request stays valid).
@@ -673,7 +683,37 @@ impl Endpoint {
             if spin.timed_out() {
                 return Ok(self.engine.ready(r));
             }
+            if spin.checkpoint() && self.watched_lost() {
+                return Err(MxError::PeerLost);
+            }
         }
+    }
+
+    /// The peer a [`Endpoint::recv_from`] waits for is gone.
+    #[cold]
+    fn watched_lost(&self) -> bool {
+        self.watch.is_some_and(|p| self.engine.peer_unreachable(p))
+    }
+
+    /// [`Endpoint::recv`] of a message expected from `peer`: ends with
+    /// [`MxError::PeerLost`] as soon as `peer` is known gone instead of lasting the
+    /// whole timeout. Any sender's message that matches is still taken (receives are
+    /// not bound to a peer, as in MX).
+    pub fn recv_from(
+        &mut self,
+        peer: PeerId,
+        buf: RecvBuf,
+        match_info: u64,
+        mask: u64,
+        timeout: Duration,
+    ) -> Result<(Status, RecvBuf), MxError> {
+        if self.engine.peer_unreachable(peer) {
+            return Err(MxError::PeerLost);
+        }
+        self.watch = Some(peer);
+        let r = self.recv(buf, match_info, mask, timeout);
+        self.watch = None;
+        r
     }
 
     /// Any completed request whose match info agrees under `mask`.

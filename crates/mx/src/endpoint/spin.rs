@@ -45,6 +45,11 @@ impl Spin {
         }
         false
     }
+    /// This poll is one of those that read the clock: a moment for other rare checks.
+    #[inline(always)]
+    pub(super) fn checkpoint(&self) -> bool {
+        self.spins % 1024 == 0
+    }
     /// What is left of the timeout.
     pub(super) fn left(&self) -> Duration {
         self.end.map_or(self.timeout, |e| {
