@@ -26,7 +26,7 @@ fn an_address_of_a_closed_endpoint_does_not_reach_ourselves() {
 /// The peer process of `a_killed_shm_peer_fails_its_sends_within_100ms`: connects to the
 /// address in `MYRIX_DEATH_PEER`, prints its own, and makes progress until killed.
 #[test]
-#[ignore = "the peer process of a_killed_shm_peer_fails_its_sends_within_100ms"]
+#[ignore = "not a test alone: a_killed_shm_peer_fails_its_sends_within_100ms runs it as its peer process (--ignored --exact)"]
 fn death_peer_process() {
     let parent: myrix_mx::EndpointAddr = std::env::var("MYRIX_DEATH_PEER")
         .expect("run by the death test")
