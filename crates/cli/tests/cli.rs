@@ -650,19 +650,9 @@ fn sim_fail_reports_detection_losses_and_recovery() {
 #[test]
 fn shm_peer_death_fails_pending_requests() {
     use myrix_mx::{Code, Endpoint};
-    use std::io::BufRead;
     use std::time::Duration;
-    let mut server = Command::new(env!("CARGO_BIN_EXE_myrix"))
-        .args(["bench", "pingpong", "--server", "--transport", "shm"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line.trim().parse().unwrap();
+    let (mut server, addr) = common::shm_server();
+    let addr = addr.parse().unwrap();
     let mut ep = (100..=255u8)
         .find_map(|id| Endpoint::open("shm", id, 0x6d79_7278).ok())
         .unwrap();

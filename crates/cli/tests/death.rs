@@ -1,4 +1,7 @@
-//! Processes that die: a benchmark whose client is killed leaves no server behind.
+//! Processes that die: a benchmark whose client is killed leaves no server behind, and
+//! one whose server is killed ends at once.
+
+mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -61,16 +64,7 @@ fn a_killed_benchmark_client_takes_its_server_with_it() {
 
 #[test]
 fn a_killed_benchmark_server_is_reported_by_its_client_at_once() {
-    let mut server = Command::new(env!("CARGO_BIN_EXE_myrix"))
-        .args(["bench", "pingpong", "--server", "--transport", "shm"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut addr = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut addr)
-        .unwrap();
+    let (mut server, addr) = common::shm_server();
     let mut client = Command::new(env!("CARGO_BIN_EXE_myrix"))
         .args([
             "bench",

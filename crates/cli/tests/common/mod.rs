@@ -32,3 +32,20 @@ pub fn assert_one_error(o: &Output, code: i32, contains: &str) {
         "{err}"
     );
 }
+
+/// A shared-memory benchmark server (`myrix bench pingpong --server`) and the address
+/// it printed.
+pub fn shm_server() -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut server = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["bench", "pingpong", "--server", "--transport", "shm"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (server, line.trim().to_string())
+}
