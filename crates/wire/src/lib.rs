@@ -12,6 +12,7 @@ pub mod codec;
 pub mod mx;
 pub mod myrinet;
 pub mod omx;
+pub mod pcap;
 pub mod protocol;
 
 pub use myrinet::{forward, Error, Packet, PacketRepr, PacketType, CRC8};
