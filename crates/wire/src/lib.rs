@@ -4,7 +4,8 @@
 //! after which no accessor can panic. A `Repr` is the parsed, high-level form: `parse`
 //! reads one from a checked view and `emit` writes one into a buffer.
 //!
-//! This crate only knows bytes: no time, no links, no topology.
+//! This crate only knows bytes: no time, no links, no topology (`pcap` stamps records
+//! with times its caller passes in).
 
 #![forbid(unsafe_code)]
 
