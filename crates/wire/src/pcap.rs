@@ -152,8 +152,7 @@ impl PseudoHeader {
             1 => Direction::Sent,
             _ => return Err(Error::Field("unknown pseudo-header direction")),
         };
-        let hl = u16::from_be_bytes([record[f::HEADER_LEN.start], record[f::HEADER_LEN.start + 1]])
-            as usize;
+        let hl = be16(&record[f::HEADER_LEN]) as usize;
         if hl < PSEUDO_HEADER_LEN || hl > record.len() {
             return Err(Error::Field("pseudo-header length"));
         }
@@ -178,6 +177,10 @@ impl PseudoHeader {
         b[f::FRAME_LEN].copy_from_slice(&frame_len.to_be_bytes());
         b
     }
+}
+
+fn be16(b: &[u8]) -> u16 {
+    u16::from_be_bytes([b[0], b[1]])
 }
 
 fn be32(b: &[u8]) -> u32 {
