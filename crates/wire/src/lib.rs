@@ -12,5 +12,6 @@ pub mod codec;
 pub mod mx;
 pub mod myrinet;
 pub mod protocol;
+pub mod rsm;
 
 pub use myrinet::{forward, Error, Packet, PacketRepr, PacketType, CRC8};
