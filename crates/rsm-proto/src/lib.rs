@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acl;
+pub mod engine;
 pub mod error;
 pub mod types;
 
