@@ -348,3 +348,53 @@ proptest! {
         prop_assert_eq!(mem[&SEG].len(), LEN);
     }
 }
+
+/// An exporter answering a get with replies that do not fit it (wrong offset, too
+/// long, an unknown request) fails the get; nothing is written outside its buffer.
+#[test]
+fn read_replies_that_do_not_fit_fail_the_get() {
+    let mut e: Engine<usize> = Engine::new(Config::fast_timers(), NodeId(1), 1);
+    let mut mem = Mem::new();
+    let imp = e
+        .connect(
+            PEER,
+            NodeId(0),
+            SEG,
+            Perm::READ,
+            Credentials { uid: 1, gid: 1 },
+        )
+        .unwrap();
+    let mut raw = Raw { session: 1, seq: 0 };
+    let f = raw.frame(Body::ConnectReply {
+        conn: imp.0,
+        status: 0,
+        exporter_conn: 3,
+        length: 100,
+    });
+    e.handle_frame(1, &PEER, &f, &mut mem);
+    assert!(matches!(
+        e.poll_event(),
+        Some(Event::Connected {
+            result: Ok(100),
+            ..
+        })
+    ));
+    let g = e.get(imp, 10, 20).unwrap();
+    for (request, offset, n) in [(g.0 + 1, 10, 5), (g.0, 10, 5), (g.0, 16, 5), (g.0, 15, 99)] {
+        let f = raw.frame(Body::ReadReply {
+            request,
+            status: 0,
+            offset,
+            data: &vec![7; n],
+        });
+        e.handle_frame(1, &PEER, &f, &mut mem);
+    }
+    assert_eq!(
+        e.poll_event(),
+        Some(Event::GetDone {
+            get: g,
+            import: imp,
+            result: Err(RsmError::BarrierFailure)
+        })
+    );
+}
