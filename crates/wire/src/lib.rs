@@ -15,5 +15,6 @@ pub mod myrinet;
 pub mod omx;
 pub mod pcap;
 pub mod protocol;
+pub mod rsm;
 
 pub use myrinet::{forward, Error, Packet, PacketRepr, PacketType, CRC8};
