@@ -139,7 +139,7 @@ impl Ep {
                 lock(&self.book).insert(p, PeerName { nic, eid });
                 Ok(p)
             }
-            Err(e) => Err(self.fail(code_of(&e), &format!("{what}: {e}"))),
+            Err(e) => Err(self.fail(connect_code(&e), &format!("{what}: {e}"))),
         }
     }
 
@@ -169,6 +169,15 @@ impl Ep {
             ret::BAD_ENDPOINT,
             &format!("{what}: address of an endpoint this one never connected to"),
         ))
+    }
+}
+
+/// What a failed connect returns: no shared-memory segment for the endpoint id (the
+/// transport cannot reach it) is `MX_CONNECTION_FAILED`, as a closed endpoint is.
+fn connect_code(e: &myrix_mx::MxError) -> mx_return_t {
+    match e {
+        myrix_mx::MxError::Io(_) => ret::CONNECTION_FAILED,
+        e => code_of(e),
     }
 }
 
@@ -256,7 +265,7 @@ pub unsafe extern "C" fn mx_iconnect(
                     unsafe { request.write(h) };
                     ret::SUCCESS
                 }
-                Err(e) => ep.fail(code_of(&e), &format!("mx_iconnect: {e}")),
+                Err(e) => ep.fail(connect_code(&e), &format!("mx_iconnect: {e}")),
             }
         })
     })

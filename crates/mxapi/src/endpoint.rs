@@ -326,7 +326,10 @@ pub unsafe extern "C" fn mx_open_endpoint(
             return fail(ret::BOARD_UNKNOWN, &format!("no board {board_number}"));
         };
         let ids: Vec<u8> = if endpoint_id == MX_ANY_ENDPOINT {
-            (0..=255).collect()
+            // The first free id from 100 up (then below, then above 199): the low ids
+            // are the ones programs ask for by number (mx_pingpong's default is 1),
+            // and myrix's own tests use ids in the 60s and 200s.
+            (100..=199).chain(0..100).chain(200..=255).collect()
         } else if endpoint_id <= 255 {
             vec![endpoint_id as u8]
         } else {
