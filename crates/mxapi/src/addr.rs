@@ -19,8 +19,9 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use myrix_mx::{EndpointAddr, PeerId};
+use myrix_mx::{Endpoint, EndpointAddr, PeerId, Request};
 
+use crate::complete::blocking;
 use crate::endpoint::{code_of, with_ep, Ep, Kind, PeerName};
 use crate::init::{fail, guard, lock, need_init};
 use crate::naming;
@@ -143,6 +144,20 @@ impl Ep {
         }
     }
 
+    /// Starts connecting to endpoint `eid` of board `nic`.
+    fn start_connect(
+        &mut self,
+        nic: u64,
+        eid: u8,
+        key: u32,
+        what: &str,
+    ) -> Result<Request, mx_return_t> {
+        let target = self.target(nic, eid, what)?;
+        self.mx
+            .iconnect(&target, key)
+            .map_err(|e| self.fail(connect_code(&e), &format!("{what}: {e}")))
+    }
+
     /// The peer a send to `a` goes to.
     pub fn resolve(&mut self, a: &mx_endpoint_addr_t, what: &str) -> Result<PeerId, mx_return_t> {
         if inst(a) == self.inst {
@@ -209,7 +224,8 @@ pub unsafe extern "C" fn mx_connect(
     addr: *mut mx_endpoint_addr_t,
 ) -> mx_return_t {
     guard("mx_connect", || {
-        with_ep(endpoint, "mx_connect", |ep, _| {
+        let mut started = None;
+        let first = with_ep(endpoint, "mx_connect", |ep, _| {
             if addr.is_null() {
                 return ep.fail(ret::BAD_INFO_VAL, "mx_connect: NULL address pointer");
             }
@@ -217,16 +233,63 @@ pub unsafe extern "C" fn mx_connect(
                 Ok(e) => e,
                 Err(r) => return r,
             };
-            match ep.connect(nic_id, eid, key, timeout(timeout_ms), "mx_connect") {
-                Ok(p) => {
-                    let a = ep.addr_of(p);
-                    // SAFETY: `addr` is non-NULL (checked) and points to the caller's address.
-                    unsafe { addr.write(a) };
-                    ret::SUCCESS
+            let r = match ep.start_connect(nic_id, eid, key, "mx_connect") {
+                Ok(r) => r,
+                Err(e) => return e,
+            };
+            started = Some((r, eid));
+            ret::SUCCESS
+        });
+        let Some((r, eid)) = started else {
+            return first;
+        };
+        // Waits in slices, so other threads get the endpoint and mx_wakeup ends it.
+        let mut result = 0u32;
+        let mut outcome = ret::TIMEOUT;
+        let waited = blocking(
+            endpoint,
+            "mx_connect",
+            timeout_ms,
+            &mut result,
+            |ep, slice| {
+                match ep.mx.wait(r, slice) {
+                    Ok(Some((st, _))) => {
+                        Some(match Endpoint::connected(&ep.mx.addr().clone(), st) {
+                            Ok(p) => {
+                                lock(&ep.book).insert(p, PeerName { nic: nic_id, eid });
+                                // SAFETY: `addr` is non-NULL (checked) and points to the caller's address.
+                                unsafe { addr.write(ep.addr_of(p)) };
+                                outcome = ret::SUCCESS;
+                                ret::SUCCESS
+                            }
+                            Err(e) => {
+                                outcome = ep.fail(code_of(&e), &format!("mx_connect: {e}"));
+                                outcome
+                            }
+                        })
+                    }
+                    Ok(None) => None,
+                    Err(e) => {
+                        outcome = ep.fail(code_of(&e), &format!("mx_connect: {e}"));
+                        Some(outcome)
+                    }
                 }
-                Err(r) => r,
-            }
-        })
+            },
+        );
+        if waited != ret::SUCCESS {
+            return waited;
+        }
+        if result == 0 && outcome == ret::TIMEOUT {
+            // Timed out or woken: the connect is given up.
+            let _ = with_ep(endpoint, "mx_connect", |ep, _| {
+                let _ = ep.mx.forget(r);
+                ret::SUCCESS
+            });
+            return with_ep(endpoint, "mx_connect", |ep, _| {
+                ep.fail(ret::TIMEOUT, "mx_connect: timed out")
+            });
+        }
+        outcome
     })
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use myrix_mx::{Code, HandlerAction, RecvBuf, Request, Status};
 
 use crate::addr::{make, timeout};
-use crate::endpoint::{code_of, with_ep, Ep, Kind, PeerName, Req, IN_HANDLER};
+use crate::endpoint::{code_of, entry, with_ep, Ep, Kind, PeerName, Req, IN_HANDLER};
 use crate::init::{guard, lock};
 use crate::types::*;
 
@@ -84,7 +84,7 @@ impl Ep {
 
 /// Runs `step` until it answers, the timeout passes or `mx_wakeup` is called; then
 /// `*result = 0`.
-fn blocking(
+pub(crate) fn blocking(
     endpoint: mx_endpoint_t,
     name: &str,
     ms: u32,
@@ -92,14 +92,12 @@ fn blocking(
     mut step: impl FnMut(&mut Ep, Duration) -> Option<mx_return_t>,
 ) -> mx_return_t {
     let end = Instant::now() + timeout(ms);
-    let mut first = true;
+    // The wake-up count when the call began: any later mx_wakeup ends it.
+    let start = entry(endpoint).map(|e| e.wake.load(Ordering::Acquire));
     loop {
         let mut answer = None;
         let r = with_ep(endpoint, name, |ep, e| {
-            if first {
-                e.wake.store(false, Ordering::Relaxed);
-                first = false;
-            } else if e.wake.swap(false, Ordering::Acquire) {
+            if start != Some(e.wake.load(Ordering::Acquire)) {
                 write(result, 0);
                 answer = Some(ret::SUCCESS);
                 return ret::SUCCESS;

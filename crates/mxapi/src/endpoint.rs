@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use myrix_mx::{Config, Endpoint, MxError, PeerId, Request};
@@ -130,10 +130,11 @@ impl Ep {
     }
 }
 
-/// A table entry: the endpoint, and its wake-up flag (set without the lock).
+/// A table entry: the endpoint, and its wake-up count (`mx_wakeup` bumps it without
+/// the lock; every blocking call that started before ends).
 pub struct Entry {
     pub ep: Mutex<Ep>,
-    pub wake: AtomicBool,
+    pub wake: AtomicU64,
 }
 
 #[derive(Default)]
@@ -384,7 +385,7 @@ pub unsafe extern "C" fn mx_open_endpoint(
             inst,
             Arc::new(Entry {
                 ep: Mutex::new(ep),
-                wake: AtomicBool::new(false),
+                wake: AtomicU64::new(0),
             }),
         );
         // SAFETY: `endpoint` is non-NULL (checked) and points to the caller's handle.
@@ -419,7 +420,7 @@ pub extern "C" fn mx_wakeup(endpoint: mx_endpoint_t) -> mx_return_t {
         // Without the endpoint's lock: the thread to wake holds it.
         match entry(endpoint) {
             Some(e) => {
-                e.wake.store(true, Ordering::Release);
+                e.wake.fetch_add(1, Ordering::AcqRel);
                 ret::SUCCESS
             }
             None => fail(ret::BAD_ENDPOINT, "mx_wakeup: not an open endpoint"),
