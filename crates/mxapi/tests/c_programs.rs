@@ -148,6 +148,8 @@ fn self_send_without_connect() {
         "truncated: Truncated, 4 of 10 bytes",
         "probe, peek, test ok",
         "cancelled a pending receive",
+        "unexpected handler: 2 calls, 1 message finished",
+        "disconnected and sent again",
         "selfsend ok",
     ] {
         assert!(out.contains(line), "{line:?} missing from:\n{out}");

@@ -5,6 +5,21 @@
 
 #define KEY 0x5e1f
 
+static int handler_calls;
+
+/* Finishes (drops) messages with match 0x99, leaves the others queued. */
+static mx_unexp_handler_action_t unexp(void *ctx, mx_endpoint_addr_t source, uint64_t match,
+                                       uint32_t length, void *data)
+{
+  uint64_t nic;
+  uint32_t eid;
+  (void)data;
+  CHECK(ctx == (void *)0x5555 && length == 10);
+  OK(mx_decompose_endpoint_addr(source, &nic, &eid));
+  handler_calls++;
+  return match == 0x99 ? MX_RECV_FINISHED : MX_RECV_CONTINUE;
+}
+
 int main(void)
 {
   mx_endpoint_t ep;
@@ -104,6 +119,34 @@ int main(void)
   OK(mx_cancel(ep, &rreq, &result));
   CHECK(result == 1);
   printf("cancelled a pending receive\n");
+
+  /* The unexpected handler sees messages no receive was posted for. */
+  OK(mx_register_unexp_handler(ep, unexp, (void *)0x5555));
+  OK(mx_isend(ep, ss, 1, me, 0x99, NULL, &sreq));
+  OK(mx_wait(ep, &sreq, 5000, &st, &result));
+  OK(mx_isend(ep, ss, 1, me, 0x98, NULL, &sreq));
+  OK(mx_wait(ep, &sreq, 5000, &st, &result));
+  OK(mx_probe(ep, 5000, 0x98, MX_MATCH_MASK_NONE, &st, &result));
+  CHECK(result == 1);
+  OK(mx_iprobe(ep, 0x99, MX_MATCH_MASK_NONE, &st, &result));
+  CHECK(result == 0 && handler_calls == 2);
+  OK(mx_register_unexp_handler(ep, NULL, NULL));
+  OK(mx_irecv(ep, rs, 1, 0x98, MX_MATCH_MASK_NONE, NULL, &rreq));
+  OK(mx_wait(ep, &rreq, 5000, &st, &result));
+  CHECK(result == 1 && st.msg_length == 10);
+  OK(mx_test_any(ep, 0, 0, &st, &result));
+  CHECK(result == 0);
+  printf("unexpected handler: 2 calls, 1 message finished\n");
+
+  /* After mx_disconnect, one's own address works again (it reconnects). */
+  OK(mx_disconnect(ep, me));
+  OK(mx_isend(ep, ss, 1, me, 0x46, NULL, &sreq));
+  OK(mx_irecv(ep, rs, 1, 0x46, MX_MATCH_MASK_NONE, NULL, &rreq));
+  OK(mx_wait(ep, &rreq, 5000, &st, &result));
+  CHECK(result == 1 && st.msg_length == 10);
+  OK(mx_wait(ep, &sreq, 5000, &st, &result));
+  CHECK(result == 1);
+  printf("disconnected and sent again\n");
 
   OK(mx_close_endpoint(ep));
   OK(mx_finalize());
