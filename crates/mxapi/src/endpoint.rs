@@ -211,7 +211,8 @@ pub fn code_of(e: &MxError) -> mx_return_t {
     use myrix_mx::Error as E;
     match e {
         MxError::Engine(E::BadMatchMask { .. }) => ret::BAD_MATCH_MASK,
-        MxError::Engine(E::TooLarge { .. }) => ret::BAD_SEG_CNT,
+        // A message over the engine's limit (1 GiB): MX has no closer code.
+        MxError::Engine(E::TooLarge { .. }) => ret::NO_RESOURCES,
         MxError::Engine(E::UnknownPeer(_) | E::NotConnected(_)) => ret::CONNECTION_FAILED,
         MxError::Engine(E::BadRequest) => ret::BAD_REQUEST,
         MxError::Engine(E::TooManyRequests | E::TooManyPeers) => ret::NO_RESOURCES,

@@ -200,6 +200,11 @@ pub fn boards() -> Vec<Board> {
     with(|n| n.boards.clone())
 }
 
+/// The peer table: the local boards, then the peers file's entries.
+pub fn peers() -> Vec<Peer> {
+    with(|n| n.peers.clone())
+}
+
 pub fn board(index: u32) -> Option<Board> {
     with(|n| n.boards.get(index as usize).cloned())
 }

@@ -173,7 +173,21 @@ fn wait_any_with_a_mask_and_context_ids() {
 #[test]
 fn bad_arguments_get_mx_codes() {
     let exe = build("badargs");
-    let out = run_ok(&exe, &[]);
+    let peers = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mxapi-c/peers");
+    std::fs::write(
+        &peers,
+        "# a peer on another host\n02:aa:bb:cc:dd:ee peer-of-test:0\n",
+    )
+    .expect("peers file");
+    let mut c = program(&exe);
+    c.env("MYRIX_MX_PEERS", &peers);
+    let o = run(c, Duration::from_secs(60));
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "badargs: {:?}\n{out}\n{err}", o.status);
+    assert!(
+        out.contains("peers file: peer-of-test:0 is 02:aa:bb:cc:dd:ee"),
+        "{out}"
+    );
     for (name, code) in [
         ("MX_NOT_INITIALIZED", 4),
         ("MX_ALREADY_INITIALIZED", 3),

@@ -118,6 +118,20 @@ int main(int argc, char **argv)
   FAILS(MX_CONNECTION_FAILED, mx_connect(ep, nic, eid == 255 ? 254 : 255, 1, 1000, &me));
   FAILS(MX_BAD_CONNECTION_KEY, mx_connect(ep, nic, eid, 2, 1000, &me));
 
+  /* A peer from MYRIX_MX_PEERS (the test writes "02:aa:bb:cc:dd:ee peer-of-test:0"):
+     named both ways, but on another host, so not reachable. */
+  if (getenv("MYRIX_MX_PEERS")) {
+    OK(mx_hostname_to_nic_id("peer-of-test:0", &nic));
+    CHECK(nic == UINT64_C(0x02aabbccddee));
+    OK(mx_hostname_to_nic_id("peer-of-test", &nic));
+    CHECK(nic == UINT64_C(0x02aabbccddee));
+    OK(mx_nic_id_to_hostname(nic, host));
+    CHECK(strcmp(host, "peer-of-test:0") == 0);
+    FAILS(MX_NIC_NOT_FOUND, mx_nic_id_to_board_number(nic, &u32));
+    FAILS(MX_CONNECTION_FAILED, mx_connect(ep, nic, 1, 1, 1000, &me));
+    printf("peers file: peer-of-test:0 is 02:aa:bb:cc:dd:ee\n");
+  }
+
   OK(mx_close_endpoint(ep));
   OK(mx_finalize());
   FAILS(MX_NOT_INITIALIZED, mx_finalize());
