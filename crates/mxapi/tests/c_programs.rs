@@ -171,6 +171,19 @@ fn wait_any_with_a_mask_and_context_ids() {
 }
 
 #[test]
+fn wakeup_ends_other_threads_blocking_calls() {
+    let out = run_ok(&build("wakeup"), &[]);
+    for line in [
+        "sent while two threads block",
+        "wait woke up",
+        "probe woke up",
+        "wakeup ok",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+}
+
+#[test]
 fn bad_arguments_get_mx_codes() {
     let exe = build("badargs");
     let peers = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mxapi-c/peers");
