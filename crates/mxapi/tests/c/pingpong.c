@@ -80,6 +80,8 @@ int main(int argc, char **argv)
     printf("eid %u host %s\n", eid, host);
     fflush(stdout);
     st = recv_wait(ep, &h, sizeof(h), HELLO);
+    /* A message's source can be answered before (without) mx_connect. */
+    send_wait(ep, &h, sizeof(h), st.source, HELLO + 1);
     OK(mx_connect(ep, h.nic, h.eid, KEY, 5000, &peer));
     /* The connected address and the message's source name the same endpoint. */
     uint64_t n1, n2;
@@ -106,6 +108,11 @@ int main(int argc, char **argv)
     h.nic = nic;
     h.eid = eid;
     send_wait(ep, &h, sizeof(h), peer, HELLO);
+    {
+      struct hello back;
+      recv_wait(ep, &back, sizeof(back), HELLO + 1);
+      CHECK(back.nic == nic && back.eid == eid);
+    }
     for (l = 0; l < NLENS; l++)
       for (i = 0; i < ITER; i++) {
         fill(buf, lens[l], l + i);
