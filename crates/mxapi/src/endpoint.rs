@@ -255,12 +255,18 @@ fn read_params(params: *const mx_param_t, count: u32) -> Result<Params, mx_retur
         // `read_unaligned` copes with any alignment.
         let one = unsafe { params.add(i).read_unaligned() };
         match one.key {
-            // SAFETY (each union read): the key says which member the caller set; every
-            // member is plain data, any bit pattern of which is a valid value except
-            // the handler, which the program set to a function or NULL.
-            MX_PARAM_ERROR_HANDLER => p.handler = unsafe { one.val.error_handler },
-            MX_PARAM_UNEXP_QUEUE_MAX => p.unexp_max = Some(unsafe { one.val.unexp_queue_max }),
+            MX_PARAM_ERROR_HANDLER => {
+                // SAFETY: the key says the program set the handler member, to a
+                // function of the handler type or NULL (None).
+                p.handler = unsafe { one.val.error_handler }
+            }
+            MX_PARAM_UNEXP_QUEUE_MAX => {
+                // SAFETY: the key says the program set this member; any u32 is valid.
+                p.unexp_max = Some(unsafe { one.val.unexp_queue_max })
+            }
             MX_PARAM_CONTEXT_ID => {
+                // SAFETY: the key says the program set this member; any two bytes are
+                // valid.
                 let c = unsafe { one.val.context_id };
                 if c.bits > MX_CONTEXT_ID_BITS_MAX || c.bits as u32 + c.shift as u32 > 64 {
                     return Err(fail(

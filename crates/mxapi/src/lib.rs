@@ -26,7 +26,7 @@
 //! NUL-terminated string, `MX_MAX_HOSTNAME_LEN` bytes for a host name), and a posted
 //! receive's segments stay valid until the request completes or is cancelled. NULL
 //! pointers and handles that are not the library's are refused with MX's codes.
-#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![allow(clippy::missing_safety_doc)]
 
 pub mod addr;
