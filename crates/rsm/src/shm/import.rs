@@ -62,13 +62,17 @@ impl Conn {
         Err(RsmError::ConnAborted)
     }
 
+    /// Marks the connection aborted, after removing the dead exporter's registry
+    /// entry (so whoever sees the abort also sees the entry gone).
     pub(crate) fn abort(&self) {
-        if !self.aborted.swap(true, Ordering::AcqRel) {
-            mem::futex_wake(self.ctl.mailbox(Some(self.slot)).pending);
-            if let Ok(_lock) = DirLock::take(&self.dir) {
-                reg::reap(&self.dir, self.id);
-            }
+        if self.aborted.load(Ordering::Acquire) {
+            return;
         }
+        if let Ok(_lock) = DirLock::take(&self.dir) {
+            reg::reap(&self.dir, self.id);
+        }
+        self.aborted.store(true, Ordering::Release);
+        mem::futex_wake(self.ctl.mailbox(Some(self.slot)).pending);
     }
 }
 
