@@ -1,0 +1,400 @@
+//! An exported segment on `shm`: the memory stays at its address for the whole life of
+//! the export; publishing makes it shared in place, unpublishing private again.
+//!
+//! * Not published: the memory is private (library memory: an anonymous mapping between
+//!   two `PROT_NONE` guard pages; caller memory: whatever the caller had).
+//! * `publish`: the contents are copied into a new `ID.seg` and that file is mapped
+//!   `MAP_FIXED | MAP_SHARED` over the same range, so `as_ptr()` is unchanged and is now
+//!   the memory importers map; then the control block is linked into the registry.
+//! * `unpublish`: the control block's state becomes "withdrawn" (importers check it
+//!   before and after every access and abort), waiters are woken, the range gets a
+//!   private copy of its contents (`mremap` over it in one step), and the files are
+//!   removed. From then on an importer still holding the old data file writes into a
+//!   file nobody else sees: nothing reaches this memory.
+//! * `rebind`: the new memory's contents go into the data file and the file is mapped
+//!   over the new range; the old range is freed (library memory) or made private.
+//!
+//! Threads of the exporter should not write the segment while publish, unpublish or
+//! rebind runs: a write between the copy and the remap is lost. This module must never
+//! hand out the data file's mapping for memory it does not own.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use myrix_rsm_proto::{AccessEntry, Acl, NodeId, Perm, RsmError, SegmentId};
+
+use super::ctl::{Ctl, Owner, CTL_BYTES};
+use super::mem;
+use super::registry::{self as reg, DirLock};
+use crate::backend::ExportBackend;
+use crate::export::SignalSender;
+use crate::SignalFlags;
+
+struct Published {
+    id: SegmentId,
+    ctl: Arc<Ctl>,
+    /// Holds the exclusive lock that says "alive" while open.
+    _ctl_file: File,
+    seg_file: File,
+    fifo: Option<Arc<File>>,
+}
+
+struct State {
+    /// The segment's memory in this process (an address: the struct stays `Send`).
+    ptr: usize,
+    /// Whether the memory is the library's (freed with its guards) or the caller's.
+    owned: bool,
+    publ: Option<Published>,
+    destroyed: bool,
+}
+
+pub(crate) struct ShmExport {
+    dir: PathBuf,
+    node: NodeId,
+    len: usize,
+    st: Mutex<State>,
+}
+
+/// A FIFO for a pollable descriptor at `path`, opened by its reader for reading and
+/// writing (so it never reports a hang-up).
+pub(crate) fn make_fifo(path: &Path, mode: u32) -> Result<File, RsmError> {
+    let _ = std::fs::remove_file(path);
+    mem::mkfifo(path, 0o600).map_err(|e| mem::mem_error(&e))?;
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| mem::mem_error(&e))?;
+    let _ = f.set_permissions(std::fs::Permissions::from_mode(mode));
+    Ok(f)
+}
+
+impl ShmExport {
+    pub(crate) fn new(
+        dir: PathBuf,
+        node: NodeId,
+        ptr: *mut u8,
+        len: usize,
+        owned: bool,
+    ) -> ShmExport {
+        ShmExport {
+            dir,
+            node,
+            len,
+            st: Mutex::new(State {
+                ptr: ptr as usize,
+                owned,
+                publ: None,
+                destroyed: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, State>, RsmError> {
+        let st = self.st.lock().unwrap_or_else(|p| p.into_inner());
+        if st.destroyed {
+            return Err(RsmError::BadSegHndl);
+        }
+        Ok(st)
+    }
+
+    fn me(&self) -> SignalSender {
+        SignalSender {
+            node: self.node,
+            pid: mem::whoami().2,
+        }
+    }
+
+    /// Creates the registry entry for `id` and shares the memory; the directory lock
+    /// is held.
+    fn create_entry(&self, st: &State, id: SegmentId, acl: &Acl) -> Result<Published, RsmError> {
+        let d = &self.dir;
+        let (seg_mode, ctl_mode) = reg::modes(acl, self.node);
+        let seg_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(reg::path(d, id, "seg"))
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => RsmError::SegidInUse,
+                _ => mem::mem_error(&e),
+            })?;
+        let fail = |e: RsmError| {
+            reg::remove_all(d, id);
+            e
+        };
+        seg_file
+            .set_len(self.len as u64)
+            .map_err(|e| fail(mem::mem_error(&e)))?;
+        let _ = seg_file.set_permissions(std::fs::Permissions::from_mode(seg_mode));
+        reg::write_acl(d, id, acl).map_err(fail)?;
+        let tmp = reg::tmp_path(d);
+        let ctl_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(|e| fail(mem::mem_error(&e)))?;
+        let made = (|| {
+            mem::lock_exclusive(&ctl_file).map_err(|e| mem::mem_error(&e))?;
+            ctl_file
+                .set_len(CTL_BYTES as u64)
+                .map_err(|e| mem::mem_error(&e))?;
+            let _ = ctl_file.set_permissions(std::fs::Permissions::from_mode(ctl_mode));
+            let ctl = Ctl::open(&ctl_file)?;
+            let (uid, gid, pid) = mem::whoami();
+            let ino = seg_file.metadata().map_err(|e| mem::mem_error(&e))?.ino();
+            ctl.init(&Owner {
+                pid,
+                uid,
+                gid,
+                node: self.node,
+                len: self.len as u64,
+                ino,
+            });
+            // SAFETY: the export's memory, page-aligned, ours (library memory) or
+            // promised by the caller of export_create_at / rebind; the file is `len`
+            // bytes long.
+            #[allow(unsafe_code)]
+            unsafe {
+                mem::share_in_place(&seg_file, st.ptr as *mut u8, self.len)?
+            };
+            if let Err(e) = std::fs::hard_link(&tmp, reg::path(d, id, "ctl")) {
+                // SAFETY: as above: the same range, back to private.
+                #[allow(unsafe_code)]
+                let _ = unsafe { mem::unshare_in_place(st.ptr as *mut u8, self.len) };
+                return Err(mem::mem_error(&e));
+            }
+            Ok(ctl)
+        })();
+        let _ = std::fs::remove_file(&tmp);
+        let ctl = made.map_err(fail)?;
+        Ok(Published {
+            id,
+            ctl: Arc::new(ctl),
+            _ctl_file: ctl_file,
+            seg_file,
+            fifo: None,
+        })
+    }
+
+    fn withdraw(&self, st: &mut State) -> Result<(), RsmError> {
+        let p = st.publ.take().ok_or(RsmError::SegNotPublished)?;
+        p.ctl
+            .state()
+            .store(super::ctl::WITHDRAWN, std::sync::atomic::Ordering::Release);
+        p.ctl.wake_all();
+        // SAFETY: the export's own range, currently the data file's mapping.
+        #[allow(unsafe_code)]
+        let r = unsafe { mem::unshare_in_place(st.ptr as *mut u8, self.len) };
+        if let Ok(_lock) = DirLock::take(&self.dir) {
+            reg::remove_all(&self.dir, p.id);
+        }
+        drop(p);
+        r
+    }
+}
+
+impl ExportBackend for ShmExport {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn as_ptr(&self) -> *mut u8 {
+        self.st.lock().unwrap_or_else(|p| p.into_inner()).ptr as *mut u8
+    }
+
+    fn id(&self) -> Option<SegmentId> {
+        self.lock().ok()?.publ.as_ref().map(|p| p.id)
+    }
+
+    fn publish(
+        &self,
+        id: Option<SegmentId>,
+        acl: &[AccessEntry],
+        open_mode: Perm,
+    ) -> Result<SegmentId, RsmError> {
+        let acl = Acl::new(acl, open_mode)?;
+        let mut st = self.lock()?;
+        if st.publ.is_some() {
+            return Err(RsmError::SegAlreadyPublished);
+        }
+        reg::ensure_dir(&self.dir)?;
+        let _lock = DirLock::take(&self.dir)?;
+        let id = match id {
+            Some(id) => {
+                if reg::reap(&self.dir, id) {
+                    return Err(RsmError::SegidInUse);
+                }
+                id
+            }
+            None => (0..64)
+                .map(|_| SegmentId(rand::random::<u32>() | SegmentId::USER_BASE))
+                .find(|&id| !reg::reap(&self.dir, id))
+                .ok_or(RsmError::InsufficientResources)?,
+        };
+        let p = self.create_entry(&st, id, &acl)?;
+        st.publ = Some(p);
+        Ok(id)
+    }
+
+    fn republish(&self, acl: &[AccessEntry], open_mode: Perm) -> Result<(), RsmError> {
+        let acl = Acl::new(acl, open_mode)?;
+        let st = self.lock()?;
+        let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
+        let _lock = DirLock::take(&self.dir)?;
+        reg::write_acl(&self.dir, p.id, &acl)?;
+        let (seg_mode, ctl_mode) = reg::modes(&acl, self.node);
+        let _ = p
+            .seg_file
+            .set_permissions(std::fs::Permissions::from_mode(seg_mode));
+        let _ = std::fs::set_permissions(
+            reg::path(&self.dir, p.id, "ctl"),
+            std::fs::Permissions::from_mode(ctl_mode),
+        );
+        Ok(())
+    }
+
+    fn unpublish(&self) -> Result<(), RsmError> {
+        let mut st = self.lock()?;
+        self.withdraw(&mut st)
+    }
+
+    #[allow(unsafe_code)]
+    unsafe fn rebind(&self, ptr: *mut u8, offset: usize, len: usize) -> Result<(), RsmError> {
+        if offset != 0 {
+            return Err(RsmError::BadOffset);
+        }
+        if len != self.len {
+            return Err(RsmError::BadLength);
+        }
+        if (ptr as usize) % mem::page_size() != 0 {
+            return Err(RsmError::BadMemAlignment);
+        }
+        if !mem::is_mapped(ptr, len) {
+            return Err(RsmError::BadAddr);
+        }
+        let mut st = self.lock()?;
+        if st.ptr == ptr as usize {
+            return Ok(());
+        }
+        let old = st.ptr as *mut u8;
+        if let Some(p) = &st.publ {
+            // SAFETY: the caller's promise for the new range; the file is `len` long.
+            unsafe { mem::share_in_place(&p.seg_file, ptr, len)? };
+            if !st.owned {
+                // SAFETY: the old range is the caller's, still mapped (its promise).
+                let _ = unsafe { mem::unshare_in_place(old, len) };
+            }
+        }
+        if st.owned {
+            // SAFETY: library memory from alloc_guarded, no longer used by the export.
+            unsafe { mem::free_guarded(old, len) };
+        }
+        st.ptr = ptr as usize;
+        st.owned = false;
+        Ok(())
+    }
+
+    fn signal_post(&self, flags: SignalFlags) -> Result<(), RsmError> {
+        let (ctl, id) = {
+            let st = self.lock()?;
+            let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
+            (p.ctl.clone(), p.id)
+        };
+        let me = self.me();
+        for k in ctl.claimed().collect::<Vec<_>>() {
+            let fifo = reg::path(&self.dir, id, &reg::fifo_name(Some(k)));
+            ctl.mailbox(Some(k)).post(me, flags.no_accumulate, &fifo);
+        }
+        Ok(())
+    }
+
+    fn signal_wait(&self, timeout: Option<Duration>) -> Result<SignalSender, RsmError> {
+        let (ctl, fifo) = {
+            let st = self.lock()?;
+            let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
+            (p.ctl.clone(), p.fifo.clone())
+        };
+        let alive = || {
+            if ctl.live() {
+                Ok(())
+            } else {
+                Err(RsmError::SegNotPublished)
+            }
+        };
+        ctl.mailbox(None).wait(timeout, fifo.as_deref(), alive)
+    }
+
+    fn pollfd(&self) -> Result<RawFd, RsmError> {
+        let mut st = self.lock()?;
+        let p = st.publ.as_mut().ok_or(RsmError::SegNotPublished)?;
+        if let Some(f) = &p.fifo {
+            return Ok(f.as_raw_fd());
+        }
+        let path = reg::path(&self.dir, p.id, &reg::fifo_name(None));
+        let f = Arc::new(make_fifo(&path, 0o622)?);
+        let mb = p.ctl.mailbox(None);
+        mb.armed.store(1, std::sync::atomic::Ordering::SeqCst);
+        if mb.pending.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            let _ = (&*f).write_all_nb();
+        }
+        let fd = f.as_raw_fd();
+        p.fifo = Some(f);
+        Ok(fd)
+    }
+
+    fn release_pollfd(&self) -> Result<(), RsmError> {
+        let mut st = self.lock()?;
+        let p = st.publ.as_mut().ok_or(RsmError::SegNotPublished)?;
+        if p.fifo.take().is_some() {
+            p.ctl
+                .mailbox(None)
+                .armed
+                .store(0, std::sync::atomic::Ordering::SeqCst);
+            let _ = std::fs::remove_file(reg::path(&self.dir, p.id, &reg::fifo_name(None)));
+        }
+        Ok(())
+    }
+
+    fn destroy(&self) -> Result<(), RsmError> {
+        let mut st = self.lock()?;
+        let r = if st.publ.is_some() {
+            self.withdraw(&mut st)
+        } else {
+            Ok(())
+        };
+        if st.owned {
+            // SAFETY: library memory from alloc_guarded; the export is going away and
+            // `destroyed` stops every later use.
+            #[allow(unsafe_code)]
+            unsafe {
+                mem::free_guarded(st.ptr as *mut u8, self.len)
+            };
+        }
+        st.destroyed = true;
+        r
+    }
+}
+
+/// Writes one byte into a non-blocking FIFO, ignoring a full one.
+pub(crate) trait PokeFifo {
+    fn write_all_nb(self) -> std::io::Result<()>;
+}
+
+impl PokeFifo for &File {
+    fn write_all_nb(self) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = self;
+        f.write(&[1]).map(|_| ())
+    }
+}

@@ -1,0 +1,402 @@
+//! The system calls of the shm controller and every raw memory access it makes: guarded
+//! allocations, sharing caller memory in place (and taking it back), file mappings,
+//! copies into and out of mapped segments, futexes, file locks, FIFOs.
+//!
+//! This is the one module of the controller allowed `unsafe`. Its functions take
+//! offsets that the caller has bounds-checked and assert them again (cheaply, with
+//! `assert!`) before any raw access, so a bug elsewhere panics rather than writing
+//! outside a mapping. It must never form a Rust reference to segment memory other than
+//! atomics: other processes write it at any time.
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::time::Duration;
+
+use myrix_rsm_proto::RsmError;
+
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no memory effects.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+fn os_err() -> io::Error {
+    io::Error::last_os_error()
+}
+
+/// An error of a call that allocates or maps, as RSMAPI names it.
+pub(crate) fn mem_error(e: &io::Error) -> RsmError {
+    match e.raw_os_error() {
+        Some(libc::ENOMEM) | Some(libc::ENOSPC) | Some(libc::EFBIG) => RsmError::InsufficientMem,
+        Some(libc::EMFILE) | Some(libc::ENFILE) => RsmError::InsufficientResources,
+        Some(libc::EACCES) | Some(libc::EPERM) => RsmError::PermDenied,
+        _ => RsmError::MapFailed,
+    }
+}
+
+/// `len` zeroed bytes with an inaccessible guard page on each side; returns the first
+/// usable byte.
+pub(crate) fn alloc_guarded(len: usize) -> Result<*mut u8, RsmError> {
+    let page = page_size();
+    let total = len.checked_add(2 * page).ok_or(RsmError::BadLength)?;
+    // SAFETY: a fresh anonymous mapping chosen by the kernel; no existing memory is
+    // affected.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            total,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(mem_error(&os_err()));
+    }
+    let user = (base as usize + page) as *mut u8;
+    // SAFETY: `user..user+len` lies inside the mapping just made.
+    let r = unsafe { libc::mprotect(user.cast(), len, libc::PROT_READ | libc::PROT_WRITE) };
+    if r != 0 {
+        let e = mem_error(&os_err());
+        // SAFETY: the whole mapping made above, used by nothing yet.
+        unsafe { libc::munmap(base, total) };
+        return Err(e);
+    }
+    Ok(user)
+}
+
+/// Frees what [`alloc_guarded`] returned, guards included.
+///
+/// # Safety
+/// `user`/`len` came from `alloc_guarded`, and nothing uses the memory any more.
+pub(crate) unsafe fn free_guarded(user: *mut u8, len: usize) {
+    let page = page_size();
+    // SAFETY: the caller's promise: this is exactly the mapping alloc_guarded made.
+    unsafe { libc::munmap((user as usize - page) as *mut libc::c_void, len + 2 * page) };
+}
+
+/// Whether every byte of `ptr..ptr+len` is mapped readable and writable, from the
+/// kernel's list of this process's mappings (`/proc/self/maps`, sorted by address).
+pub(crate) fn is_mapped(ptr: *mut u8, len: usize) -> bool {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return false;
+    };
+    let (mut at, end) = (ptr as usize, (ptr as usize).saturating_add(len));
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else {
+            continue;
+        };
+        let Some((a, b)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else {
+            continue;
+        };
+        if b <= at {
+            continue;
+        }
+        if a > at || !perms.starts_with("rw") {
+            return false;
+        }
+        at = b;
+        if at >= end {
+            return true;
+        }
+    }
+    false
+}
+
+/// Copies `ptr..ptr+len` into `file` (from offset 0) and maps the file over that range,
+/// shared: the same address now shows the same bytes, and they are the file's.
+///
+/// # Safety
+/// `ptr..ptr+len` is page-aligned memory of this process that nothing relies on being
+/// private, valid for reads, and the file is at least `len` bytes long.
+pub(crate) unsafe fn share_in_place(file: &File, ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    let mut done = 0usize;
+    while done < len {
+        // SAFETY: reads `ptr+done..ptr+len`, inside the range the caller promised.
+        let n = unsafe {
+            libc::pwrite(
+                file.as_raw_fd(),
+                ptr.add(done).cast(),
+                len - done,
+                done as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let e = os_err();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(mem_error(&e));
+        }
+        if n == 0 {
+            return Err(RsmError::InsufficientMem);
+        }
+        done += n as usize;
+    }
+    // SAFETY: replaces the caller's pages (their contents are in the file now) with the
+    // file's, at the same address; MAP_FIXED never touches memory outside the range.
+    let m = unsafe {
+        libc::mmap(
+            ptr.cast(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_FIXED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if m == libc::MAP_FAILED {
+        return Err(mem_error(&os_err()));
+    }
+    Ok(())
+}
+
+/// Gives `ptr..ptr+len` private pages with the same contents at the same address: from
+/// now on nothing written into the file it was shared with reaches it.
+///
+/// # Safety
+/// `ptr..ptr+len` is page-aligned, mapped readable and writable, and this process's.
+pub(crate) unsafe fn unshare_in_place(ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    // SAFETY: a fresh anonymous mapping chosen by the kernel.
+    let tmp = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if tmp == libc::MAP_FAILED {
+        return Err(mem_error(&os_err()));
+    }
+    // SAFETY: both ranges are `len` bytes, mapped, and distinct mappings.
+    unsafe { std::ptr::copy_nonoverlapping(ptr, tmp.cast::<u8>(), len) };
+    // SAFETY: moves the private copy over the shared range in one step (the old
+    // mapping at `ptr` is replaced atomically); `tmp` is ours alone.
+    let r = unsafe {
+        libc::mremap(
+            tmp,
+            len,
+            len,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            ptr.cast::<libc::c_void>(),
+        )
+    };
+    if r == libc::MAP_FAILED {
+        let e = mem_error(&os_err());
+        // SAFETY: the copy is still at `tmp` and ours.
+        unsafe { libc::munmap(tmp, len) };
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// A shared mapping of a file, unmapped on drop.
+pub(crate) struct Map {
+    ptr: usize,
+    len: usize,
+}
+
+impl Map {
+    /// Maps the first `len` bytes of `file` (writable or read-only), shared.
+    pub(crate) fn file(file: &File, len: usize, writable: bool) -> Result<Map, RsmError> {
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: a new mapping chosen by the kernel. The file may change under us (other
+        // processes write it): every access goes through raw copies or atomics.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(mem_error(&os_err()));
+        }
+        Ok(Map {
+            ptr: p as usize,
+            len,
+        })
+    }
+
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr as *mut u8
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn u32(&self, off: usize) -> &AtomicU32 {
+        assert!(off % 4 == 0 && off + 4 <= self.len);
+        // SAFETY: in bounds and aligned (checked; the mapping is page-aligned), and the
+        // word is only ever accessed atomically; it lives as long as `self`.
+        unsafe { AtomicU32::from_ptr((self.ptr + off) as *mut u32) }
+    }
+
+    pub(crate) fn u64(&self, off: usize) -> &AtomicU64 {
+        assert!(off % 8 == 0 && off + 8 <= self.len);
+        // SAFETY: as for `u32`.
+        unsafe { AtomicU64::from_ptr((self.ptr + off) as *mut u64) }
+    }
+
+    /// Copies `data` to `off` (the mapping must be writable).
+    pub(crate) fn write(&self, off: usize, data: &[u8]) {
+        assert!(off <= self.len && data.len() <= self.len - off);
+        // SAFETY: the range is inside the mapping (checked). Other processes may write
+        // the same bytes concurrently: the result is some interleaving of bytes, the
+        // same as for a device writing memory; no Rust reference to it exists.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr().add(off), data.len()) }
+    }
+
+    /// Copies from `off` into `out`.
+    pub(crate) fn read(&self, off: usize, out: &mut [u8]) {
+        assert!(off <= self.len && out.len() <= self.len - off);
+        // SAFETY: as for `write`, reading.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr().add(off), out.as_mut_ptr(), out.len()) }
+    }
+}
+
+macro_rules! scalar_access {
+    ($put:ident, $get:ident, $t:ty, $a:ty) => {
+        impl Map {
+            /// One atomic access per element, from `off` (aligned, in bounds).
+            pub(crate) fn $put(&self, off: usize, data: &[$t]) {
+                let w = std::mem::size_of::<$t>();
+                assert!(off % w == 0 && off <= self.len && data.len() * w <= self.len - off);
+                for (i, v) in data.iter().enumerate() {
+                    // SAFETY: in bounds and aligned (checked above).
+                    let a = unsafe { <$a>::from_ptr((self.ptr + off + i * w) as *mut $t) };
+                    a.store(*v, Ordering::Relaxed);
+                }
+            }
+            pub(crate) fn $get(&self, off: usize, out: &mut [$t]) {
+                let w = std::mem::size_of::<$t>();
+                assert!(off % w == 0 && off <= self.len && out.len() * w <= self.len - off);
+                for (i, v) in out.iter_mut().enumerate() {
+                    // SAFETY: in bounds and aligned (checked above).
+                    let a = unsafe { <$a>::from_ptr((self.ptr + off + i * w) as *mut $t) };
+                    *v = a.load(Ordering::Relaxed);
+                }
+            }
+        }
+    };
+}
+scalar_access!(put8, get8, u8, AtomicU8);
+scalar_access!(put16, get16, u16, AtomicU16);
+scalar_access!(put32, get32, u32, AtomicU32);
+scalar_access!(put64, get64, u64, AtomicU64);
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping; every reference into it borrowed `self`.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+// SAFETY: the mapping is plain shared memory accessed only through atomics and raw
+// copies; moving or sharing the handle between threads is as safe as between processes.
+unsafe impl Send for Map {}
+// SAFETY: as above.
+unsafe impl Sync for Map {}
+
+/// Waits while `word` holds `val`, at most `timeout` (a shared futex: other processes
+/// wake it).
+pub(crate) fn futex_wait(word: &AtomicU32, val: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: FUTEX_WAIT reads the word (valid: a reference) and the timespec.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            val,
+            &ts as *const libc::timespec,
+        )
+    };
+}
+
+/// Wakes every waiter on `word`, in any process.
+pub(crate) fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE only uses the word's address.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
+}
+
+pub(crate) fn pid_alive(pid: u32) -> bool {
+    if pid == 0 || pid > i32::MAX as u32 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || os_err().raw_os_error() == Some(libc::EPERM)
+}
+
+pub(crate) fn lock_exclusive(f: &File) -> io::Result<()> {
+    loop {
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(());
+        }
+        let e = os_err();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Whether someone holds an exclusive lock on the file (the exporter, alive): a shared
+/// lock cannot be had. If it can, it is released at once.
+pub(crate) fn locked_by_other(f: &File) -> bool {
+    // SAFETY: flock on a descriptor we own.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    if r == 0 {
+        // SAFETY: as above.
+        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_UN) };
+        false
+    } else {
+        os_err().raw_os_error() == Some(libc::EWOULDBLOCK)
+    }
+}
+
+pub(crate) fn mkfifo(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul in path"))?;
+    // SAFETY: a valid C string.
+    if unsafe { libc::mkfifo(c.as_ptr(), mode as libc::mode_t) } == 0 {
+        Ok(())
+    } else {
+        Err(os_err())
+    }
+}
+
+/// This process's effective user and group, and id.
+pub(crate) fn whoami() -> (u32, u32, u32) {
+    // SAFETY: these calls cannot fail and touch no memory.
+    unsafe { (libc::geteuid(), libc::getegid(), libc::getpid() as u32) }
+}

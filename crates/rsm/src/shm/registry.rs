@@ -1,0 +1,263 @@
+//! The host's registry of published segments: a directory (`$MYRIX_RSM_DIR`, default
+//! `/dev/shm/myrix-rsm`) where segment `ID` is the files
+//!
+//! * `ID.ctl` — the control block (owner, length, state, signal words; see
+//!   [`super::ctl`]). Its existence is the publication: it appears by `link(2)` of a
+//!   complete, already locked file. The exporter holds an exclusive `flock` on it while
+//!   the segment is published; the kernel drops the lock when the process dies, so
+//!   "the exporter is alive" is exactly "a shared lock cannot be had" — no pid reuse.
+//! * `ID.seg` — the data, mapped by the exporter at its segment's address and by every
+//!   importer. Its mode follows the access list, so the kernel refuses users the list
+//!   does not admit.
+//! * `ID.acl` — the access list for new connections (replaced by rename on republish).
+//! * `ID.sig-e`, `ID.sig-K` — FIFOs behind the exporter's and importer slot K's
+//!   pollable descriptors, made when a pollfd is asked for.
+//!
+//! Creating and removing entries happens under the directory lock (`.lock`, `flock`), so
+//! a cleaner never removes an entry being made, and removes an entry only after seeing
+//! under the lock that its owner is dead. Importers only open files, without the lock.
+//! This module must never map memory or decide permissions: it names, locks and
+//! cleans up.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use myrix_rsm_proto::{AccessEntry, Acl, NodeId, Perm, RsmError, SegmentId};
+
+use super::mem;
+
+pub(crate) fn dir() -> PathBuf {
+    std::env::var_os("MYRIX_RSM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/dev/shm/myrix-rsm"))
+}
+
+/// Makes the directory if it is missing (sticky and open to all, as `/tmp`, so every
+/// user of the host can publish).
+pub(crate) fn ensure_dir(d: &Path) -> Result<(), RsmError> {
+    if !d.is_dir() {
+        std::fs::create_dir_all(d).map_err(|_| RsmError::BadConf)?;
+        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777));
+    }
+    Ok(())
+}
+
+pub(crate) fn path(d: &Path, id: SegmentId, what: &str) -> PathBuf {
+    d.join(format!("{:08x}.{what}", id.0))
+}
+
+pub(crate) fn fifo_name(slot: Option<usize>) -> String {
+    match slot {
+        None => "sig-e".to_string(),
+        Some(k) => format!("sig-{k}"),
+    }
+}
+
+/// The directory lock, held while alive.
+pub(crate) struct DirLock(#[allow(dead_code)] File);
+
+impl DirLock {
+    pub(crate) fn take(d: &Path) -> Result<DirLock, RsmError> {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o666)
+            .open(d.join(".lock"))
+            .map_err(|e| mem::mem_error(&e))?;
+        mem::lock_exclusive(&f).map_err(|e| mem::mem_error(&e))?;
+        Ok(DirLock(f))
+    }
+}
+
+/// Removes every file of segment `id`. Call with the directory lock held.
+pub(crate) fn remove_all(d: &Path, id: SegmentId) {
+    let prefix = format!("{:08x}.", id.0);
+    if let Ok(entries) = std::fs::read_dir(d) {
+        for e in entries.flatten() {
+            if e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&prefix))
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// With the directory lock held: removes segment `id`'s files if it has no live
+/// exporter (the control block unlocked, or missing: leftovers of a crash). Returns
+/// whether a live entry remains.
+pub(crate) fn reap(d: &Path, id: SegmentId) -> bool {
+    match File::open(path(d, id, "ctl")) {
+        Ok(f) if mem::locked_by_other(&f) => true,
+        Ok(_) => {
+            remove_all(d, id);
+            false
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            remove_all(d, id);
+            false
+        }
+        // Not ours to judge (another user's, unreadable): leave it.
+        Err(_) => true,
+    }
+}
+
+/// Removes the entries of every dead exporter, and temporary files of dead processes.
+pub(crate) fn reap_all(d: &Path) {
+    let Ok(_lock) = DirLock::take(d) else { return };
+    let Ok(entries) = std::fs::read_dir(d) else {
+        return;
+    };
+    let mut ids = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(rest) = name.strip_prefix(".tmp-") {
+            let pid = rest.split('-').next().and_then(|p| p.parse().ok());
+            if pid.is_some_and(|p| !mem::pid_alive(p)) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        } else if let Some((hex, _)) = name.split_once('.') {
+            if let Ok(id) = u32::from_str_radix(hex, 16) {
+                if hex.len() == 8 {
+                    ids.push(SegmentId(id));
+                }
+            }
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        reap(d, id);
+    }
+}
+
+/// A temporary file name unique to this process.
+pub(crate) fn tmp_path(d: &Path) -> PathBuf {
+    let (_, _, pid) = mem::whoami();
+    d.join(format!(".tmp-{pid}-{:016x}", rand::random::<u64>()))
+}
+
+const ACL_MAGIC: u32 = 0x6c63_6172; // "racl"
+
+/// Writes the access list for new connections (atomically: a temporary file renamed).
+pub(crate) fn write_acl(d: &Path, id: SegmentId, acl: &Acl) -> Result<(), RsmError> {
+    let mut buf = Vec::new();
+    buf.extend_from_slice(&ACL_MAGIC.to_le_bytes());
+    match acl {
+        Acl::Open(mode) => {
+            buf.extend_from_slice(&0u32.to_le_bytes());
+            buf.extend_from_slice(&mode.0.to_le_bytes());
+        }
+        Acl::List(list) => {
+            buf.extend_from_slice(&1u32.to_le_bytes());
+            buf.extend_from_slice(&(list.len() as u32).to_le_bytes());
+            for e in list {
+                buf.extend_from_slice(&e.node.0.to_le_bytes());
+                buf.extend_from_slice(&e.perm.0.to_le_bytes());
+            }
+        }
+    }
+    let tmp = tmp_path(d);
+    let write = || -> io::Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(&tmp)?;
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        f.write_all(&buf)?;
+        std::fs::rename(&tmp, path(d, id, "acl"))
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        mem::mem_error(&e)
+    })
+}
+
+/// Reads the access list; `SegNotPublished` if it is missing or not one.
+pub(crate) fn read_acl(d: &Path, id: SegmentId) -> Result<Acl, RsmError> {
+    let mut buf = Vec::new();
+    File::open(path(d, id, "acl"))
+        .and_then(|f| f.take(16 + 8 * 4096).read_to_end(&mut buf))
+        .map_err(|_| RsmError::SegNotPublished)?;
+    let word = |i: usize| -> Option<u32> {
+        buf.get(4 * i..4 * i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let bad = RsmError::SegNotPublished;
+    if word(0) != Some(ACL_MAGIC) {
+        return Err(bad);
+    }
+    match (word(1), word(2)) {
+        (Some(0), Some(mode)) => Acl::new(&[], Perm(mode)).map_err(|_| bad),
+        (Some(1), Some(n)) => {
+            let n = n as usize;
+            if buf.len() != 12 + 8 * n {
+                return Err(bad);
+            }
+            let list: Vec<AccessEntry> = (0..n)
+                .map(|i| AccessEntry {
+                    node: NodeId(word(3 + 2 * i).unwrap_or(0)),
+                    perm: Perm(word(4 + 2 * i).unwrap_or(0)),
+                })
+                .collect();
+            Acl::new(&list, Perm::RDWR).map_err(|_| bad)
+        }
+        _ => Err(bad),
+    }
+}
+
+/// The file modes an access list gives the data file and the control block, for the
+/// users of this host (the node `local`): each class the list admits may open the data
+/// file (read-write if it may write: a mapping needs read) and the control block
+/// (read-write: signals are posted there); the owner always may.
+pub(crate) fn modes(acl: &Acl, local: NodeId) -> (u32, u32) {
+    let mode = match acl {
+        Acl::Open(m) => m.0,
+        Acl::List(list) => list
+            .iter()
+            .find(|e| e.node == local)
+            .map_or(0, |e| e.perm.0),
+    };
+    let mut seg = 0o600;
+    let mut ctl = 0o600;
+    for shift in [3, 0] {
+        let d = (mode >> shift) & 0o6;
+        if d & 0o2 != 0 {
+            seg |= 0o6 << shift;
+        } else if d & 0o4 != 0 {
+            seg |= 0o4 << shift;
+        }
+        if d != 0 {
+            ctl |= 0o6 << shift;
+        }
+    }
+    (seg, ctl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_follow_the_list() {
+        let acl = Acl::new(&[], Perm(0o624)).unwrap();
+        assert_eq!(modes(&acl, NodeId(0)), (0o664, 0o666));
+        let acl = Acl::new(
+            &[AccessEntry {
+                node: NodeId(3),
+                perm: Perm(0o644),
+            }],
+            Perm::RDWR,
+        )
+        .unwrap();
+        assert_eq!(modes(&acl, NodeId(0)), (0o600, 0o600));
+        assert_eq!(modes(&acl, NodeId(3)), (0o644, 0o666));
+    }
+}

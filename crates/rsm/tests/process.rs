@@ -1,0 +1,145 @@
+//! Two processes: one-sided access to a sleeping exporter, and an exporter killed with
+//! SIGKILL. The child is this test binary run again with `MYRIX_RSM_ROLE` set.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use myrix_rsm::{BarrierMode, BarrierType, Controller, ExportFlags, Perm, RsmError, SegmentId};
+
+const LEN: usize = 4 * 4096;
+
+fn pattern(i: usize) -> u8 {
+    (i * 7 + 3) as u8
+}
+
+#[allow(clippy::zombie_processes)] // every caller waits for the child
+fn spawn(role: &str) -> (Child, SegmentId) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_roles", "--exact", "--nocapture", "--test-threads=1"])
+        .env("MYRIX_RSM_ROLE", role)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "child said nothing");
+        // libtest writes "test child_roles ... " before the child's own output.
+        if let Some((_, hex)) = line.trim().split_once("ID ") {
+            let id = SegmentId(u32::from_str_radix(hex, 16).unwrap());
+            child.stdout = Some(out.into_inner());
+            return (child, id);
+        }
+    }
+}
+
+fn registry_files(id: SegmentId) -> Vec<String> {
+    let dir = std::env::var_os("MYRIX_RSM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/dev/shm/myrix-rsm"));
+    let prefix = format!("{:08x}.", id.0);
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
+/// The child's side. Exporter roles publish a segment, say its id, and then only sleep
+/// (blocked reading stdin): they make no library call while the parent works.
+#[test]
+fn child_roles() {
+    let Ok(role) = std::env::var("MYRIX_RSM_ROLE") else {
+        return;
+    };
+    let c = Controller::get("shm").unwrap();
+    let e = c.export_create(LEN, ExportFlags::default()).unwrap();
+    let id = e.publish(None, &[]).unwrap();
+    println!("ID {:08x}", id.0);
+    std::io::stdout().flush().unwrap();
+    let mut line = String::new();
+    match role.as_str() {
+        "sleeper" => {
+            std::io::stdin().read_line(&mut line).unwrap();
+            // Look at what the importer wrote, with no call having been made.
+            let mem = unsafe { std::slice::from_raw_parts(e.as_ptr(), LEN) };
+            let ok = mem.iter().enumerate().all(|(i, &b)| b == pattern(i));
+            println!("{}", if ok { "OK" } else { "BAD" });
+        }
+        _ => std::thread::sleep(Duration::from_secs(60)),
+    }
+}
+
+#[test]
+fn importer_writes_and_reads_while_the_exporter_sleeps() {
+    let (mut child, id) = spawn("sleeper");
+    let c = Controller::get("shm").unwrap();
+    let imp = c.import_connect(c.local_node(), id, Perm::RDWR).unwrap();
+    imp.set_mode(BarrierMode::Explicit).unwrap();
+    let mut bar = imp.init_barrier(BarrierType::Segment).unwrap();
+    bar.open().unwrap();
+    let data: Vec<u8> = (0..LEN).map(pattern).collect();
+    for chunk in (0..LEN).step_by(1000) {
+        let end = (chunk + 1000).min(LEN);
+        imp.put(chunk, &data[chunk..end]).unwrap();
+    }
+    bar.close().unwrap();
+    let mut back = vec![0u8; LEN];
+    imp.get(0, &mut back).unwrap();
+    assert_eq!(back, data);
+    child.stdin.as_mut().unwrap().write_all(b"look\n").unwrap();
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(
+        out.contains("OK\n"),
+        "the exporter saw the importer's writes: {out}"
+    );
+    drop(imp);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_killed_exporter_aborts_its_importers_and_is_cleaned_up() {
+    let (mut child, id) = spawn("victim");
+    let c = Controller::get("shm").unwrap();
+    let imp = c.import_connect(c.local_node(), id, Perm::RDWR).unwrap();
+    imp.put(0, &[1, 2, 3]).unwrap();
+    assert!(!registry_files(id).is_empty());
+    child.kill().unwrap();
+    let killed = Instant::now();
+    child.wait().unwrap();
+    let err = loop {
+        match imp.put(0, &[4]) {
+            Ok(()) => assert!(killed.elapsed() < Duration::from_secs(1), "never aborted"),
+            Err(e) => break e,
+        }
+    };
+    let took = killed.elapsed();
+    assert_eq!(err, RsmError::ConnAborted);
+    assert!(took < Duration::from_millis(100), "took {took:?}");
+    let mut b = [0u8; 1];
+    assert_eq!(imp.get(0, &mut b), Err(RsmError::ConnAborted));
+    assert_eq!(imp.signal_wait(None), Err(RsmError::ConnAborted));
+    // The importer that found the exporter dead removed its registry entry.
+    assert_eq!(registry_files(id), Vec::<String>::new());
+    assert_eq!(
+        c.import_connect(c.local_node(), id, Perm::RDWR)
+            .unwrap_err(),
+        RsmError::SegNotPublished
+    );
+    drop(imp);
+
+    // An exporter that dies with nobody connected: the next controller opened on the
+    // host removes its entry.
+    let (mut child, id) = spawn("victim");
+    assert!(!registry_files(id).is_empty());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let _c = Controller::get("shm").unwrap();
+    assert_eq!(registry_files(id), Vec::<String>::new());
+}
