@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use myrix_rsm::RsmError;
@@ -15,32 +16,44 @@ use rsmapi::sgio::{rsm_iovec_t, rsm_scat_gath_t};
 
 const CRATE: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The directory holding librsmapi.so and pkgconfig/rsmapi.pc (the build script
-/// says where: the profile directory this test was built in).
+/// The directory holding librsmapi.so and pkgconfig/rsmapi.pc: the profile directory
+/// this test was built in (the build script says which).
+///
+/// `cargo test` builds only the rlib the tests link, so the shared library may be
+/// missing or stale: build it once per run with the same target directory and
+/// profile (a no-op when it is fresh).
 fn lib_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("RSMAPI_LIB_DIR"));
-    if !dir.join("librsmapi.so").is_file() {
-        // Cargo builds the cdylib along with the rlib the tests link; if something
-        // removed it, build it again with the same profile.
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-p", "myrix-rsmapi"]);
-        if dir.ends_with("release") {
-            cmd.arg("--release");
-        }
-        let st = cmd.status().expect("running cargo build");
-        assert!(st.success(), "cargo build -p myrix-rsmapi failed");
-    }
-    assert!(
-        dir.join("librsmapi.so").is_file(),
-        "no librsmapi.so in {}",
-        dir.display()
-    );
-    assert!(
-        dir.join("pkgconfig/rsmapi.pc").is_file(),
-        "no rsmapi.pc in {}",
-        dir.display()
-    );
-    dir
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = PathBuf::from(env!("RSMAPI_LIB_DIR"));
+            let profile = match dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") => "dev".to_string(),
+                Some(p) => p.to_string(),
+                None => panic!("odd library directory {}", dir.display()),
+            };
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args([
+                "build",
+                "-p",
+                "myrix-rsmapi",
+                "--lib",
+                "--profile",
+                &profile,
+            ]);
+            // target/<profile>, or target/<triple>/<profile> when cross-compiling.
+            let parent = dir.parent().unwrap();
+            if parent.join("CACHEDIR.TAG").is_file() {
+                cmd.arg("--target-dir").arg(parent);
+            }
+            let st = cmd.status().expect("running cargo build");
+            assert!(st.success(), "cargo build -p myrix-rsmapi failed");
+            for f in ["librsmapi.so", "pkgconfig/rsmapi.pc"] {
+                assert!(dir.join(f).is_file(), "no {f} in {}", dir.display());
+            }
+            dir
+        })
+        .clone()
 }
 
 /// `pkg-config --cflags --libs rsmapi` against the generated .pc file.
