@@ -182,6 +182,9 @@ int main(void)
 	CHECK(rsm_memseg_import_putv(&sg), RSMERR_BAD_LENGTH);
 	iov[0].local_offset = 0;
 	iov[1].remote_offset = 2 * page;
+	CHECK(rsm_memseg_import_putv(&sg), RSMERR_BAD_OFFSET);
+	CHECK(sg.io_residual_count, 1);
+	iov[1].remote_offset = 2 * page - 4;
 	CHECK(rsm_memseg_import_putv(&sg), RSMERR_BAD_LENGTH);
 	CHECK(sg.io_residual_count, 1);
 	iov[1].remote_offset = 520;
