@@ -1,4 +1,5 @@
-//! The benchmarks as a script meets them: `bench fabric`'s JSON.
+//! The benchmarks as a script or a second user meets them: `bench fabric`'s JSON and a
+//! client turned away by a busy server.
 
 mod common;
 
@@ -41,4 +42,42 @@ fn bench_fabric_json_has_the_names_of_bench_pingpong() {
     let table_lat: f64 = last[1].parse().unwrap();
     let json_lat = rows[1]["latency_us"].as_f64().unwrap();
     assert!((table_lat - json_lat).abs() < 0.001, "{table} {out}");
+}
+
+/// A second client of a server busy with a first is told so within seconds (the server
+/// takes one plan at a time), not after the 30 s a silent peer is given.
+#[test]
+fn a_second_client_of_a_busy_server_is_turned_away_at_once() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let (mut server, addr) = common::shm_server();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["bench", "pingpong", "--client", &addr, "--transport", "shm"])
+        .args(["--start", "8", "--end", "8", "--iterations", "100000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The heading is printed once connected; the plan follows within milliseconds.
+    let mut heading = String::new();
+    std::io::BufReader::new(first.stdout.take().unwrap())
+        .read_line(&mut heading)
+        .unwrap();
+    assert!(heading.starts_with("# myrix bench pingpong"), "{heading:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    let o = myrix(
+        &["bench", "pingpong", "--client", &addr, "--transport", "shm"],
+        b"",
+    );
+    let took = t0.elapsed();
+    let still_served = first.try_wait().unwrap().is_none();
+    let _ = first.kill();
+    let _ = first.wait();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(still_served, "the first client ended early");
+    common::assert_one_error(&o, 1, "the server is serving another client");
+    assert!(took < Duration::from_secs(10), "turned away after {took:?}");
 }
