@@ -101,8 +101,11 @@ fn udp_between_namespaces_with_loss_every_byte_verified() {
 /// skipped, saying so, where the namespaces are not set up.
 fn impaired_pair(transport: &str) {
     if std::env::var_os("MYRIX_NETNS").is_none() {
-        eprintln!(
-            "skipped: no namespaces (run `bash .ci/netns.sh up` as root and set MYRIX_NETNS=1, as .ci/run does)"
+        // Straight to standard error, past the test harness's capture (which would hide
+        // an `eprintln!` of a passing test): the skip shows in the run's output.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("{transport}: skipped: no namespaces (run `bash .ci/netns.sh up` as root and set MYRIX_NETNS=1, as .ci/run does)\n").as_bytes(),
         );
         return;
     }
