@@ -6,6 +6,7 @@ use clap::Args;
 use myrix_lab::fabricbench::{self, FabricBench, Setup};
 use myrix_lab::report;
 
+use crate::mxbench_cmd::Format;
 use crate::CliError;
 
 #[derive(Args)]
@@ -29,6 +30,10 @@ pub struct FabricBenchArgs {
     load: Option<f64>,
     #[command(flatten)]
     models: crate::parse::ModelArgs,
+    /// table: a heading, then a row as each size completes; json: one array at the end,
+    /// with the names of `bench pingpong --format json`.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
@@ -75,21 +80,54 @@ pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
     };
     // Every failure here is reported as bad input (exit 2), as it always was.
     let input = |e: myrix_lab::LabError| CliError::Input(e.to_string());
-    let mut bench = FabricBench::new(&t, &routes, &setup).map_err(input)?;
+    // A spinner on standard error (if a terminal) with the simulated clock: under
+    // heavy background traffic a size, or even connecting, can take minutes.
+    let progress = crate::progress::bar(
+        None,
+        "{spinner} {msg}: {prefix} simulated, {elapsed} so far",
+    );
+    progress.set_prefix(crate::progress::simulated(myrix_link::Picos(0)));
+    progress.set_message(format!("connecting hosts {} and {to}", a.from));
+    let watched = progress.clone();
+    let watch = Box::new(move |now: myrix_link::Nanos| {
+        watched.set_prefix(crate::progress::simulated(now.into()))
+    });
+    let bench = FabricBench::new_watched(&t, &routes, &setup, watch).map_err(input);
+    let mut bench = bench.inspect_err(|_| progress.finish_and_clear())?;
     let load = a
         .load
         .map_or("none".to_string(), |l| format!("{l} flits/ns/switch"));
-    outln!(
-        "# myrix bench fabric: MX ping-pong between hosts {} and {to} of {} (simulated), up*/down* OSUD, background traffic {load}, switch model {}, channel release {}, {} round trips per size",
-        a.from,
-        t.name(),
-        switch_model.name(),
-        channel_release.name(),
-        a.iters
-    );
-    crate::out(&report::fabric_head())?;
-    for &len in &sizes {
-        crate::out(&report::fabric_row(&bench.measure(len).map_err(input)?))?;
+    let json = a.format == Format::Json;
+    // Lines go out with the spinner taken off the terminal, and it ends before we do.
+    let result = (|| -> Result<Vec<_>, CliError> {
+        if !json {
+            progress.suspend(|| -> Result<(), CliError> {
+                outln!(
+                    "# myrix bench fabric: MX ping-pong between hosts {} and {to} of {} (simulated), up*/down* OSUD, background traffic {load}, switch model {}, channel release {}, {} round trips per size",
+                    a.from,
+                    t.name(),
+                    switch_model.name(),
+                    channel_release.name(),
+                    a.iters
+                );
+                crate::out(&report::fabric_head())
+            })?;
+        }
+        let mut rows = Vec::with_capacity(sizes.len());
+        for (i, &len) in sizes.iter().enumerate() {
+            progress.set_message(format!("{len} B, size {} of {}", i + 1, sizes.len()));
+            let row = bench.measure(len).map_err(input)?;
+            if !json {
+                progress.suspend(|| crate::out(&report::fabric_row(&row)))?;
+            }
+            rows.push(row);
+        }
+        Ok(rows)
+    })();
+    progress.finish_and_clear();
+    let rows = result?;
+    if json {
+        crate::out(&report::fabric_json(&rows))?;
     }
     Ok(())
 }

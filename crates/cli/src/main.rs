@@ -23,6 +23,7 @@ mod map_cmd;
 mod mxbench_cmd;
 mod packet_cmd;
 mod parse;
+mod progress;
 mod routes_cmd;
 mod sim_cmd;
 mod topo_cmd;

@@ -113,25 +113,6 @@ fn parse_fail(s: &str) -> Result<(Target, Picos), CliError> {
     Ok((target, parse_time(at.trim())?))
 }
 
-/// A progress bar on standard error, drawn only when that is a terminal.
-fn bar(len: Option<usize>) -> indicatif::ProgressBar {
-    let (bar, template) = match len {
-        Some(n) => (
-            indicatif::ProgressBar::new(n as u64),
-            "{bar:30} {pos}/{len} load points {msg}",
-        ),
-        None => (
-            indicatif::ProgressBar::no_length(),
-            "{pos} load points {msg}",
-        ),
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(template)
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar
-}
-
 pub fn run(a: SimArgs) -> Result<(), CliError> {
     let policies: Vec<Policy> = a
         .routing
@@ -242,19 +223,22 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         // Validate once, with a clear message, before spawning anything.
         let first = loads.as_ref().map_or(0.01, |l| l[0]);
         Sim::new(cfg_at(first), &t, &routes).map_err(|e| CliError::Input(e.to_string()))?;
-        let progress = bar(loads.as_ref().map(Vec::len));
-        let done = |cfg: &Config| {
-            progress.set_message(format!("(last: {:.4})", cfg.load));
-            progress.inc(1);
+        // Progress on standard error while the points run, if that is a terminal.
+        let progress =
+            crate::progress::SimProgress::new(loads.as_ref().map(Vec::len), warmup + measure);
+        let watch = runner::Watch {
+            done: &|cfg: &Config| progress.point_done(cfg.load),
+            advanced: &|p| progress.advanced(p),
         };
         let r = match &loads {
             Some(l) => {
                 let cfgs: Vec<Config> = l.iter().map(|&x| cfg_at(x)).collect();
-                runner::load_points(&t, &routes, &cfgs, done)?
+                runner::load_points_watched(&t, &routes, &cfgs, &watch)
             }
-            None => Search::sweep().run_sim(&t, &routes, &cfg_at, &done)?,
+            None => Search::sweep().run_sim_watched(&t, &routes, &cfg_at, &watch),
         };
-        progress.finish_and_clear();
+        progress.finish();
+        let r = r?;
         results.extend(r.into_iter().map(|r| (policy, r)));
     }
     let rows: Vec<Row> = results

@@ -2,10 +2,9 @@
 
 use crate::CliError;
 use clap::{Args, Subcommand, ValueEnum};
-use myrix_fabric::deadlock::check;
 use myrix_fabric::format::{from_toml, to_anynet, to_dot, to_toml};
 use myrix_fabric::generate::{generate, Generator, Params};
-use myrix_fabric::updown::{minimal_mean_length, Root, UpDown};
+use myrix_fabric::updown::{Root, UpDown};
 use myrix_fabric::Topology;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -256,33 +255,24 @@ pub fn show(t: &Topology, root: Root) -> String {
         "degrees     {} (switches x links to other switches)",
         degrees.join(" ")
     );
-    let _ = writeln!(s, "diameter    {} hops", t.diameter());
+    // One source switch at a time: the routes of every pair are never all held at once.
     let ud = UpDown::new(t, root);
-    let routes = ud.osud(t);
-    let nonmin: usize = (0..n as u32)
-        .map(|a| {
-            let hops = t.hops_from(a);
-            (0..n as u32)
-                .filter(|&b| routes.path(a, b).len() as u32 > hops[b as usize])
-                .count()
-        })
-        .sum();
+    let sum = ud.osud_summary(t);
+    let _ = writeln!(s, "diameter    {} hops", sum.diameter);
     let _ = writeln!(s, "up*/down*   root switch {}", ud.root());
     let _ = writeln!(
         s,
         "routes      mean {:.3} links (minimal {:.3}); {} of {} switch pairs longer than minimal",
-        routes.mean_length(),
-        minimal_mean_length(t),
-        nonmin,
+        sum.mean_length,
+        sum.minimal_mean_length,
+        sum.longer_than_minimal,
         n * n - n
     );
-    let loads = myrix_fabric::route::channel_loads(t, &routes);
-    if let Some((hop, pairs)) = loads.first() {
+    if let Some((hop, pairs)) = sum.busiest {
         let h = t.num_hosts() as u64;
         // 32-byte payloads, the mean route bytes plus type and CRC on the wire.
-        let overhead = routes.mean_length() + 1.0 + 2.0;
-        let bound =
-            myrix_fabric::route::uniform_bound(t, &routes, 0.16, 32.0, overhead).unwrap_or(0.0);
+        let overhead = sum.mean_length + 1.0 + 2.0;
+        let bound = myrix_fabric::route::uniform_bound_at(t, pairs, 0.16, 32.0, overhead);
         let _ = writeln!(
             s,
             "busiest     channel s{}.p{} carries {} of {} host pairs; uniform bound {:.4} flits/ns/switch (32 B, 160 MB/s)",
@@ -293,7 +283,7 @@ pub fn show(t: &Topology, root: Root) -> String {
             bound
         );
     }
-    match check(t, routes.iter().map(|(_, _, p)| p)) {
+    match sum.deadlock {
         Ok(()) => {
             let _ = writeln!(
                 s,

@@ -48,6 +48,11 @@ impl fmt::Display for Cycle {
 pub struct Dependencies {
     base: Vec<u32>,
     g: DiGraphMap<u32, ()>,
+    /// Dependencies already in `g`, one bit per (channel, next switch's port), so the
+    /// millions of paths of a large network hash only their distinct dependencies;
+    /// `next[c]` is the switch those ports are on (`u32::MAX`: none seen yet).
+    seen: Vec<u64>,
+    next: Vec<u32>,
 }
 
 impl Dependencies {
@@ -61,6 +66,8 @@ impl Dependencies {
         Dependencies {
             base,
             g: DiGraphMap::new(),
+            seen: vec![0; (acc as usize * 256).div_ceil(64)],
+            next: vec![u32::MAX; acc as usize],
         }
     }
 
@@ -81,7 +88,20 @@ impl Dependencies {
     /// ends where the packet is ejected into a buffer.
     pub fn add_path(&mut self, hops: &[Hop]) {
         for w in hops.windows(2) {
-            self.g.add_edge(self.id(w[0]), self.id(w[1]), ());
+            let (a, b) = (self.id(w[0]), self.id(w[1]));
+            let next = &mut self.next[a as usize];
+            if *next == u32::MAX {
+                *next = w[1].switch;
+            }
+            if *next == w[1].switch {
+                let k = a as usize * 256 + w[1].port as usize;
+                if self.seen[k / 64] & (1 << (k % 64)) != 0 {
+                    continue;
+                }
+                self.seen[k / 64] |= 1 << (k % 64);
+            }
+            // (A path whose hops do not follow the links is still added as given.)
+            self.g.add_edge(a, b, ());
         }
         if let [only] = hops {
             self.g.add_node(self.id(*only));

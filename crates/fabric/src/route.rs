@@ -118,9 +118,27 @@ pub fn uniform_bound(
     payload: f64,
     overhead: f64,
 ) -> Option<f64> {
-    let max = channel_loads(t, routes).first()?.1 as f64;
+    let max = channel_loads(t, routes).first()?.1;
+    Some(uniform_bound_at(
+        t,
+        max,
+        link_flits_per_ns,
+        payload,
+        overhead,
+    ))
+}
+
+/// [`uniform_bound`] when the busiest channel is known to carry `max_pairs` host pairs.
+pub fn uniform_bound_at(
+    t: &Topology,
+    max_pairs: u64,
+    link_flits_per_ns: f64,
+    payload: f64,
+    overhead: f64,
+) -> f64 {
+    let max = max_pairs as f64;
     let h = t.num_hosts() as f64;
     let n = t.num_switches() as f64;
     // Per-pair rate at load L (payload flits/ns/switch): L n / (h (h - 1)).
-    Some(link_flits_per_ns * h * (h - 1.0) / (n * max) * payload / (payload + overhead))
+    link_flits_per_ns * h * (h - 1.0) / (n * max) * payload / (payload + overhead)
 }

@@ -139,6 +139,93 @@ impl UpDown {
     }
 }
 
+/// What `myrix topo show` reports of the OSUD routes: [`UpDown::osud_summary`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct OsudSummary {
+    /// Mean links per route over ordered pairs of distinct switches
+    /// ([`SwitchRoutes::mean_length`]).
+    pub mean_length: f64,
+    /// The same for shortest unrestricted paths ([`minimal_mean_length`]).
+    pub minimal_mean_length: f64,
+    /// The largest hop count between two switches ([`Topology::diameter`]).
+    pub diameter: u32,
+    /// Ordered switch pairs whose route is longer than their distance.
+    pub longer_than_minimal: usize,
+    /// The channel carrying the most host pairs under uniform traffic and how many (the
+    /// first of [`crate::route::channel_loads`]); `None` when no host pair is routed.
+    pub busiest: Option<(Hop, u64)>,
+    /// The deadlock check of the route set ([`crate::deadlock::check`]).
+    pub deadlock: Result<(), crate::deadlock::Cycle>,
+}
+
+impl UpDown {
+    /// The figures of [`UpDown::osud`]'s routes, computed one source switch at a time:
+    /// the same numbers as from the stored routes, in memory that grows with the
+    /// switches and channels rather than with every path of every pair (4096 switches
+    /// have 16.8 million).
+    pub fn osud_summary(&self, t: &Topology) -> OsudSummary {
+        let n = t.num_switches();
+        let mut base = Vec::with_capacity(n);
+        let mut channels = 0usize;
+        for s in t.switches() {
+            base.push(channels);
+            channels += s.ports as usize;
+        }
+        let hosts: Vec<u64> = (0..n as SwitchId)
+            .map(|s| t.hosts_on(s).count() as u64)
+            .collect();
+        let mut load = vec![0u64; channels];
+        let mut deps = crate::deadlock::Dependencies::new(t);
+        let mut search = OsudSearch::new(n);
+        let mut path = Vec::new();
+        let (mut links, mut minimal, mut diameter, mut longer) = (0u64, 0u64, 0u32, 0usize);
+        for src in 0..n as SwitchId {
+            let hops = t.hops_from(src);
+            minimal += hops.iter().map(|&d| d as u64).sum::<u64>();
+            diameter = diameter.max(hops.iter().copied().max().unwrap_or(0));
+            search.search(self, t, src);
+            for dst in 0..n as SwitchId {
+                path.clear();
+                search.path_to(dst, &mut path);
+                links += path.len() as u64;
+                if path.len() as u32 > hops[dst as usize] {
+                    longer += 1;
+                }
+                let pairs = hosts[src as usize] * hosts[dst as usize];
+                if pairs > 0 {
+                    for h in &path {
+                        load[base[h.switch as usize] + h.port as usize] += pairs;
+                    }
+                }
+                deps.add_path(&path);
+            }
+        }
+        // Busiest first, then the lowest (switch, port), as `channel_loads` sorts.
+        let mut busiest: Option<(Hop, u64)> = None;
+        for (sw, &b) in base.iter().enumerate() {
+            for port in 0..t.switches()[sw].ports {
+                let l = load[b + port as usize];
+                if l > 0 && busiest.is_none_or(|(_, m)| l > m) {
+                    let hop = Hop {
+                        switch: sw as SwitchId,
+                        port,
+                    };
+                    busiest = Some((hop, l));
+                }
+            }
+        }
+        let pairs = (n * n - n).max(1) as f64;
+        OsudSummary {
+            mean_length: links as f64 / pairs,
+            minimal_mean_length: minimal as f64 / pairs,
+            diameter,
+            longer_than_minimal: longer,
+            busiest,
+            deadlock: deps.find_cycle().map_or(Ok(()), Err),
+        }
+    }
+}
+
 /// The breadth-first search behind [`UpDown::osud`], one source at a time, reusing its
 /// arrays: callers that store routes their own way need not hold every path at once.
 #[derive(Clone, Debug)]

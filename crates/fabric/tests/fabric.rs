@@ -307,6 +307,31 @@ fn channel_loads_add_up_to_every_pair_times_its_path_length() {
     assert!((per_pair * loads[0].1 as f64 - 0.16).abs() < 1e-9);
 }
 
+/// `topo show`'s streamed figures equal those of the stored routes.
+#[test]
+fn the_streamed_osud_summary_equals_the_stored_routes_figures() {
+    use myrix_fabric::deadlock::check;
+    use myrix_fabric::route::channel_loads;
+    for (n, seed) in [(2, 1), (4, 1), (16, 1), (16, 2), (40, 3)] {
+        let t = irregular(n, seed);
+        for root in [Root::LowestId, Root::Center] {
+            let ud = UpDown::new(&t, root);
+            let routes = ud.osud(&t);
+            let s = ud.osud_summary(&t);
+            assert_eq!(s.mean_length, routes.mean_length());
+            assert_eq!(s.minimal_mean_length, minimal_mean_length(&t));
+            assert_eq!(s.diameter, t.diameter());
+            let longer = routes
+                .iter()
+                .filter(|&(a, b, p)| p.len() as u32 > t.hops_from(a)[b as usize])
+                .count();
+            assert_eq!(s.longer_than_minimal, longer);
+            assert_eq!(s.busiest, channel_loads(&t, &routes).first().copied());
+            assert_eq!(s.deadlock, check(&t, routes.iter().map(|(_, _, p)| p)));
+        }
+    }
+}
+
 mod toml_props {
     use myrix_fabric::format::{from_toml, to_toml};
     use proptest::prelude::*;

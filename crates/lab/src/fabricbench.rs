@@ -71,6 +71,18 @@ pub struct FabricBench<'a> {
 impl<'a> FabricBench<'a> {
     /// Starts the network and connects the two hosts both ways.
     pub fn new(t: &'a Topology, routes: &'a RouteTable, s: &Setup) -> Result<Self, LabError> {
+        Self::new_watched(t, routes, s, Box::new(|_| {}))
+    }
+
+    /// [`FabricBench::new`], with `watch` told the simulated clock every fraction of a
+    /// millisecond while connecting and measuring ([`MxNet::set_watch`]): progress for
+    /// long runs (a loaded network can take minutes).
+    pub fn new_watched(
+        t: &'a Topology,
+        routes: &'a RouteTable,
+        s: &Setup,
+        watch: Box<dyn FnMut(Nanos) + 'a>,
+    ) -> Result<Self, LabError> {
         let cfg = Config {
             load: s.load.unwrap_or(0.01),
             seed: s.seed,
@@ -86,6 +98,7 @@ impl<'a> FabricBench<'a> {
         }
         let addrs: Vec<u64> = t.hosts().iter().map(|h| h.address).collect();
         let mut net = MxNet::new(sim, &addrs, &MxConfig::default(), KEY);
+        net.set_watch(watch);
         let (x, y) = (s.from, s.to);
         let peer_y = net
             .connect(x, y, addrs[y], KEY, LIMIT)

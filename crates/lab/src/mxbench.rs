@@ -20,12 +20,18 @@ const CTRL: u64 = 1 << 63;
 const HELLO: u64 = CTRL | 1;
 const BYE: u64 = CTRL | 2;
 const ACK: u64 = CTRL | 3;
+/// The server's answer to a plan it takes: a server busy with another client leaves a
+/// second client's plan unread, and that client stops after [`WELCOME`].
+const READY: u64 = CTRL | 4;
 const DATA: u64 = 7;
 /// How long a server on a lossy transport keeps answering after the goodbye: many
 /// resend intervals (20 ms), so a lost acknowledgement is repeated.
 const LINGER: Duration = Duration::from_millis(300);
 /// How long either side waits for the other before giving up.
 const T: Duration = Duration::from_secs(30);
+/// How long a client waits for the server to take its plan: a server that does not is
+/// serving another client (it answers at once otherwise).
+pub const WELCOME: Duration = Duration::from_secs(2);
 /// The longest message length, bytes.
 pub const MAX_LEN: usize = 64 << 20;
 /// The most iterations (and warm-up iterations) per length a plan may ask for.
@@ -282,10 +288,22 @@ fn recv(ep: &mut Endpoint, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabErr
 
 /// Waits for request `r`, which involves `peer`, in slices as [`recv`] does.
 fn wait(ep: &mut Endpoint, peer: PeerId, r: Request) -> Result<Completion, LabError> {
-    let mut end = None;
+    wait_within(ep, peer, r, T)?
+        .ok_or_else(|| LabError::Failed("the peer stopped answering (30 s)".into()))
+}
+
+/// [`wait`] for at most `limit`: `None` if `r` is still pending then.
+fn wait_within(
+    ep: &mut Endpoint,
+    peer: PeerId,
+    r: Request,
+    limit: Duration,
+) -> Result<Option<Completion>, LabError> {
+    let end = Instant::now() + limit;
     loop {
-        match ep.wait(r, SLICE).map_err(mx)? {
-            Some(c) if c.0.code == Code::Success => return Ok(c),
+        let slice = SLICE.min(end.saturating_duration_since(Instant::now()));
+        match ep.wait(r, slice).map_err(mx)? {
+            Some(c) if c.0.code == Code::Success => return Ok(Some(c)),
             Some(c) => {
                 return Err(LabError::Failed(format!(
                     "MX request failed: {:?}",
@@ -297,9 +315,8 @@ fn wait(ep: &mut Endpoint, peer: PeerId, r: Request) -> Result<Completion, LabEr
         if ep.peer_lost(peer) {
             return Err(gone());
         }
-        let now = Instant::now();
-        if now >= *end.get_or_insert(now + T - SLICE) {
-            return Err(LabError::Failed("the peer stopped answering (30 s)".into()));
+        if Instant::now() >= end {
+            return Ok(None);
         }
     }
 }
@@ -320,6 +337,8 @@ pub fn serve(ep: &mut Endpoint) -> Result<(), LabError> {
     let plan = Plan::decode(&text)
         .ok_or_else(|| LabError::Failed(format!("bad plan from client: {text:?}")))?;
     let peer = st.source;
+    let s = ep.isend(peer, &[b"ready"], READY, 0).map_err(mx)?;
+    wait(ep, peer, s)?;
     run_plan(ep, peer, &plan, false, &mut |_| {})?;
     let r = ep
         .irecv(RecvBuf::One(vec![]), BYE, u64::MAX, 0)
@@ -358,8 +377,18 @@ pub fn client(
     on_row: &mut dyn FnMut(&MxRow),
 ) -> Result<Vec<MxRow>, LabError> {
     let hello = plan.encode();
+    let ready = ep
+        .irecv(RecvBuf::One(vec![0; 16]), READY, u64::MAX, 0)
+        .map_err(mx)?;
     let s = ep.isend(peer, &[hello.as_bytes()], HELLO, 0).map_err(mx)?;
     wait(ep, peer, s)?;
+    if wait_within(ep, peer, ready, WELCOME)?.is_none() {
+        let _ = ep.cancel(ready);
+        return Err(LabError::Failed(format!(
+            "the server is serving another client: it did not take our plan within {} s (a server serves one client at a time)",
+            WELCOME.as_secs()
+        )));
+    }
     let rows = run_plan(ep, peer, plan, true, on_row)?;
     let s = ep.isend(peer, &[], BYE, 0).map_err(mx)?;
     wait(ep, peer, s)?;

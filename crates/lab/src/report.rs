@@ -443,6 +443,25 @@ pub fn fabric_row(r: &FabricRow) -> String {
     )
 }
 
+/// `myrix bench fabric --format json`: one compact array, the names of `bench pingpong`'s
+/// JSON plus the frames per message
+/// (`[{"bandwidth_mb_s":…,"frames_per_message":…,"latency_us":…,"length":…},…]`),
+/// ending in a newline.
+pub fn fabric_json(rows: &[FabricRow]) -> String {
+    let v: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "length": r.bytes,
+                "latency_us": r.one_way_ns / 1000.0,
+                "bandwidth_mb_s": r.bytes as f64 / r.one_way_ns * 1000.0,
+                "frames_per_message": r.frames_per_message,
+            })
+        })
+        .collect();
+    format!("{}\n", serde_json::Value::Array(v))
+}
+
 /// `myrix bench sim`'s column heads.
 pub fn speed_head() -> String {
     format!(
@@ -642,5 +661,9 @@ mod tests {
             "     1000          2.000        500.0              1.0\n"
         );
         assert_eq!(fabric_head().len(), fabric_row(&f).len());
+        assert_eq!(
+            fabric_json(&[f]),
+            "[{\"bandwidth_mb_s\":500.0,\"frames_per_message\":1.0,\"latency_us\":2.0,\"length\":1000}]\n"
+        );
     }
 }

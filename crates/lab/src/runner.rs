@@ -8,6 +8,7 @@
 use crate::LabError;
 use myrix_fabric::itb::RouteTable;
 use myrix_fabric::Topology;
+use myrix_link::Picos;
 use myrix_sim::{Config, Results, Sim};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -59,6 +60,15 @@ where
         .collect()
 }
 
+/// What a run of load points reports as it goes, from whichever thread runs a point.
+pub struct Watch<'a> {
+    /// After each point, with its configuration.
+    pub done: &'a (dyn Fn(&Config) + Sync),
+    /// With each stretch of simulated time run (a fraction of a millisecond at a
+    /// time: [`Sim::run_watched`]), for progress on long points.
+    pub advanced: &'a (dyn Fn(Picos) + Sync),
+}
+
 /// Simulates every configuration on `t` with `routes`, on all cores; results in the
 /// order of `cfgs`. `done(cfg)` is called as each point finishes. A configuration the
 /// simulator refuses is the first such error, in the order of `cfgs`.
@@ -68,14 +78,28 @@ pub fn load_points(
     cfgs: &[Config],
     done: impl Fn(&Config) + Sync,
 ) -> Result<Vec<Results>, LabError> {
+    let watch = Watch {
+        done: &done,
+        advanced: &|_| {},
+    };
+    load_points_watched(t, routes, cfgs, &watch)
+}
+
+/// [`load_points`], reporting to `watch` as the points run.
+pub fn load_points_watched(
+    t: &Topology,
+    routes: &RouteTable,
+    cfgs: &[Config],
+    watch: &Watch,
+) -> Result<Vec<Results>, LabError> {
     run_all(
         cfgs,
         |cfg| {
             Sim::new(cfg.clone(), t, routes)
-                .map(Sim::run)
+                .map(|s| s.run_watched(&mut |p| (watch.advanced)(p)))
                 .map_err(|e| LabError::Invalid(e.to_string()))
         },
-        |_, cfg| done(cfg),
+        |_, cfg| (watch.done)(cfg),
     )
     .into_iter()
     .collect()
@@ -139,6 +163,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!(n.into_inner(), 2);
+        // The stretches reported add up to each point's warm-up and measurement.
+        let ps = std::sync::atomic::AtomicU64::new(0);
+        let watch = Watch {
+            done: &|_| {},
+            advanced: &|p: Picos| {
+                ps.fetch_add(p.0, Ordering::Relaxed);
+            },
+        };
+        let again = load_points_watched(&t, &routes, &[cfg(0.004), cfg(0.008)], &watch).unwrap();
+        // (Compared as text: a point with one message has NaN figures.)
+        assert_eq!(
+            format!("{again:?}"),
+            format!("{r:?}"),
+            "watching does not change the run"
+        );
+        let tick = Config::default().flit.0;
+        let per_point = (6 * myrix_link::US.0).div_ceil(tick) * tick;
+        assert_eq!(ps.into_inner(), 2 * per_point);
         assert_eq!(
             r.iter().map(|r| r.offered).collect::<Vec<_>>(),
             [0.004, 0.008]

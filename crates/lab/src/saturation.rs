@@ -77,6 +77,21 @@ impl Search {
         cfg_at: &dyn Fn(f64) -> Config,
         done: &(dyn Fn(&Config) + Sync),
     ) -> Result<Vec<Results>, LabError> {
+        let watch = runner::Watch {
+            done,
+            advanced: &|_| {},
+        };
+        self.run_sim_watched(t, routes, cfg_at, &watch)
+    }
+
+    /// [`Search::run_sim`], reporting to `watch` as the points run.
+    pub fn run_sim_watched(
+        &self,
+        t: &Topology,
+        routes: &RouteTable,
+        cfg_at: &dyn Fn(f64) -> Config,
+        watch: &runner::Watch,
+    ) -> Result<Vec<Results>, LabError> {
         self.run(
             |r: &Results| r.saturated,
             |loads| {
@@ -84,11 +99,11 @@ impl Search {
                 if cfgs.len() == 1 {
                     let r = Sim::new(cfgs[0].clone(), t, routes)
                         .map_err(|e| LabError::Invalid(e.to_string()))?
-                        .run();
-                    done(&cfgs[0]);
+                        .run_watched(&mut |p| (watch.advanced)(p));
+                    (watch.done)(&cfgs[0]);
                     return Ok(vec![r]);
                 }
-                runner::load_points(t, routes, &cfgs, done)
+                runner::load_points_watched(t, routes, &cfgs, watch)
             },
         )
     }

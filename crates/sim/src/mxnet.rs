@@ -33,7 +33,12 @@ pub struct MxNet<'a> {
     pub frames_refused: u64,
     /// Length of the last frame sent, bytes.
     pub last_frame_len: usize,
+    /// Told the clock every [`WATCH_TICKS`] ticks of [`MxNet::run_until`].
+    watch: Option<Box<dyn FnMut(Nanos) + 'a>>,
 }
+
+/// How often [`MxNet::run_until`] tells its watcher the clock: 0.4 ms at 160 MB/s.
+const WATCH_TICKS: u64 = 1 << 16;
 
 #[derive(Default)]
 struct Frame {
@@ -65,7 +70,15 @@ impl<'a> MxNet<'a> {
             frames_sent: 0,
             frames_refused: 0,
             last_frame_len: 0,
+            watch: None,
         }
+    }
+
+    /// Has `f` told the clock every 65 536 ticks that [`Self::run_until`] (and so
+    /// [`Self::connect`]) runs: progress reports for long runs. It changes nothing in
+    /// the run.
+    pub fn set_watch(&mut self, f: Box<dyn FnMut(Nanos) + 'a>) {
+        self.watch = Some(f);
     }
 
     /// The engines' clock: the simulated time in whole nanoseconds (truncated), plus one
@@ -160,11 +173,19 @@ impl<'a> MxNet<'a> {
     /// Steps until `done` holds or `limit` of simulated time passes; returns `done`.
     pub fn run_until(&mut self, limit: Nanos, mut done: impl FnMut(&mut MxNet) -> bool) -> bool {
         let end = self.clock() + limit;
+        let mut steps = 0u64;
         while !done(self) {
             if self.clock() > end {
                 return false;
             }
             self.step();
+            steps += 1;
+            if steps % WATCH_TICKS == 0 {
+                let now = self.clock();
+                if let Some(w) = self.watch.as_mut() {
+                    w(now);
+                }
+            }
         }
         true
     }

@@ -1,0 +1,83 @@
+//! The benchmarks as a script or a second user meets them: `bench fabric`'s JSON and a
+//! client turned away by a busy server.
+
+mod common;
+
+use common::{myrix, stdout};
+
+#[test]
+fn bench_fabric_json_has_the_names_of_bench_pingpong() {
+    let o = myrix(
+        &[
+            "bench", "fabric", "--sizes", "8,5000", "--iters", "2", "--format", "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    // One array and nothing else on standard output: no heading for a script to skip.
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[0]["length"], 8);
+    assert_eq!(rows[1]["length"], 5000);
+    let lat = rows[0]["latency_us"].as_f64().unwrap();
+    assert!(lat > 0.5 && lat < 1.5, "{out}");
+    assert_eq!(rows[0]["frames_per_message"], 1.0);
+    assert!(
+        rows[1]["frames_per_message"].as_f64().unwrap() >= 2.0,
+        "{out}"
+    );
+    let bw = rows[1]["bandwidth_mb_s"].as_f64().unwrap();
+    assert!(bw > 50.0 && bw < 160.0, "{out}");
+    // The same figures as the table (simulated time is exact).
+    let t = myrix(
+        &["bench", "fabric", "--sizes", "8,5000", "--iters", "2"],
+        b"",
+    );
+    let table = stdout(&t);
+    let last: Vec<&str> = table.lines().last().unwrap().split_whitespace().collect();
+    assert_eq!(last[0], "5000");
+    let table_lat: f64 = last[1].parse().unwrap();
+    let json_lat = rows[1]["latency_us"].as_f64().unwrap();
+    assert!((table_lat - json_lat).abs() < 0.001, "{table} {out}");
+}
+
+/// A second client of a server busy with a first is told so within seconds (the server
+/// takes one plan at a time), not after the 30 s a silent peer is given.
+#[test]
+fn a_second_client_of_a_busy_server_is_turned_away_at_once() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let (mut server, addr) = common::shm_server();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["bench", "pingpong", "--client", &addr, "--transport", "shm"])
+        .args(["--start", "8", "--end", "8", "--iterations", "100000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The heading is printed once connected; the plan follows within milliseconds.
+    let mut heading = String::new();
+    std::io::BufReader::new(first.stdout.take().unwrap())
+        .read_line(&mut heading)
+        .unwrap();
+    assert!(heading.starts_with("# myrix bench pingpong"), "{heading:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    let o = myrix(
+        &["bench", "pingpong", "--client", &addr, "--transport", "shm"],
+        b"",
+    );
+    let took = t0.elapsed();
+    let still_served = first.try_wait().unwrap().is_none();
+    let _ = first.kill();
+    let _ = first.wait();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(still_served, "the first client ended early");
+    common::assert_one_error(&o, 1, "the server is serving another client");
+    assert!(took < Duration::from_secs(10), "turned away after {took:?}");
+}
