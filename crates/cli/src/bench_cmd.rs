@@ -19,6 +19,9 @@ pub enum BenchCmd {
     Stream(crate::mxbench_cmd::MxBenchArgs),
     /// MX ping-pong between two hosts of a simulated Myrinet (simulated time).
     Fabric(crate::fabricbench_cmd::FabricBenchArgs),
+    /// Remote shared memory between two processes: put and get latency, put-based
+    /// ping-pong, put bandwidth per length.
+    Rsm(crate::rsmbench_cmd::RsmBenchArgs),
 }
 
 #[derive(Args)]
@@ -50,6 +53,7 @@ pub fn run(cmd: BenchCmd) -> Result<(), CliError> {
         }
         BenchCmd::Stream(a) => return crate::mxbench_cmd::run(myrix_lab::mxbench::Mode::Stream, a),
         BenchCmd::Fabric(a) => return crate::fabricbench_cmd::run(a),
+        BenchCmd::Rsm(a) => return crate::rsmbench_cmd::run(a),
     };
     let sizes: Vec<usize> = list(&a.sizes, "--sizes")?;
     let loads: Vec<f64> = list(&a.loads, "--loads")?;

@@ -25,6 +25,7 @@ mod packet_cmd;
 mod parse;
 mod progress;
 mod routes_cmd;
+mod rsmbench_cmd;
 mod sim_cmd;
 mod topo_cmd;
 mod tour;

@@ -78,7 +78,7 @@ pub struct MxBenchArgs {
     stats: bool,
 }
 
-fn parse_cpus(s: &str) -> Result<(usize, usize), CliError> {
+pub(crate) fn parse_cpus(s: &str) -> Result<(usize, usize), CliError> {
     let bad = || CliError::Input(format!("--cpu '{s}': expected SERVER,CLIENT core numbers"));
     let (a, b) = s.split_once(',').ok_or_else(bad)?;
     let (a, b): (usize, usize) = (
@@ -96,7 +96,7 @@ fn parse_cpus(s: &str) -> Result<(usize, usize), CliError> {
     Ok((a, b))
 }
 
-fn pin(cpu: usize) -> Result<(), CliError> {
+pub(crate) fn pin(cpu: usize) -> Result<(), CliError> {
     myrix_mx::pin_to_cpu(cpu).map_err(|e| CliError::Input(format!("--cpu {cpu}: {e}")))
 }
 
@@ -180,40 +180,36 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         }
         Ok(())
     })();
-    if let Some(mut c) = child {
-        if result.is_err() {
-            let _ = c.kill();
-        }
-        // `wait` would close the server's standard input first: the server takes that
-        // for our death while it may still be saying goodbye.
-        let lifeline = c.stdin.take();
-        let _ = c.wait();
-        drop(lifeline);
+    if let Some(c) = child {
+        end_self_server(c, result.is_err());
     }
     result
 }
 
 fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), CliError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| CliError::Found(format!("cannot find my own executable: {e}")))?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("bench")
-        .arg(mode.name())
-        .arg("--server")
-        .arg("--transport")
-        .arg(&a.transport)
-        .arg("--interface")
-        .arg(&a.interface);
+    let mut args: Vec<String> = vec!["bench".into(), mode.name().into(), "--server".into()];
+    args.extend(["--transport".into(), a.transport.clone()]);
+    args.extend(["--interface".into(), a.interface.clone()]);
     if let Some(c) = &a.cpu {
-        cmd.arg("--cpu").arg(c);
+        args.extend(["--cpu".into(), c.clone()]);
     }
     if a.stats {
-        cmd.arg("--stats");
+        args.push("--stats".into());
     }
-    // The server's standard input is a pipe we never write: it ends when we do, even by
-    // SIGKILL, and the server then stops instead of waiting for a client that is gone.
-    cmd.arg("--lifeline");
-    let mut child = cmd
+    let (line, child) = spawn_self_server(&args)?;
+    Ok((line, Some(child)))
+}
+
+/// Starts this executable with `args` (a benchmark's `--server` command line) and
+/// reads the address it prints as its first line. The server gets `--lifeline`: its
+/// standard input is a pipe we never write, which ends when we do, even by SIGKILL, and
+/// the server then stops instead of waiting for a client that is gone.
+pub(crate) fn spawn_self_server(args: &[String]) -> Result<(String, Child), CliError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::Found(format!("cannot find my own executable: {e}")))?;
+    let mut child = Command::new(exe)
+        .args(args)
+        .arg("--lifeline")
         .stdout(Stdio::piped())
         .stdin(Stdio::piped())
         .spawn()
@@ -227,16 +223,34 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
         let _ = child.wait();
         return Err(CliError::Found("the server printed no address".into()));
     }
-    Ok((line.trim().to_string(), Some(child)))
+    Ok((line.trim().to_string(), child))
+}
+
+/// Waits for a server [`spawn_self_server`] started, killing it if the client failed.
+pub(crate) fn end_self_server(mut c: Child, failed: bool) {
+    if failed {
+        let _ = c.kill();
+    }
+    // `wait` would close the server's standard input first: the server takes that
+    // for our death while it may still be saying goodbye.
+    let lifeline = c.stdin.take();
+    let _ = c.wait();
+    drop(lifeline);
+}
+
+/// Makes a server end when the client that started it is gone (its standard input,
+/// the lifeline, ends).
+pub(crate) fn watch_lifeline() {
+    std::thread::spawn(|| {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        eprintln!("myrix: error: the client that started this server is gone");
+        std::process::exit(1);
+    });
 }
 
 fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
     if a.lifeline {
-        std::thread::spawn(|| {
-            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
-            eprintln!("myrix: error: the client that started this server is gone");
-            std::process::exit(1);
-        });
+        watch_lifeline();
     }
     let board = mxbench::server_board(&a.transport, a.listen.as_deref(), &a.interface)?;
     let mut ep = mxbench::open(&board)?;

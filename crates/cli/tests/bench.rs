@@ -81,3 +81,53 @@ fn a_second_client_of_a_busy_server_is_turned_away_at_once() {
     common::assert_one_error(&o, 1, "the server is serving another client");
     assert!(took < Duration::from_secs(10), "turned away after {took:?}");
 }
+
+/// `bench rsm` starts its own server, verifies every byte, and its JSON has every
+/// figure for every length; the server's segment is gone once it exits.
+#[test]
+fn bench_rsm_verifies_and_reports_every_figure() {
+    let o = myrix(
+        &[
+            "bench",
+            "rsm",
+            "--start",
+            "8",
+            "--end",
+            "70000",
+            "--multiplier",
+            "16",
+            "--iterations",
+            "50",
+            "--warmup",
+            "5",
+            "--verify",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = stdout(&o);
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    let lengths: Vec<u64> = rows.iter().map(|r| r["length"].as_u64().unwrap()).collect();
+    assert_eq!(lengths, [8, 128, 2048, 32768], "{out}");
+    for r in rows {
+        for k in ["put_us", "get_us", "pingpong_us", "put_mb_s"] {
+            let v = r[k].as_f64().unwrap();
+            assert!(v.is_finite() && v > 0.0, "{k} in {out}");
+        }
+    }
+}
+
+#[test]
+fn bench_rsm_refuses_what_it_cannot_do() {
+    let o = myrix(&["bench", "rsm", "--client", "shm:0"], b"");
+    common::assert_one_error(&o, 2, "not an RSM benchmark address");
+    let o = myrix(&["bench", "rsm", "--client", "shm:0:7fffffff"], b"");
+    common::assert_one_error(&o, 1, "RSMERR_SEG_NOT_PUBLISHED");
+    let o = myrix(&["bench", "rsm", "--end", "1000000000"], b"");
+    common::assert_one_error(&o, 2, "at most 16777216 bytes");
+    let o = myrix(&["bench", "rsm", "--iterations", "0"], b"");
+    common::assert_one_error(&o, 2, "--iterations must be 1 to");
+}

@@ -11,6 +11,7 @@
 //! | [`plot`] | line plots of plain `(x, y)` series as SVG or PNG |
 //! | [`experiment`] | the minimal-routing experiment (figures 1–7) beside the paper's values |
 //! | [`mxbench`] | the MX ping-pong/stream benchmark protocol between two processes |
+//! | [`rsmbench`] | the RSM put/get/ping-pong/bandwidth benchmark between two processes |
 //! | [`fabricbench`] | an MX ping-pong between two hosts of the simulated fabric |
 //! | [`speed`] | the simulator's speed: CPU time per thread, peak memory |
 //!
@@ -26,6 +27,7 @@ pub mod failure;
 pub mod mxbench;
 pub mod plot;
 pub mod report;
+pub mod rsmbench;
 pub mod runner;
 pub mod saturation;
 pub mod speed;

@@ -424,6 +424,45 @@ pub fn mx_stats(side: &str, s: &myrix_mx::Stats) -> String {
     )
 }
 
+/// The RSM benchmark table's heading lines, printed before the first length runs.
+pub fn rsm_head(controller: &str, iterations: usize, warmup: usize, verified: bool) -> String {
+    let mut out = format!(
+        "# myrix bench rsm: RSM over {controller}, {iterations} iterations ({warmup} warm-up) per length{}\n",
+        if verified { ", every byte verified" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "{:>10} {:>10} {:>10} {:>13} {:>10}",
+        "length", "put_us", "get_us", "pingpong_us", "put_MB/s"
+    );
+    out
+}
+
+/// One length's row of the RSM benchmark table.
+pub fn rsm_row(r: &crate::rsmbench::RsmRow) -> String {
+    format!(
+        "{:>10} {:>10.3} {:>10.3} {:>13.3} {:>10.1}\n",
+        r.length, r.put_us, r.get_us, r.pingpong_us, r.put_mb_s
+    )
+}
+
+/// The RSM benchmark's rows as one JSON array, newline included.
+pub fn rsm_json(rows: &[crate::rsmbench::RsmRow]) -> String {
+    let v: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "length": r.length,
+                "put_us": r.put_us,
+                "get_us": r.get_us,
+                "pingpong_us": r.pingpong_us,
+                "put_mb_s": r.put_mb_s,
+            })
+        })
+        .collect();
+    format!("{}\n", serde_json::Value::Array(v))
+}
+
 /// `myrix bench fabric`'s column heads.
 pub fn fabric_head() -> String {
     format!(

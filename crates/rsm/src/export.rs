@@ -5,7 +5,7 @@
 //! segment's memory itself: only the backend knows whether it is shared right now.
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use myrix_rsm_proto::{AccessEntry, NodeId, Perm, RsmError, SegmentId};
@@ -67,6 +67,36 @@ impl Export {
     /// importers while the segment is published.
     pub fn as_ptr(&self) -> *mut u8 {
         self.b.as_ptr()
+    }
+
+    /// Reads the 8-byte word at `offset` (8-aligned) of this segment with acquire
+    /// ordering: how an exporter polls a flag that importers set with an 8-byte
+    /// [`crate::Import::put_scalars`], after which the bytes they put before it are
+    /// visible. `BadOffset`/`BadLength` outside the segment, `MisalignedOffset`.
+    #[allow(unsafe_code)]
+    pub fn load_u64(&self, offset: usize) -> Result<u64, RsmError> {
+        crate::import::bounds(self.len(), offset, 8)?;
+        if offset % 8 != 0 {
+            return Err(RsmError::MisalignedOffset);
+        }
+        // SAFETY: in bounds and 8-aligned (segments are page-aligned) in memory that
+        // stays mapped while `self` lives; other processes write it only with atomic
+        // 8-byte accesses or plain copies, and an atomic load of it is always defined.
+        let word = unsafe { AtomicU64::from_ptr(self.as_ptr().add(offset).cast::<u64>()) };
+        Ok(word.load(Ordering::Acquire))
+    }
+
+    /// Copies this segment's bytes at `offset` into `out`: the exporter's own view of
+    /// what importers wrote (after [`Export::load_u64`] saw their flag).
+    #[allow(unsafe_code)]
+    pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), RsmError> {
+        crate::import::bounds(self.len(), offset, out.len())?;
+        // SAFETY: in bounds of memory mapped while `self` lives; `out` is ours and
+        // cannot overlap a segment the library mapped.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.as_ptr().add(offset), out.as_mut_ptr(), out.len())
+        };
+        Ok(())
     }
 
     /// The id it is published under, while published.

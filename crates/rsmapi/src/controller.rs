@@ -41,7 +41,11 @@ pub const MAX_SEGMENTS: c_ulong = 1 << 20;
 /// The attributes RSMAPI reports for `c`.
 pub fn attributes(c: &Controller) -> rsmapi_controller_attr_t {
     let a = c.attr();
-    let map = if a.map_supported { a.max_segment_size } else { 0 };
+    let map = if a.map_supported {
+        a.max_segment_size
+    } else {
+        0
+    };
     rsmapi_controller_attr_t {
         attr_direct_access_sizes: ALL_ACCESS_SIZES,
         attr_atomic_sizes: ALL_ACCESS_SIZES,

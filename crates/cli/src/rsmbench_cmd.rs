@@ -1,0 +1,139 @@
+//! `myrix bench rsm`: remote shared memory between two processes: put latency, get
+//! latency, the put-based ping-pong and put bandwidth per length.
+//!
+//! Same conventions as `bench pingpong`: `--server` exports a segment and prints its
+//! address (`CONTROLLER:NODE:SEGID`) as the first line of standard output; `--client
+//! ADDR` measures against it; with neither the command starts the server itself. The
+//! protocol is `myrix_lab::rsmbench`; this file parses, spawns the server and prints.
+
+use clap::Args;
+use myrix_lab::report;
+use myrix_lab::rsmbench::{self, Address, Plan};
+
+use crate::mxbench_cmd::{
+    end_self_server, parse_cpus, pin, spawn_self_server, watch_lifeline, Format,
+};
+use crate::CliError;
+
+#[derive(Args, Clone)]
+pub struct RsmBenchArgs {
+    /// Export a segment, print its address, and serve one client.
+    #[arg(long, conflicts_with = "client")]
+    server: bool,
+    /// (Internal) the server stops when its standard input ends.
+    #[arg(long, requires = "server", hide = true)]
+    lifeline: bool,
+    /// The server's address (the first line it printed).
+    #[arg(long)]
+    client: Option<String>,
+    /// The RSM controller: shm (this host).
+    #[arg(long, default_value = "shm", value_parser = ["shm", "loopback"])]
+    transport: String,
+    /// First message length, bytes.
+    #[arg(long, default_value_t = 8)]
+    start: usize,
+    /// Last message length, bytes (at most 16 MiB).
+    #[arg(long, default_value_t = 1 << 20)]
+    end: usize,
+    /// Next length = length × this (default 2).
+    #[arg(long, conflicts_with = "increment")]
+    multiplier: Option<usize>,
+    /// Next length = length + this.
+    #[arg(long)]
+    increment: Option<usize>,
+    /// Timed operations per length and measurement (a tenth above 64 KiB).
+    #[arg(long, default_value_t = 1000)]
+    iterations: usize,
+    /// Untimed ones before them.
+    #[arg(long, default_value_t = 100)]
+    warmup: usize,
+    /// Check the bytes of every get and every pong (slower: not for timing).
+    #[arg(long)]
+    verify: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Pin to CPUs: `A,B` puts the server on A and the client on B.
+    #[arg(long)]
+    cpu: Option<String>,
+}
+
+pub fn run(a: RsmBenchArgs) -> Result<(), CliError> {
+    let cpus = a.cpu.as_deref().map(parse_cpus).transpose()?;
+    if a.server {
+        if a.lifeline {
+            watch_lifeline();
+        }
+        if let Some((s, _)) = cpus {
+            pin(s)?;
+        }
+        let server = rsmbench::Server::open(&a.transport)?;
+        outln!("{}", server.address);
+        return Ok(server.serve(a.verify)?);
+    }
+    let most = rsmbench::MAX_ITERATIONS;
+    if a.iterations == 0 || a.iterations > most {
+        return Err(CliError::Input(format!("--iterations must be 1 to {most}")));
+    }
+    if a.warmup > most {
+        return Err(CliError::Input(format!("--warmup must be at most {most}")));
+    }
+    if a.end > rsmbench::MAX_LEN {
+        return Err(CliError::Input(format!(
+            "--end {}: at most {} bytes",
+            a.end,
+            rsmbench::MAX_LEN
+        )));
+    }
+    let plan = Plan {
+        lengths: myrix_lab::mxbench::lengths(a.start, a.end, a.increment, a.multiplier)?,
+        iterations: a.iterations,
+        warmup: a.warmup,
+        verify: a.verify,
+    };
+    let (addr, child) = match &a.client {
+        Some(s) => (Address::parse(s)?, None),
+        None => {
+            let mut args: Vec<String> = ["bench", "rsm", "--server", "--transport"]
+                .map(String::from)
+                .to_vec();
+            args.push(a.transport.clone());
+            if let Some(c) = &a.cpu {
+                args.extend(["--cpu".into(), c.clone()]);
+            }
+            if a.verify {
+                args.push("--verify".into());
+            }
+            let (line, child) = spawn_self_server(&args)?;
+            (Address::parse(&line)?, Some(child))
+        }
+    };
+    let result = (|| {
+        if let Some((_, c)) = cpus {
+            pin(c)?;
+        }
+        let json = matches!(a.format, Format::Json);
+        if !json {
+            crate::out(&report::rsm_head(
+                &addr.controller,
+                plan.iterations,
+                plan.warmup,
+                plan.verify,
+            ))?;
+        }
+        let mut printed = Ok(());
+        let rows = rsmbench::client(&addr, &plan, &mut |r| {
+            if !json && printed.is_ok() {
+                printed = crate::out(&report::rsm_row(r));
+            }
+        })?;
+        printed?;
+        if json {
+            crate::out(&report::rsm_json(&rows))?;
+        }
+        Ok(())
+    })();
+    if let Some(c) = child {
+        end_self_server(c, result.is_err());
+    }
+    result
+}
