@@ -12,6 +12,7 @@
 //! | [`experiment`] | the minimal-routing experiment (figures 1–7) beside the paper's values |
 //! | [`mxbench`] | the MX ping-pong/stream benchmark protocol between two processes |
 //! | [`fabricbench`] | an MX ping-pong between two hosts of the simulated fabric |
+//! | [`rsmsim`] | RSM put, get, put ping-pong and put bandwidth between two hosts of the simulated fabric |
 //! | [`speed`] | the simulator's speed: CPU time per thread, peak memory |
 //!
 //! Nothing here prints, parses command-line arguments or exits: callers (the `myrix`
@@ -26,6 +27,7 @@ pub mod failure;
 pub mod mxbench;
 pub mod plot;
 pub mod report;
+pub mod rsmsim;
 pub mod runner;
 pub mod saturation;
 pub mod speed;

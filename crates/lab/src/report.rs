@@ -10,6 +10,7 @@ use crate::fabricbench::FabricRow;
 use crate::failure::Failures;
 use crate::mxbench::{Mode, MxRow};
 use crate::plot::{extent, Plot, Series};
+use crate::rsmsim::RsmRow;
 use crate::speed::SpeedRow;
 use crate::LabError;
 use myrix_link::{Nanos, Picos};
@@ -441,6 +442,52 @@ pub fn fabric_row(r: &FabricRow) -> String {
         r.bytes as f64 / r.one_way_ns * 1000.0,
         r.frames_per_message
     )
+}
+
+/// The RSM benchmark's column heads (times in µs, bandwidth in MB/s).
+pub fn rsm_head() -> String {
+    format!(
+        "{:>9} {:>10} {:>10} {:>12} {:>14}\n",
+        "bytes", "put_us", "get_us", "pingpong_us", "put_MB/s"
+    )
+}
+
+/// One size of the RSM benchmark.
+pub fn rsm_row(r: &RsmRow) -> String {
+    format!(
+        "{:>9} {:>10.3} {:>10.3} {:>12.3} {:>14.1}\n",
+        r.bytes,
+        r.put_ns / 1000.0,
+        r.get_ns / 1000.0,
+        r.pingpong_ns / 1000.0,
+        r.put_mb_s
+    )
+}
+
+/// The RSM benchmark's rows as a table with its column heads, or compact JSON
+/// (`[{"bandwidth_mb_s":…,"get_us":…,"length":…,"pingpong_us":…,"put_us":…},…]`), each
+/// ending in a newline. Put is put + barrier close; ping-pong is half a round trip.
+pub fn rsm_rows(rows: &[RsmRow], format: Format) -> String {
+    if format == Format::Json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "length": r.bytes,
+                    "put_us": r.put_ns / 1000.0,
+                    "get_us": r.get_ns / 1000.0,
+                    "pingpong_us": r.pingpong_ns / 1000.0,
+                    "bandwidth_mb_s": r.put_mb_s,
+                })
+            })
+            .collect();
+        return format!("{}\n", serde_json::Value::Array(v));
+    }
+    let mut out = rsm_head();
+    for r in rows {
+        out.push_str(&rsm_row(r));
+    }
+    out
 }
 
 /// `myrix bench sim`'s column heads.

@@ -7,7 +7,7 @@ use crate::{wire_bytes, Config};
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::Topology;
-use myrix_wire::rsm::{HEADER_LEN, WRITE_HEAD};
+use myrix_wire::rsm::{HEADER_LEN, READ_REPLY_HEAD, WRITE_HEAD};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -107,11 +107,22 @@ fn a_put_takes_the_zero_load_latency_worked_out_by_hand() {
         closed, want,
         "{kf}/{kb} switches: put + barrier close took {closed} ticks"
     );
+    // 3. A get of 8 bytes: a ReadReq (header + conn + request + offset + length = 32
+    //    bytes) there, answered in the tick after it is delivered by a ReadReply
+    //    (28-byte head + the data) back.
+    assert!(n.settle(LIMIT));
+    let (req, rep) = (HEADER_LEN as u64 + 20, READ_REPLY_HEAD as u64 + 8);
+    assert_eq!((req, rep), (32, 36));
+    let t0 = n.sim.now_ticks().0;
+    assert_eq!(n.get(a, imp, 0, 8, LIMIT).unwrap(), [7; 8]);
+    let got = n.sim.now_ticks().0 - t0;
+    assert_eq!(got, d(req, kf) + d(rep, kb), "a get took {got} ticks");
     // In nanoseconds (ticks of 6.25 ns), for the docs.
     eprintln!(
-        "zero-load: {kf} switches there, {kb} back; put visible {one_way} ticks = {} ns, put + close {closed} ticks = {} ns",
+        "zero-load: {kf} switches there, {kb} back; put visible {one_way} ticks = {} ns, put + close {closed} ticks = {} ns, get {got} ticks = {} ns",
         one_way as f64 * 6.25,
-        closed as f64 * 6.25
+        closed as f64 * 6.25,
+        got as f64 * 6.25
     );
 }
 
