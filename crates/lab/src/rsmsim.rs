@@ -275,7 +275,7 @@ mod tests {
         ));
     }
 
-    /// The figures in docs/rsm-sim.md: `cargo test -p myrix-lab --lib rsmsim::tests::figures
+    /// The figures in docs/rsm.md: `cargo test -p myrix-lab --lib rsmsim::tests::figures
     /// -- --ignored --nocapture` (the network of `myrix bench fabric`'s defaults).
     #[test]
     #[ignore = "prints the documented figures"]
