@@ -15,7 +15,7 @@ use crate::mxbench_cmd::{
 };
 use crate::CliError;
 
-#[derive(Args, Clone)]
+#[derive(Args)]
 pub struct RsmBenchArgs {
     /// Export a segment, print its address, and serve one client.
     #[arg(long, conflicts_with = "client")]
@@ -26,9 +26,14 @@ pub struct RsmBenchArgs {
     /// The server's address (the first line it printed).
     #[arg(long)]
     client: Option<String>,
-    /// The RSM controller: shm (this host).
-    #[arg(long, default_value = "shm", value_parser = ["shm", "loopback"])]
+    /// The RSM controller: shm (this host), or sim (two hosts of a simulated Myrinet,
+    /// simulated time: no server process, at most 10 rounds per figure since simulated
+    /// time is exact).
+    #[arg(long, default_value = "shm", value_parser = ["shm", "loopback", "sim"])]
     transport: String,
+    /// The simulated network (`--transport sim`).
+    #[command(flatten)]
+    net: crate::topo_cmd::NetworkArgs,
     /// First message length, bytes.
     #[arg(long, default_value_t = 8)]
     start: usize,
@@ -84,6 +89,9 @@ pub fn run(a: RsmBenchArgs) -> Result<(), CliError> {
             rsmbench::MAX_LEN
         )));
     }
+    if a.transport == "sim" {
+        return run_sim(&a);
+    }
     let plan = Plan {
         lengths: myrix_lab::mxbench::lengths(a.start, a.end, a.increment, a.multiplier)?,
         iterations: a.iterations,
@@ -136,4 +144,58 @@ pub fn run(a: RsmBenchArgs) -> Result<(), CliError> {
         end_self_server(c, result.is_err());
     }
     result
+}
+
+/// `--transport sim`: hosts 0 and the last of the simulated network, in simulated time.
+fn run_sim(a: &RsmBenchArgs) -> Result<(), CliError> {
+    if a.server || a.client.is_some() {
+        return Err(CliError::Input(
+            "--transport sim runs both hosts in this process: no --server or --client".into(),
+        ));
+    }
+    let lengths = myrix_lab::mxbench::lengths(a.start, a.end, a.increment, a.multiplier)?;
+    let (t, ud) = a.net.build()?;
+    let hosts = t.num_hosts();
+    if hosts < 2 {
+        return Err(CliError::Input("the network needs two hosts".into()));
+    }
+    let routes = myrix_lab::fabricbench::routes(&t, &ud);
+    let iters = a.iterations.min(10);
+    let cfg = myrix_sim::Config::default();
+    let setup = myrix_lab::fabricbench::Setup {
+        from: 0,
+        to: hosts - 1,
+        iters: iters as u32,
+        load: None,
+        seed: a.net.seed,
+        switch_model: cfg.switch_model,
+        channel_release: cfg.channel_release,
+    };
+    let json = matches!(a.format, Format::Json);
+    if !json {
+        outln!(
+            "# myrix bench rsm: RSM between hosts 0 and {} of {} (simulated time), {iters} rounds per figure",
+            hosts - 1,
+            t.name()
+        );
+        crate::out(&report::rsm_columns())?;
+    }
+    let mut bench = myrix_lab::rsmsim::RsmSimBench::new(
+        &t,
+        &routes,
+        &setup,
+        lengths.iter().copied().max().unwrap_or(1),
+    )?;
+    let mut rows = Vec::with_capacity(lengths.len());
+    for &len in &lengths {
+        let row = bench.measure(len)?;
+        if !json {
+            crate::out(&report::rsm_row(&row))?;
+        }
+        rows.push(row);
+    }
+    if json {
+        crate::out(&report::rsm_json(&rows))?;
+    }
+    Ok(())
 }

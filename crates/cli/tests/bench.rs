@@ -131,3 +131,40 @@ fn bench_rsm_refuses_what_it_cannot_do() {
     let o = myrix(&["bench", "rsm", "--iterations", "0"], b"");
     common::assert_one_error(&o, 2, "--iterations must be 1 to");
 }
+
+/// Over the simulated fabric the figures are exact: the 8-byte row is the zero-load
+/// arithmetic of `sim::rsmnet`'s tests (319, 280 and 138 ticks of 6.25 ns).
+#[test]
+fn bench_rsm_over_the_simulated_fabric_gives_the_zero_load_figures() {
+    let o = myrix(
+        &[
+            "bench",
+            "rsm",
+            "--transport",
+            "sim",
+            "--end",
+            "8",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &rows[0];
+    assert_eq!(r["length"], 8);
+    assert!(
+        (r["put_us"].as_f64().unwrap() - 1.99375).abs() < 1e-3,
+        "{r}"
+    );
+    assert!((r["get_us"].as_f64().unwrap() - 1.75).abs() < 1e-6, "{r}");
+    assert!(
+        (r["pingpong_us"].as_f64().unwrap() - 0.8625).abs() < 1e-6,
+        "{r}"
+    );
+    let o = myrix(
+        &["bench", "rsm", "--transport", "sim", "--client", "x:0:1"],
+        b"",
+    );
+    common::assert_one_error(&o, 2, "no --server or --client");
+}

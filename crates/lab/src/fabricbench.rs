@@ -10,8 +10,9 @@ use crate::LabError;
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::updown::UpDown;
 use myrix_fabric::Topology;
-use myrix_link::{Nanos, Picos};
+use myrix_link::Nanos;
 use myrix_mx::engine::{Code, Config as MxConfig, PeerId, RecvBuf};
+use myrix_sim::hostnet::carrier;
 use myrix_sim::mxnet::MxNet;
 use myrix_sim::{ChannelRelease, Config, Sim, SwitchModel};
 
@@ -43,6 +44,24 @@ pub struct Setup {
     pub seed: u64,
     pub switch_model: SwitchModel,
     pub channel_release: ChannelRelease,
+}
+
+impl Setup {
+    /// The simulator of the run: the study's model with this setup's switch readings,
+    /// seed and background traffic.
+    pub fn carrier<'a>(
+        &self,
+        t: &'a Topology,
+        routes: &'a RouteTable,
+    ) -> Result<Sim<'a>, LabError> {
+        let cfg = Config {
+            seed: self.seed,
+            switch_model: self.switch_model,
+            channel_release: self.channel_release,
+            ..Config::default()
+        };
+        carrier(cfg, t, routes, self.load).map_err(|e| LabError::Invalid(e.to_string()))
+    }
 }
 
 /// One message size's figures.
@@ -83,19 +102,7 @@ impl<'a> FabricBench<'a> {
         s: &Setup,
         watch: Box<dyn FnMut(Nanos) + 'a>,
     ) -> Result<Self, LabError> {
-        let cfg = Config {
-            load: s.load.unwrap_or(0.01),
-            seed: s.seed,
-            warmup: Picos::ZERO,
-            measure: Picos(u64::MAX / 4),
-            switch_model: s.switch_model,
-            channel_release: s.channel_release,
-            ..Config::default()
-        };
-        let mut sim = Sim::new(cfg, t, routes).map_err(|e| LabError::Invalid(e.to_string()))?;
-        if s.load.is_none() {
-            sim.quiet();
-        }
+        let sim = s.carrier(t, routes)?;
         let addrs: Vec<u64> = t.hosts().iter().map(|h| h.address).collect();
         let mut net = MxNet::new(sim, &addrs, &MxConfig::default(), KEY);
         net.set_watch(watch);

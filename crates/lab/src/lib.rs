@@ -13,6 +13,7 @@
 //! | [`mxbench`] | the MX ping-pong/stream benchmark protocol between two processes |
 //! | [`rsmbench`] | the RSM put/get/ping-pong/bandwidth benchmark between two processes |
 //! | [`fabricbench`] | an MX ping-pong between two hosts of the simulated fabric |
+//! | [`rsmsim`] | RSM put, get, put ping-pong and put bandwidth between two hosts of the simulated fabric |
 //! | [`speed`] | the simulator's speed: CPU time per thread, peak memory |
 //!
 //! Nothing here prints, parses command-line arguments or exits: callers (the `myrix`
@@ -28,6 +29,7 @@ pub mod mxbench;
 pub mod plot;
 pub mod report;
 pub mod rsmbench;
+pub mod rsmsim;
 pub mod runner;
 pub mod saturation;
 pub mod speed;

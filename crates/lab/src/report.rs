@@ -10,6 +10,7 @@ use crate::fabricbench::FabricRow;
 use crate::failure::Failures;
 use crate::mxbench::{Mode, MxRow};
 use crate::plot::{extent, Plot, Series};
+use crate::rsmbench::RsmRow;
 use crate::speed::SpeedRow;
 use crate::LabError;
 use myrix_link::{Nanos, Picos};
@@ -426,20 +427,36 @@ pub fn mx_stats(side: &str, s: &myrix_mx::Stats) -> String {
 
 /// The RSM benchmark table's heading lines, printed before the first length runs.
 pub fn rsm_head(controller: &str, iterations: usize, warmup: usize, verified: bool) -> String {
-    let mut out = format!(
-        "# myrix bench rsm: RSM over {controller}, {iterations} iterations ({warmup} warm-up) per length{}\n",
-        if verified { ", every byte verified" } else { "" }
-    );
-    let _ = writeln!(
-        out,
-        "{:>10} {:>10} {:>10} {:>13} {:>10}",
+    format!(
+        "# myrix bench rsm: RSM over {controller}, {iterations} iterations ({warmup} warm-up) per length{}\n{}",
+        if verified { ", every byte verified" } else { "" },
+        rsm_columns()
+    )
+}
+
+/// The RSM benchmark's column heads (times in µs, bandwidth in MB/s).
+pub fn rsm_columns() -> String {
+    format!(
+        "{:>10} {:>10} {:>10} {:>13} {:>10}\n",
         "length", "put_us", "get_us", "pingpong_us", "put_MB/s"
-    );
+    )
+}
+
+/// The RSM benchmark's rows as a table under its column heads, or as JSON
+/// ([`rsm_json`]).
+pub fn rsm_rows(rows: &[RsmRow], format: Format) -> String {
+    if format == Format::Json {
+        return rsm_json(rows);
+    }
+    let mut out = rsm_columns();
+    for r in rows {
+        out.push_str(&rsm_row(r));
+    }
     out
 }
 
 /// One length's row of the RSM benchmark table.
-pub fn rsm_row(r: &crate::rsmbench::RsmRow) -> String {
+pub fn rsm_row(r: &RsmRow) -> String {
     format!(
         "{:>10} {:>10.3} {:>10.3} {:>13.3} {:>10.1}\n",
         r.length, r.put_us, r.get_us, r.pingpong_us, r.put_mb_s
@@ -447,7 +464,7 @@ pub fn rsm_row(r: &crate::rsmbench::RsmRow) -> String {
 }
 
 /// The RSM benchmark's rows as one JSON array, newline included.
-pub fn rsm_json(rows: &[crate::rsmbench::RsmRow]) -> String {
+pub fn rsm_json(rows: &[RsmRow]) -> String {
     let v: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {

@@ -20,8 +20,8 @@
 //!   once the last one's tail has left the buffer at its far end, so a blocked worm holds
 //!   the channel behind it. Other readings of the study's switch are options
 //!   ([`SwitchModel`], [`ChannelRelease`]).
-//! * **MX** engines can sit at the host interfaces and exchange frames as packets
-//!   ([`mxnet`]).
+//! * **MX** and **RSM** engines can sit at the host interfaces and exchange frames as
+//!   packets ([`hostnet`], [`mxnet`], [`rsmnet`]).
 //! * **Host interfaces** generate messages (exponential inter-arrival times at a constant
 //!   mean rate, the same for all hosts), queue them in host memory, prepend the route and
 //!   send one flit per tick when not stopped; they absorb arriving flits at once.
@@ -38,8 +38,10 @@
 
 mod engine;
 pub mod fault;
+pub mod hostnet;
 pub mod mapping;
 pub mod mxnet;
+pub mod rsmnet;
 pub mod steady;
 mod time;
 pub mod traffic;

@@ -3,53 +3,39 @@
 //! Myrinet packets through the flit-level model, so a message-passing program runs on a
 //! simulated Myrinet and its timings are the network's.
 //!
-//! A frame becomes the payload of one packet: route bytes, type byte and CRC are added
-//! on the wire as for any packet ([`crate::wire_bytes`]). The engines' clock is the
-//! simulator's in whole nanoseconds ([`MxNet::clock`]); the interface itself adds no delay (the simulator's
-//! `Config::send_overhead` does, if set). Other traffic may share the network: the
-//! simulator's own generated messages run alongside unless [`Sim::quiet`] is called.
-//!
-//! This module must never change what the simulator does to a packet: it only injects
-//! packets and reads their arrival.
+//! The carrying is [`crate::hostnet`]'s (shared with RSM, [`crate::rsmnet`]): a frame is
+//! the payload of one packet, the engines' clock is the simulator's ([`MxNet::clock`]),
+//! the interface adds no delay of its own, and the simulator's own generated traffic
+//! runs alongside unless [`crate::Sim::quiet`] is called.
 
 use myrix_mx_proto::engine::{Code, Config as MxConfig, Engine, PeerId};
 
+use crate::hostnet::{HostEngine, HostNet};
 use crate::Sim;
 use myrix_link::Nanos;
 
-pub struct MxNet<'a> {
-    pub sim: Sim<'a>,
-    /// Engine `h` is host `h`'s interface; its peers are located by host index.
-    pub engines: Vec<Engine<u32>>,
-    /// Frames in the network by tag. A freed slot keeps its buffer, so once the slots
-    /// have grown a frame costs no allocation.
-    frames: Vec<Frame>,
-    free: Vec<usize>,
-    arrivals: Vec<(u64, u32)>,
-    buf: Vec<u8>,
-    /// Frames put into the network, and refused by the interface (destination not in
-    /// the map).
-    pub frames_sent: u64,
-    pub frames_refused: u64,
-    /// Length of the last frame sent, bytes.
-    pub last_frame_len: usize,
-    /// Told the clock every [`WATCH_TICKS`] ticks of [`MxNet::run_until`].
-    watch: Option<Box<dyn FnMut(Nanos) + 'a>>,
+/// MX engines on the simulated hosts: `engines[h]` is host `h`'s, addressing its peers
+/// by host index.
+pub type MxNet<'a> = HostNet<'a, Engine<u32>>;
+
+impl HostEngine for Engine<u32> {
+    fn has_transmit(&self) -> bool {
+        Engine::has_transmit(self)
+    }
+    fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(u32, usize)> {
+        Engine::poll_transmit(self, now, buf)
+    }
+    fn handle_frame(&mut self, now: u64, src: u32, frame: &[u8]) {
+        // A busy receiver drops the frame; the sender resends it, as over UDP.
+        let _ = Engine::handle_frame(self, now, &src, frame);
+    }
+    fn poll_timeout(&self) -> Option<u64> {
+        Engine::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: u64) {
+        Engine::handle_timeout(self, now)
+    }
 }
-
-/// How often [`MxNet::run_until`] tells its watcher the clock: 0.4 ms at 160 MB/s.
-const WATCH_TICKS: u64 = 1 << 16;
-
-#[derive(Default)]
-struct Frame {
-    src: u32,
-    in_flight: bool,
-    bytes: Vec<u8>,
-}
-
-/// How often engines' timers are looked at, in ticks (the timers are microseconds to
-/// milliseconds long).
-const TIMER_TICKS: u64 = 16;
 
 impl<'a> MxNet<'a> {
     /// An engine per host of `sim`'s topology, all with `cfg` and the same `key`; engine
@@ -60,88 +46,7 @@ impl<'a> MxNet<'a> {
             .enumerate()
             .map(|(h, &addr)| Engine::new(cfg.clone(), addr, 0, key, h as u32 + 1))
             .collect();
-        MxNet {
-            sim,
-            engines,
-            frames: Vec::new(),
-            free: Vec::new(),
-            arrivals: Vec::new(),
-            buf: vec![0; cfg.mtu.max(64)],
-            frames_sent: 0,
-            frames_refused: 0,
-            last_frame_len: 0,
-            watch: None,
-        }
-    }
-
-    /// Has `f` told the clock every 65 536 ticks that [`Self::run_until`] (and so
-    /// [`Self::connect`]) runs: progress reports for long runs. It changes nothing in
-    /// the run.
-    pub fn set_watch(&mut self, f: Box<dyn FnMut(Nanos) + 'a>) {
-        self.watch = Some(f);
-    }
-
-    /// The engines' clock: the simulated time in whole nanoseconds (truncated), plus one
-    /// so that it is never 0 (engines treat 0 as unset).
-    pub fn clock(&self) -> Nanos {
-        Nanos::from(self.sim.now()) + Nanos(1)
-    }
-
-    /// [`Self::clock`] as the engines take it: a bare `u64` of nanoseconds.
-    pub fn now_ns(&self) -> u64 {
-        self.clock().0
-    }
-
-    /// Frames still in the network.
-    pub fn in_flight(&self) -> usize {
-        self.frames.len() - self.free.len()
-    }
-
-    /// One tick: engines hand their frames to their interfaces, the network moves, and
-    /// the frames that arrived whole are handed to their engines.
-    pub fn step(&mut self) {
-        let now = self.now_ns();
-        for h in 0..self.engines.len() {
-            if !self.engines[h].has_transmit() {
-                continue;
-            }
-            while let Some((dst, n)) = self.engines[h].poll_transmit(now, &mut self.buf) {
-                let tag = self.free.pop().unwrap_or_else(|| {
-                    self.frames.push(Frame::default());
-                    self.frames.len() - 1
-                });
-                let f = &mut self.frames[tag];
-                f.src = h as u32;
-                f.in_flight = true;
-                f.bytes.clear();
-                f.bytes.extend_from_slice(&self.buf[..n]);
-                self.frames_sent += 1;
-                self.last_frame_len = n;
-                if !self.sim.inject_frame(h as u32, dst, n, tag as u64) {
-                    self.frames_refused += 1;
-                    self.frames[tag].in_flight = false;
-                    self.free.push(tag);
-                }
-            }
-        }
-        self.sim.step();
-        self.sim.take_arrivals(&mut self.arrivals);
-        let now = self.now_ns();
-        for (tag, dst) in self.arrivals.drain(..) {
-            let t = tag as usize;
-            let f = &mut self.frames[t];
-            assert!(std::mem::take(&mut f.in_flight), "a frame in flight");
-            self.free.push(t);
-            // A busy receiver drops the frame; the sender resends it, as over UDP.
-            let _ = self.engines[dst as usize].handle_frame(now, &f.src, &f.bytes);
-        }
-        if self.sim.now_ticks().0 % TIMER_TICKS == 0 {
-            for e in &mut self.engines {
-                if e.poll_timeout().is_some_and(|d| d <= now) {
-                    e.handle_timeout(now);
-                }
-            }
-        }
+        HostNet::with_engines(sim, engines, cfg.mtu)
     }
 
     /// Connects host `a`'s engine to host `b`'s (NIC id `nic`, endpoint 0), stepping the
@@ -168,25 +73,5 @@ impl<'a> MxNet<'a> {
             Ok(None) => unreachable!("ready"),
             Err(e) => Err(e.to_string()),
         }
-    }
-
-    /// Steps until `done` holds or `limit` of simulated time passes; returns `done`.
-    pub fn run_until(&mut self, limit: Nanos, mut done: impl FnMut(&mut MxNet) -> bool) -> bool {
-        let end = self.clock() + limit;
-        let mut steps = 0u64;
-        while !done(self) {
-            if self.clock() > end {
-                return false;
-            }
-            self.step();
-            steps += 1;
-            if steps % WATCH_TICKS == 0 {
-                let now = self.clock();
-                if let Some(w) = self.watch.as_mut() {
-                    w(now);
-                }
-            }
-        }
-        true
     }
 }

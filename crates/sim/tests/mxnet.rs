@@ -3,10 +3,11 @@
 use myrix_fabric::itb::{Policy, RouteTable};
 use myrix_fabric::testing::irregular_routes;
 use myrix_fabric::Topology;
-use myrix_link::{Nanos, Picos, MS};
+use myrix_link::Nanos;
 use myrix_mx_proto::engine::{Code, Config as MxConfig, PeerId, RecvBuf, Request};
+use myrix_sim::hostnet::carrier;
 use myrix_sim::mxnet::MxNet;
-use myrix_sim::{Config, Sim};
+use myrix_sim::Config;
 
 const KEY: u32 = 0x5eed;
 
@@ -56,16 +57,7 @@ fn transfer(n: &mut MxNet, peer: PeerId, a: usize, b: usize, len: usize) -> (u64
 }
 
 fn mxnet<'a>(t: &'a Topology, routes: &'a RouteTable, load: Option<f64>) -> MxNet<'a> {
-    let cfg = Config {
-        load: load.unwrap_or(0.01),
-        warmup: Picos::ZERO,
-        measure: 1000 * MS,
-        ..Config::default()
-    };
-    let mut sim = Sim::new(cfg, t, routes).unwrap();
-    if load.is_none() {
-        sim.quiet();
-    }
+    let sim = carrier(Config::default(), t, routes, load).unwrap();
     let addrs: Vec<u64> = t.hosts().iter().map(|h| h.address).collect();
     MxNet::new(sim, &addrs, &MxConfig::default(), KEY)
 }
