@@ -22,6 +22,21 @@
 //!   `/dev/shm/myrix-rsm/`, mapped by importers in other processes (one-sided for
 //!   real). Its design is in the module's own documentation and in `docs/rsm-shm.md`.
 //!
+//! ```
+//! use myrix_rsm::{Controller, ExportFlags, Perm};
+//!
+//! let c = Controller::get("shm")?; // this host ("loopback" too)
+//! let e = c.export_create(4096, ExportFlags::default())?; // page-aligned, zeroed
+//! let id = e.publish(None, &[])?; // an id from the user range, open to all
+//! // In any process on this host (here the same one):
+//! let i = c.import_connect(c.local_node(), id, Perm::RDWR)?;
+//! i.put(8, b"hello")?; // one-sided: the exporter calls nothing
+//! let mut buf = [0u8; 5];
+//! i.get(8, &mut buf)?;
+//! assert_eq!(&buf, b"hello");
+//! # Ok::<(), myrix_rsm::RsmError>(())
+//! ```
+//!
 //! The plain values and errors are the sans-IO crate `myrix-rsm-proto`'s, re-exported
 //! here. Every refusal is an [`RsmError`] with RSMAPI's number; no bad argument makes
 //! the library panic or write outside a segment.
