@@ -1,0 +1,332 @@
+//! `myrix mpiexec`: starts N ranks of a program on this host, each with the child end
+//! of a socketpair on `PMI_FD`, and serves PMI-1 on the other ends
+//! ([`crate::pmi::server`]).
+//!
+//! * The job's exit status is the first non-zero status of a rank (a rank killed by
+//!   signal `s` counts as `128 + s`), or the code a rank passed to `abort`.
+//! * A rank that aborts, is killed by a signal or exits non-zero ends the job: the
+//!   others are killed (SIGKILL), as hydra does.
+//! * Standard output and error of the ranks are the launcher's; rank 0 reads its
+//!   standard input, the others read nothing.
+
+use crate::pmi::server::{Action, Server};
+use crate::pmi::wire::{Decoder, Framing, Message};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The most ranks `myrix mpiexec` starts on one host.
+pub const MAX_RANKS: u32 = 4096;
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    pub ranks: u32,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// Extra environment for every rank.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// Why a job could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("-n {0}: the number of ranks must be between 1 and {MAX_RANKS}")]
+    Ranks(u64),
+    #[error("starting rank {rank} ({program}): {err}")]
+    Spawn {
+        rank: u32,
+        program: String,
+        err: std::io::Error,
+    },
+    #[error("creating the PMI socket for rank {rank}: {err}")]
+    Socket { rank: u32, err: std::io::Error },
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The launcher's exit status.
+    pub code: i32,
+    /// Why the job ended early, if it did (one line, for standard error).
+    pub reason: Option<String>,
+}
+
+enum Event {
+    Msg(u32, Message),
+    Bad(u32, String),
+    Closed,
+}
+
+/// Checks `-n`.
+pub fn check_ranks(n: u64) -> Result<u32, LaunchError> {
+    match u32::try_from(n) {
+        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
+        _ => Err(LaunchError::Ranks(n)),
+    }
+}
+
+fn status_code(s: ExitStatus) -> i32 {
+    match (s.code(), s.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    }
+}
+
+struct Rank {
+    child: Child,
+    conn: UnixStream,
+    status: Option<ExitStatus>,
+}
+
+fn kill_all(ranks: &mut [Rank]) {
+    for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+        let _ = r.child.kill();
+    }
+    for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+        r.status = r.child.wait().ok();
+    }
+}
+
+fn spawn_rank(spec: &LaunchSpec, rank: u32, kvsname: &str) -> Result<Rank, LaunchError> {
+    let (ours, theirs) = UnixStream::pair().map_err(|err| LaunchError::Socket { rank, err })?;
+    let fd = theirs.as_raw_fd();
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env("PMI_FD", fd.to_string())
+        .env("PMI_RANK", rank.to_string())
+        .env("PMI_SIZE", spec.ranks.to_string())
+        .env("MPI_LOCALRANKID", rank.to_string())
+        .env("MPI_LOCALNRANKS", spec.ranks.to_string())
+        .env("MYRIX_MPI_KVSNAME", kvsname)
+        .env_remove("PMI_PORT")
+        .env_remove("PMI_ID")
+        .env_remove("PMI_JOBID")
+        .stdin(if rank == 0 {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        });
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // fcntl, which is async-signal-safe; it clears close-on-exec on the child's end of
+    // the socketpair so the program inherits it as PMI_FD.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|err| LaunchError::Spawn {
+        rank,
+        program: spec.program.to_string_lossy().into_owned(),
+        err,
+    })?;
+    drop(theirs);
+    Ok(Rank {
+        child,
+        conn: ours,
+        status: None,
+    })
+}
+
+fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
+    let mut dec = Decoder::new(Framing::Lines);
+    let mut buf = [0u8; 4096];
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                let _ = tx.send(Event::Closed);
+                return;
+            }
+            Ok(n) => dec.feed(&buf[..n]),
+        }
+        while let Some(m) = dec.next_message() {
+            let ev = match m {
+                Ok(m) => Event::Msg(rank, m),
+                Err(e) => Event::Bad(rank, e.to_string()),
+            };
+            if tx.send(ev).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Runs a job to its end.
+pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
+    check_ranks(u64::from(spec.ranks))?;
+    static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let kvsname = format!(
+        "myrix_{}_{}",
+        std::process::id(),
+        JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut server = Server::new(spec.ranks, &kvsname);
+    let (tx, rx) = mpsc::channel();
+    let mut ranks: Vec<Rank> = Vec::with_capacity(spec.ranks as usize);
+    for r in 0..spec.ranks {
+        let rank = match spawn_rank(spec, r, &kvsname) {
+            Ok(rank) => rank,
+            Err(e) => {
+                kill_all(&mut ranks);
+                return Err(e);
+            }
+        };
+        let conn = rank
+            .conn
+            .try_clone()
+            .map_err(|err| LaunchError::Socket { rank: r, err });
+        let conn = match conn {
+            Ok(c) => c,
+            Err(e) => {
+                ranks.push(rank);
+                kill_all(&mut ranks);
+                return Err(e);
+            }
+        };
+        let tx = tx.clone();
+        std::thread::spawn(move || reader(r, conn, tx));
+        ranks.push(rank);
+    }
+    drop(tx);
+    let mut first_bad: Option<(i32, String)> = None;
+    loop {
+        // PMI traffic first; then reap the ranks that ended.
+        match rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(Event::Msg(r, m)) => {
+                for a in server.handle(r, &m) {
+                    match a {
+                        Action::Send(to, m) => {
+                            if let Some(rank) = ranks.get_mut(to as usize) {
+                                let _ = rank.conn.write_all(m.to_pmi1().as_bytes());
+                            }
+                        }
+                        Action::Abort { rank, code } => {
+                            kill_all(&mut ranks);
+                            return Ok(Outcome {
+                                code,
+                                reason: Some(format!(
+                                    "rank {rank} called MPI_Abort with code {code}; job ended"
+                                )),
+                            });
+                        }
+                    }
+                }
+                continue;
+            }
+            Ok(Event::Bad(r, e)) => {
+                eprintln!("myrix mpiexec: rank {r}: ignoring a malformed PMI message: {e}");
+                continue;
+            }
+            Ok(Event::Closed) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+        }
+        let mut running = 0;
+        for (i, r) in ranks.iter_mut().enumerate() {
+            if r.status.is_some() {
+                continue;
+            }
+            match r.child.try_wait() {
+                Ok(Some(s)) => {
+                    r.status = Some(s);
+                    let code = status_code(s);
+                    if code != 0 && first_bad.is_none() {
+                        let why = match s.signal() {
+                            Some(sig) => format!("rank {i} was killed by signal {sig}"),
+                            None => format!("rank {i} exited with status {code}"),
+                        };
+                        first_bad = Some((code, why));
+                    }
+                }
+                Ok(None) => running += 1,
+                Err(_) => {
+                    r.status = Some(ExitStatus::from_raw(1 << 8));
+                }
+            }
+        }
+        if let Some((code, why)) = &first_bad {
+            let others = running > 0;
+            kill_all(&mut ranks);
+            return Ok(Outcome {
+                code: *code,
+                reason: Some(if others {
+                    format!("{why}; the other ranks were killed")
+                } else {
+                    why.clone()
+                }),
+            });
+        }
+        if running == 0 {
+            return Ok(Outcome {
+                code: 0,
+                reason: None,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(n: u32, script: &str) -> LaunchSpec {
+        LaunchSpec {
+            ranks: n,
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![],
+        }
+    }
+
+    #[test]
+    fn rank_counts_are_bounded() {
+        assert!(check_ranks(0).is_err());
+        assert!(check_ranks(4097).is_err());
+        assert_eq!(check_ranks(4096).unwrap(), 4096);
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(run(&sh(3, "exit 0")).unwrap().code, 0);
+        let o = run(&sh(3, "[ $PMI_RANK = 1 ] && exit 5; sleep 20")).unwrap();
+        assert_eq!(o.code, 5);
+        let o = run(&sh(2, "[ $PMI_RANK = 0 ] && kill -9 $$; sleep 20")).unwrap();
+        assert_eq!(o.code, 137);
+        assert!(o.reason.unwrap().contains("signal 9"));
+    }
+
+    #[test]
+    fn pmi_over_the_inherited_fd() {
+        // A rank speaking PMI-1 by hand through its descriptor: abort with code 9.
+        let o = run(&sh(
+            2,
+            r#"[ $PMI_RANK = 1 ] && printf 'cmd=abort exitcode=9\n' >&$PMI_FD; sleep 20"#,
+        ))
+        .unwrap();
+        assert_eq!(o.code, 9);
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let spec = LaunchSpec {
+            ranks: 2,
+            program: "/nonexistent/prog".into(),
+            args: vec![],
+            env: vec![],
+        };
+        assert!(matches!(run(&spec), Err(LaunchError::Spawn { .. })));
+    }
+}
