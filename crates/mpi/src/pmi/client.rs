@@ -117,7 +117,8 @@ impl PmiClient {
             let stream = Box::new(take_fd(fd)?);
             let rank = parse_env_int(env, "PMI_RANK")?.unwrap_or(0);
             return if want_v2 {
-                PmiClient::start_v2(stream, rank)
+                let jobid = env("PMI_JOBID").unwrap_or_default();
+                PmiClient::start_v2(stream, jobid, rank)
             } else {
                 PmiClient::start_v1(stream, None, env_rank_size(env)?)
             };
@@ -199,19 +200,22 @@ impl PmiClient {
         Ok(c)
     }
 
-    fn start_v2(stream: Box<dyn Stream>, rank: i64) -> Result<PmiClient, PmiError> {
+    fn start_v2(stream: Box<dyn Stream>, jobid: String, rank: i64) -> Result<PmiClient, PmiError> {
         let mut c = PmiClient::new(stream, Version::V2);
         c.call(&Request::Init)?;
         c.decoder.set_framing(Framing::Length6);
-        let r = c.call(&Request::FullInit { rank })?;
+        let r = c.call(&Request::FullInit {
+            jobid: jobid.clone(),
+            rank,
+        })?;
         let rank = int_field(&r, "rank")?;
         let size = int_field(&r, "size")?;
         c.appnum = r.get_int("appnum").unwrap_or(0);
-        c.kvsname = r
-            .get("jobid")
-            .or_else(|| r.get("spawner-jobid"))
-            .unwrap_or("pmi2")
-            .to_string();
+        c.kvsname = if jobid.is_empty() {
+            "pmi2".to_string()
+        } else {
+            jobid
+        };
         c.set_rank_size(rank, size)?;
         Ok(c)
     }

@@ -19,8 +19,9 @@ pub enum Request {
     },
     /// The `cmd=init` line (both versions start with it).
     Init,
-    /// PMI-2's `fullinit`.
+    /// PMI-2's `fullinit` (`jobid` from `PMI_JOBID`; Slurm requires it).
     FullInit {
+        jobid: String,
         rank: i64,
     },
     GetMaxes,
@@ -83,7 +84,8 @@ impl Request {
             (Request::Init, Version::V2) => v1(Message::new("init")
                 .with("pmi_version", 2)
                 .with("pmi_subversion", 0)),
-            (Request::FullInit { rank }, _) => Message::new("fullinit")
+            (Request::FullInit { jobid, rank }, _) => Message::new("fullinit")
+                .with("pmijobid", jobid)
                 .with("pmirank", rank)
                 .with("threaded", "FALSE")
                 .to_pmi2(),
