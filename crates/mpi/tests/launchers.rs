@@ -128,6 +128,12 @@ fn hydra() {
     let o = run(c, Duration::from_secs(60));
     assert!(o.status.success(), "{o:?}");
     check_lines(&o, 2, "Pmi1");
+    // PMI_PORT + PMI_ID instead of PMI_FD.
+    let mut c = Command::new("mpiexec.hydra");
+    c.args(["-pmi-port", "-n", "2"]).arg(example());
+    let o = run(c, Duration::from_secs(60));
+    assert!(o.status.success(), "{o:?}");
+    check_lines(&o, 2, "Pmi1");
     let mut c = Command::new("mpiexec.hydra");
     c.args(["-n", "3"]).arg(example()).arg("abort");
     let o = run(c, Duration::from_secs(60));
