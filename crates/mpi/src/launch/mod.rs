@@ -5,7 +5,9 @@
 //! * The job's exit status is the first non-zero status of a rank (a rank killed by
 //!   signal `s` counts as `128 + s`), or the code a rank passed to `abort`.
 //! * A rank that aborts, is killed by a signal or exits non-zero ends the job: the
-//!   others are killed (SIGKILL), as hydra does.
+//!   others are killed (SIGKILL), as hydra does. So does a rank that joined PMI
+//!   (`cmd=init`) and exits without `finalize` (status 1), since the others would
+//!   wait for it forever.
 //! * Standard output and error of the ranks are the launcher's; rank 0 reads its
 //!   standard input, the others read nothing.
 
@@ -60,7 +62,7 @@ pub struct Outcome {
 enum Event {
     Msg(u32, Message),
     Bad(u32, String),
-    Closed,
+    Closed(u32),
 }
 
 /// Checks `-n`.
@@ -146,7 +148,7 @@ fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
     loop {
         match conn.read(&mut buf) {
             Ok(0) | Err(_) => {
-                let _ = tx.send(Event::Closed);
+                let _ = tx.send(Event::Closed(rank));
                 return;
             }
             Ok(n) => dec.feed(&buf[..n]),
@@ -201,6 +203,17 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
     }
     drop(tx);
     let mut first_bad: Option<(i32, String)> = None;
+    let mut closed = vec![false; spec.ranks as usize];
+    // A rank that exited 0 after joining PMI without finalizing, once its connection
+    // is closed (so every message it sent has been handled).
+    let unfinalized = |ranks: &[Rank], closed: &[bool], server: &Server| {
+        ranks.iter().enumerate().find_map(|(i, r)| {
+            let clean = r.status.is_some_and(|s| s.success());
+            let rank = i as u32;
+            (clean && closed[i] && server.initialized(rank) && !server.finalized(rank))
+                .then(|| (1, format!("rank {i} exited without MPI_Finalize")))
+        })
+    };
     loop {
         // PMI traffic first; then reap the ranks that ended.
         match rx.recv_timeout(Duration::from_millis(10)) {
@@ -229,7 +242,12 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
                 eprintln!("myrix mpiexec: rank {r}: ignoring a malformed PMI message: {e}");
                 continue;
             }
-            Ok(Event::Closed) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(Event::Closed(r)) => {
+                if let Some(c) = closed.get_mut(r as usize) {
+                    *c = true;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(Duration::from_millis(10))
             }
@@ -257,6 +275,9 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
                 }
             }
         }
+        if first_bad.is_none() {
+            first_bad = unfinalized(&ranks, &closed, &server);
+        }
         if let Some((code, why)) = &first_bad {
             let others = running > 0;
             kill_all(&mut ranks);
@@ -270,6 +291,29 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
             });
         }
         if running == 0 {
+            // Every rank has exited: take the messages still queued and the closes,
+            // for a last check of ranks that did not finalize.
+            let end = std::time::Instant::now() + Duration::from_secs(2);
+            while std::time::Instant::now() < end {
+                match rx.recv_timeout(Duration::from_millis(50)) {
+                    Ok(Event::Msg(r, m)) => {
+                        let _ = server.handle(r, &m);
+                    }
+                    Ok(Event::Closed(r)) => {
+                        if let Some(c) = closed.get_mut(r as usize) {
+                            *c = true;
+                        }
+                    }
+                    Ok(Event::Bad(..)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+            if let Some((code, why)) = unfinalized(&ranks, &closed, &server) {
+                return Ok(Outcome {
+                    code,
+                    reason: Some(why),
+                });
+            }
             return Ok(Outcome {
                 code: 0,
                 reason: None,
@@ -282,10 +326,12 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
 mod tests {
     use super::*;
 
+    /// bash, not sh: dash cannot redirect to descriptors above 9, which PMI_FD is
+    /// when tests run in parallel.
     fn sh(n: u32, script: &str) -> LaunchSpec {
         LaunchSpec {
             ranks: n,
-            program: "/bin/sh".into(),
+            program: "/bin/bash".into(),
             args: vec!["-c".into(), script.into()],
             env: vec![],
         }
@@ -317,6 +363,17 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(o.code, 9);
+    }
+
+    #[test]
+    fn exiting_without_finalize_ends_the_job() {
+        let o = run(&sh(
+            2,
+            r#"printf 'cmd=init pmi_version=1 pmi_subversion=1\n' >&$PMI_FD; [ $PMI_RANK = 0 ] && exit 0; sleep 20"#,
+        ))
+        .unwrap();
+        assert_eq!(o.code, 1);
+        assert!(o.reason.unwrap().contains("without MPI_Finalize"));
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub struct Server {
     in_barrier: Vec<bool>,
     waiting: u32,
     finalized: Vec<bool>,
+    initialized: Vec<bool>,
 }
 
 impl Server {
@@ -47,12 +48,21 @@ impl Server {
             in_barrier: vec![false; size as usize],
             waiting: 0,
             finalized: vec![false; size as usize],
+            initialized: vec![false; size as usize],
         }
     }
 
     /// Whether `rank` sent `finalize`.
     pub fn finalized(&self, rank: u32) -> bool {
         self.finalized.get(rank as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether `rank` sent `init` (and so is an MPI process that must finalize).
+    pub fn initialized(&self, rank: u32) -> bool {
+        self.initialized
+            .get(rank as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Handles one message from `rank` (ranks outside the job are ignored).
@@ -62,12 +72,15 @@ impl Server {
         }
         let reply = |m: Message| vec![Action::Send(rank, m)];
         match msg.cmd.as_str() {
-            "init" => reply(
-                Message::new("response_to_init")
-                    .with("rc", 0)
-                    .with("pmi_version", 1)
-                    .with("pmi_subversion", 1),
-            ),
+            "init" => {
+                self.initialized[rank as usize] = true;
+                reply(
+                    Message::new("response_to_init")
+                        .with("rc", 0)
+                        .with("pmi_version", 1)
+                        .with("pmi_subversion", 1),
+                )
+            }
             "get_maxes" => reply(
                 Message::new("maxes")
                     .with("rc", 0)
