@@ -193,7 +193,7 @@ fn a_rank_killed_by_a_signal_ends_the_job() {
         "3",
         "sh",
         "-c",
-        "[ $PMI_RANK = 2 ] && kill -9 $$; sleep 30",
+        "[ $PMI_RANK = 2 ] && kill -9 $$; exec sleep 30",
     ]);
     let t = Instant::now();
     let o = run(c, Duration::from_secs(20));

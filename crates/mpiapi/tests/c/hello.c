@@ -44,13 +44,16 @@ int main(int argc, char **argv)
     MPI_Error_string(bad, err, &len);
     if (cls != MPI_ERR_COMM) return 17;
     if (rank == 0) printf("error %d: %s\n", bad, err);
+    fflush(stdout);
 
     if (argc > 1 && strcmp(argv[1], "unsupported") == 0) {
         int rc = MPI_Comm_dup(MPI_COMM_WORLD, (MPI_Comm *)0);
         printf("rank %d: MPI_Comm_dup returned %d\n", rank, rc);
+        fflush(stdout);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         MPI_Comm_dup(MPI_COMM_WORLD, (MPI_Comm *)0);
         printf("rank %d: still running after a fatal error\n", rank);
+        fflush(stdout);
         return 18;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
