@@ -110,6 +110,11 @@ pub fn parse_slurm_tasks_per_node(text: &str) -> Option<Vec<u32>> {
     Some(out)
 }
 
+/// The PMI key of `rank`'s card `name`.
+fn card_key(name: &str, rank: u32) -> String {
+    format!("myrix-{name}-{rank}")
+}
+
 fn env_u32(env: Env, key: &str) -> Option<u32> {
     env(key).and_then(|v| v.trim().parse().ok())
 }
@@ -169,18 +174,33 @@ impl Job {
         &mut self.pmi
     }
 
+    /// Publishes this rank's `value` under `name` (a business card). Others can
+    /// [`lookup`](Self::lookup) it after the next [`barrier`](Self::barrier).
+    pub fn publish(&mut self, name: &str, value: &str) -> Result<(), PmiError> {
+        let key = card_key(name, self.rank);
+        self.pmi.put(&key, value)
+    }
+
+    /// Reads the card `rank` published under `name` before the last barrier: one PMI
+    /// round trip, made only for the ranks this one actually talks to (deferred
+    /// connections build no state for the others).
+    pub fn lookup(&mut self, name: &str, rank: u32) -> Result<String, PmiError> {
+        self.pmi.get(&card_key(name, rank))
+    }
+
     /// Every rank publishes `value` under `name`; returns all ranks' values, in rank
-    /// order. Collective: every rank must call it with the same `name`.
+    /// order. Collective: every rank must call it with the same `name`. For large jobs
+    /// prefer [`publish`](Self::publish), one barrier, and [`lookup`](Self::lookup)
+    /// of the peers needed.
     pub fn exchange(&mut self, name: &str, value: &str) -> Result<Vec<String>, PmiError> {
-        self.pmi
-            .put(&format!("myrix-{name}-{}", self.rank), value)?;
+        self.publish(name, value)?;
         self.pmi.fence()?;
         (0..self.size)
             .map(|r| {
                 if r == self.rank {
                     Ok(value.to_string())
                 } else {
-                    self.pmi.get(&format!("myrix-{name}-{r}"))
+                    self.lookup(name, r)
                 }
             })
             .collect()
