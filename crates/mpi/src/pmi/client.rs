@@ -133,6 +133,17 @@ impl PmiClient {
         Ok(PmiClient::singleton())
     }
 
+    /// PMI-1 over an already connected stream (what `PMI_FD` names), for a rank
+    /// that knows its rank and size from elsewhere (`PMI_RANK`, `PMI_SIZE`).
+    pub fn pmi1_over(stream: UnixStream, rank: i64, size: i64) -> Result<PmiClient, PmiError> {
+        PmiClient::start_v1(Box::new(stream), None, (Some(rank), Some(size)))
+    }
+
+    /// PMI-2 over an already connected stream, as under `srun --mpi=pmi2`.
+    pub fn pmi2_over(stream: UnixStream, jobid: &str, rank: i64) -> Result<PmiClient, PmiError> {
+        PmiClient::start_v2(Box::new(stream), jobid.to_string(), rank)
+    }
+
     /// A job of one, with a local key-value space.
     pub fn singleton() -> PmiClient {
         PmiClient {
@@ -384,6 +395,123 @@ mod tests {
         assert_eq!(c.get("a").unwrap(), "b");
         assert!(c.get("z").is_err());
         c.finalize().unwrap();
+    }
+
+    /// Plays Slurm's side of PMI-2 for one rank (1 of 2).
+    fn fake_slurm(mut s: UnixStream) {
+        use super::super::wire::Decoder;
+        let mut d = Decoder::new(Framing::Lines);
+        let mut buf = [0u8; 1024];
+        let mut kvs = HashMap::new();
+        loop {
+            let m = loop {
+                if let Some(m) = d.next_message() {
+                    break m.unwrap();
+                }
+                let n = s.read(&mut buf).unwrap();
+                if n == 0 {
+                    return;
+                }
+                d.feed(&buf[..n]);
+            };
+            let reply = match m.cmd.as_str() {
+                "init" => {
+                    assert_eq!(m.get("pmi_version"), Some("2"));
+                    s.write_all(b"cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n")
+                        .unwrap();
+                    d.set_framing(Framing::Length6);
+                    continue;
+                }
+                "fullinit" => {
+                    assert_eq!(m.get("pmijobid"), Some("4.0"));
+                    Message::new("fullinit-response")
+                        .with("pmi-version", 2)
+                        .with("rank", 1)
+                        .with("size", 2)
+                        .with("appnum", 0)
+                        .with("rc", 0)
+                }
+                "info-getjobattr" => Message::new("info-getjobattr-response")
+                    .with("rc", 0)
+                    .with("found", "TRUE")
+                    .with("value", "(vector,(0,1,2))"),
+                "kvs-put" => {
+                    kvs.insert(
+                        m.get("key").unwrap().to_string(),
+                        m.get("value").unwrap().to_string(),
+                    );
+                    Message::new("kvs-put-response").with("rc", 0)
+                }
+                "kvs-fence" => Message::new("kvs-fence-response").with("rc", 0),
+                "kvs-get" => match kvs.get(m.get("key").unwrap()) {
+                    Some(v) => Message::new("kvs-get-response")
+                        .with("rc", 0)
+                        .with("found", "TRUE")
+                        .with("value", v),
+                    None => Message::new("kvs-get-response")
+                        .with("rc", 0)
+                        .with("found", "FALSE"),
+                },
+                "finalize" => Message::new("finalize-response").with("rc", 0),
+                other => panic!("unexpected {other}"),
+            };
+            s.write_all(&reply.to_pmi2()).unwrap();
+        }
+    }
+
+    #[test]
+    fn pmi2_against_a_slurm_like_server() {
+        let (a, b) = UnixStream::pair().unwrap();
+        let server = std::thread::spawn(move || fake_slurm(b));
+        let c = PmiClient::pmi2_over(a, "4.0", 1).unwrap();
+        assert_eq!((c.mode(), c.rank(), c.size()), (Mode::Pmi2, 1, 2));
+        let mut job = crate::Job::from_client(c, &|_: &str| None);
+        assert_eq!((job.local_rank, job.local_size, job.nnodes), (1, 2, 1));
+        job.publish("card", "a;b=c").unwrap();
+        job.barrier().unwrap();
+        assert_eq!(job.lookup("card", 1).unwrap(), "a;b=c");
+        assert!(matches!(job.lookup("card", 0), Err(PmiError::NotFound(_))));
+        job.finalize().unwrap();
+        drop(job);
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn pmi1_against_the_launchers_server() {
+        use super::super::server::{Action, Server};
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let server = std::thread::spawn(move || {
+            let mut srv = Server::new(1, "kvs_7");
+            let mut d = Decoder::new(Framing::Lines);
+            let mut buf = [0u8; 1024];
+            loop {
+                let n = b.read(&mut buf).unwrap();
+                if n == 0 {
+                    return srv.finalized(0);
+                }
+                d.feed(&buf[..n]);
+                while let Some(m) = d.next_message() {
+                    for a in srv.handle(0, &m.unwrap()) {
+                        if let Action::Send(_, m) = a {
+                            b.write_all(m.to_pmi1().as_bytes()).unwrap();
+                        }
+                    }
+                }
+            }
+        });
+        let mut c = PmiClient::pmi1_over(a, 0, 1).unwrap();
+        assert_eq!((c.mode(), c.kvsname()), (Mode::Pmi1, "kvs_7"));
+        assert_eq!(
+            c.job_attr("PMI_process_mapping").unwrap(),
+            "(vector,(0,1,1))"
+        );
+        c.put("k", "v").unwrap();
+        c.fence().unwrap();
+        assert_eq!(c.get("k").unwrap(), "v");
+        assert!(c.put("bad key", "v").is_err());
+        c.finalize().unwrap();
+        drop(c);
+        assert!(server.join().unwrap());
     }
 
     #[test]
