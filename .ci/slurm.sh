@@ -33,11 +33,15 @@ up() {
   fi
   chown munge:munge /etc/munge/munge.key
   chmod 0400 /etc/munge/munge.key
-  su -s /bin/sh munge -c "/usr/sbin/munged --pid-file=/run/munge/munged.pid" \
-    || { log "munged did not start"; return 1; }
-  for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
-  cp /run/munge/munged.pid "$STATE/munged.pid"
-  munge -n | unmunge >/dev/null || { log "munge does not work"; return 1; }
+  if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+    log "munged is already running (not ours: left alone on down)"
+  else
+    su -s /bin/sh munge -c "/usr/sbin/munged --pid-file=/run/munge/munged.pid" \
+      || { log "munged did not start"; return 1; }
+    for _ in $(seq 50); do [ -s /run/munge/munged.pid ] && break; sleep 0.1; done
+    cp /run/munge/munged.pid "$STATE/munged.pid"
+    munge -n | unmunge >/dev/null || { log "munge does not work"; return 1; }
+  fi
 
   local host cpus
   host=$(hostname)
