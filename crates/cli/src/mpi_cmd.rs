@@ -32,7 +32,7 @@ pub struct MpiccArgs {
 }
 
 fn code(c: i32) -> ExitCode {
-    ExitCode::from(u8::try_from(c & 0xff).unwrap_or(1))
+    ExitCode::from(launch::exit_status(c))
 }
 
 /// Runs the job; the exit status is the job's.

@@ -104,7 +104,7 @@ pub fn abort(code: c_int, why: &str) -> ! {
     let mut rt = lock();
     match rt.as_mut() {
         Some(r) if PHASE.load(Ordering::SeqCst) == INITIALIZED => r.job.abort(code, why),
-        _ => std::process::exit(if code & 0xff == 0 { 1 } else { code & 0xff }),
+        _ => std::process::exit(i32::from(myrix_mpi::launch::exit_status(code))),
     }
 }
 

@@ -65,6 +65,15 @@ enum Event {
     Closed(u32),
 }
 
+/// The 8-bit process exit status for an MPI error or abort code: its low byte, or 1
+/// when that byte is 0 but the code is not (so a failure never looks like success).
+pub fn exit_status(code: i32) -> u8 {
+    match (code & 0xff) as u8 {
+        0 if code != 0 => 1,
+        b => b,
+    }
+}
+
 /// Checks `-n`.
 pub fn check_ranks(n: u64) -> Result<u32, LaunchError> {
     match u32::try_from(n) {
@@ -228,7 +237,7 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
                         Action::Abort { rank, code } => {
                             kill_all(&mut ranks);
                             return Ok(Outcome {
-                                code,
+                                code: i32::from(exit_status(code)),
                                 reason: Some(format!(
                                     "rank {rank} called MPI_Abort with code {code}; job ended"
                                 )),
@@ -335,6 +344,14 @@ mod tests {
             args: vec!["-c".into(), script.into()],
             env: vec![],
         }
+    }
+
+    #[test]
+    fn exit_statuses_never_hide_a_failure() {
+        assert_eq!(exit_status(0), 0);
+        assert_eq!(exit_status(7), 7);
+        assert_eq!(exit_status(256), 1);
+        assert_eq!(exit_status(-1), 255);
     }
 
     #[test]

@@ -367,7 +367,7 @@ impl PmiClient {
             let _ = self.call(&Request::Abort { code, msg });
             std::thread::sleep(std::time::Duration::from_secs(3));
         }
-        std::process::exit(if code == 0 { 1 } else { code & 0xff })
+        std::process::exit(i32::from(crate::launch::exit_status(code)))
     }
 
     /// Tells the launcher this rank is done with PMI. Idempotent.
