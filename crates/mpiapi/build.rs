@@ -67,7 +67,9 @@ fn main() {
         .description("MPI 5.0 (standard ABI) of myrix")
         .emit()
         .expect("writing mpi_abi.pc");
-    let pc = std::fs::read_to_string(&emitted.pc_file).expect("reading mpi_abi.pc");
+    let pc = std::fs::read_to_string(&emitted.pc_file)
+        .expect("reading mpi_abi.pc")
+        .replace("Name: mpi_abi", "Name: myrix-mpi");
     let alias = emitted.pc_file.with_file_name("myrix-mpi.pc");
     if std::fs::read_to_string(&alias).ok().as_deref() != Some(pc.as_str()) {
         std::fs::write(&alias, pc).expect("writing myrix-mpi.pc");
