@@ -203,6 +203,45 @@ fn a_rank_killed_by_a_signal_ends_the_job() {
 }
 
 #[test]
+fn killing_mpiexec_kills_the_ranks() {
+    let marker = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-orphan-pids");
+    let _ = std::fs::remove_file(&marker);
+    let mut c = myrix();
+    c.args(["mpiexec", "-n", "2", "sh", "-c"])
+        .arg(format!("echo $$ >> {}; exec sleep 60", marker.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut launcher = c.spawn().expect("mpiexec");
+    let end = Instant::now() + Duration::from_secs(20);
+    let pids = loop {
+        let text = std::fs::read_to_string(&marker).unwrap_or_default();
+        let pids: Vec<String> = text.lines().map(str::to_string).collect();
+        if pids.len() == 2 || Instant::now() > end {
+            break pids;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(pids.len(), 2, "the ranks did not start");
+    launcher.kill().expect("kill mpiexec");
+    launcher.wait().expect("wait mpiexec");
+    let alive = |pid: &str| {
+        Path::new("/proc").join(pid).exists()
+            && !std::fs::read_to_string(Path::new("/proc").join(pid).join("stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+    };
+    let end = Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|p| alive(p)) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !pids.iter().any(|p| alive(p)),
+        "ranks {pids:?} outlived mpiexec"
+    );
+}
+
+#[test]
 #[ignore = "needs MPICH's hydra (apt-get install mpich); .ci/run runs it"]
 fn hydra() {
     if !have("mpiexec.hydra") {

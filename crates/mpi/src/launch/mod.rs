@@ -10,6 +10,8 @@
 //!   wait for it forever.
 //! * Standard output and error of the ranks are the launcher's; rank 0 reads its
 //!   standard input, the others read nothing.
+//! * If the launcher itself dies (killed), the ranks get SIGKILL (Linux's
+//!   parent-death signal), so no rank outlives its job.
 
 use crate::pmi::server::{Action, Server};
 use crate::pmi::wire::{Decoder, Framing, Message};
@@ -128,13 +130,17 @@ fn spawn_rank(spec: &LaunchSpec, rank: u32, kvsname: &str) -> Result<Rank, Launc
         cmd.env(k, v);
     }
     // SAFETY: the closure runs in the child between fork and exec and only calls
-    // fcntl, which is async-signal-safe; it clears close-on-exec on the child's end of
-    // the socketpair so the program inherits it as PMI_FD.
+    // fcntl and prctl, which are async-signal-safe; it clears close-on-exec on the
+    // child's end of the socketpair so the program inherits it as PMI_FD, and (on
+    // Linux) asks for SIGKILL if the launcher dies, so no rank outlives its job.
+    // `run` forks from the thread that reaps the ranks, which lives until they end.
     unsafe {
         cmd.pre_exec(move || {
             if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             Ok(())
         });
     }
