@@ -30,12 +30,28 @@ pub const MPI_MAX_ERROR_STRING: usize = 512;
 pub const MPI_MAX_LIBRARY_VERSION_STRING: usize = 8192;
 pub const MPI_MAX_OBJECT_NAME: usize = 128;
 
+pub const MPI_IDENT: c_int = 201;
+pub const MPI_CONGRUENT: c_int = 202;
+pub const MPI_UNEQUAL: c_int = 204;
+
+pub const MPI_TAG_UB: c_int = 501;
+pub const MPI_IO: c_int = 502;
+pub const MPI_HOST: c_int = 503;
+pub const MPI_WTIME_IS_GLOBAL: c_int = 504;
+pub const MPI_APPNUM: c_int = 505;
+pub const MPI_LASTUSEDCODE: c_int = 506;
+pub const MPI_UNIVERSE_SIZE: c_int = 507;
+
+pub const MPI_ANY_SOURCE: c_int = -1;
+pub const MPI_PROC_NULL: c_int = -3;
+
 pub const MPI_SUCCESS: c_int = 0;
 pub const MPI_ERR_COMM: c_int = 5;
 pub const MPI_ERR_ARG: c_int = 13;
 pub const MPI_ERR_UNKNOWN: c_int = 14;
 pub const MPI_ERR_OTHER: c_int = 16;
 pub const MPI_ERR_INTERN: c_int = 17;
+pub const MPI_ERR_KEYVAL: c_int = 36;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 55;
 pub const MPI_ERR_LASTCODE: c_int = 16383;

@@ -27,6 +27,16 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("version %d.%d library %.12s\n", v, sv, lib);
 
+    int *tag_ub = 0, *usize = 0, cmp = -1;
+    if (MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag) != MPI_SUCCESS || !flag) return 24;
+    if (*tag_ub < 32767) return 25;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+    if (!flag || *usize != size) return 26;
+    MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_WORLD, &cmp);
+    if (cmp != MPI_IDENT) return 27;
+    MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_SELF, &cmp);
+    if (cmp != (size == 1 ? MPI_CONGRUENT : MPI_UNEQUAL)) return 28;
+
     int srank = -1, ssize = -1;
     MPI_Comm_rank(MPI_COMM_SELF, &srank);
     MPI_Comm_size(MPI_COMM_SELF, &ssize);
