@@ -14,7 +14,7 @@
  *
  * Every function declared here links. What myrix does not implement yet prints
  * "myrix MPI: MPI_Xxx is not implemented yet" on standard error and returns
- * MPI_ERR_UNSUPPORTED_OPERATION (through the communicator's error handler, so under
+ * MPI_ERR_UNSUPPORTED_OPERATION (through MPI_COMM_WORLD's error handler, so under
  * the default MPI_ERRORS_ARE_FATAL the job ends). docs/mpi.md lists what works.
  */
 #ifndef MYRIX_MPI_H
