@@ -20,6 +20,7 @@ mod experiment_cmd;
 mod fabricbench_cmd;
 mod link_cmd;
 mod map_cmd;
+mod mpi_cmd;
 mod mxbench_cmd;
 mod packet_cmd;
 mod parse;
@@ -70,6 +71,10 @@ enum Cmd {
     /// Speed measurements.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCmd),
+    /// Start an MPI program's ranks on this host: `myrix mpiexec -n N prog args...`.
+    Mpiexec(mpi_cmd::MpiexecArgs),
+    /// Compile and link a C MPI program against myrix's libmpi_abi (`-show` prints the command).
+    Mpicc(mpi_cmd::MpiccArgs),
 }
 
 /// What went wrong, and which exit code says so.
@@ -152,18 +157,20 @@ fn main() -> ExitCode {
         cli = Cli::parse_from(MAIN_JOB);
     }
     let res = match cli.cmd.unwrap_or(Cmd::Tour) {
-        Cmd::Tour => tour::run(),
-        Cmd::Link(c) => link_cmd::run(c),
-        Cmd::Packet(c) => packet_cmd::run(c),
-        Cmd::Topo(c) => topo_cmd::run(c),
-        Cmd::Routes(a) => routes_cmd::run(a),
-        Cmd::Map(a) => map_cmd::run(a),
-        Cmd::Sim(a) => sim_cmd::run(a),
-        Cmd::Bench(c) => bench_cmd::run(c),
-        Cmd::Experiment(c) => experiment_cmd::run(c),
+        Cmd::Tour => tour::run().map(|()| ExitCode::SUCCESS),
+        Cmd::Link(c) => link_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Cmd::Packet(c) => packet_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Cmd::Topo(c) => topo_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Cmd::Routes(a) => routes_cmd::run(a).map(|()| ExitCode::SUCCESS),
+        Cmd::Map(a) => map_cmd::run(a).map(|()| ExitCode::SUCCESS),
+        Cmd::Sim(a) => sim_cmd::run(a).map(|()| ExitCode::SUCCESS),
+        Cmd::Bench(c) => bench_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Cmd::Experiment(c) => experiment_cmd::run(c).map(|()| ExitCode::SUCCESS),
+        Cmd::Mpiexec(a) => mpi_cmd::mpiexec(a),
+        Cmd::Mpicc(a) => mpi_cmd::mpicc(a),
     };
     match res {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("myrix: error: {e}");

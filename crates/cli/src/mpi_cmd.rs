@@ -1,0 +1,103 @@
+//! `myrix mpiexec` and `myrix mpicc`: argument parsing and printing over
+//! `myrix_mpi::launch` and `myrix_mpi::wrapper`.
+
+use crate::CliError;
+use myrix_mpi::launch::{self, LaunchSpec};
+use myrix_mpi::wrapper;
+use std::ffi::OsString;
+use std::process::{Command, ExitCode};
+
+#[derive(clap::Args)]
+pub struct MpiexecArgs {
+    /// Number of ranks to start on this host (1 to 4096).
+    #[arg(short = 'n', long = "np", value_name = "N")]
+    n: u64,
+    /// The program and its arguments.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM [ARGS]..."
+    )]
+    command: Vec<OsString>,
+}
+
+#[derive(clap::Args)]
+#[command(disable_help_flag = true)]
+pub struct MpiccArgs {
+    /// Arguments for the C compiler, as for cc. `-show` prints the command instead of
+    /// running it.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "CC ARGS")]
+    args: Vec<String>,
+}
+
+fn code(c: i32) -> ExitCode {
+    ExitCode::from(launch::exit_status(c))
+}
+
+/// Runs the job; the exit status is the job's.
+pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
+    let ranks = launch::check_ranks(a.n).map_err(|e| CliError::Input(e.to_string()))?;
+    let mut command = a.command.into_iter();
+    let program = command
+        .next()
+        .ok_or_else(|| CliError::Input("mpiexec: no program given".into()))?;
+    let spec = LaunchSpec {
+        ranks,
+        program,
+        args: command.collect(),
+        env: Vec::new(),
+    };
+    let outcome = launch::run(&spec).map_err(|e| CliError::Found(format!("mpiexec: {e}")))?;
+    if let Some(why) = &outcome.reason {
+        eprintln!("myrix mpiexec: {why}");
+    }
+    Ok(code(outcome.code))
+}
+
+/// Compiles and links against libmpi_abi.so (or prints the command with `-show`).
+pub fn mpicc(a: MpiccArgs) -> Result<ExitCode, CliError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let mut show = false;
+    let mut args = Vec::new();
+    for arg in a.args {
+        match arg.as_str() {
+            "-show" | "--show" => show = true,
+            "--help" | "-help" => {
+                crate::out(
+                    "Usage: myrix mpicc [-show] CC ARGS...\n\
+                     Compiles and links a C program against myrix's mpi.h and libmpi_abi.so\n\
+                     (with an rpath: no LD_LIBRARY_PATH needed). -show prints the command.\n\
+                     Environment: MYRIX_MPICC_CC or CC (the compiler), MYRIX_MPI_INCLUDE,\n\
+                     MYRIX_MPI_LIBDIR.\n",
+                )?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            _ => args.push(arg),
+        }
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::Input(format!("mpicc: where is myrix? {e}")))?;
+    let dir = exe
+        .parent()
+        .ok_or_else(|| CliError::Input("mpicc: the executable has no directory".into()))?;
+    let loc = wrapper::locate(dir, &env).map_err(|e| CliError::Input(format!("mpicc: {e}")))?;
+    let line = wrapper::command_line(&wrapper::compiler(&env), &loc, &args);
+    if show {
+        crate::out(&format!("{}\n", wrapper::shell_words(&line)))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.is_empty() {
+        return Err(CliError::Input(
+            "mpicc: no input files (see myrix mpicc --help)".into(),
+        ));
+    }
+    let status = Command::new(&line[0])
+        .args(&line[1..])
+        .status()
+        .map_err(|e| CliError::Input(format!("mpicc: running {}: {e}", line[0])))?;
+    Ok(match status.code() {
+        Some(c) => code(c),
+        None => ExitCode::from(1),
+    })
+}

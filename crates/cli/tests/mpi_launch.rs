@@ -1,0 +1,282 @@
+//! MPI programs in C built with `myrix mpicc` against libmpi_abi.so and started by
+//! each launcher: `myrix mpiexec`, MPICH's hydra (`mpiexec.hydra`), Slurm (`srun
+//! --mpi=pmi2`, when `.ci/slurm.sh up` ran and set MYRIX_SLURM=1), and alone.
+//! MPI_Abort must end the job with the right status under each.
+//!
+//! The program is `crates/mpiapi/tests/c/hello.c`. Needs `cc`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const MYRIX: &str = env!("CARGO_BIN_EXE_myrix");
+
+fn myrix() -> Command {
+    let mut c = Command::new(MYRIX);
+    c.env_remove("LD_LIBRARY_PATH")
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("PMI_JOBID");
+    c
+}
+
+fn run(mut c: Command, limit: Duration) -> Output {
+    c.env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawning");
+    let end = Instant::now() + limit;
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `hello.c` built once with `myrix mpicc`.
+fn hello() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mpiapi/tests/c/hello.c");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-c");
+        std::fs::create_dir_all(&dir).expect("output directory");
+        let exe = dir.join("hello");
+        let mut c = myrix();
+        c.args(["mpicc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&exe);
+        let o = run(c, Duration::from_secs(120));
+        assert!(o.status.success(), "myrix mpicc failed: {}", show(&o));
+        exe
+    })
+}
+
+/// Checks one "passed the barrier" line per rank.
+fn check_ranks(o: &Output, n: usize) {
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", show(o));
+    for r in 0..n {
+        let want = format!("rank {r} of {n} on ");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&want) && l.ends_with("passed the barrier")),
+            "no {want:?}… line:\n{}",
+            show(o)
+        );
+    }
+    assert!(
+        text.contains("version 5.0 library myrix MPI"),
+        "{}",
+        show(o)
+    );
+    assert!(text.contains("error 5: MPI_ERR_COMM"), "{}", show(o));
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+#[test]
+fn mpicc_show_prints_the_command() {
+    let o = run(
+        {
+            let mut c = myrix();
+            c.args(["mpicc", "-show", "x.c", "-o", "x"]);
+            c
+        },
+        Duration::from_secs(30),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(text.contains(" x.c -o x "), "{text}");
+    assert!(
+        text.contains("-Wl,-rpath,") && text.trim_end().ends_with("-lmpi_abi"),
+        "{text}"
+    );
+    assert!(text.contains("mpiapi/include"), "{text}");
+}
+
+#[test]
+fn singleton() {
+    let o = run(Command::new(hello()), Duration::from_secs(30));
+    check_ranks(&o, 1);
+    let mut c = Command::new(hello());
+    c.arg("abort");
+    assert_eq!(run(c, Duration::from_secs(30)).status.code(), Some(7));
+}
+
+#[test]
+fn myrix_mpiexec() {
+    let mut c = myrix();
+    c.args(["mpiexec", "-n", "4"]).arg(hello());
+    check_ranks(&run(c, Duration::from_secs(60)), 4);
+
+    let mut c = myrix();
+    c.args(["mpiexec", "-n", "3"]).arg(hello()).arg("abort");
+    let o = run(c, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(7), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("rank 1 called MPI_Abort with code 7"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn unsupported_functions_say_so_and_are_fatal_by_default() {
+    let mut c = myrix();
+    c.args(["mpiexec", "-n", "2"])
+        .arg(hello())
+        .arg("unsupported");
+    let o = run(c, Duration::from_secs(60));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(out.contains("MPI_Comm_dup returned 55"), "{}", show(&o));
+    assert!(
+        err.contains("MPI_Comm_dup is not implemented yet"),
+        "{}",
+        show(&o)
+    );
+    assert!(!out.contains("still running"), "{}", show(&o));
+    assert_eq!(o.status.code(), Some(55), "{}", show(&o));
+}
+
+#[test]
+fn mpiexec_refuses_bad_arguments() {
+    for (args, needle) in [
+        (vec!["mpiexec", "-n", "4097", "true"], "between 1 and 4096"),
+        (vec!["mpiexec", "-n", "0", "true"], "between 1 and 4096"),
+        (vec!["mpiexec", "-n", "x", "true"], "invalid value"),
+        (vec!["mpiexec", "-n", "2"], "required"),
+    ] {
+        let mut c = myrix();
+        c.args(&args);
+        let o = run(c, Duration::from_secs(30));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(needle),
+            "{args:?}: {}",
+            show(&o)
+        );
+    }
+    let mut c = myrix();
+    c.args(["mpiexec", "-n", "2", "/nonexistent/program"]);
+    let o = run(c, Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+}
+
+#[test]
+fn a_rank_killed_by_a_signal_ends_the_job() {
+    let mut c = myrix();
+    c.args([
+        "mpiexec",
+        "-n",
+        "3",
+        "sh",
+        "-c",
+        "[ $PMI_RANK = 2 ] && kill -9 $$; exec sleep 30",
+    ]);
+    let t = Instant::now();
+    let o = run(c, Duration::from_secs(20));
+    assert_eq!(o.status.code(), Some(137), "{}", show(&o));
+    assert!(t.elapsed() < Duration::from_secs(15));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("rank 2 was killed by signal 9"));
+}
+
+#[test]
+fn killing_mpiexec_kills_the_ranks() {
+    let marker = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-orphan-pids");
+    let _ = std::fs::remove_file(&marker);
+    let mut c = myrix();
+    c.args(["mpiexec", "-n", "2", "sh", "-c"])
+        .arg(format!("echo $$ >> {}; exec sleep 60", marker.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut launcher = c.spawn().expect("mpiexec");
+    let end = Instant::now() + Duration::from_secs(20);
+    let pids = loop {
+        let text = std::fs::read_to_string(&marker).unwrap_or_default();
+        let pids: Vec<String> = text.lines().map(str::to_string).collect();
+        if pids.len() == 2 || Instant::now() > end {
+            break pids;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(pids.len(), 2, "the ranks did not start");
+    launcher.kill().expect("kill mpiexec");
+    launcher.wait().expect("wait mpiexec");
+    let alive = |pid: &str| {
+        Path::new("/proc").join(pid).exists()
+            && !std::fs::read_to_string(Path::new("/proc").join(pid).join("stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+    };
+    let end = Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|p| alive(p)) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !pids.iter().any(|p| alive(p)),
+        "ranks {pids:?} outlived mpiexec"
+    );
+}
+
+#[test]
+#[ignore = "needs MPICH's hydra (apt-get install mpich); .ci/run runs it"]
+fn hydra() {
+    if !have("mpiexec.hydra") {
+        panic!("skipped: mpiexec.hydra is not installed (apt-get install mpich)");
+    }
+    let mut c = Command::new("mpiexec.hydra");
+    c.args(["-n", "2"]).arg(hello());
+    check_ranks(&run(c, Duration::from_secs(60)), 2);
+    let mut c = Command::new("mpiexec.hydra");
+    c.args(["-n", "3"]).arg(hello()).arg("abort");
+    let o = run(c, Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(7), "{}", show(&o));
+}
+
+#[test]
+#[ignore = "needs a running one-node Slurm (.ci/slurm.sh up); .ci/run runs it with MYRIX_SLURM=1"]
+fn slurm() {
+    if std::env::var("MYRIX_SLURM").as_deref() != Ok("1") {
+        panic!("skipped: MYRIX_SLURM=1 is not set (no Slurm from .ci/slurm.sh up)");
+    }
+    let mut c = Command::new("srun");
+    c.args(["--mpi=pmi2", "-n", "2"]).arg(hello());
+    check_ranks(&run(c, Duration::from_secs(120)), 2);
+    let mut c = Command::new("srun");
+    c.args(["--mpi=pmi2", "-O", "-n", "4"]).arg(hello());
+    check_ranks(&run(c, Duration::from_secs(120)), 4);
+    // Slurm ends the step on MPI_Abort by killing every task: srun reports the
+    // SIGKILL (137), as it does for MPICH's own programs.
+    let mut c = Command::new("srun");
+    c.args(["--mpi=pmi2", "-O", "-n", "3"])
+        .arg(hello())
+        .arg("abort");
+    let t = Instant::now();
+    let o = run(c, Duration::from_secs(120));
+    assert_eq!(o.status.code(), Some(137), "{}", show(&o));
+    assert!(t.elapsed() < Duration::from_secs(60), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("MPI_Abort called with code 7"));
+}

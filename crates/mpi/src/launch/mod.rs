@@ -1,0 +1,412 @@
+//! `myrix mpiexec`: starts N ranks of a program on this host, each with the child end
+//! of a socketpair on `PMI_FD`, and serves PMI-1 on the other ends
+//! ([`crate::pmi::server`]).
+//!
+//! * The job's exit status is the first non-zero status of a rank (a rank killed by
+//!   signal `s` counts as `128 + s`), or the code a rank passed to `abort`.
+//! * A rank that aborts, is killed by a signal or exits non-zero ends the job: the
+//!   others are killed (SIGKILL), as hydra does. So does a rank that joined PMI
+//!   (`cmd=init`) and exits without `finalize` (status 1), since the others would
+//!   wait for it forever.
+//! * Standard output and error of the ranks are the launcher's; rank 0 reads its
+//!   standard input, the others read nothing.
+//! * If the launcher itself dies (killed), the ranks get SIGKILL (Linux's
+//!   parent-death signal), so no rank outlives its job.
+
+use crate::pmi::server::{Action, Server};
+use crate::pmi::wire::{Decoder, Framing, Message};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The most ranks `myrix mpiexec` starts on one host.
+pub const MAX_RANKS: u32 = 4096;
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    pub ranks: u32,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// Extra environment for every rank.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// Why a job could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("-n {0}: the number of ranks must be between 1 and {MAX_RANKS}")]
+    Ranks(u64),
+    #[error("starting rank {rank} ({program}): {err}")]
+    Spawn {
+        rank: u32,
+        program: String,
+        err: std::io::Error,
+    },
+    #[error("creating the PMI socket for rank {rank}: {err}")]
+    Socket { rank: u32, err: std::io::Error },
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The launcher's exit status.
+    pub code: i32,
+    /// Why the job ended early, if it did (one line, for standard error).
+    pub reason: Option<String>,
+}
+
+enum Event {
+    Msg(u32, Message),
+    Bad(u32, String),
+    Closed(u32),
+}
+
+/// The 8-bit process exit status for an MPI error or abort code: its low byte, or 1
+/// when that byte is 0 but the code is not (so a failure never looks like success).
+pub fn exit_status(code: i32) -> u8 {
+    match (code & 0xff) as u8 {
+        0 if code != 0 => 1,
+        b => b,
+    }
+}
+
+/// Checks `-n`.
+pub fn check_ranks(n: u64) -> Result<u32, LaunchError> {
+    match u32::try_from(n) {
+        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
+        _ => Err(LaunchError::Ranks(n)),
+    }
+}
+
+fn status_code(s: ExitStatus) -> i32 {
+    match (s.code(), s.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    }
+}
+
+struct Rank {
+    child: Child,
+    conn: UnixStream,
+    status: Option<ExitStatus>,
+}
+
+fn kill_all(ranks: &mut [Rank]) {
+    for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+        let _ = r.child.kill();
+    }
+    for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+        r.status = r.child.wait().ok();
+    }
+}
+
+fn spawn_rank(spec: &LaunchSpec, rank: u32, kvsname: &str) -> Result<Rank, LaunchError> {
+    let (ours, theirs) = UnixStream::pair().map_err(|err| LaunchError::Socket { rank, err })?;
+    let fd = theirs.as_raw_fd();
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env("PMI_FD", fd.to_string())
+        .env("PMI_RANK", rank.to_string())
+        .env("PMI_SIZE", spec.ranks.to_string())
+        .env("MPI_LOCALRANKID", rank.to_string())
+        .env("MPI_LOCALNRANKS", spec.ranks.to_string())
+        .env("MYRIX_MPI_KVSNAME", kvsname)
+        .env_remove("PMI_PORT")
+        .env_remove("PMI_ID")
+        .env_remove("PMI_JOBID")
+        .stdin(if rank == 0 {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        });
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // fcntl and prctl, which are async-signal-safe; it clears close-on-exec on the
+    // child's end of the socketpair so the program inherits it as PMI_FD, and (on
+    // Linux) asks for SIGKILL if the launcher dies, so no rank outlives its job.
+    // `run` forks from the thread that reaps the ranks, which lives until they end.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            #[cfg(target_os = "linux")]
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().map_err(|err| LaunchError::Spawn {
+        rank,
+        program: spec.program.to_string_lossy().into_owned(),
+        err,
+    })?;
+    drop(theirs);
+    Ok(Rank {
+        child,
+        conn: ours,
+        status: None,
+    })
+}
+
+fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
+    let mut dec = Decoder::new(Framing::Lines);
+    let mut buf = [0u8; 4096];
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                let _ = tx.send(Event::Closed(rank));
+                return;
+            }
+            Ok(n) => dec.feed(&buf[..n]),
+        }
+        while let Some(m) = dec.next_message() {
+            let ev = match m {
+                Ok(m) => Event::Msg(rank, m),
+                Err(e) => Event::Bad(rank, e.to_string()),
+            };
+            if tx.send(ev).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Runs a job to its end.
+pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
+    check_ranks(u64::from(spec.ranks))?;
+    static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let kvsname = format!(
+        "myrix_{}_{}",
+        std::process::id(),
+        JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut server = Server::new(spec.ranks, &kvsname);
+    let (tx, rx) = mpsc::channel();
+    let mut ranks: Vec<Rank> = Vec::with_capacity(spec.ranks as usize);
+    for r in 0..spec.ranks {
+        let rank = match spawn_rank(spec, r, &kvsname) {
+            Ok(rank) => rank,
+            Err(e) => {
+                kill_all(&mut ranks);
+                return Err(e);
+            }
+        };
+        let conn = rank
+            .conn
+            .try_clone()
+            .map_err(|err| LaunchError::Socket { rank: r, err });
+        let conn = match conn {
+            Ok(c) => c,
+            Err(e) => {
+                ranks.push(rank);
+                kill_all(&mut ranks);
+                return Err(e);
+            }
+        };
+        let tx = tx.clone();
+        std::thread::spawn(move || reader(r, conn, tx));
+        ranks.push(rank);
+    }
+    drop(tx);
+    let mut first_bad: Option<(i32, String)> = None;
+    let mut closed = vec![false; spec.ranks as usize];
+    // A rank that exited 0 after joining PMI without finalizing, once its connection
+    // is closed (so every message it sent has been handled).
+    let unfinalized = |ranks: &[Rank], closed: &[bool], server: &Server| {
+        ranks.iter().enumerate().find_map(|(i, r)| {
+            let clean = r.status.is_some_and(|s| s.success());
+            let rank = i as u32;
+            (clean && closed[i] && server.initialized(rank) && !server.finalized(rank))
+                .then(|| (1, format!("rank {i} exited without MPI_Finalize")))
+        })
+    };
+    loop {
+        // PMI traffic first; then reap the ranks that ended.
+        match rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(Event::Msg(r, m)) => {
+                for a in server.handle(r, &m) {
+                    match a {
+                        Action::Send(to, m) => {
+                            if let Some(rank) = ranks.get_mut(to as usize) {
+                                let _ = rank.conn.write_all(m.to_pmi1().as_bytes());
+                            }
+                        }
+                        Action::Abort { rank, code } => {
+                            kill_all(&mut ranks);
+                            return Ok(Outcome {
+                                code: i32::from(exit_status(code)),
+                                reason: Some(format!(
+                                    "rank {rank} called MPI_Abort with code {code}; job ended"
+                                )),
+                            });
+                        }
+                    }
+                }
+                continue;
+            }
+            Ok(Event::Bad(r, e)) => {
+                eprintln!("myrix mpiexec: rank {r}: ignoring a malformed PMI message: {e}");
+                continue;
+            }
+            Ok(Event::Closed(r)) => {
+                if let Some(c) = closed.get_mut(r as usize) {
+                    *c = true;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+        }
+        let mut running = 0;
+        for (i, r) in ranks.iter_mut().enumerate() {
+            if r.status.is_some() {
+                continue;
+            }
+            match r.child.try_wait() {
+                Ok(Some(s)) => {
+                    r.status = Some(s);
+                    let code = status_code(s);
+                    if code != 0 && first_bad.is_none() {
+                        let why = match s.signal() {
+                            Some(sig) => format!("rank {i} was killed by signal {sig}"),
+                            None => format!("rank {i} exited with status {code}"),
+                        };
+                        first_bad = Some((code, why));
+                    }
+                }
+                Ok(None) => running += 1,
+                Err(_) => {
+                    r.status = Some(ExitStatus::from_raw(1 << 8));
+                }
+            }
+        }
+        if first_bad.is_none() {
+            first_bad = unfinalized(&ranks, &closed, &server);
+        }
+        if let Some((code, why)) = &first_bad {
+            let others = running > 0;
+            kill_all(&mut ranks);
+            return Ok(Outcome {
+                code: *code,
+                reason: Some(if others {
+                    format!("{why}; the other ranks were killed")
+                } else {
+                    why.clone()
+                }),
+            });
+        }
+        if running == 0 {
+            // Every rank has exited: take the messages still queued and the closes,
+            // for a last check of ranks that did not finalize.
+            let end = std::time::Instant::now() + Duration::from_secs(2);
+            while std::time::Instant::now() < end {
+                match rx.recv_timeout(Duration::from_millis(50)) {
+                    Ok(Event::Msg(r, m)) => {
+                        let _ = server.handle(r, &m);
+                    }
+                    Ok(Event::Closed(r)) => {
+                        if let Some(c) = closed.get_mut(r as usize) {
+                            *c = true;
+                        }
+                    }
+                    Ok(Event::Bad(..)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+            if let Some((code, why)) = unfinalized(&ranks, &closed, &server) {
+                return Ok(Outcome {
+                    code,
+                    reason: Some(why),
+                });
+            }
+            return Ok(Outcome {
+                code: 0,
+                reason: None,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// bash, not sh: dash cannot redirect to descriptors above 9, which PMI_FD is
+    /// when tests run in parallel.
+    fn sh(n: u32, script: &str) -> LaunchSpec {
+        LaunchSpec {
+            ranks: n,
+            program: "/bin/bash".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![],
+        }
+    }
+
+    #[test]
+    fn exit_statuses_never_hide_a_failure() {
+        assert_eq!(exit_status(0), 0);
+        assert_eq!(exit_status(7), 7);
+        assert_eq!(exit_status(256), 1);
+        assert_eq!(exit_status(-1), 255);
+    }
+
+    #[test]
+    fn rank_counts_are_bounded() {
+        assert!(check_ranks(0).is_err());
+        assert!(check_ranks(4097).is_err());
+        assert_eq!(check_ranks(4096).unwrap(), 4096);
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(run(&sh(3, "exit 0")).unwrap().code, 0);
+        let o = run(&sh(3, "[ $PMI_RANK = 1 ] && exit 5; sleep 20")).unwrap();
+        assert_eq!(o.code, 5);
+        let o = run(&sh(2, "[ $PMI_RANK = 0 ] && kill -9 $$; sleep 20")).unwrap();
+        assert_eq!(o.code, 137);
+        assert!(o.reason.unwrap().contains("signal 9"));
+    }
+
+    #[test]
+    fn pmi_over_the_inherited_fd() {
+        // A rank speaking PMI-1 by hand through its descriptor: abort with code 9.
+        let o = run(&sh(
+            2,
+            r#"[ $PMI_RANK = 1 ] && printf 'cmd=abort exitcode=9\n' >&$PMI_FD; sleep 20"#,
+        ))
+        .unwrap();
+        assert_eq!(o.code, 9);
+    }
+
+    #[test]
+    fn exiting_without_finalize_ends_the_job() {
+        let o = run(&sh(
+            2,
+            r#"printf 'cmd=init pmi_version=1 pmi_subversion=1\n' >&$PMI_FD; [ $PMI_RANK = 0 ] && exit 0; sleep 20"#,
+        ))
+        .unwrap();
+        assert_eq!(o.code, 1);
+        assert!(o.reason.unwrap().contains("without MPI_Finalize"));
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let spec = LaunchSpec {
+            ranks: 2,
+            program: "/nonexistent/prog".into(),
+            args: vec![],
+            env: vec![],
+        };
+        assert!(matches!(run(&spec), Err(LaunchError::Spawn { .. })));
+    }
+}

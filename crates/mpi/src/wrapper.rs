@@ -1,0 +1,155 @@
+//! `myrix mpicc`: the C compiler command that builds a program against `mpi.h` and
+//! `libmpi_abi.so`, with an rpath so the program runs without `LD_LIBRARY_PATH`.
+//!
+//! Where the header and the library are, in order:
+//! 1. `MYRIX_MPI_INCLUDE` and `MYRIX_MPI_LIBDIR`;
+//! 2. `pkgconfig/myrix-mpi.pc` next to the `myrix` executable (written by the
+//!    library's build script): its `includedir` and `libdir`;
+//! 3. `libmpi_abi.so` next to the executable or in its `deps/` directory (the newer).
+//!
+//! The compiler is `MYRIX_MPICC_CC`, else `CC`, else `cc`.
+
+use std::path::{Path, PathBuf};
+
+/// The library's file name.
+pub const LIBRARY: &str = "libmpi_abi.so";
+/// The pkg-config name.
+pub const PC_NAME: &str = "myrix-mpi";
+
+/// Where `mpi.h` and `libmpi_abi.so` are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locations {
+    pub include: PathBuf,
+    pub libdir: PathBuf,
+}
+
+/// A variable of a `.pc` file.
+fn pc_var(text: &str, name: &str) -> Option<PathBuf> {
+    text.lines().find_map(|l| {
+        let v = l.strip_prefix(name)?.strip_prefix('=')?;
+        Some(PathBuf::from(v.trim().trim_matches('"')))
+    })
+}
+
+fn modified(p: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Finds the header and library for an executable in `exe_dir`.
+pub fn locate(exe_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Locations, String> {
+    let pc = std::fs::read_to_string(exe_dir.join("pkgconfig").join(format!("{PC_NAME}.pc")))
+        .unwrap_or_default();
+    let include = env("MYRIX_MPI_INCLUDE")
+        .map(PathBuf::from)
+        .or_else(|| pc_var(&pc, "includedir"));
+    let libdir = env("MYRIX_MPI_LIBDIR").map(PathBuf::from).or_else(|| {
+        // The newest copy wins: `cargo test` relinks deps/ only.
+        let candidates = [
+            pc_var(&pc, "libdir"),
+            Some(exe_dir.to_path_buf()),
+            Some(exe_dir.join("deps")),
+        ];
+        candidates
+            .into_iter()
+            .flatten()
+            .filter_map(|d| modified(&d.join(LIBRARY)).map(|t| (t, d)))
+            .max_by_key(|(t, _)| *t)
+            .map(|(_, d)| d)
+    });
+    match (include, libdir) {
+        (Some(include), Some(libdir)) => Ok(Locations { include, libdir }),
+        (None, _) => Err(format!(
+            "cannot find mpi.h: no {} next to {} and MYRIX_MPI_INCLUDE is unset \
+             (build the library: cargo build -p myrix-mpiapi)",
+            Path::new("pkgconfig")
+                .join(format!("{PC_NAME}.pc"))
+                .display(),
+            exe_dir.display()
+        )),
+        (_, None) => Err(format!(
+            "cannot find {LIBRARY} near {} and MYRIX_MPI_LIBDIR is unset \
+             (build it: cargo build -p myrix-mpiapi)",
+            exe_dir.display()
+        )),
+    }
+}
+
+/// Whether the arguments only compile or preprocess (no link flags then).
+fn compile_only(args: &[String]) -> bool {
+    args.iter()
+        .any(|a| matches!(a.as_str(), "-c" | "-E" | "-S" | "-M" | "-MM"))
+}
+
+/// The compiler command line (program first) for the user's `args`.
+pub fn command_line(cc: &str, loc: &Locations, args: &[String]) -> Vec<String> {
+    let mut v = vec![cc.to_string(), format!("-I{}", loc.include.display())];
+    v.extend(args.iter().cloned());
+    if !compile_only(args) {
+        let l = loc.libdir.display();
+        v.push(format!("-L{l}"));
+        v.push(format!("-Wl,-rpath,{l}"));
+        v.push("-lmpi_abi".to_string());
+    }
+    v
+}
+
+/// The compiler to use.
+pub fn compiler(env: &dyn Fn(&str) -> Option<String>) -> String {
+    env("MYRIX_MPICC_CC")
+        .or_else(|| env("CC"))
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or_else(|| "cc".to_string())
+}
+
+/// A command line for printing: words with spaces or quotes are single-quoted.
+pub fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c))
+            {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_flags_only_when_linking() {
+        let loc = Locations {
+            include: "/i".into(),
+            libdir: "/l".into(),
+        };
+        let a = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            command_line("cc", &loc, &a(&["p.c", "-o", "p"])).join(" "),
+            "cc -I/i p.c -o p -L/l -Wl,-rpath,/l -lmpi_abi"
+        );
+        assert_eq!(
+            command_line("cc", &loc, &a(&["-c", "p.c"])).join(" "),
+            "cc -I/i -c p.c"
+        );
+        assert_eq!(shell_words(&a(&["a b", "c"])), "'a b' c");
+    }
+
+    #[test]
+    fn env_overrides() {
+        let env = |k: &str| match k {
+            "MYRIX_MPI_INCLUDE" => Some("/x/include".to_string()),
+            "MYRIX_MPI_LIBDIR" => Some("/x/lib".to_string()),
+            _ => None,
+        };
+        let loc = locate(Path::new("/nonexistent"), &env).unwrap();
+        assert_eq!(loc.libdir, PathBuf::from("/x/lib"));
+        assert!(locate(Path::new("/nonexistent"), &|_| None).is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! The library's state: whether MPI is initialized, the job (through
+//! `myrix_mpi::Job`), the thread level, and the error handlers of the predefined
+//! communicators.
+
+use crate::abi::*;
+use myrix_mpi::Job;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+const NOT_INITIALIZED: u8 = 0;
+const INITIALIZED: u8 = 1;
+const FINALIZED: u8 = 2;
+
+static PHASE: AtomicU8 = AtomicU8::new(NOT_INITIALIZED);
+static WORLD_ERRH: AtomicUsize = AtomicUsize::new(MPI_ERRORS_ARE_FATAL);
+static SELF_ERRH: AtomicUsize = AtomicUsize::new(MPI_ERRORS_ARE_FATAL);
+
+/// The initialized library.
+pub struct Runtime {
+    pub job: Job,
+    pub provided: c_int,
+    pub main_thread: std::thread::ThreadId,
+}
+
+static RT: Mutex<Option<Runtime>> = Mutex::new(None);
+
+fn lock() -> MutexGuard<'static, Option<Runtime>> {
+    RT.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn initialized() -> bool {
+    PHASE.load(Ordering::SeqCst) != NOT_INITIALIZED
+}
+
+pub fn finalized() -> bool {
+    PHASE.load(Ordering::SeqCst) == FINALIZED
+}
+
+/// The thread level myrix provides for `required`: at most MPI_THREAD_SERIALIZED
+/// (calls are serialized by a lock; point-to-point progress is not yet thread safe).
+pub fn thread_level(required: c_int) -> c_int {
+    if required >= MPI_THREAD_SERIALIZED {
+        MPI_THREAD_SERIALIZED
+    } else if required >= MPI_THREAD_FUNNELED {
+        MPI_THREAD_FUNNELED
+    } else {
+        MPI_THREAD_SINGLE
+    }
+}
+
+/// Connects to the launcher (or becomes a singleton).
+pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
+    let mut rt = lock();
+    if PHASE.load(Ordering::SeqCst) != NOT_INITIALIZED {
+        eprintln!("myrix MPI: {name}: MPI was already initialized (or finalized)");
+        return Err(MPI_ERR_OTHER);
+    }
+    let job = Job::init().map_err(|e| {
+        eprintln!("myrix MPI: {name}: cannot join the job: {e}");
+        MPI_ERR_OTHER
+    })?;
+    let provided = thread_level(required);
+    *rt = Some(Runtime {
+        job,
+        provided,
+        main_thread: std::thread::current().id(),
+    });
+    PHASE.store(INITIALIZED, Ordering::SeqCst);
+    Ok(provided)
+}
+
+/// Runs `f` on the initialized runtime; `MPI_ERR_OTHER` before init or after
+/// finalize (with a message naming `name`).
+pub fn with<T>(name: &str, f: impl FnOnce(&mut Runtime) -> Result<T, c_int>) -> Result<T, c_int> {
+    let mut rt = lock();
+    match (PHASE.load(Ordering::SeqCst), rt.as_mut()) {
+        (INITIALIZED, Some(r)) => f(r),
+        (FINALIZED, _) => {
+            eprintln!("myrix MPI: {name} called after MPI_Finalize");
+            Err(MPI_ERR_OTHER)
+        }
+        _ => {
+            eprintln!("myrix MPI: {name} called before MPI_Init");
+            Err(MPI_ERR_OTHER)
+        }
+    }
+}
+
+/// Finalizes: tells the launcher, keeps the job for nothing else.
+pub fn finalize(name: &str) -> Result<(), c_int> {
+    with(name, |rt| {
+        rt.job.finalize().map_err(|e| {
+            eprintln!("myrix MPI: {name}: {e}");
+            MPI_ERR_OTHER
+        })
+    })?;
+    PHASE.store(FINALIZED, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Ends the whole job with `code` (never returns).
+pub fn abort(code: c_int, why: &str) -> ! {
+    let mut rt = lock();
+    match rt.as_mut() {
+        Some(r) if PHASE.load(Ordering::SeqCst) == INITIALIZED => r.job.abort(code, why),
+        _ => std::process::exit(i32::from(myrix_mpi::launch::exit_status(code))),
+    }
+}
+
+fn slot(comm: MPI_Comm) -> Option<&'static AtomicUsize> {
+    match comm {
+        MPI_COMM_WORLD => Some(&WORLD_ERRH),
+        MPI_COMM_SELF => Some(&SELF_ERRH),
+        _ => None,
+    }
+}
+
+/// The error handler of a predefined communicator.
+pub fn errhandler(comm: MPI_Comm) -> Option<MPI_Errhandler> {
+    slot(comm).map(|s| s.load(Ordering::SeqCst))
+}
+
+/// Sets the error handler of a predefined communicator.
+pub fn set_errhandler(comm: MPI_Comm, h: MPI_Errhandler) -> Result<(), c_int> {
+    let s = slot(comm).ok_or(MPI_ERR_COMM)?;
+    match h {
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => {
+            s.store(h, Ordering::SeqCst);
+            Ok(())
+        }
+        _ => Err(MPI_ERR_ERRHANDLER),
+    }
+}
+
+/// The text of an error code.
+pub fn error_text(code: c_int) -> Option<(&'static str, &'static str)> {
+    usize::try_from(code)
+        .ok()
+        .and_then(|c| ERROR_CLASSES.get(c).copied())
+}
+
+/// Raises error `code` in `name` on `comm`: under MPI_ERRORS_RETURN returns the code;
+/// under MPI_ERRORS_ARE_FATAL (the default; also for an invalid communicator, whose
+/// errors go to MPI_COMM_WORLD's handler) or MPI_ERRORS_ABORT reports it and ends
+/// the job.
+pub fn error(comm: MPI_Comm, code: c_int, name: &str) -> c_int {
+    let h = errhandler(comm)
+        .or_else(|| errhandler(MPI_COMM_WORLD))
+        .unwrap_or(MPI_ERRORS_ARE_FATAL);
+    if h == MPI_ERRORS_RETURN {
+        return code;
+    }
+    let (class, text) = error_text(code).unwrap_or(("MPI_ERR_UNKNOWN", "unknown error"));
+    let rank = with_rank();
+    eprintln!(
+        "myrix MPI: {name} failed{rank}: {class}: {text}; ending the job (MPI_ERRORS_ARE_FATAL)"
+    );
+    abort(code, name)
+}
+
+fn with_rank() -> String {
+    match lock().as_ref() {
+        Some(r) if initialized() => format!(" on rank {}", r.job.rank),
+        _ => String::new(),
+    }
+}
