@@ -9,7 +9,10 @@ use std::process::Command;
 /// output to a file; returns (standard output, what the terminal showed), or `None`
 /// where `script` is missing.
 fn on_a_terminal(args: &str) -> Option<(String, String)> {
-    let dir = std::env::temp_dir().join(format!("myrix-progress-{}", std::process::id()));
+    // One directory per call: the tests run in parallel threads of one process.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("myrix-progress-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (out, log) = (dir.join("out"), dir.join("terminal"));
     let cmd = format!(
