@@ -7,6 +7,15 @@
 //! * [`types`] — node ids, segment ids and their ranges, permissions, barrier modes.
 //! * [`acl`] — who may import a segment, and with which permission.
 //! * [`error`] — [`RsmError`], with RSMAPI's `RSMERR_*` numbers.
+//! * [`engine`] — the network protocol: one [`engine::Engine`] per node serves its
+//!   exported segments (through [`engine::Memory`]) and its imports; frames
+//!   (`myrix_wire::rsm`) and time in, frames, deadlines and events out, reliable over
+//!   lossy transports through the MX engine's reliability layer
+//!   (`myrix_mx_proto::reliability`). `docs/rsm.md` describes the protocol.
+//!
+//! Barrier *modes* are the front end's: the engine reports each get's own result and,
+//! at each flush ([`engine::Engine::flush`], [`engine::Engine::close_barrier`]), the
+//! first failure since the barrier opened; implicit mode is a flush per transfer.
 //!
 //! This crate must never open a socket, map memory, spawn a thread or read a clock:
 //! controllers in the IO crate `myrix-rsm` (shared memory, UDP, raw Ethernet) and the
@@ -14,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acl;
+pub mod engine;
 pub mod error;
 pub mod types;
 

@@ -7,7 +7,7 @@
 
 /// MX frames (`wire::mx`).
 pub const MX: u8 = crate::mx::VERSION;
-/// Remote shared memory frames (reserved for the `rsm` layer).
+/// Remote shared memory frames (`wire::rsm`).
 pub const RSM: u8 = 0x52;
 
 /// The tag of a frame: its first byte, `None` for an empty frame.

@@ -595,6 +595,12 @@ impl Endpoint {
         self.engine.peer_unreachable(peer)
     }
 
+    /// NIC id and endpoint id of a peer this endpoint knows (a C interface reports
+    /// them as a message's source).
+    pub fn peer_identity(&self, peer: PeerId) -> Option<(u64, u8)> {
+        self.engine.peer_identity(peer)
+    }
+
     pub fn stats(&self) -> Stats {
         self.engine.stats()
     }

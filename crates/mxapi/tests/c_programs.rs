@@ -1,0 +1,292 @@
+//! myrix's own MX programs in C (`tests/c/`), compiled against `myriexpress.h` with the
+//! flags `pkg-config` gives from the generated `myriexpress.pc`, and run without
+//! `LD_LIBRARY_PATH` (the library is found through the rpath the `.pc` file adds).
+//!
+//! Needs `cc` and `pkg-config` (Debian: `gcc`, `pkg-config`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `target/<profile>`: where cargo put `libmyriexpress.so` and `pkgconfig/`.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/c_programs-<hash>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf()
+}
+
+/// Compiles `tests/c/<name>.c` once per test run; returns the executable.
+fn build(name: &str) -> PathBuf {
+    let profile = profile_dir();
+    let pc = profile.join("pkgconfig");
+    let mut pkg_config = Command::new("pkg-config");
+    pkg_config.env("PKG_CONFIG_PATH", &pc);
+    // `cargo build` puts the library in target/<profile>, where the .pc file points;
+    // `cargo test` builds it in target/<profile>/deps only. The newer one is used (for
+    // deps, by overriding the .pc file's libdir, which also moves the rpath).
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let uplifted = modified(&profile.join("libmyriexpress.so"));
+    let deps = profile.join("deps");
+    let built = modified(&deps.join("libmyriexpress.so"));
+    assert!(
+        uplifted.is_some() || built.is_some(),
+        "libmyriexpress.so was not built in {}",
+        profile.display()
+    );
+    if built > uplifted {
+        pkg_config.arg(format!("--define-variable=libdir={}", deps.display()));
+    }
+    let flags = pkg_config
+        .args(["--cflags", "--libs", "myriexpress"])
+        .output()
+        .expect("pkg-config must be installed (Debian: apt-get install pkg-config)");
+    assert!(
+        flags.status.success(),
+        "pkg-config cannot find myriexpress in {}: {}",
+        pc.display(),
+        String::from_utf8_lossy(&flags.stderr)
+    );
+    let flags = String::from_utf8(flags.stdout).expect("utf-8 flags");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mxapi-c");
+    std::fs::create_dir_all(&out_dir).expect("output directory");
+    let exe = out_dir.join(name);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let out = Command::new(&cc)
+        .args([
+            "-std=c11",
+            "-D_DEFAULT_SOURCE",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-O1",
+            "-o",
+        ])
+        .arg(&exe)
+        .arg(&src)
+        .args(flags.split_whitespace())
+        .output()
+        .unwrap_or_else(|e| panic!("running {cc}: {e}"));
+    assert!(
+        out.status.success(),
+        "compiling {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// A command for a test program, without `LD_LIBRARY_PATH`.
+fn program(exe: &Path) -> Command {
+    let mut c = Command::new(exe);
+    c.env_remove("LD_LIBRARY_PATH")
+        .env_remove("MX_ERRORS_ARE_FATAL")
+        .env_remove("OMX_FATAL_ERRORS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Runs to completion within `limit` (killed after it).
+fn run(mut c: Command, limit: Duration) -> Output {
+    let mut child = c.spawn().expect("spawning the test program");
+    let end = Instant::now() + limit;
+    while child.try_wait().expect("waiting").is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn run_ok(exe: &Path, args: &[&str]) -> String {
+    let mut c = program(exe);
+    c.args(args);
+    let o = run(c, Duration::from_secs(60));
+    let (out, err) = text(&o);
+    assert!(
+        o.status.success(),
+        "{} {args:?}: {:?}\nstdout:\n{out}\nstderr:\n{err}",
+        exe.display(),
+        o.status
+    );
+    out
+}
+
+#[test]
+fn abi_matches_mx() {
+    let out = run_ok(&build("abi"), &[]);
+    assert!(out.contains("sizeof mx_status_t 48: code@0 source@8 match_info@24 msg_length@32 xfer_length@36 context@40"), "{out}");
+    assert!(out.contains("sizeof mx_endpoint_addr_t 16"), "{out}");
+    assert!(out.contains("sizeof mx_segment_t 16"), "{out}");
+    assert!(out.contains("MX_API 0x301, 45 functions linked"), "{out}");
+    assert!(out.contains("return 30: Timeout"), "{out}");
+    assert!(out.contains("status 5: Truncated"), "{out}");
+    assert!(out.ends_with("abi ok\n"), "{out}");
+}
+
+#[test]
+fn self_send_without_connect() {
+    let out = run_ok(&build("selfsend"), &[]);
+    for line in [
+        "gathered 2 segments into 3: 60 bytes ok",
+        "truncated: Truncated, 4 of 10 bytes",
+        "probe, peek, test ok",
+        "cancelled a pending receive",
+        "unexpected handler: 2 calls, 1 message finished",
+        "disconnected and sent again",
+        "selfsend ok",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn wait_any_with_a_mask_and_context_ids() {
+    let out = run_ok(&build("waitany"), &[]);
+    assert_eq!(out.matches("wait_any context 2: tag ").count(), 3, "{out}");
+    assert!(out.contains("test_any context 1: tags 0 1 2"), "{out}");
+    let line = format!("{:<44} -> 42", "MX_BAD_MATCHING_FOR_CONTEXT_ID_MASK");
+    assert_eq!(out.matches(&line).count(), 2, "{out}");
+    assert!(
+        out.contains(&format!("{:<44} -> 14", "MX_BAD_MATCH_MASK")),
+        "{out}"
+    );
+    assert!(out.contains("waitany ok"), "{out}");
+}
+
+#[test]
+fn wakeup_ends_other_threads_blocking_calls() {
+    let out = run_ok(&build("wakeup"), &[]);
+    for line in [
+        "sent while two threads block",
+        "wait woke up",
+        "probe woke up",
+        "wakeup ok",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn bad_arguments_get_mx_codes() {
+    let exe = build("badargs");
+    let peers = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mxapi-c/peers");
+    std::fs::write(
+        &peers,
+        "# a peer on another host\n02:aa:bb:cc:dd:ee peer-of-test:0\n",
+    )
+    .expect("peers file");
+    let mut c = program(&exe);
+    c.env("MYRIX_MX_PEERS", &peers);
+    let o = run(c, Duration::from_secs(60));
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "badargs: {:?}\n{out}\n{err}", o.status);
+    assert!(
+        out.contains("peers file: peer-of-test:0 is 02:aa:bb:cc:dd:ee"),
+        "{out}"
+    );
+    for (name, code) in [
+        ("MX_NOT_INITIALIZED", 4),
+        ("MX_ALREADY_INITIALIZED", 3),
+        ("MX_BOARD_UNKNOWN", 8),
+        ("MX_BAD_ENDPOINT", 9),
+        ("MX_BAD_SEG_LIST", 10),
+        ("MX_BAD_SEG_MEM", 11),
+        ("MX_BAD_SEG_CNT", 12),
+        ("MX_BAD_REQUEST", 13),
+        ("MX_BAD_MATCH_MASK", 14),
+        ("MX_BUSY", 20),
+        ("MX_BAD_INFO_KEY", 21),
+        ("MX_BAD_INFO_VAL", 22),
+        ("MX_BAD_PARAM_LIST", 24),
+        ("MX_BAD_PARAM_NAME", 25),
+        ("MX_BAD_PARAM_VAL", 26),
+        ("MX_BAD_HOSTNAME_ARGS", 27),
+        ("MX_HOST_NOT_FOUND", 28),
+        ("MX_BAD_ENDPOINT_ID", 32),
+        ("MX_CONNECTION_FAILED", 33),
+        ("MX_BAD_CONNECTION_KEY", 34),
+        ("MX_BAD_INFO_LENGTH", 35),
+        ("MX_NIC_NOT_FOUND", 36),
+        ("MX_BAD_LIB_VERSION", 38),
+        ("MX_CANCEL_NOT_SUPPORTED", 40),
+    ] {
+        let line = format!("{name:<44} -> {code:2}");
+        assert!(out.contains(&line), "{line:?} missing from:\n{out}");
+    }
+    assert!(out.contains("the endpoint's handler saw 5 errors"), "{out}");
+    assert!(out.ends_with("badargs ok\n"), "{out}");
+
+    // The default handler prints the error and aborts.
+    let mut c = program(&exe);
+    c.arg("fatal");
+    let o = run(c, Duration::from_secs(30));
+    let (out, err) = text(&o);
+    assert!(!o.status.success() && !out.contains("not reached"), "{out}");
+    assert!(
+        err.contains("MX: fatal error: mx_open_endpoint: no board 4000: Unknown board"),
+        "{err}"
+    );
+
+    // MX_ERRORS_ARE_FATAL=0 in the environment makes errors return.
+    let mut c = program(&exe);
+    c.arg("env").env("MX_ERRORS_ARE_FATAL", "0");
+    let o = run(c, Duration::from_secs(30));
+    let (out, err) = text(&o);
+    assert!(
+        o.status.success() && out.contains("badargs env ok"),
+        "{out}\n{err}"
+    );
+}
+
+#[test]
+fn ping_pong_between_two_processes_over_shared_memory() {
+    use std::io::{BufRead, BufReader};
+    let exe = build("pingpong");
+    let mut recv = program(&exe).arg("recv").spawn().expect("receiver");
+    let mut lines = BufReader::new(recv.stdout.take().expect("piped"));
+    let mut first = String::new();
+    lines
+        .read_line(&mut first)
+        .expect("the receiver's first line");
+    // "eid N host NODE:0"
+    let words: Vec<&str> = first.split_whitespace().collect();
+    assert!(
+        matches!(words.as_slice(), ["eid", _, "host", _]),
+        "{first:?}"
+    );
+    let sender = run_ok(&exe, &["send", words[3], words[1]]);
+    let end = Instant::now() + Duration::from_secs(60);
+    while recv.try_wait().expect("waiting").is_none() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = recv.kill();
+    let status = recv.wait().expect("receiver status");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut lines, &mut rest).expect("receiver output");
+    assert!(status.success(), "receiver: {status:?} {rest}");
+    assert!(
+        sender.contains("sender ok: 6097695 bytes each way"),
+        "{sender}"
+    );
+    assert!(
+        rest.contains("receiver ok: 6097695 bytes each way"),
+        "{rest}"
+    );
+}

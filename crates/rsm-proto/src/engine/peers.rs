@@ -1,0 +1,152 @@
+//! Peers: the nodes this engine exchanges frames with, each with its reliability
+//! session, its queue of work ([`super::flow`]), and the connections that ride on it;
+//! sessions (a restarted peer), and what a peer's failure fails.
+//!
+//! Must never know a frame's layout; must never let a frame from an unknown address
+//! create state unless it is a connect (and then only up to [`super::Config::max_peers`]).
+
+use std::collections::{HashSet, VecDeque};
+
+use myrix_mx_proto::reliability::Session;
+
+use super::flow::{Item, Pending};
+use super::*;
+
+/// One peer's state.
+pub(super) struct Peer<A> {
+    pub(super) addr: A,
+    pub(super) rel: Session<Item>,
+    /// The peer's session, once a frame told it.
+    pub(super) remote_session: Option<u32>,
+    /// Work not yet sequenced, in order ([`super::flow`]).
+    pub(super) waiting: VecDeque<Pending>,
+    /// Write and read-reply data bytes sequenced and not acknowledged.
+    pub(super) data_in_flight: usize,
+    /// Read bytes requested from the peer and not answered.
+    pub(super) reads_in_flight: usize,
+    /// Put bytes queued and not yet sequenced.
+    pub(super) queued: usize,
+    /// Read-reply bytes held for the peer (exporter side).
+    pub(super) reply_buffered: usize,
+    /// Our imports of the peer's segments.
+    pub(super) imports: HashSet<u32>,
+    /// Connections the peer holds to our segments.
+    pub(super) exports: HashSet<u32>,
+    /// The earliest deadline this peer has on the timer heap.
+    pub(super) armed: Option<u64>,
+}
+
+impl<A> Peer<A> {
+    fn new(addr: A) -> Peer<A> {
+        Peer {
+            addr,
+            rel: Session::default(),
+            remote_session: None,
+            waiting: VecDeque::new(),
+            data_in_flight: 0,
+            reads_in_flight: 0,
+            queued: 0,
+            reply_buffered: 0,
+            imports: HashSet::new(),
+            exports: HashSet::new(),
+            armed: None,
+        }
+    }
+}
+
+/// What to do with a frame, by its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SessionCheck {
+    Accept,
+    /// From an older incarnation of the peer.
+    Drop,
+}
+
+impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
+    /// The peer at `addr`, made if new and there is room.
+    pub(super) fn peer_or_new(&mut self, addr: A) -> Option<u32> {
+        if let Some(&p) = self.peer_of.get(&addr) {
+            return Some(p);
+        }
+        if self.peers.len() >= self.cfg.max_peers {
+            return None;
+        }
+        let p = self.peers.len() as u32;
+        self.peers.push(Peer::new(addr));
+        self.peer_of.insert(addr, p);
+        Some(p)
+    }
+
+    /// A frame from peer `pi` carries `session`: accept it, or drop it as stale. A newer
+    /// session than the one known means the peer restarted: everything with its old
+    /// incarnation is failed with [`RsmError::ConnAborted`] and numbering starts afresh.
+    pub(super) fn check_session(&mut self, pi: u32, session: u32) -> SessionCheck {
+        let known = self.peers[pi as usize].remote_session;
+        match known {
+            None => {
+                self.peers[pi as usize].remote_session = Some(session);
+                SessionCheck::Accept
+            }
+            Some(s) if s == session => SessionCheck::Accept,
+            Some(s) if (session.wrapping_sub(s) as i32) > 0 => {
+                self.peer_failed(pi, RsmError::ConnAborted);
+                let p = &mut self.peers[pi as usize];
+                p.rel.reset();
+                p.remote_session = Some(session);
+                SessionCheck::Accept
+            }
+            Some(_) => SessionCheck::Drop,
+        }
+    }
+
+    /// The transport says the peer at `addr` is gone (its process died): everything
+    /// with it fails with [`RsmError::ConnAborted`], and a later incarnation starts
+    /// afresh.
+    pub fn peer_gone(&mut self, addr: &A) {
+        let Some(&pi) = self.peer_of.get(addr) else {
+            return;
+        };
+        self.peer_failed(pi, RsmError::ConnAborted);
+        let p = &mut self.peers[pi as usize];
+        p.rel.reset();
+        p.remote_session = None;
+    }
+
+    /// The peer stopped acknowledging ([`RsmError::RemoteNodeUnreachable`]) or went
+    /// away ([`RsmError::ConnAborted`]): its queued and unacknowledged work is dropped,
+    /// our imports of its segments fail (pending connects, gets and flushes complete
+    /// with `err`; later calls return it), its connections to our segments are removed.
+    pub(super) fn peer_failed(&mut self, pi: u32, err: RsmError) {
+        let p = &mut self.peers[pi as usize];
+        let all = p.rel.next_seq();
+        while let Some(item) = p.rel.pop_acked(all) {
+            item.release(&mut self.bufs);
+        }
+        for w in p.waiting.drain(..) {
+            w.release(&mut self.bufs);
+        }
+        p.data_in_flight = 0;
+        p.reads_in_flight = 0;
+        p.queued = 0;
+        p.reply_buffered = 0;
+        let imports: Vec<u32> = p.imports.drain().collect();
+        let exports: Vec<u32> = p.exports.drain().collect();
+        for imp in imports {
+            self.import_failed(imp, err);
+        }
+        for c in exports {
+            if let Some(conn) = self.exp_conns.remove(&c) {
+                if let Some(e) = self.exports.get_mut(&conn.seg) {
+                    e.conns.remove(&c);
+                }
+            }
+        }
+    }
+
+    /// Whether `addr` has been declared unreachable.
+    pub fn peer_unreachable(&self, addr: &A) -> bool {
+        self.peer_of
+            .get(addr)
+            .is_some_and(|&p| self.peers[p as usize].rel.is_unreachable())
+    }
+}

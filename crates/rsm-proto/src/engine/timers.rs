@@ -1,0 +1,75 @@
+//! Time: the next deadline and what happens when it passes (delayed acks, resends,
+//! unreachable peers).
+//!
+//! Deadlines are cached, not searched, as in the MX engine: a peer that gets an
+//! earlier deadline pushes it on a heap and remembers it in its `armed` field, so
+//! [`Engine::poll_timeout`] is a peek and [`Engine::handle_timeout`] visits only the
+//! peers that are due. A later deadline pushes nothing; the entry it leaves wakes the
+//! engine once early and is replaced by the peer's true deadline.
+//!
+//! Must never scan every peer: that is what it is here to avoid.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use myrix_mx_proto::reliability::Timeout;
+
+use super::frames::Tx;
+use super::*;
+
+/// Deadlines of peers, earliest first.
+#[derive(Default)]
+pub(super) struct Timers {
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+}
+
+impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
+    /// Peer `pi` has work due no later than `at`.
+    pub(super) fn arm_peer(&mut self, pi: u32, at: u64) {
+        if self.rel.lossless {
+            return;
+        }
+        let p = &mut self.peers[pi as usize];
+        if p.armed.is_none_or(|a| at < a) {
+            p.armed = Some(at);
+            self.timers.heap.push(Reverse((at, pi)));
+        }
+    }
+
+    /// The earliest time [`Engine::handle_timeout`] may have work to do.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.timers.heap.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// Does what is due at `now`: delayed acks, resends, unreachable peers.
+    pub fn handle_timeout(&mut self, now: u64) {
+        while let Some(&Reverse((t, pi))) = self.timers.heap.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.heap.pop();
+            let p = &mut self.peers[pi as usize];
+            if p.armed != Some(t) {
+                continue; // superseded by an earlier entry, already handled
+            }
+            p.armed = None;
+            if p.rel.ack_due(now) {
+                self.queue_ack(pi);
+            }
+            let p = &mut self.peers[pi as usize];
+            let txq = &mut self.txq;
+            let r = p.rel.on_timeout(now, &self.rel, |seq| {
+                txq.push_back(Tx::Seq { peer: pi, seq });
+            });
+            if r == Timeout::Unreachable {
+                let addr = p.addr;
+                self.peer_failed(pi, RsmError::RemoteNodeUnreachable);
+                self.events.push_back(Event::PeerUnreachable { peer: addr });
+                continue;
+            }
+            if let Some(d) = self.peers[pi as usize].rel.deadline(&self.rel) {
+                self.arm_peer(pi, d.max(now + 1));
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! A deterministic in-memory network for RSM engines, mirroring `myrix_mx_proto::testnet`
+//! (which drives MX engines): latency, loss, duplication and reordering from one seed,
+//! simulated time that jumps from event to event. Engine `i` is at address `i` and owns
+//! memory `mems[i]`; events each engine reports are collected in `events[i]`.
+#![allow(dead_code)]
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use myrix_rsm_proto::engine::{Config, Engine, Event};
+use myrix_rsm_proto::{NodeId, SegmentId};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+pub type Mem = HashMap<SegmentId, Vec<u8>>;
+
+#[derive(Clone, Copy, Debug)]
+pub struct NetConfig {
+    pub latency_ns: u64,
+    /// Extra delay, uniform in `0..=jitter_ns`, per frame (reorders).
+    pub jitter_ns: u64,
+    pub loss: f64,
+    pub duplicate: f64,
+    pub seed: u64,
+}
+
+impl NetConfig {
+    pub fn lossy(loss: f64, seed: u64) -> NetConfig {
+        NetConfig {
+            latency_ns: 2_000,
+            jitter_ns: 3_000,
+            loss,
+            duplicate: loss / 2.0,
+            seed,
+        }
+    }
+}
+
+type InFlight = Reverse<(u64, u64, usize, usize, Vec<u8>)>;
+
+pub struct Net {
+    pub now: u64,
+    pub engines: Vec<Engine<usize>>,
+    pub mems: Vec<Mem>,
+    pub events: Vec<Vec<Event<usize>>>,
+    cfg: NetConfig,
+    queue: BinaryHeap<InFlight>,
+    rng: ChaCha8Rng,
+    order: u64,
+    buf: Vec<u8>,
+    /// Nodes whose frames (to and from) are all lost.
+    pub cut: HashSet<usize>,
+    pub sent: u64,
+    pub lost: u64,
+    pub duplicated: u64,
+}
+
+impl Net {
+    /// `n` engines with `cfg`, node ids 0..n, session 1.
+    pub fn new(n: usize, ecfg: Config, cfg: NetConfig) -> Net {
+        let engines: Vec<Engine<usize>> = (0..n)
+            .map(|i| Engine::new(ecfg.clone(), NodeId(i as u32), 1))
+            .collect();
+        Net {
+            now: 1,
+            mems: vec![Mem::new(); n],
+            events: vec![Vec::new(); n],
+            buf: vec![0; ecfg.mtu],
+            engines,
+            cfg,
+            queue: BinaryHeap::new(),
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            order: 0,
+            cut: HashSet::new(),
+            sent: 0,
+            lost: 0,
+            duplicated: 0,
+        }
+    }
+
+    /// Moves every frame the engines want to send into the network, and their events
+    /// into `events`.
+    pub fn pump(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        for src in 0..self.engines.len() {
+            while let Some((dst, n)) = self.engines[src].poll_transmit(self.now, &mut buf) {
+                assert!(n <= buf.len());
+                self.send_frame(src, dst, &buf[..n]);
+            }
+            while let Some(e) = self.engines[src].poll_event() {
+                self.events[src].push(e);
+            }
+        }
+        self.buf = buf;
+    }
+
+    pub fn send_frame(&mut self, src: usize, dst: usize, frame: &[u8]) {
+        self.sent += 1;
+        if self.cut.contains(&src) || self.cut.contains(&dst) || self.rng.gen_bool(self.cfg.loss) {
+            self.lost += 1;
+            return;
+        }
+        let copies = if self.rng.gen_bool(self.cfg.duplicate) {
+            self.duplicated += 1;
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let jitter = if self.cfg.jitter_ns > 0 {
+                self.rng.gen_range(0..=self.cfg.jitter_ns)
+            } else {
+                0
+            };
+            self.order += 1;
+            let at = self.now + self.cfg.latency_ns + jitter;
+            self.queue
+                .push(Reverse((at, self.order, dst, src, frame.to_vec())));
+        }
+    }
+
+    fn next_event(&self) -> Option<u64> {
+        let q = self.queue.peek().map(|Reverse(x)| x.0);
+        let t = self.engines.iter().filter_map(|e| e.poll_timeout()).min();
+        match (q, t) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Advances to the next event and handles it. False when nothing is left to happen.
+    pub fn step(&mut self) -> bool {
+        self.pump();
+        let Some(t) = self.next_event() else {
+            return false;
+        };
+        self.now = self.now.max(t);
+        while let Some(Reverse(x)) = self.queue.peek() {
+            if x.0 > self.now {
+                break;
+            }
+            let Reverse((_, _, dst, src, frame)) = self.queue.pop().expect("peeked");
+            let (e, m) = (&mut self.engines[dst], &mut self.mems[dst]);
+            e.handle_frame(self.now, &src, &frame, m);
+        }
+        for e in &mut self.engines {
+            if e.poll_timeout().is_some_and(|d| d <= self.now) {
+                e.handle_timeout(self.now);
+            }
+        }
+        self.pump();
+        true
+    }
+
+    /// Runs until `done` holds or `limit_ns` of simulated time passes; returns `done`.
+    pub fn run_until(&mut self, limit_ns: u64, mut done: impl FnMut(&mut Net) -> bool) -> bool {
+        let end = self.now + limit_ns;
+        loop {
+            self.pump();
+            if done(self) {
+                return true;
+            }
+            if self.now > end || !self.step() {
+                return done(self);
+            }
+        }
+    }
+
+    /// Runs until nothing is left to send, acknowledge or answer.
+    pub fn settle(&mut self) {
+        let ok = self.run_until(10_000_000_000, |n| {
+            n.queue.is_empty() && n.engines.iter().all(|e| e.idle())
+        });
+        assert!(ok, "the network did not settle");
+    }
+
+    /// Takes engine `i`'s events.
+    pub fn take_events(&mut self, i: usize) -> Vec<Event<usize>> {
+        self.pump();
+        std::mem::take(&mut self.events[i])
+    }
+
+    /// Waits for the first event of engine `i` that `f` picks, keeping the others.
+    pub fn wait_for<T>(&mut self, i: usize, mut f: impl FnMut(&Event<usize>) -> Option<T>) -> T {
+        let mut found = None;
+        let ok = self.run_until(30_000_000_000, |n| {
+            if let Some(k) = n.events[i].iter().position(|e| f(e).is_some()) {
+                let e = n.events[i].remove(k);
+                found = f(&e);
+                true
+            } else {
+                false
+            }
+        });
+        assert!(ok, "event never came; engine {i} has {:?}", self.events[i]);
+        found.expect("found")
+    }
+}
