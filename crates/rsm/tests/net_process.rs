@@ -130,9 +130,12 @@ fn one_sided_to_a_sleeping_exporter() {
     let pid = child.id();
     std::thread::sleep(Duration::from_millis(200));
     let t0 = cpu_ticks(pid);
+    let r0 = c.agent_rounds().unwrap();
     std::thread::sleep(Duration::from_secs(2));
     let idle_ticks = cpu_ticks(pid) - t0;
+    let rounds = c.agent_rounds().unwrap() - r0;
     eprintln!("idle exporter: {idle_ticks} clock ticks (1/100 s) of CPU in 2 s");
+    eprintln!("idle importer's agent: {rounds} wake-ups in 2 s");
     assert!(
         idle_ticks <= 4,
         "idle exporter used {idle_ticks} ticks in 2 s"
