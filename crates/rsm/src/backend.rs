@@ -28,6 +28,14 @@ pub(crate) trait CtlrBackend: Send + Sync {
     fn agent_rounds(&self) -> Option<u64> {
         None
     }
+    /// Per-rail counters (network controllers).
+    fn rail_stats(&self) -> Vec<crate::net::RailStats> {
+        Vec::new()
+    }
+    /// Fault injection: rail `rail` drops every frame in and out while down.
+    fn set_rail_down(&self, _rail: usize, _down: bool) -> Result<(), RsmError> {
+        Err(RsmError::BadConf)
+    }
     /// `len` is checked (non-zero, page multiple, ≤ max).
     fn export_create(
         &self,

@@ -169,6 +169,20 @@ impl Controller {
         self.backend.agent_rounds()
     }
 
+    /// Each rail's counters (one rail per board of this node; network controllers
+    /// only, empty otherwise).
+    pub fn rail_stats(&self) -> Vec<net::RailStats> {
+        self.backend.rail_stats()
+    }
+
+    /// Fault injection for tests and drills: while `down`, rail `rail` of this process
+    /// drops every frame it would send or receive, as a dead link does; the engine
+    /// then finds the peers on it unreachable and imports fail over to the other
+    /// rails. `BadConf` for a rail that does not exist or a controller without rails.
+    pub fn set_rail_down(&self, rail: usize, down: bool) -> Result<(), RsmError> {
+        self.backend.set_rail_down(rail, down)
+    }
+
     /// The nodes this controller reaches, the local node included.
     pub fn topology(&self) -> Vec<NodeId> {
         self.backend.topology()

@@ -65,10 +65,14 @@ pub(crate) struct Core {
     pub(crate) mailboxes: HashMap<SignalTarget, Arc<Mailbox>>,
     /// Peers the engine declared unreachable (for the next connect to retry afresh).
     pub(crate) unreachable: HashSet<Addr>,
+    /// This core's rail.
+    pub(crate) rail: usize,
+    /// Fault injection: every frame in and out is dropped (a dead link).
+    pub(crate) down: bool,
 }
 
 impl Core {
-    pub(crate) fn new(engine: Engine<Addr>) -> Core {
+    pub(crate) fn new(engine: Engine<Addr>, rail: usize) -> Core {
         Core {
             engine,
             mem: Segments::default(),
@@ -77,6 +81,8 @@ impl Core {
             flushes: HashMap::new(),
             mailboxes: HashMap::new(),
             unreachable: HashSet::new(),
+            rail,
+            down: false,
         }
     }
 
@@ -98,7 +104,7 @@ impl Core {
                     if let Some(m) = self.mailboxes.get(&target) {
                         // Pending until the application takes it (no-accumulate).
                         self.engine.signal_held(target);
-                        m.post(from);
+                        m.post(from, self.rail, target);
                     }
                 }
                 Event::PeerUnreachable { peer } => {
@@ -107,13 +113,15 @@ impl Core {
             }
         }
     }
+}
 
-    /// Takes a signal for `target` from its mailbox.
-    pub(crate) fn take_signal(&mut self, target: SignalTarget) -> Option<NodeId> {
-        let from = self.mailboxes.get(&target)?.take()?;
-        self.engine.signal_taken(target);
-        Some(from)
+/// Takes the oldest signal of `m` and tells the engine of the rail it came by.
+pub(crate) fn take_signal(net: &Net, m: &Mailbox) -> Option<NodeId> {
+    let (from, rail, target) = m.take()?;
+    if let Some(r) = net.rails.get(rail) {
+        lock(&r.core).engine.signal_taken(target);
     }
+    Some(from)
 }
 
 /// Locks a mutex, taking the data of a poisoned one (a panic elsewhere must not make
@@ -138,6 +146,9 @@ impl Protocol for RsmProtocol {
         };
         let mut c = lock(&self.core);
         let c = &mut *c;
+        if c.down {
+            return Verdict::Taken;
+        }
         c.engine.handle_frame(now, &addr, frame, &mut c.mem);
         c.drain();
         Verdict::Taken
@@ -169,7 +180,7 @@ const AGENT_BUSY_BACKOFF: Duration = Duration::from_micros(200);
 /// duplicate of the socket's descriptor to sleep on), so it ends within
 /// [`AGENT_MAX_SLEEP`] of the controller's last handle going.
 #[allow(unsafe_code)]
-pub(crate) fn spawn_agent(net: &Arc<Net>, fd: Option<RawFd>) -> std::io::Result<()> {
+pub(crate) fn spawn_agent(net: &Arc<Net>, rail: usize, fd: Option<RawFd>) -> std::io::Result<()> {
     let fd = match fd {
         Some(fd) => {
             // SAFETY: duplicates a descriptor the endpoint owns and keeps open now.
@@ -185,15 +196,16 @@ pub(crate) fn spawn_agent(net: &Arc<Net>, fd: Option<RawFd>) -> std::io::Result<
     let weak: Weak<Net> = Arc::downgrade(net);
     std::thread::Builder::new()
         .name("myrix-rsm-agent".into())
-        .spawn(move || agent_loop(weak, fd))?;
+        .spawn(move || agent_loop(weak, rail, fd))?;
     Ok(())
 }
 
-fn agent_loop(weak: Weak<Net>, fd: Option<OwnedFd>) {
+fn agent_loop(weak: Weak<Net>, rail: usize, fd: Option<OwnedFd>) {
     loop {
         let (sleep, on_fd) = {
             let Some(net) = weak.upgrade() else { return };
-            let progressed = match net.ep.try_lock() {
+            let r = &net.rails[rail];
+            let progressed = match r.ep.try_lock() {
                 Ok(mut ep) => {
                     let _ = ep.progress();
                     true
@@ -209,7 +221,7 @@ fn agent_loop(weak: Weak<Net>, fd: Option<OwnedFd>) {
             if !progressed {
                 (AGENT_BUSY_BACKOFF, false)
             } else {
-                let due = lock(&net.core).engine.poll_timeout();
+                let due = lock(&r.core).engine.poll_timeout();
                 let d = match due {
                     Some(t) => {
                         let now = net.epoch.elapsed().as_nanos() as u64;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use myrix_rsm_proto::engine::SignalTarget;
 use myrix_rsm_proto::{AccessEntry, Acl, Perm, RsmError, SegmentId};
 
-use super::agent::lock;
+use super::agent::{lock, take_signal};
 use super::memory::Range;
 use super::signal::Mailbox;
 use super::Net;
@@ -70,8 +70,8 @@ impl NetExport {
     /// memory table, under the core lock: no access reaches the memory after this.
     fn withdraw(&self, st: &mut State) -> Result<(), RsmError> {
         let id = st.id.take().ok_or(RsmError::SegNotPublished)?;
-        {
-            let mut c = lock(&self.net.core);
+        for r in &self.net.rails {
+            let mut c = lock(&r.core);
             let _ = c.engine.unpublish(id);
             c.mem.unbind(id);
             c.mailboxes.remove(&SignalTarget::Export(id));
@@ -106,17 +106,31 @@ impl ExportBackend for NetExport {
         if st.id.is_some() {
             return Err(RsmError::SegAlreadyPublished);
         }
-        let mut c = lock(&self.net.core);
+        // Every rail's engine publishes it under the same id.
+        let mut cores: Vec<_> = self.net.rails.iter().map(|r| lock(&r.core)).collect();
+        let try_all = |cores: &mut Vec<std::sync::MutexGuard<'_, super::agent::Core>>,
+                       id: SegmentId|
+         -> Result<(), RsmError> {
+            for k in 0..cores.len() {
+                if let Err(e) = cores[k].engine.publish(id, acl.clone(), self.net.who) {
+                    for c in cores.iter_mut().take(k) {
+                        let _ = c.engine.unpublish(id);
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(())
+        };
         let id = match id {
             Some(id) => {
-                c.engine.publish(id, acl, self.net.who)?;
+                try_all(&mut cores, id)?;
                 id
             }
             None => {
                 let mut got = None;
                 for _ in 0..64 {
                     let id = SegmentId(rand::random::<u32>() | SegmentId::USER_BASE);
-                    match c.engine.publish(id, acl.clone(), self.net.who) {
+                    match try_all(&mut cores, id) {
                         Ok(()) => {
                             got = Some(id);
                             break;
@@ -128,15 +142,18 @@ impl ExportBackend for NetExport {
                 got.ok_or(RsmError::InsufficientResources)?
             }
         };
-        c.mem.bind(
-            id,
-            Range {
-                ptr: st.ptr,
-                len: st.len,
-            },
-        );
-        c.mailboxes
-            .insert(SignalTarget::Export(id), self.mailbox.clone());
+        for c in cores.iter_mut() {
+            c.mem.bind(
+                id,
+                Range {
+                    ptr: st.ptr,
+                    len: st.len,
+                },
+            );
+            c.mailboxes
+                .insert(SignalTarget::Export(id), self.mailbox.clone());
+        }
+        drop(cores);
         st.id = Some(id);
         Ok(id)
     }
@@ -145,7 +162,10 @@ impl ExportBackend for NetExport {
         let acl = Acl::new(acl, open_mode)?;
         let st = lock(&self.st);
         let id = st.id.ok_or(RsmError::SegNotPublished)?;
-        lock(&self.net.core).engine.republish(id, acl)
+        for r in &self.net.rails {
+            lock(&r.core).engine.republish(id, acl.clone())?;
+        }
+        Ok(())
     }
 
     fn unpublish(&self) -> Result<(), RsmError> {
@@ -173,14 +193,17 @@ impl ExportBackend for NetExport {
         }
         let old = st.ptr as *mut u8;
         if let Some(id) = st.id {
-            // Swapped under the core lock: the engine's next access uses the new memory.
-            lock(&self.net.core).mem.bind(
-                id,
-                Range {
-                    ptr: ptr as usize,
-                    len,
-                },
-            );
+            // Swapped under each core's lock: the engines' next accesses use the new
+            // memory.
+            for r in &self.net.rails {
+                lock(&r.core).mem.bind(
+                    id,
+                    Range {
+                        ptr: ptr as usize,
+                        len,
+                    },
+                );
+            }
         }
         if st.owned {
             // SAFETY: library memory from alloc_guarded; the engine no longer reaches it
@@ -194,9 +217,13 @@ impl ExportBackend for NetExport {
 
     fn signal_post(&self, flags: SignalFlags) -> Result<(), RsmError> {
         let id = lock(&self.st).id.ok_or(RsmError::SegNotPublished)?;
-        lock(&self.net.core)
-            .engine
-            .signal_importers(id, flags.no_accumulate)?;
+        // An importer receives signals on its primary rail only (its other rails'
+        // connections have no mailbox), so every rail sends.
+        for r in &self.net.rails {
+            lock(&r.core)
+                .engine
+                .signal_importers(id, flags.no_accumulate)?;
+        }
         self.net.progress();
         Ok(())
     }
@@ -211,7 +238,9 @@ impl ExportBackend for NetExport {
                 }
                 return Err(RsmError::Timeout);
             }
-            Some(t) => self.net.wait(timeout, |c| c.take_signal(t)),
+            Some(_) => self
+                .net
+                .wait_with(timeout, || take_signal(&self.net, &self.mailbox)),
         };
         from.map(|node| SignalSender { node, pid: 0 })
             .ok_or(RsmError::Timeout)

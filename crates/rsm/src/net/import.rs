@@ -1,15 +1,32 @@
-//! The importing end over the network: an engine import; puts are queued and
-//! pipelined (waited for in implicit mode), gets pulled, barrier closes flushed.
+//! The importing end over the network: one engine import per rail to the exporter
+//! (rail `r` is the node's `r`-th board), puts striped across the live rails above
+//! [`STRIPE_MIN`] bytes, and fail-over.
+//!
+//! * **Order.** One rail's writes are applied in order. Writes on different rails are
+//!   not, so before anything (a write, a read) is queued on a rail, every *other* rail
+//!   holding unflushed writes that overlap its range is flushed first: one import's
+//!   accesses keep their program order whatever rails they take.
+//! * **Nothing lost.** Each rail keeps a copy of the writes it carried since its last
+//!   successful flush (its log). When a rail fails (its peer unreachable: every frame
+//!   lost until the engine's timeout, or the link down), its log is replayed on the
+//!   first live rail, so every write still arrives; the failed rail's pending reads
+//!   are asked again.
+//! * **Reported.** The barrier scope in which a fail-over happened closes with
+//!   `BarrierFailure` (its data is nevertheless all in remote memory); the next scope
+//!   is clean. An implicit-mode put spanning a fail-over returns success: its data
+//!   arrived.
+//! * Signals go to and come from the primary rail (the first live one).
+//! * Gets are not striped (pulled in blocks on the primary rail).
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use myrix_rsm_proto::engine::{FlushId, Import as EngImport, SignalTarget};
+use myrix_rsm_proto::engine::{Import as EngImport, SignalTarget};
 use myrix_rsm_proto::{BarrierMode, NodeId, Perm, RsmError, SegmentId};
 
-use super::agent::lock;
+use super::agent::{lock, take_signal};
 use super::signal::Mailbox;
 use super::Net;
 use crate::backend::ImportBackend;
@@ -17,17 +34,52 @@ use crate::export::SignalSender;
 use crate::import::{Scalars, ScalarsMut};
 use crate::SignalFlags;
 
-/// A put is queued in pieces of this size, so a huge put never meets the engine's
-/// queue limit at once.
+/// A put is queued in pieces of at most this size, so a huge put never meets the
+/// engine's queue limit at once.
 const PUT_PIECE: usize = 1 << 20;
+/// Puts of at least this many bytes are striped across the live rails.
+pub(crate) const STRIPE_MIN: usize = 64 * 1024;
+/// A rail whose log of unflushed writes grows past this is flushed.
+const LOG_MAX: usize = 64 << 20;
+
+struct RailConn {
+    rail: usize,
+    imp: EngImport,
+    live: bool,
+    /// Writes since the last successful flush: (offset, data).
+    log: Vec<(usize, Vec<u8>)>,
+    log_bytes: usize,
+}
+
+impl RailConn {
+    fn overlaps(&self, off: usize, n: usize) -> bool {
+        self.log
+            .iter()
+            .any(|(o, d)| *o < off + n && off < *o + d.len())
+    }
+}
+
+struct State {
+    rails: Vec<RailConn>,
+    /// A rail failed since the scope opened.
+    failed_over: bool,
+}
+
+impl State {
+    fn primary(&self) -> Result<usize, RsmError> {
+        self.rails
+            .iter()
+            .position(|r| r.live)
+            .ok_or(RsmError::RemoteNodeUnreachable)
+    }
+}
 
 pub(crate) struct NetImport {
     net: Arc<Net>,
-    imp: EngImport,
-    node: NodeId,
     len: usize,
     mailbox: Arc<Mailbox>,
     implicit: AtomicBool,
+    st: Mutex<State>,
 }
 
 impl NetImport {
@@ -37,51 +89,146 @@ impl NetImport {
         id: SegmentId,
         perm: Perm,
     ) -> Result<NetImport, RsmError> {
-        let addr = net.addr_of(node).ok_or(RsmError::RemoteNodeUnreachable)?;
         let mailbox = Arc::new(Mailbox::new()?);
-        let imp = {
-            let mut c = lock(&net.core);
+        // Connect on every rail that reaches the node, at once.
+        let mut pending = Vec::new();
+        for r in 0..net.rails.len() {
+            let Some(addr) = net.addr_of(r, node) else {
+                continue;
+            };
+            let mut c = lock(&net.rails[r].core);
             if c.unreachable.remove(&addr) || c.engine.peer_unreachable(&addr) {
                 // Declared unreachable before: try afresh (it may have started since).
                 c.engine.peer_gone(&addr);
             }
             let who = net.who;
-            c.engine.connect(addr, node, id, perm, who)?
-        };
+            pending.push((r, c.engine.connect(addr, node, id, perm, who)?));
+        }
+        if pending.is_empty() {
+            return Err(RsmError::RemoteNodeUnreachable);
+        }
         net.progress();
-        let len = net
-            .wait(None, |c| c.connects.remove(&imp.0))
-            .unwrap_or(Err(RsmError::Timeout))?;
+        let mut rails = Vec::new();
+        let mut first_err = None;
+        let mut len = 0u64;
+        for (r, imp) in pending {
+            let res = net
+                .wait(r, None, |c| c.connects.remove(&imp.0))
+                .unwrap_or(Err(RsmError::Timeout));
+            match res {
+                Ok(l) => {
+                    len = l;
+                    rails.push(RailConn {
+                        rail: r,
+                        imp,
+                        live: true,
+                        log: Vec::new(),
+                        log_bytes: 0,
+                    });
+                }
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        // A refusal (not published, permission) is the exporter's answer on every rail;
+        // an unreachable rail beside a connected one is only a missing rail.
+        match first_err {
+            Some(e) if rails.is_empty() || e != RsmError::RemoteNodeUnreachable => {
+                for rc in &rails {
+                    let _ = lock(&net.rails[rc.rail].core).engine.disconnect(rc.imp);
+                }
+                return Err(e);
+            }
+            _ => {}
+        }
         let len = usize::try_from(len).map_err(|_| RsmError::BadLength)?;
-        lock(&net.core)
-            .mailboxes
-            .insert(SignalTarget::Import(imp), mailbox.clone());
-        Ok(NetImport {
+        let me = NetImport {
             net,
-            imp,
-            node,
             len,
             mailbox,
             implicit: AtomicBool::new(true),
-        })
+            st: Mutex::new(State {
+                rails,
+                failed_over: false,
+            }),
+        };
+        let st = me.lock();
+        me.register_mailbox(&st);
+        drop(st);
+        Ok(me)
     }
 
-    fn wait_flush(&self, f: FlushId) -> Result<(), RsmError> {
-        self.net
-            .wait(None, |c| c.flushes.remove(&f.0))
-            .unwrap_or(Err(RsmError::Timeout))
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.st)
     }
 
-    /// Queues `data` at `offset`, piece by piece, driving progress while the engine's
-    /// queue is full.
-    fn queue_put(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
+    /// Signals are taken on the primary rail only.
+    fn register_mailbox(&self, st: &State) {
+        for (k, rc) in st.rails.iter().enumerate() {
+            let mut c = lock(&self.net.rails[rc.rail].core);
+            let t = SignalTarget::Import(rc.imp);
+            if rc.live && st.primary().ok() == Some(k) {
+                c.mailboxes.insert(t, self.mailbox.clone());
+            } else {
+                c.mailboxes.remove(&t);
+            }
+        }
+    }
+
+    /// The engine's state of rail `k`'s import.
+    fn rail_state(&self, st: &State, k: usize) -> Result<(), RsmError> {
+        let rc = &st.rails[k];
+        lock(&self.net.rails[rc.rail].core)
+            .engine
+            .import_len(rc.imp)
+            .map(|_| ())
+    }
+
+    /// Rail `k` failed: it is dropped, and its unflushed writes are replayed on the new
+    /// primary rail.
+    fn fail_over(&self, st: &mut State, k: usize) -> Result<(), RsmError> {
+        let rc = &mut st.rails[k];
+        rc.live = false;
+        let log = std::mem::take(&mut rc.log);
+        rc.log_bytes = 0;
+        st.failed_over = true;
+        let p = st.primary()?;
+        self.register_mailbox(st);
+        for (off, data) in log {
+            self.queue(st, p, off, &data)?;
+        }
+        Ok(())
+    }
+
+    /// Finds rails the engine gave up on and fails them over; `ConnAborted` (the
+    /// segment was unpublished) is returned as is.
+    fn check_rails(&self, st: &mut State) -> Result<(), RsmError> {
+        for k in 0..st.rails.len() {
+            if !st.rails[k].live {
+                continue;
+            }
+            match self.rail_state(st, k) {
+                Ok(()) => {}
+                Err(RsmError::RemoteNodeUnreachable) => self.fail_over(st, k)?,
+                Err(e) => return Err(e),
+            }
+        }
+        st.primary().map(|_| ())
+    }
+
+    /// Queues a write on rail `k` (logging it), driving progress while the queue is
+    /// full.
+    fn queue(&self, st: &mut State, k: usize, off: usize, data: &[u8]) -> Result<(), RsmError> {
+        let (rail, imp) = (st.rails[k].rail, st.rails[k].imp);
         for (i, piece) in data.chunks(PUT_PIECE).enumerate() {
-            let off = (offset + i * PUT_PIECE) as u64;
+            let o = off + i * PUT_PIECE;
             loop {
-                let r = lock(&self.net.core).engine.put(self.imp, off, piece);
+                let r = lock(&self.net.rails[rail].core)
+                    .engine
+                    .put(imp, o as u64, piece);
                 match r {
                     Err(RsmError::InsufficientResources) => {
-                        // The queue is full: let it drain.
                         self.net.progress();
                         std::thread::yield_now();
                     }
@@ -93,33 +240,147 @@ impl NetImport {
             }
             self.net.progress();
         }
+        self.net.rails[rail]
+            .bytes_put
+            .fetch_add(data.len() as u64, Ordering::Relaxed);
+        let rc = &mut st.rails[k];
+        rc.log.push((off, data.to_vec()));
+        rc.log_bytes += data.len();
+        if rc.log_bytes > LOG_MAX {
+            self.flush(st, |j| j == k)?;
+        }
         Ok(())
     }
 
-    /// In implicit mode a put is its own barrier: flush and report its result.
-    fn after_put(&self) -> Result<(), RsmError> {
-        if !self.implicit.load(Ordering::Relaxed) {
-            return Ok(());
+    /// Flushes the live rails `which` selects that hold unflushed writes, failing over
+    /// those found unreachable (and flushing where their writes went). The first other
+    /// error (a refused write: `BarrierFailure`; `ConnAborted`) is returned after all.
+    fn flush(&self, st: &mut State, which: impl Fn(usize) -> bool) -> Result<(), RsmError> {
+        let mut first_err = None;
+        let mut want: Vec<bool> = (0..st.rails.len())
+            .map(|k| which(k) && st.rails[k].live && !st.rails[k].log.is_empty())
+            .collect();
+        while want.iter().any(|w| *w) {
+            let mut flushes = Vec::new();
+            for (k, w) in want.iter_mut().enumerate() {
+                if !std::mem::take(w) || !st.rails[k].live {
+                    continue;
+                }
+                let rc = &st.rails[k];
+                let f = lock(&self.net.rails[rc.rail].core).engine.flush(rc.imp);
+                match f {
+                    Ok(f) => flushes.push((k, f)),
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+            self.net.progress();
+            for (k, f) in flushes {
+                let rail = st.rails[k].rail;
+                let r = self
+                    .net
+                    .wait(rail, None, |c| c.flushes.remove(&f.0))
+                    .unwrap_or(Err(RsmError::Timeout));
+                match r {
+                    Ok(()) => {
+                        st.rails[k].log.clear();
+                        st.rails[k].log_bytes = 0;
+                    }
+                    Err(RsmError::RemoteNodeUnreachable) => {
+                        self.fail_over(st, k)?;
+                        // Its writes went to the primary: flush that too.
+                        let p = st.primary()?;
+                        want[p] = true;
+                    }
+                    Err(e) => {
+                        st.rails[k].log.clear();
+                        st.rails[k].log_bytes = 0;
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
         }
-        let f = lock(&self.net.core).engine.flush(self.imp)?;
-        self.net.progress();
-        self.wait_flush(f)
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Flushes every rail but `k` that holds unflushed writes overlapping `off..off+n`.
+    fn order_before(
+        &self,
+        st: &mut State,
+        k: Option<usize>,
+        off: usize,
+        n: usize,
+    ) -> Result<(), RsmError> {
+        let conflict: Vec<bool> = st
+            .rails
+            .iter()
+            .enumerate()
+            .map(|(j, rc)| Some(j) != k && rc.live && rc.overlaps(off, n))
+            .collect();
+        if conflict.iter().any(|c| *c) {
+            self.flush(st, |j| conflict[j])?;
+        }
+        Ok(())
+    }
+
+    fn put_bytes(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
+        let mut st = self.lock();
+        self.check_rails(&mut st)?;
+        let live: Vec<usize> = (0..st.rails.len()).filter(|&k| st.rails[k].live).collect();
+        if data.len() >= STRIPE_MIN && live.len() > 1 {
+            // Striped: one piece per live rail, cut at multiples of 8 bytes (an aligned
+            // scalar never straddles two rails).
+            self.order_before(&mut st, None, offset, data.len())?;
+            let per = (data.len() / live.len()).div_ceil(8) * 8;
+            for (i, piece) in data.chunks(per).enumerate() {
+                self.queue(&mut st, live[i % live.len()], offset + i * per, piece)?;
+            }
+        } else {
+            let p = st.primary()?;
+            self.order_before(&mut st, Some(p), offset, data.len())?;
+            self.queue(&mut st, p, offset, data)?;
+        }
+        if self.implicit.load(Ordering::Relaxed) {
+            // Its own scope: in remote memory when it returns (a fail-over on the way
+            // lost nothing, so it is not an error here).
+            self.flush(&mut st, |_| true)?;
+            st.failed_over = false;
+        }
+        Ok(())
     }
 
     fn get_bytes(&self, offset: usize, out: &mut [u8]) -> Result<(), RsmError> {
-        let g = lock(&self.net.core)
-            .engine
-            .get(self.imp, offset as u64, out.len() as u64)?;
-        self.net.progress();
-        let data = self
-            .net
-            .wait(None, |c| c.gets.remove(&g.0))
-            .unwrap_or(Err(RsmError::Timeout))?;
-        if data.len() != out.len() {
-            return Err(RsmError::BarrierFailure);
+        let mut st = self.lock();
+        self.check_rails(&mut st)?;
+        loop {
+            let p = st.primary()?;
+            self.order_before(&mut st, Some(p), offset, out.len())?;
+            let rc = &st.rails[p];
+            let rail = rc.rail;
+            let g = lock(&self.net.rails[rail].core).engine.get(
+                rc.imp,
+                offset as u64,
+                out.len() as u64,
+            )?;
+            self.net.progress();
+            let r = self
+                .net
+                .wait(rail, None, |c| c.gets.remove(&g.0))
+                .unwrap_or(Err(RsmError::Timeout));
+            match r {
+                Ok(data) if data.len() == out.len() => {
+                    out.copy_from_slice(&data);
+                    return Ok(());
+                }
+                Ok(_) => return Err(RsmError::BarrierFailure),
+                Err(RsmError::RemoteNodeUnreachable) if st.rails.len() > 1 => {
+                    // Ask again on the next rail.
+                    self.fail_over(&mut st, p)?;
+                }
+                Err(e) => return Err(e),
+            }
         }
-        out.copy_from_slice(&data);
-        Ok(())
     }
 }
 
@@ -129,8 +390,7 @@ impl ImportBackend for NetImport {
     }
 
     fn put(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
-        self.queue_put(offset, data)?;
-        self.after_put()
+        self.put_bytes(offset, data)
     }
 
     fn get(&self, offset: usize, out: &mut [u8]) -> Result<(), RsmError> {
@@ -140,9 +400,7 @@ impl ImportBackend for NetImport {
     fn put_scalars(&self, offset: usize, data: Scalars<'_>) -> Result<(), RsmError> {
         // Write frames are cut at multiples of 8 bytes of the put, so an aligned
         // element never straddles two frames.
-        let bytes = to_bytes(&data);
-        self.queue_put(offset, &bytes)?;
-        self.after_put()
+        self.put_bytes(offset, &to_bytes(&data))
     }
 
     fn get_scalars(&self, offset: usize, mut out: ScalarsMut<'_>) -> Result<(), RsmError> {
@@ -159,41 +417,51 @@ impl ImportBackend for NetImport {
 
     fn open_scope(&self) -> Result<u64, RsmError> {
         self.net.progress();
-        lock(&self.net.core).engine.open_barrier(self.imp)?;
+        let mut st = self.lock();
+        self.check_rails(&mut st)?;
+        st.failed_over = false;
         Ok(0)
     }
 
     fn order(&self) -> Result<(), RsmError> {
-        // Writes of one import are applied in order.
+        // Accesses keep their order across rails (see the module docs).
         Ok(())
     }
 
     fn close_scope(&self, _token: u64) -> Result<(), RsmError> {
-        let f = lock(&self.net.core).engine.close_barrier(self.imp)?;
-        self.net.progress();
-        self.wait_flush(f)
+        let mut st = self.lock();
+        self.check_rails(&mut st)?;
+        self.flush(&mut st, |_| true)?;
+        if std::mem::take(&mut st.failed_over) {
+            return Err(RsmError::BarrierFailure);
+        }
+        Ok(())
     }
 
     fn check(&self) -> Result<(), RsmError> {
         self.net.progress();
-        lock(&self.net.core).engine.import_len(self.imp).map(|_| ())
+        let mut st = self.lock();
+        self.check_rails(&mut st)
     }
 
     fn signal_post(&self, flags: SignalFlags) -> Result<(), RsmError> {
-        lock(&self.net.core)
+        let mut st = self.lock();
+        self.check_rails(&mut st)?;
+        let rc = &st.rails[st.primary()?];
+        lock(&self.net.rails[rc.rail].core)
             .engine
-            .signal(self.imp, flags.no_accumulate)?;
+            .signal(rc.imp, flags.no_accumulate)?;
         self.net.progress();
         Ok(())
     }
 
     fn signal_wait(&self, timeout: Option<Duration>) -> Result<SignalSender, RsmError> {
-        let target = SignalTarget::Import(self.imp);
-        let r = self.net.wait(timeout, |c| {
-            if let Some(n) = c.take_signal(target) {
+        let r = self.net.wait_with(timeout, || {
+            if let Some(n) = take_signal(&self.net, &self.mailbox) {
                 return Some(Ok(n));
             }
-            c.engine.import_len(self.imp).err().map(Err)
+            let mut st = self.lock();
+            self.check_rails(&mut st).err().map(Err)
         });
         match r {
             Some(Ok(node)) => Ok(SignalSender { node, pid: 0 }),
@@ -211,13 +479,14 @@ impl ImportBackend for NetImport {
     }
 
     fn disconnect(&self) -> Result<(), RsmError> {
-        {
-            let mut c = lock(&self.net.core);
-            c.mailboxes.remove(&SignalTarget::Import(self.imp));
-            let _ = c.engine.disconnect(self.imp);
+        let st = self.lock();
+        for rc in &st.rails {
+            let mut c = lock(&self.net.rails[rc.rail].core);
+            c.mailboxes.remove(&SignalTarget::Import(rc.imp));
+            let _ = c.engine.disconnect(rc.imp);
         }
+        drop(st);
         self.net.progress();
-        let _ = self.node;
         Ok(())
     }
 }

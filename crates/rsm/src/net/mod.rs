@@ -12,7 +12,12 @@
 //!   thread;
 //! * [`memory`] — the exporter's segments as the engine's `Memory` (raw pointers);
 //! * [`signal`] — per-handle signal mailboxes with an eventfd each (the pollfd);
-//! * [`export`], [`import`] — the two ends, as the front end's backends.
+//! * [`export`], [`import`] — the two ends, as the front end's backends; `import` also
+//!   stripes puts across rails and fails over.
+//!
+//! **Rails.** A node with several boards in the table has several rails: one MX
+//! endpoint, one engine and one agent thread per board. Exports are published on
+//! every rail; an import connects on every rail that reaches the node.
 //!
 //! **One-sided for real: a progress thread per exporting process.** A put or get must
 //! complete without the exporting application calling the library. Two designs serve
@@ -78,16 +83,39 @@ pub fn default_config() -> Config {
     }
 }
 
-/// A network controller's state, shared by its handles and (weakly) its agent.
+/// One rail: an endpoint on one of the node's boards, with its own engine.
+pub(crate) struct Rail {
+    pub(crate) board: String,
+    pub(crate) ep: Mutex<Endpoint>,
+    pub(crate) core: Arc<Mutex<Core>>,
+    /// Where each node is on this rail (nodes with fewer boards are absent).
+    addrs: HashMap<NodeId, Addr>,
+    /// Put bytes this process queued on the rail.
+    pub(crate) bytes_put: AtomicU64,
+}
+
+/// A rail's counters ([`crate::Controller::rail_stats`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RailStats {
+    /// The board (`udp:127.0.0.1:7001`, `eth:veth0`).
+    pub board: String,
+    /// Put bytes this process queued on the rail (replays after a fail-over included).
+    pub bytes_put: u64,
+    /// Frames the rail's engine sent and received.
+    pub frames_out: u64,
+    pub frames_in: u64,
+    /// Whether the rail is marked down ([`crate::Controller::set_rail_down`]).
+    pub down: bool,
+}
+
+/// A network controller's state, shared by its handles and (weakly) its agents.
 pub(crate) struct Net {
     pub(crate) kind: &'static str,
     pub(crate) node: NodeId,
     pub(crate) table: NodeTable,
-    pub(crate) ep: Mutex<Endpoint>,
-    pub(crate) core: Arc<Mutex<Core>>,
-    /// No later than the endpoint's clock origin: the agent's deadlines.
+    pub(crate) rails: Vec<Rail>,
+    /// No later than the endpoints' clock origin: the agents' deadlines.
     pub(crate) epoch: Instant,
-    addrs: HashMap<NodeId, Addr>,
     pub(crate) page: usize,
     pub(crate) who: Credentials,
     /// Rounds the agent made (woken by a frame or a timer): its cost, for the docs.
@@ -114,15 +142,13 @@ impl Net {
                 node.0
             ))
         })?;
-        let board = &boards[0];
-        if board.kind() != kind {
+        if boards[0].kind() != kind {
             return Err(bad(format!(
                 "node {}'s board is {}, not a {kind} board",
                 node.0,
-                board.kind()
+                boards[0].kind()
             )));
         }
-        let mut addrs = HashMap::new();
         for (n, b) in table.iter() {
             if b.kind() != kind {
                 return Err(bad(format!(
@@ -131,67 +157,95 @@ impl Net {
                     b.kind()
                 )));
             }
-            addrs.insert(
-                n,
-                match b {
-                    Board::Udp(a) => Addr::Udp(*a),
-                    Board::Eth { mac, .. } => Addr::Eth(*mac),
-                },
-            );
         }
         let epoch = Instant::now();
-        let mut ep = Endpoint::open(&board.open_string(), 0, 0)
-            .map_err(|e| bad(format!("cannot open {}: {e}", board.open_string())))?;
-        let mut cfg = cfg;
-        cfg.mtu = ep.config().mtu;
         let session = (std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as u64)
             .unwrap_or(1)
             & 0x7fff_ffff) as u32
             | 1;
-        let mut engine = Engine::new(cfg, node, session);
-        for (n, a) in &addrs {
-            engine.add_node(*a, *n);
+        let mut rails = Vec::new();
+        let mut fds = Vec::new();
+        for (r, board) in boards.iter().enumerate() {
+            let mut addrs = HashMap::new();
+            for n in table.nodes() {
+                if let Some(b) = table.boards(n).and_then(|bs| bs.get(r)) {
+                    addrs.insert(
+                        n,
+                        match b {
+                            Board::Udp(a) => Addr::Udp(*a),
+                            Board::Eth { mac, .. } => Addr::Eth(*mac),
+                        },
+                    );
+                }
+            }
+            let mut ep = Endpoint::open(&board.open_string(), 0, 0)
+                .map_err(|e| bad(format!("cannot open {}: {e}", board.open_string())))?;
+            let mut cfg = cfg.clone();
+            cfg.mtu = ep.config().mtu;
+            let mut engine = Engine::new(cfg, node, session);
+            for (n, a) in &addrs {
+                engine.add_node(*a, *n);
+            }
+            let core = Arc::new(Mutex::new(Core::new(engine, r)));
+            ep.attach(Box::new(RsmProtocol { core: core.clone() }))
+                .map_err(|e| bad(format!("cannot attach RSM: {e}")))?;
+            fds.push(ep.wait_fd());
+            rails.push(Rail {
+                board: board.open_string(),
+                ep: Mutex::new(ep),
+                core,
+                addrs,
+                bytes_put: AtomicU64::new(0),
+            });
         }
-        let core = Arc::new(Mutex::new(Core::new(engine)));
-        ep.attach(Box::new(RsmProtocol { core: core.clone() }))
-            .map_err(|e| bad(format!("cannot attach RSM: {e}")))?;
-        let fd = ep.wait_fd();
         let (uid, gid, _pid) = crate::shm::mem::whoami();
         let net = Arc::new(Net {
             kind,
             node,
             table,
-            ep: Mutex::new(ep),
-            core,
+            rails,
             epoch,
-            addrs,
             page: crate::shm::mem::page_size(),
             who: Credentials { uid, gid },
             agent_rounds: AtomicU64::new(0),
         });
-        agent::spawn_agent(&net, fd).map_err(|e| bad(format!("cannot start agent: {e}")))?;
+        for (r, fd) in fds.into_iter().enumerate() {
+            agent::spawn_agent(&net, r, fd).map_err(|e| bad(format!("cannot start agent: {e}")))?;
+        }
         Ok(net)
     }
 
-    /// Moves frames now (sends what calls queued, takes in what arrived).
+    /// Moves frames now on every rail (sends what calls queued, takes in what arrived).
     pub(crate) fn progress(&self) {
-        let _ = lock(&self.ep).progress();
+        for r in &self.rails {
+            let _ = lock(&r.ep).progress();
+        }
     }
 
-    /// Polls `f` on the core, driving progress between polls (spin, then yield, then
-    /// sleep 50 µs), until it gives a value or `timeout` passes (`None`: never).
+    /// [`Net::wait_with`] on one rail's core.
     pub(crate) fn wait<T>(
         &self,
+        rail: usize,
         timeout: Option<Duration>,
         mut f: impl FnMut(&mut Core) -> Option<T>,
+    ) -> Option<T> {
+        self.wait_with(timeout, || f(&mut lock(&self.rails[rail].core)))
+    }
+
+    /// Polls `f`, driving progress between polls (spin, then yield, then sleep 50 µs),
+    /// until it gives a value or `timeout` passes (`None`: never).
+    pub(crate) fn wait_with<T>(
+        &self,
+        timeout: Option<Duration>,
+        mut f: impl FnMut() -> Option<T>,
     ) -> Option<T> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut sw = SpinWait::new();
         let mut polls = 0u32;
         loop {
-            if let Some(v) = f(&mut lock(&self.core)) {
+            if let Some(v) = f() {
                 return Some(v);
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -209,8 +263,8 @@ impl Net {
         }
     }
 
-    pub(crate) fn addr_of(&self, node: NodeId) -> Option<Addr> {
-        self.addrs.get(&node).copied()
+    pub(crate) fn addr_of(&self, rail: usize, node: NodeId) -> Option<Addr> {
+        self.rails.get(rail)?.addrs.get(&node).copied()
     }
 
     /// The agent's rounds so far.
@@ -284,6 +338,30 @@ impl CtlrBackend for NetCtlr {
 
     fn agent_rounds(&self) -> Option<u64> {
         Some(self.net.agent_rounds())
+    }
+
+    fn rail_stats(&self) -> Vec<RailStats> {
+        self.net
+            .rails
+            .iter()
+            .map(|r| {
+                let c = lock(&r.core);
+                let st = c.engine.stats();
+                RailStats {
+                    board: r.board.clone(),
+                    bytes_put: r.bytes_put.load(std::sync::atomic::Ordering::Relaxed),
+                    frames_out: st.frames_out,
+                    frames_in: st.frames_in,
+                    down: c.down,
+                }
+            })
+            .collect()
+    }
+
+    fn set_rail_down(&self, rail: usize, down: bool) -> Result<(), RsmError> {
+        let r = self.net.rails.get(rail).ok_or(RsmError::BadConf)?;
+        lock(&r.core).down = down;
+        Ok(())
     }
 
     fn export_create(

@@ -16,8 +16,9 @@
 //!
 //! A board is `udp:HOST:PORT` (an address this node binds and the others send to) or
 //! `eth:IFACE@MAC` (the interface this node opens, and its Ethernet address, which the
-//! others send to). Several boards on one line are the node's *rails*; this version
-//! uses the first (see `docs/rsm-net.md`). Node ids are unique, boards are unique, and
+//! others send to). Several boards on one line are the node's *rails*: rail `r` joins
+//! the nodes' `r`-th boards, large puts are striped across rails and a failed rail's
+//! traffic moves to the others (see `net::import` and `docs/rsm-net.md`). Node ids are unique, boards are unique, and
 //! a malformed table is one [`NodeTableError`] naming the line, never a panic.
 
 use std::collections::BTreeMap;

@@ -6,11 +6,15 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Mutex;
 
+use myrix_rsm_proto::engine::SignalTarget;
 use myrix_rsm_proto::{NodeId, RsmError};
+
+/// A pending signal: its sender, and the rail and engine target it came by.
+type Pending = (NodeId, usize, SignalTarget);
 
 #[derive(Debug)]
 pub(crate) struct Mailbox {
-    q: Mutex<VecDeque<NodeId>>,
+    q: Mutex<VecDeque<Pending>>,
     fd: OwnedFd,
 }
 
@@ -35,23 +39,23 @@ impl Mailbox {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<NodeId>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Pending>> {
         self.q.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A signal from `from` arrived.
+    /// A signal from `from` arrived by `rail` for the engine's `target`.
     #[allow(unsafe_code)]
-    pub(crate) fn post(&self, from: NodeId) {
+    pub(crate) fn post(&self, from: NodeId, rail: usize, target: SignalTarget) {
         let mut q = self.lock();
-        q.push_back(from);
+        q.push_back((from, rail, target));
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
         let _ = unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
     }
 
-    /// Takes the oldest pending signal's sender.
+    /// Takes the oldest pending signal.
     #[allow(unsafe_code)]
-    pub(crate) fn take(&self) -> Option<NodeId> {
+    pub(crate) fn take(&self) -> Option<Pending> {
         let mut q = self.lock();
         let from = q.pop_front()?;
         let mut v: u64 = 0;
