@@ -19,8 +19,11 @@ use myrix_rsm::{
 const A: &str = "myrix-rsm-a";
 const B: &str = "myrix-rsm-b";
 const LEN: usize = 1 << 20;
-const TABLE: &str = "1 udp:10.79.0.1:7101 udp:10.79.1.1:7101\n\
-                     2 udp:10.79.0.2:7102 udp:10.79.1.2:7102\n";
+const UDP_TABLE: &str = "1 udp:10.79.0.1:7101 udp:10.79.1.1:7101\n\
+                         2 udp:10.79.0.2:7102 udp:10.79.1.2:7102\n";
+/// The same nodes over raw Ethernet (the veth ends get these addresses).
+const ETH_TABLE: &str = "1 eth:mxrsm-a0@02:79:00:00:00:a0 eth:mxrsm-a1@02:79:00:00:00:a1\n\
+                         2 eth:mxrsm-b0@02:79:00:00:00:b0 eth:mxrsm-b1@02:79:00:00:00:b1\n";
 
 fn sh(args: &[&str]) {
     let st = Command::new("ip").args(args).status().unwrap();
@@ -38,7 +41,14 @@ impl Namespaces {
         sh(&["netns", "add", B]);
         for r in 0..2 {
             let (va, vb) = (format!("mxrsm-a{r}"), format!("mxrsm-b{r}"));
-            sh(&["link", "add", &va, "type", "veth", "peer", "name", &vb]);
+            let (ma, mb) = (
+                format!("02:79:00:00:00:a{r}"),
+                format!("02:79:00:00:00:b{r}"),
+            );
+            sh(&[
+                "link", "add", &va, "address", &ma, "type", "veth", "peer", "name", &vb, "address",
+                &mb,
+            ]);
             sh(&["link", "set", &va, "netns", A]);
             sh(&["link", "set", &vb, "netns", B]);
             sh(&[
@@ -110,7 +120,8 @@ fn controller() -> Controller {
     let (node, table) = NodeTable::from_env().unwrap();
     let mut cfg = myrix_rsm::net::default_config();
     cfg.timeout_ns = 500_000_000;
-    Controller::net("udp", node, table, cfg).unwrap()
+    let kind = std::env::var("KIND").unwrap();
+    Controller::net(&kind, node, table, cfg).unwrap()
 }
 
 /// The children: `export` publishes and sleeps; `import` runs the scopes, asking the
@@ -169,6 +180,7 @@ fn child_roles() {
     out.flush().unwrap();
 }
 
+/// Over UDP, then over raw Ethernet (one test: both use the same namespaces).
 #[test]
 fn rail_down_between_namespaces() {
     if std::env::var_os("MYRIX_RSM_ROLE").is_some() {
@@ -180,9 +192,14 @@ fn rail_down_between_namespaces() {
         );
         return;
     }
+    run("udp", UDP_TABLE);
+    run("eth", ETH_TABLE);
+}
+
+fn run(kind: &str, table_text: &str) {
     let _ns = Namespaces::up();
     let table = std::env::temp_dir().join(format!("myrix-rsm-netns-{}", std::process::id()));
-    std::fs::write(&table, TABLE).unwrap();
+    std::fs::write(&table, table_text).unwrap();
     let exe = std::env::current_exe().unwrap();
     let child = |ns: &str, role: &str, node: &str, seg: &str| {
         Command::new("ip")
@@ -193,6 +210,7 @@ fn rail_down_between_namespaces() {
             .env("MYRIX_RSM_NODES", &table)
             .env("MYRIX_RSM_NODE", node)
             .env("SEG", seg)
+            .env("KIND", kind)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -217,7 +235,7 @@ fn rail_down_between_namespaces() {
     let mut passed = false;
     for l in imp_out.lines() {
         let l = l.unwrap();
-        eprintln!("importer: {l}");
+        eprintln!("{kind} importer: {l}");
         if l.ends_with("DOWN") {
             sh(&["-n", A, "link", "set", "mxrsm-a1", "down"]);
             writeln!(imp_in, "go").unwrap();
@@ -231,5 +249,5 @@ fn rail_down_between_namespaces() {
     let _ = exp.wait();
     let _ = std::fs::remove_file(&table);
     std::thread::sleep(Duration::from_millis(10));
-    assert!(passed && st.success(), "the importer failed");
+    assert!(passed && st.success(), "the {kind} importer failed");
 }
