@@ -124,3 +124,41 @@ fn rail_failure_loses_nothing_and_is_reported_once() {
     );
     assert!(after[0].bytes_put >= before[0].bytes_put + LEN as u64);
 }
+
+/// Put bandwidth, one rail against two (run with `--ignored --nocapture`; on one host
+/// both rails share the same CPUs, so this shows the cost of striping, not a gain).
+#[test]
+#[ignore = "a measurement, not a check"]
+fn stripe_bandwidth() {
+    let (ex, im) = two_rail_pair(121, 122, 2000);
+    let text = format!(
+        "131 udp:127.0.0.1:{}\n132 udp:127.0.0.1:{}\n",
+        free_port(),
+        free_port()
+    );
+    let t = NodeTable::parse(&text).unwrap();
+    let (ex1, im1) = (
+        Controller::udp(NodeId(131), t.clone()).unwrap(),
+        Controller::udp(NodeId(132), t).unwrap(),
+    );
+    for (name, ex, im, node) in [("1 rail", &ex1, &im1, 131), ("2 rails", &ex, &im, 121)] {
+        let e = ex.export_create(LEN, ExportFlags::default()).unwrap();
+        let id = e.publish(None, &[]).unwrap();
+        let i = im.import_connect(NodeId(node), id, Perm::RDWR).unwrap();
+        i.set_mode(BarrierMode::Explicit).unwrap();
+        let mut b = i.init_barrier(BarrierType::Segment).unwrap();
+        let d = pattern(3, LEN);
+        let n = 32;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            b.open().unwrap();
+            i.put(0, &d).unwrap();
+            b.close().unwrap();
+        }
+        let s = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "{name}: {:.0} MB/s (32 × 1 MiB put + barrier)",
+            (n * LEN) as f64 / s / 1e6
+        );
+    }
+}
