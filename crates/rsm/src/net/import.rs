@@ -76,6 +76,7 @@ impl State {
 
 pub(crate) struct NetImport {
     net: Arc<Net>,
+    node: NodeId,
     len: usize,
     mailbox: Arc<Mailbox>,
     implicit: AtomicBool,
@@ -90,9 +91,19 @@ impl NetImport {
         perm: Perm,
     ) -> Result<NetImport, RsmError> {
         let mailbox = Arc::new(Mailbox::new()?);
-        // Connect on every rail that reaches the node, at once.
+        // Connect on every rail that reaches the node, at once, but those an import
+        // failed over from (unless none is left).
+        let reach: Vec<usize> = (0..net.rails.len())
+            .filter(|&r| net.addr_of(r, node).is_some())
+            .collect();
+        let healthy: Vec<usize> = reach
+            .iter()
+            .copied()
+            .filter(|&r| !lock(&net.rails[r].failed).contains(&node))
+            .collect();
+        let use_rails = if healthy.is_empty() { reach } else { healthy };
         let mut pending = Vec::new();
-        for r in 0..net.rails.len() {
+        for r in use_rails {
             let Some(addr) = net.addr_of(r, node) else {
                 continue;
             };
@@ -112,9 +123,21 @@ impl NetImport {
         let mut first_err = None;
         let mut len = 0u64;
         for (r, imp) in pending {
+            // The engine answers within its timeout; past twice that, the rail is
+            // taken as unreachable (a peer that acknowledges but never replies).
+            let limit = Duration::from_nanos(
+                lock(&net.rails[r].core)
+                    .engine
+                    .config()
+                    .timeout_ns
+                    .saturating_mul(2),
+            );
             let res = net
-                .wait(r, None, |c| c.connects.remove(&imp.0))
-                .unwrap_or(Err(RsmError::Timeout));
+                .wait(r, Some(limit), |c| c.connects.remove(&imp.0))
+                .unwrap_or_else(|| {
+                    let _ = lock(&net.rails[r].core).engine.disconnect(imp);
+                    Err(RsmError::RemoteNodeUnreachable)
+                });
             match res {
                 Ok(l) => {
                     len = l;
@@ -145,6 +168,7 @@ impl NetImport {
         let len = usize::try_from(len).map_err(|_| RsmError::BadLength)?;
         let me = NetImport {
             net,
+            node,
             len,
             mailbox,
             implicit: AtomicBool::new(true),
@@ -190,6 +214,7 @@ impl NetImport {
     fn fail_over(&self, st: &mut State, k: usize) -> Result<(), RsmError> {
         let rc = &mut st.rails[k];
         rc.live = false;
+        lock(&self.net.rails[rc.rail].failed).insert(self.node);
         let log = std::mem::take(&mut rc.log);
         rc.log_bytes = 0;
         st.failed_over = true;

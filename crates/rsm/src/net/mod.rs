@@ -92,6 +92,9 @@ pub(crate) struct Rail {
     addrs: HashMap<NodeId, Addr>,
     /// Put bytes this process queued on the rail.
     pub(crate) bytes_put: AtomicU64,
+    /// Nodes an import failed over from on this rail: later connects leave the rail
+    /// out for them (the engines cannot resynchronise on it; see docs/rsm-net.md).
+    pub(crate) failed: Mutex<std::collections::HashSet<NodeId>>,
 }
 
 /// A rail's counters ([`crate::Controller::rail_stats`]).
@@ -198,6 +201,7 @@ impl Net {
                 core,
                 addrs,
                 bytes_put: AtomicU64::new(0),
+                failed: Mutex::new(Default::default()),
             });
         }
         let (uid, gid, _pid) = crate::shm::mem::whoami();
