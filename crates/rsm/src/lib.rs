@@ -90,8 +90,9 @@ impl Controller {
     /// The controller named `name`: `shm` (alias `loopback`): this host, node id from
     /// `MYRIX_RSM_NODE` (default 0); `udp`, `eth`: this process is node
     /// `MYRIX_RSM_NODE` of the node table in the file `MYRIX_RSM_NODES`
-    /// ([`net::node_table`]); a missing or malformed table is `BadConf` (its reason is
-    /// printed to stderr). `sim` is refused with `CtlrNotPresent` until its backend is
+    /// ([`net::node_table`]); without `MYRIX_RSM_NODES` they are `CtlrNotPresent`
+    /// (not configured), and a table that cannot be read or is malformed, or a node
+    /// missing from it, is `BadConf` (its reason is printed to stderr). `sim` is refused with `CtlrNotPresent` until its backend is
     /// built, as is any other name.
     pub fn get(name: &str) -> Result<Controller, RsmError> {
         let backend: Arc<dyn CtlrBackend> = match name {

@@ -250,6 +250,11 @@ fn bad_tables() {
     let t = NodeTable::parse(&table_text(&[61])).unwrap();
     let e = Controller::udp(NodeId(62), t).unwrap_err();
     assert!(e.to_string().contains("not in the table"), "{e}");
+    std::env::remove_var("MYRIX_RSM_NODES");
+    assert_eq!(
+        Controller::get("udp").unwrap_err(),
+        RsmError::CtlrNotPresent
+    );
     let dir = std::env::temp_dir().join(format!("myrix-rsm-net-{}", std::process::id()));
     std::fs::write(&dir, "1 udp:127.0.0.1:7001\nbad line\n").unwrap();
     std::env::set_var("MYRIX_RSM_NODES", &dir);

@@ -317,8 +317,12 @@ impl NetCtlr {
         Ok(NetCtlr { net })
     }
 
-    /// Controller `kind` from `MYRIX_RSM_NODES` / `MYRIX_RSM_NODE`.
+    /// Controller `kind` from `MYRIX_RSM_NODES` / `MYRIX_RSM_NODE`: `CtlrNotPresent`
+    /// when no table is configured, `BadConf` when it is wrong.
     pub(crate) fn from_env(kind: &'static str) -> Result<NetCtlr, RsmError> {
+        if std::env::var_os("MYRIX_RSM_NODES").is_none() {
+            return Err(RsmError::CtlrNotPresent);
+        }
         let (node, table) = NodeTable::from_env().map_err(conf)?;
         Self::open(kind, node, table, default_config()).map_err(conf)
     }
