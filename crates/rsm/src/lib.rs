@@ -31,8 +31,9 @@
 //! the library panic or write outside a segment.
 //!
 //! `unsafe` is denied here but in the module that maps memory and makes the raw system
-//! calls (`shm::mem`), in [`Controller::export_create_at`] / [`Export::rebind`] (caller
-//! memory, the caller's promise) and in [`Mapping`]'s pointer, each block with a
+//! calls (`shm::mem`), at its call sites in `shm::export` (sharing memory in place), and
+//! in the functions that take caller memory ([`Controller::export_create_at`],
+//! [`Export::rebind`]: `unsafe fn`s passing the caller's promise on), each block with a
 //! `SAFETY:` note.
 
 #![deny(unsafe_code)]
