@@ -246,7 +246,9 @@ impl Net {
         mut f: impl FnMut() -> Option<T>,
     ) -> Option<T> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        let mut sw = SpinWait::new();
+        // Made after the first polls: it reads /proc/loadavg, which a short wait (a get
+        // on a quiet network) should not pay for.
+        let mut sw: Option<SpinWait> = None;
         let mut polls = 0u32;
         loop {
             if let Some(v) = f() {
@@ -257,8 +259,10 @@ impl Net {
             }
             self.progress();
             polls = polls.saturating_add(1);
-            if polls < 2_000 {
-                sw.spin();
+            if polls < 64 {
+                std::hint::spin_loop();
+            } else if polls < 2_000 {
+                sw.get_or_insert_with(SpinWait::new).spin();
             } else if polls < 4_000 {
                 std::thread::yield_now();
             } else {
