@@ -14,7 +14,7 @@
 use std::os::fd::RawFd;
 use std::time::Duration;
 
-use myrix_rsm_proto::{AccessEntry, NodeId, Perm, RsmError, SegmentId};
+use myrix_rsm_proto::{AccessEntry, BarrierMode, NodeId, Perm, RsmError, SegmentId};
 
 use crate::export::SignalSender;
 use crate::import::{Scalars, ScalarsMut};
@@ -24,6 +24,18 @@ pub(crate) trait CtlrBackend: Send + Sync {
     /// Attributes; `name` is filled in by the front end.
     fn attr(&self) -> ControllerAttr;
     fn topology(&self) -> Vec<NodeId>;
+    /// How many times the progress agent woke (network controllers).
+    fn agent_rounds(&self) -> Option<u64> {
+        None
+    }
+    /// Per-rail counters (network controllers).
+    fn rail_stats(&self) -> Vec<crate::net::RailStats> {
+        Vec::new()
+    }
+    /// Fault injection: rail `rail` drops every frame in and out while down.
+    fn set_rail_down(&self, _rail: usize, _down: bool) -> Result<(), RsmError> {
+        Err(RsmError::BadConf)
+    }
     /// `len` is checked (non-zero, page multiple, ≤ max).
     fn export_create(
         &self,
@@ -84,6 +96,9 @@ pub(crate) trait ImportBackend: Send + Sync {
     fn map(&self) -> Result<(*mut u8, usize), RsmError> {
         Err(RsmError::MapFailed)
     }
+    /// The import's barrier mode changed. In implicit mode each put is its own scope:
+    /// a backend whose puts complete later (the network's) waits for each one.
+    fn set_mode(&self, _mode: BarrierMode) {}
     /// A barrier scope opens: `Err` if the connection is already unusable.
     fn open_scope(&self) -> Result<u64, RsmError>;
     /// Orders the writes before it before the writes after it.

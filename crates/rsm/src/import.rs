@@ -359,6 +359,7 @@ impl Import {
 
     pub fn set_mode(&self, mode: BarrierMode) -> Result<(), RsmError> {
         self.inner.mode.store(mode.code(), Ordering::Relaxed);
+        self.inner.b.set_mode(mode);
         Ok(())
     }
 

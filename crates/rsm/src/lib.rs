@@ -4,8 +4,9 @@
 //! it and put into it or get from it directly, with *barriers* that report transfer
 //! errors and *signals* (remote interrupts) both ways.
 //!
-//! * [`Controller`] — an interconnect by name (`shm`, alias `loopback`, today; `udp`,
-//!   `eth` and `sim` give [`RsmError::CtlrNotPresent`] until their backends exist),
+//! * [`Controller`] — an interconnect by name (`shm`, alias `loopback`; `udp` and
+//!   `eth` from the node table `MYRIX_RSM_NODES`; `sim` gives
+//!   [`RsmError::CtlrNotPresent`] until its backend exists),
 //!   its attributes and topology, and the entry points that create exports and imports.
 //! * [`Export`] ([`export`]) — a segment of this process's memory: publish, republish,
 //!   unpublish, rebind, signals.
@@ -21,6 +22,9 @@
 //! * `shm` (private) — the `shm` controller: segments in files under
 //!   `/dev/shm/myrix-rsm/`, mapped by importers in other processes (one-sided for
 //!   real). Its design is in the module's own documentation and in `docs/rsm-shm.md`.
+//! * [`net`] — the `udp` and `eth` controllers: the sans-IO RSM engine served beside MX
+//!   on an MX endpoint, a progress thread per process for one-sided access, the node
+//!   table ([`net::node_table`]). Design and costs in `docs/rsm-net.md`.
 //!
 //! ```
 //! use myrix_rsm::{Controller, ExportFlags, Perm};
@@ -52,6 +56,7 @@
 mod backend;
 pub mod export;
 pub mod import;
+pub mod net;
 mod shm;
 pub mod spin;
 
@@ -99,17 +104,65 @@ impl std::fmt::Debug for Controller {
 
 impl Controller {
     /// The controller named `name`: `shm` (alias `loopback`): this host, node id from
-    /// `MYRIX_RSM_NODE` (default 0). `udp`, `eth`, `sim` (and `udpN`/`ethN`-style names
-    /// of them) are refused with `CtlrNotPresent` until their backends are built, as is
-    /// any other name.
+    /// `MYRIX_RSM_NODE` (default 0); `udp`, `eth`: this process is node
+    /// `MYRIX_RSM_NODE` of the node table in the file `MYRIX_RSM_NODES`
+    /// ([`net::node_table`]); without `MYRIX_RSM_NODES` they are `CtlrNotPresent`
+    /// (not configured), and a table that cannot be read or is malformed, or a node
+    /// missing from it, is `BadConf` (its reason is printed to stderr). `sim` is refused with `CtlrNotPresent` until its backend is
+    /// built, as is any other name.
     pub fn get(name: &str) -> Result<Controller, RsmError> {
         let backend: Arc<dyn CtlrBackend> = match name {
             "shm" | "loopback" => Arc::new(shm::ShmCtlr::open()?),
+            "udp" => Arc::new(net::NetCtlr::from_env("udp")?),
+            "eth" => Arc::new(net::NetCtlr::from_env("eth")?),
             _ => return Err(RsmError::CtlrNotPresent),
         };
         Ok(Controller {
             name: name.into(),
             backend,
+        })
+    }
+
+    /// Controller `udp` as node `node` of `table`, without the environment (tests,
+    /// programs that build their table). Errors in the table or the board are
+    /// [`net::node_table::NodeTableError`]s, which say what is wrong.
+    pub fn udp(
+        node: NodeId,
+        table: net::node_table::NodeTable,
+    ) -> Result<Controller, net::node_table::NodeTableError> {
+        Self::net("udp", node, table, net::default_config())
+    }
+
+    /// Controller `eth` as node `node` of `table` (needs `CAP_NET_RAW`).
+    pub fn eth(
+        node: NodeId,
+        table: net::node_table::NodeTable,
+    ) -> Result<Controller, net::node_table::NodeTableError> {
+        Self::net("eth", node, table, net::default_config())
+    }
+
+    /// A network controller (`kind` `udp` or `eth`) with the engine's parameters given
+    /// (timers, windows; the MTU is the board's).
+    pub fn net(
+        kind: &str,
+        node: NodeId,
+        table: net::node_table::NodeTable,
+        cfg: myrix_rsm_proto::engine::Config,
+    ) -> Result<Controller, net::node_table::NodeTableError> {
+        let kind: &'static str = match kind {
+            "udp" => "udp",
+            "eth" => "eth",
+            _ => {
+                return Err(net::node_table::NodeTableError {
+                    line: 0,
+                    why: format!("{kind:?} is not a network controller (udp, eth)"),
+                })
+            }
+        };
+        let backend = net::NetCtlr::open(kind, node, table, cfg)?;
+        Ok(Controller {
+            name: kind.into(),
+            backend: Arc::new(backend),
         })
     }
 
@@ -125,6 +178,26 @@ impl Controller {
 
     pub fn local_node(&self) -> NodeId {
         self.backend.attr().local_node
+    }
+
+    /// How many times this process's progress agent has woken so far (a network
+    /// controller's cost when idle); `None` for controllers without one.
+    pub fn agent_rounds(&self) -> Option<u64> {
+        self.backend.agent_rounds()
+    }
+
+    /// Each rail's counters (one rail per board of this node; network controllers
+    /// only, empty otherwise).
+    pub fn rail_stats(&self) -> Vec<net::RailStats> {
+        self.backend.rail_stats()
+    }
+
+    /// Fault injection for tests and drills: while `down`, rail `rail` of this process
+    /// drops every frame it would send or receive, as a dead link does; the engine
+    /// then finds the peers on it unreachable and imports fail over to the other
+    /// rails. `BadConf` for a rail that does not exist or a controller without rails.
+    pub fn set_rail_down(&self, rail: usize, down: bool) -> Result<(), RsmError> {
+        self.backend.set_rail_down(rail, down)
     }
 
     /// The nodes this controller reaches, the local node included.

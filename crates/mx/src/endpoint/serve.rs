@@ -7,7 +7,7 @@ use myrix_wire::protocol as tag;
 use super::{Endpoint, MxError};
 use crate::addr::EndpointAddr;
 use crate::protocol::Protocol;
-use crate::transport::{Loc, Transport, Verdict};
+use crate::transport::{AnyTransport, Loc, Transport, Verdict};
 
 /// Offers a frame that is not MX's to the protocol attached for its tag; `None` when no
 /// protocol has that tag.
@@ -42,6 +42,17 @@ impl Endpoint {
             return Err(MxError::Transport(peer.to_string()));
         }
         Ok(self.transport.resolve(peer.location(), peer.endpoint)?)
+    }
+
+    /// The descriptor that becomes readable when a frame arrives (UDP and Ethernet
+    /// boards), so an attached protocol's progress thread can sleep in `poll(2)` rather
+    /// than wake on a period; `None` on in-memory transports.
+    pub fn wait_fd(&self) -> Option<std::os::fd::RawFd> {
+        match &self.transport {
+            AnyTransport::Udp(t) => Some(t.raw_fd()),
+            AnyTransport::Eth(t) => Some(t.raw_fd()),
+            _ => None,
+        }
     }
 
     /// Takes back the protocol attached for `tag`.

@@ -138,6 +138,13 @@ impl Eth {
     }
 }
 
+impl Eth {
+    /// The socket's descriptor, for a thread that sleeps until a frame arrives.
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
 fn hex(mac: &[u8; 6]) -> String {
     mac.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -58,6 +58,10 @@ impl Udp {
     pub fn local_addr(&self) -> SocketAddr {
         self.local
     }
+    /// The socket's descriptor, for a thread that sleeps until a frame arrives.
+    pub fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.sock)
+    }
 }
 
 impl Transport for Udp {

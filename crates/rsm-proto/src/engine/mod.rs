@@ -165,6 +165,23 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         Some(e)
     }
 
+    /// The driver holds a signal it polled for `target` until its application takes it:
+    /// counted as pending, so a no-accumulate signal is not added while it waits. Pair
+    /// with [`Engine::signal_taken`].
+    pub fn signal_held(&mut self, target: SignalTarget) {
+        *self.signals_pending.entry(target).or_insert(0) += 1;
+    }
+
+    /// The application took a signal the driver held ([`Engine::signal_held`]).
+    pub fn signal_taken(&mut self, target: SignalTarget) {
+        if let Some(n) = self.signals_pending.get_mut(&target) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.signals_pending.remove(&target);
+            }
+        }
+    }
+
     /// Nothing waits to be sent, acknowledged or answered.
     pub fn idle(&self) -> bool {
         self.txq.is_empty()

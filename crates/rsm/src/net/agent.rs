@@ -1,0 +1,263 @@
+//! The RSM engine served beside MX on an MX endpoint, and the progress agent that
+//! keeps it going while the application does not call the library.
+//!
+//! * [`Core`] — the engine, the exporter's memory ([`Segments`]) and what the engine
+//!   told us (finished connects, gets and flushes by id; signals into mailboxes), behind
+//!   one lock.
+//! * [`RsmProtocol`] — the `mx::protocol::Protocol` the endpoint calls for frames tagged
+//!   `0x52`: it locks the core, hands the frame and the memory to the engine, and sorts
+//!   the events.
+//! * [`spawn_agent`] — the progress thread: it sleeps in `poll(2)` on the endpoint's
+//!   socket until a frame arrives or the engine's next timer is due, then runs the
+//!   endpoint's progress. See the module docs of `net` for why a thread.
+//!
+//! Lock order: the endpoint, then the core. Code holding the core never takes the
+//! endpoint.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use myrix_mx::protocol::Protocol;
+use myrix_mx::transport::{Loc, Verdict};
+use myrix_rsm_proto::engine::{Engine, Event, SignalTarget};
+use myrix_rsm_proto::{NodeId, RsmError};
+
+use super::memory::Segments;
+use super::signal::Mailbox;
+use super::Net;
+
+/// A peer's place on the transport: `mx::transport::Loc` without the in-host variants,
+/// `Copy` as the engine wants its addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Addr {
+    Udp(SocketAddr),
+    Eth([u8; 6]),
+}
+
+impl Addr {
+    pub(crate) fn from_loc(l: &Loc) -> Option<Addr> {
+        match l {
+            Loc::Udp(a) => Some(Addr::Udp(*a)),
+            Loc::Eth(m) => Some(Addr::Eth(*m)),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn loc(self) -> Loc {
+        match self {
+            Addr::Udp(a) => Loc::Udp(a),
+            Addr::Eth(m) => Loc::Eth(m),
+        }
+    }
+}
+
+/// The engine and what it reported; see the module docs.
+pub(crate) struct Core {
+    pub(crate) engine: Engine<Addr>,
+    pub(crate) mem: Segments,
+    pub(crate) connects: HashMap<u32, Result<u64, RsmError>>,
+    pub(crate) gets: HashMap<u32, Result<Vec<u8>, RsmError>>,
+    pub(crate) flushes: HashMap<u32, Result<(), RsmError>>,
+    /// Where signals for a target go (the handle's mailbox).
+    pub(crate) mailboxes: HashMap<SignalTarget, Arc<Mailbox>>,
+    /// Peers the engine declared unreachable (for the next connect to retry afresh).
+    pub(crate) unreachable: HashSet<Addr>,
+    /// This core's rail.
+    pub(crate) rail: usize,
+    /// Fault injection: every frame in and out is dropped (a dead link).
+    pub(crate) down: bool,
+}
+
+impl Core {
+    pub(crate) fn new(engine: Engine<Addr>, rail: usize) -> Core {
+        Core {
+            engine,
+            mem: Segments::default(),
+            connects: HashMap::new(),
+            gets: HashMap::new(),
+            flushes: HashMap::new(),
+            mailboxes: HashMap::new(),
+            unreachable: HashSet::new(),
+            rail,
+            down: false,
+        }
+    }
+
+    /// Sorts the engine's events into the tables and mailboxes.
+    pub(crate) fn drain(&mut self) {
+        while let Some(e) = self.engine.poll_event() {
+            match e {
+                Event::Connected { import, result } => {
+                    self.connects.insert(import.0, result);
+                }
+                Event::GetDone { get, result, .. } => {
+                    self.gets.insert(get.0, result);
+                }
+                Event::BarrierDone { flush, result, .. } => {
+                    self.flushes.insert(flush.0, result);
+                }
+                Event::Aborted { .. } => {}
+                Event::Signal { target, from } => {
+                    if let Some(m) = self.mailboxes.get(&target) {
+                        // Pending until the application takes it (no-accumulate).
+                        self.engine.signal_held(target);
+                        m.post(from, self.rail, target);
+                    }
+                }
+                Event::PeerUnreachable { peer } => {
+                    self.unreachable.insert(peer);
+                }
+            }
+        }
+    }
+}
+
+/// Takes the oldest signal of `m` and tells the engine of the rail it came by.
+pub(crate) fn take_signal(net: &Net, m: &Mailbox) -> Option<NodeId> {
+    let (from, rail, target) = m.take()?;
+    if let Some(r) = net.rails.get(rail) {
+        lock(&r.core).engine.signal_taken(target);
+    }
+    Some(from)
+}
+
+/// Locks a mutex, taking the data of a poisoned one (a panic elsewhere must not make
+/// every later call panic).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The engine as a protocol of the MX endpoint.
+pub(crate) struct RsmProtocol {
+    pub(crate) core: Arc<Mutex<Core>>,
+}
+
+impl Protocol for RsmProtocol {
+    fn tag(&self) -> u8 {
+        myrix_wire::protocol::RSM
+    }
+
+    fn handle_frame(&mut self, now: u64, from: &Loc, frame: &[u8]) -> Verdict {
+        let Some(addr) = Addr::from_loc(from) else {
+            return Verdict::Taken;
+        };
+        let mut c = lock(&self.core);
+        let c = &mut *c;
+        if c.down {
+            return Verdict::Taken;
+        }
+        c.engine.handle_frame(now, &addr, frame, &mut c.mem);
+        c.drain();
+        Verdict::Taken
+    }
+
+    fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
+        let mut c = lock(&self.core);
+        c.engine.poll_transmit(now, buf).map(|(a, n)| (a.loc(), n))
+    }
+
+    fn poll_timeout(&self) -> Option<u64> {
+        lock(&self.core).engine.poll_timeout()
+    }
+
+    fn handle_timeout(&mut self, now: u64) {
+        let mut c = lock(&self.core);
+        c.engine.handle_timeout(now);
+        c.drain();
+    }
+}
+
+/// The longest the agent sleeps without a frame or a due timer: how late the MX
+/// endpoint's own housekeeping may run.
+pub(crate) const AGENT_MAX_SLEEP: Duration = Duration::from_millis(20);
+/// How long the agent backs off when the application holds the endpoint.
+const AGENT_BUSY_BACKOFF: Duration = Duration::from_micros(200);
+
+/// Starts the progress thread of `net`. It holds the controller only weakly (and a
+/// duplicate of the socket's descriptor to sleep on), so it ends within
+/// [`AGENT_MAX_SLEEP`] of the controller's last handle going.
+#[allow(unsafe_code)]
+pub(crate) fn spawn_agent(net: &Arc<Net>, rail: usize, fd: Option<RawFd>) -> std::io::Result<()> {
+    let fd = match fd {
+        Some(fd) => {
+            // SAFETY: duplicates a descriptor the endpoint owns and keeps open now.
+            let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+            if d < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: `d` was just created and is owned by nothing else.
+            Some(unsafe { OwnedFd::from_raw_fd(d) })
+        }
+        None => None,
+    };
+    let weak: Weak<Net> = Arc::downgrade(net);
+    std::thread::Builder::new()
+        .name("myrix-rsm-agent".into())
+        .spawn(move || agent_loop(weak, rail, fd))?;
+    Ok(())
+}
+
+fn agent_loop(weak: Weak<Net>, rail: usize, fd: Option<OwnedFd>) {
+    loop {
+        let (sleep, on_fd) = {
+            let Some(net) = weak.upgrade() else { return };
+            let r = &net.rails[rail];
+            let progressed = match r.ep.try_lock() {
+                Ok(mut ep) => {
+                    let _ = ep.progress();
+                    true
+                }
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    let _ = p.into_inner().progress();
+                    true
+                }
+                Err(std::sync::TryLockError::WouldBlock) => false,
+            };
+            net.agent_rounds
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if !progressed {
+                (AGENT_BUSY_BACKOFF, false)
+            } else {
+                let due = lock(&r.core).engine.poll_timeout();
+                let d = match due {
+                    Some(t) => {
+                        let now = net.epoch.elapsed().as_nanos() as u64;
+                        Duration::from_nanos(t.saturating_sub(now)).min(AGENT_MAX_SLEEP)
+                    }
+                    None => AGENT_MAX_SLEEP,
+                };
+                (d, true)
+            }
+        };
+        if on_fd {
+            wait_readable(fd.as_ref(), sleep);
+        } else {
+            std::thread::sleep(sleep);
+        }
+    }
+}
+
+/// Sleeps until `fd` is readable or `d` passes (just sleeps without a descriptor).
+#[allow(unsafe_code)]
+fn wait_readable(fd: Option<&OwnedFd>, d: Duration) {
+    let Some(fd) = fd else {
+        std::thread::sleep(d);
+        return;
+    };
+    let mut p = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(fd),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = d.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+    let start = Instant::now();
+    // SAFETY: one live pollfd, count 1.
+    let r = unsafe { libc::poll(&mut p, 1, ms) };
+    if r < 0 && start.elapsed() < d {
+        // Interrupted: no busy loop.
+        std::thread::sleep(Duration::from_micros(100));
+    }
+}
