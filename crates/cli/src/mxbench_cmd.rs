@@ -76,6 +76,12 @@ pub struct MxBenchArgs {
     /// resends, duplicates dropped, frames that arrived early and were held).
     #[arg(long)]
     stats: bool,
+    /// Write every frame this side's endpoint sends and receives to a pcap file
+    /// (Ethernet frames for eth; USER0 with myrix's pseudo-header for shm and udp).
+    /// The client's endpoint sees both directions; a server started by the client
+    /// captures nothing.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<std::path::PathBuf>,
 }
 
 fn parse_cpus(s: &str) -> Result<(usize, usize), CliError> {
@@ -110,6 +116,10 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
                 "--interface: no network interface '{name}'"
             )));
         }
+    }
+    if let Some(p) = &a.pcap {
+        // Before any thread starts: every endpoint this process opens captures.
+        std::env::set_var(myrix_mx::capture::ENV, p);
     }
     if a.server {
         if let Some((s, _)) = cpus {
@@ -209,6 +219,10 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
     }
     if a.stats {
         cmd.arg("--stats");
+    }
+    if a.pcap.is_some() {
+        // Our capture is ours alone.
+        cmd.env_remove(myrix_mx::capture::ENV);
     }
     // The server's standard input is a pipe we never write: it ends when we do, even by
     // SIGKILL, and the server then stops instead of waiting for a client that is gone.

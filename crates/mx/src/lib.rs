@@ -20,6 +20,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod capture;
 pub mod endpoint;
 pub mod protocol;
 pub mod raw;

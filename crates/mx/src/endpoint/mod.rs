@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use crate::addr::EndpointAddr;
+use crate::capture::{self, Capture, Framing};
 use crate::engine::{
     self, Code, Config, DirectRecv, Engine, Handled, Lent, PeerId, RecvBuf, Request, Stats, Status,
     UnexpectedHandler,
@@ -94,6 +95,8 @@ pub struct Endpoint {
     /// The peer a blocking receive waits for ([`Endpoint::recv_from`]): found gone, the
     /// wait ends.
     watch: Option<PeerId>,
+    /// Every frame sent and received, written to a pcap file ([`crate::capture`]).
+    capture: Option<Box<Capture>>,
 }
 
 /// What a lossless transport does with a frame the engine had no room for.
@@ -103,6 +106,20 @@ fn verdict(h: Handled) -> Verdict {
         Verdict::Busy
     } else {
         Verdict::Taken
+    }
+}
+
+/// How a transport's frames are captured.
+fn framing(t: &AnyTransport) -> Framing {
+    use myrix_wire::pcap::Transport as T;
+    match t {
+        AnyTransport::Loopback(_) => Framing::Pseudo(T::Loopback),
+        AnyTransport::Shm(_) => Framing::Pseudo(T::Shm),
+        AnyTransport::Udp(_) => Framing::Pseudo(T::Udp),
+        AnyTransport::Eth(e) => Framing::Eth {
+            mac: e.mac(),
+            whole: false,
+        },
     }
 }
 
@@ -169,6 +186,13 @@ impl Endpoint {
         };
         let mtu = cfg.mtu;
         let cfg_reliable = cfg.reliable_transport;
+        let capture = match std::env::var_os(capture::ENV) {
+            Some(p) if !p.is_empty() => {
+                let path = capture::expand(&p.to_string_lossy());
+                Some(Box::new(Capture::open(&path, framing(&transport))?))
+            }
+            _ => None,
+        };
         Ok(Endpoint {
             engine: Engine::new(cfg, nic, id, key, session),
             transport,
@@ -182,7 +206,16 @@ impl Endpoint {
             last_now: 1,
             others: Vec::new(),
             watch: None,
+            capture,
         })
+    }
+
+    /// Starts writing every frame this endpoint sends and receives to the pcap file
+    /// `path` (see [`crate::capture`]); `MYRIX_PCAP=FILE` does it for every endpoint a
+    /// process opens.
+    pub fn capture_to(&mut self, path: &std::path::Path) -> Result<(), MxError> {
+        self.capture = Some(Box::new(Capture::open(path, framing(&self.transport))?));
+        Ok(())
     }
 
     /// The protocol parameters in force (message class limits and the like).
@@ -230,7 +263,11 @@ impl Endpoint {
         let now = self.clock(spinning);
         let engine = &mut self.engine;
         let others = &mut self.others;
+        let capture = &mut self.capture;
         let n = self.transport.poll_recv(64, |from, frame| {
+            if let Some(c) = capture {
+                c.received(from, frame);
+            }
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
@@ -248,7 +285,11 @@ impl Endpoint {
         let now = self.now();
         let engine = &mut self.engine;
         let others = &mut self.others;
+        let capture = &mut self.capture;
         let n = self.transport.poll_recv(64, |from, frame| {
+            if let Some(c) = capture {
+                c.received(from, frame);
+            }
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
@@ -304,6 +345,9 @@ impl Endpoint {
                 self.stalled = Some((loc, n));
                 return Ok(());
             }
+            if let Some(c) = &mut self.capture {
+                c.sent(&loc, &self.tx[..n]);
+            }
         }
         loop {
             // Straight into the transport's room (a ring slot) where it has some: a pull
@@ -311,6 +355,9 @@ impl Endpoint {
             if let Some(to) = self.engine.next_transmit_to() {
                 if let Some(room) = self.transport.frame_slot(to)? {
                     if let Some((to, n)) = self.engine.transmit_front(now, room, lent) {
+                        if let Some(c) = &mut self.capture {
+                            c.sent(&to, &room[..n]);
+                        }
                         self.transport.commit_slot(&to, n);
                     }
                     continue;
@@ -322,6 +369,9 @@ impl Endpoint {
             if !self.transport.send(&loc, &self.tx[..n])? {
                 self.stalled = Some((loc, n));
                 return Ok(());
+            }
+            if let Some(c) = &mut self.capture {
+                c.sent(&loc, &self.tx[..n]);
             }
         }
     }
@@ -468,6 +518,9 @@ impl Endpoint {
         let Some((_, n)) = self.engine.fast_frame(peer, segments, match_info, room) else {
             return Ok(false);
         };
+        if let Some(c) = &mut self.capture {
+            c.sent(&loc, &room[..n]);
+        }
         self.transport.commit_slot(&loc, n);
         Ok(true)
     }
@@ -521,7 +574,11 @@ impl Endpoint {
                 let sent = self.transport.send(&loc, &self.tx[..n]);
                 let r = self.engine.fast_sent(peer, segments, match_info, context)?;
                 match sent {
-                    Ok(true) => {}
+                    Ok(true) => {
+                        if let Some(c) = &mut self.capture {
+                            c.sent(&loc, &self.tx[..n]);
+                        }
+                    }
                     Ok(false) => self.stalled = Some((loc, n)),
                     Err(e) => {
                         // The engine counted the send done; the caller gets the error,

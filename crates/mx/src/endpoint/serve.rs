@@ -71,6 +71,8 @@ impl Endpoint {
                 };
                 if !self.transport.send(&loc, &self.tx[..n])? {
                     self.stalled = Some((loc, n));
+                } else if let Some(c) = &mut self.capture {
+                    c.sent(&loc, &self.tx[..n]);
                 }
             }
         }

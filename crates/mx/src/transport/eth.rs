@@ -138,6 +138,34 @@ impl Eth {
     }
 }
 
+/// Shortest Ethernet frame without its FCS: the link pads shorter ones.
+const ETH_ZLEN: usize = 60;
+
+/// The bytes an Ethernet frame carrying `frame` between `src` and `dst` has on the wire
+/// (appended to `out`), for captures: the Ethernet header, the transport's payload (the
+/// length prefix and `frame`; or, with `whole`, `frame` is a whole Ethernet frame
+/// already, whose MACs are set), padding to 60 bytes.
+pub fn wire_image(dst: &[u8; 6], src: &[u8; 6], whole: bool, frame: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    if whole {
+        out.extend_from_slice(frame);
+        if out.len() - start >= 12 {
+            out[start..start + 6].copy_from_slice(dst);
+            out[start + 6..start + 12].copy_from_slice(src);
+        }
+    } else {
+        out.extend_from_slice(dst);
+        out.extend_from_slice(src);
+        out.extend_from_slice(&ETHERTYPE.to_be_bytes());
+        out.extend_from_slice(&(frame.len() as u16).to_be_bytes());
+        out.extend_from_slice(frame);
+    }
+    let len = out.len() - start;
+    if len < ETH_ZLEN {
+        out.resize(start + ETH_ZLEN, 0);
+    }
+}
+
 fn hex(mac: &[u8; 6]) -> String {
     mac.iter().map(|b| format!("{b:02x}")).collect()
 }
