@@ -160,6 +160,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         &self,
         bytes: &'b [u8],
     ) -> Option<(WholeEager<'b>, usize)> {
+        if !C::FAST_PATHS {
+            return None;
+        }
         let m = Self::read_whole_eager(bytes)?;
         let hd = &m.header;
         let pi = hd.peer_index as usize;

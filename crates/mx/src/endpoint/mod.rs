@@ -36,13 +36,14 @@ use rand::Rng;
 use crate::addr::EndpointAddr;
 use crate::capture::{self, Capture, Framing};
 use crate::engine::{
-    self, Code, Config, DirectRecv, Engine, Handled, Lent, PeerId, RecvBuf, Request, Stats, Status,
-    UnexpectedHandler,
+    self, Code, Codec, Config, DirectRecv, Engine, Handled, Lent, PeerId, RecvBuf, Request, Stats,
+    Status, UnexpectedHandler,
 };
 use crate::protocol::Protocol;
 use crate::transport::{
     eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport, Verdict,
 };
+use myrix_wire::codec::{Mx, Omx};
 use myrix_wire::protocol as tag;
 
 mod complete;
@@ -77,8 +78,10 @@ pub enum MxError {
 /// A completion: status, and the buffer of a receive.
 pub type Completion = (Status, Option<RecvBuf>);
 
-pub struct Endpoint {
-    engine: Engine<Loc>,
+/// An endpoint whose frames are in layout `C`: myrix's own ([`Mx`], every board but
+/// `omx:`) or Open-MX's ([`Omx`], raw Ethernet on an `omx:` board: [`OmxEndpoint`]).
+pub struct Endpoint<C: Codec = Mx> {
+    engine: Engine<Loc, C>,
     transport: AnyTransport,
     addr: EndpointAddr,
     epoch: Instant,
@@ -118,7 +121,7 @@ fn framing(t: &AnyTransport) -> Framing {
         AnyTransport::Udp(_) => Framing::Pseudo(T::Udp),
         AnyTransport::Eth(e) => Framing::Eth {
             mac: e.mac(),
-            whole: false,
+            whole: e.whole(),
         },
     }
 }
@@ -148,16 +151,57 @@ fn random_nic() -> u64 {
     (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000
 }
 
+/// An endpoint speaking Open-MX's frames on raw Ethernet (`omx:IFNAME`).
+pub type OmxEndpoint = Endpoint<Omx>;
+
 impl Endpoint {
-    /// Opens endpoint `id` on a board: `self`, `shm`, or `udp:HOST:PORT` (port 0 picks
-    /// one). Peers must present `key` to connect.
+    /// Opens endpoint `id` on a board: `self`, `shm`, `udp:HOST:PORT` (port 0 picks
+    /// one) or `eth:IFNAME` (raw Ethernet in myrix's frames). Peers must present `key`
+    /// to connect. (`omx:IFNAME`, raw Ethernet in Open-MX's frames, is
+    /// [`OmxEndpoint::open_omx`].)
     pub fn open(board: &str, id: u8, key: u32) -> Result<Endpoint, MxError> {
         Self::open_with(board, id, key, Config::default())
     }
 
     /// As [`Endpoint::open`], with protocol parameters (the MTU and reliability are
     /// taken from the transport).
-    pub fn open_with(board: &str, id: u8, key: u32, mut cfg: Config) -> Result<Endpoint, MxError> {
+    pub fn open_with(board: &str, id: u8, key: u32, cfg: Config) -> Result<Endpoint, MxError> {
+        if board.starts_with("omx:") {
+            return Err(MxError::Board(format!(
+                "{board} (Open-MX's frames: open it as an OmxEndpoint)"
+            )));
+        }
+        Self::open_codec(board, id, key, cfg)
+    }
+}
+
+impl OmxEndpoint {
+    /// Opens endpoint `id` on `omx:IFNAME`: raw Ethernet frames in Open-MX's layout
+    /// (`myrix_wire::codec::Omx`); the NIC id is the interface's MAC address.
+    pub fn open_omx(board: &str, id: u8, key: u32) -> Result<OmxEndpoint, MxError> {
+        Self::open_omx_with(board, id, key, Config::default())
+    }
+
+    /// As [`OmxEndpoint::open_omx`], with protocol parameters. Mediums are sent in
+    /// Open-MX's 8 KiB fragment slots; where the link's MTU is too small for one, a
+    /// medium is one frame and longer messages go by rendezvous.
+    pub fn open_omx_with(
+        board: &str,
+        id: u8,
+        key: u32,
+        cfg: Config,
+    ) -> Result<OmxEndpoint, MxError> {
+        if !board.starts_with("omx:") {
+            return Err(MxError::Board(format!(
+                "{board} (an OmxEndpoint opens omx:IFNAME)"
+            )));
+        }
+        Self::open_codec(board, id, key, cfg)
+    }
+}
+
+impl<C: Codec> Endpoint<C> {
+    fn open_codec(board: &str, id: u8, key: u32, mut cfg: Config) -> Result<Self, MxError> {
         let session: u32 = rand::thread_rng().gen_range(1..=u32::MAX);
         let (transport, nic): (AnyTransport, u64) = match board {
             "self" | "self:" => (AnyTransport::Loopback(Loopback::default()), host_nic()),
@@ -171,12 +215,30 @@ impl Endpoint {
             }
             b if b.starts_with("eth:") => {
                 // Several endpoints share the interface's address: each gets its own id.
-                let t = Eth::open(&b[4..])?;
+                let t = Eth::open(&b[4..], false)?;
                 (AnyTransport::Eth(t), random_nic())
+            }
+            b if b.starts_with("omx:") => {
+                // As in Open-MX, the NIC id is the MAC; endpoints differ by their id.
+                let t = Eth::open(&b[4..], true)?;
+                let m = t.mac();
+                let nic = u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]]);
+                (AnyTransport::Eth(t), nic)
             }
             _ => return Err(MxError::Board(board.to_string())),
         };
         cfg.mtu = transport.mtu();
+        if board.starts_with("omx:") {
+            // Medium fragment i starts at i × 8 KiB in Open-MX: with a smaller MTU, a
+            // medium is a single frame.
+            let room = cfg
+                .mtu
+                .saturating_sub(C::head_len(myrix_wire::mx::Kind::Medium));
+            cfg.medium_frag = myrix_wire::codec::omx::MEDIUM_FRAG;
+            if room < cfg.medium_frag {
+                cfg.medium_max = cfg.medium_max.min(room);
+            }
+        }
         cfg.reliable_transport = transport.reliable();
         let addr = EndpointAddr {
             nic,
@@ -194,7 +256,7 @@ impl Endpoint {
             _ => None,
         };
         Ok(Endpoint {
-            engine: Engine::new(cfg, nic, id, key, session),
+            engine: Engine::with_codec(cfg, nic, id, key, session),
             transport,
             addr,
             epoch: Instant::now(),
@@ -596,7 +658,7 @@ impl Endpoint {
     /// Runs one engine call at the current time, then sends what it queued.
     fn call<T>(
         &mut self,
-        f: impl FnOnce(&mut Engine<Loc>, u64) -> Result<T, engine::Error>,
+        f: impl FnOnce(&mut Engine<Loc, C>, u64) -> Result<T, engine::Error>,
     ) -> Result<T, MxError> {
         let now = self.now();
         let r = f(&mut self.engine, now)?;
