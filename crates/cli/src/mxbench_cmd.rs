@@ -12,7 +12,8 @@ use std::process::{Child, Command, Stdio};
 use clap::{Args, ValueEnum};
 use myrix_lab::mxbench::{self, Mode, Plan};
 use myrix_lab::report;
-use myrix_mx::Endpoint;
+use myrix_mx::engine::Codec;
+use myrix_mx::{Endpoint, PeerId};
 
 use crate::CliError;
 
@@ -37,10 +38,11 @@ pub struct MxBenchArgs {
     /// The server's address (the first line it printed).
     #[arg(long)]
     client: Option<String>,
-    #[arg(long, default_value = "shm", value_parser = ["shm", "udp", "eth"])]
+    /// `eth`: raw Ethernet in myrix's frames; `omx`: raw Ethernet in Open-MX's frames.
+    #[arg(long, default_value = "shm", value_parser = ["shm", "udp", "eth", "omx"])]
     transport: String,
-    /// The network interface of `--transport eth` (raw Ethernet, needs root), on this
-    /// side: server or client.
+    /// The network interface of `--transport eth|omx` (raw Ethernet, needs root), on
+    /// this side: server or client.
     #[arg(long, default_value = "lo")]
     interface: String,
     /// First message length, bytes.
@@ -108,7 +110,7 @@ fn pin(cpu: usize) -> Result<(), CliError> {
 
 pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
     let cpus = a.cpu.as_deref().map(parse_cpus).transpose()?;
-    if a.transport == "eth" {
+    if a.transport == "eth" || a.transport == "omx" {
         let name = &a.interface;
         let plain = !name.is_empty() && !name.contains('/') && !name.starts_with('.');
         if !plain || !std::path::Path::new("/sys/class/net").join(name).exists() {
@@ -155,7 +157,35 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         if let Some((_, c)) = cpus {
             pin(c)?;
         }
-        let (mut ep, peer) = mxbench::connect(&addr, &a.interface)?;
+        if a.transport == "omx" {
+            let (ep, peer) = mxbench::connect_omx(&addr, &a.interface)?;
+            return measure(&a, mode, &plan, ep, peer);
+        }
+        let (ep, peer) = mxbench::connect(&addr, &a.interface)?;
+        measure(&a, mode, &plan, ep, peer)
+    })();
+    if let Some(mut c) = child {
+        if result.is_err() {
+            let _ = c.kill();
+        }
+        // `wait` would close the server's standard input first: the server takes that
+        // for our death while it may still be saying goodbye.
+        let lifeline = c.stdin.take();
+        let _ = c.wait();
+        drop(lifeline);
+    }
+    result
+}
+
+/// The client's side: runs the plan and prints the results.
+fn measure<C: Codec>(
+    a: &MxBenchArgs,
+    mode: Mode,
+    plan: &Plan,
+    mut ep: Endpoint<C>,
+    peer: PeerId,
+) -> Result<(), CliError> {
+    {
         let json = matches!(a.format, Format::Json);
         if !json {
             crate::out(&report::mx_head(
@@ -168,7 +198,7 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         }
         // Table rows go out as each length completes; JSON is one array at the end.
         let mut printed = Ok(());
-        let rows = mxbench::client(&mut ep, peer, &plan, &mut |r| {
+        let rows = mxbench::client(&mut ep, peer, plan, &mut |r| {
             if !json && printed.is_ok() {
                 printed = crate::out(&report::mx_row(r));
             }
@@ -189,18 +219,7 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
             ))?;
         }
         Ok(())
-    })();
-    if let Some(mut c) = child {
-        if result.is_err() {
-            let _ = c.kill();
-        }
-        // `wait` would close the server's standard input first: the server takes that
-        // for our death while it may still be saying goodbye.
-        let lifeline = c.stdin.take();
-        let _ = c.wait();
-        drop(lifeline);
     }
-    result
 }
 
 fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), CliError> {
@@ -253,7 +272,13 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
         });
     }
     let board = mxbench::server_board(&a.transport, a.listen.as_deref(), &a.interface)?;
-    let mut ep = mxbench::open(&board)?;
+    if a.transport == "omx" {
+        return serve_on(a, mxbench::open_omx(&board)?);
+    }
+    serve_on(a, mxbench::open(&board)?)
+}
+
+fn serve_on<C: Codec>(a: &MxBenchArgs, mut ep: Endpoint<C>) -> Result<(), CliError> {
     outln!("{}", ep.addr());
     mxbench::serve(&mut ep)?;
     if a.stats {
@@ -264,7 +289,7 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
 
 /// One line of counters on standard error, in one write, so the server's line and the
 /// client's do not interleave.
-fn print_stats(side: &str, ep: &Endpoint) {
+fn print_stats<C: Codec>(side: &str, ep: &Endpoint<C>) {
     let line = report::mx_stats(side, &ep.stats());
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }

@@ -28,13 +28,13 @@ fn run_pair(
     mode: &str,
     extra: &[&str],
 ) -> std::collections::BTreeMap<String, u64> {
-    let (server_side, client_side, prefix): (&[&str], &[&str], &str) = match transport {
-        "udp" => (&["--listen", "10.77.0.1:0"], &[], "@udp:10.77.0.1:"),
-        _ => (
-            &["--interface", "myrix-va"],
-            &["--interface", "myrix-vb"],
-            "@eth:",
-        ),
+    let prefix = match transport {
+        "udp" => "@udp:10.77.0.1:".to_string(),
+        t => format!("@{t}:"),
+    };
+    let (server_side, client_side): (&[&str], &[&str]) = match transport {
+        "udp" => (&["--listen", "10.77.0.1:0"], &[]),
+        _ => (&["--interface", "myrix-va"], &["--interface", "myrix-vb"]),
     };
     let exe = env!("CARGO_BIN_EXE_myrix");
     let mut server = Command::new("ip")
@@ -49,7 +49,7 @@ fn run_pair(
     BufReader::new(server.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    assert!(line.contains(prefix), "server said {line:?}");
+    assert!(line.contains(&prefix), "server said {line:?}");
     let out = Command::new("ip")
         .args(["netns", "exec", "myrix-b", exe, "bench", mode])
         .args([
@@ -129,4 +129,121 @@ fn impaired_pair(transport: &str) {
 #[test]
 fn raw_ethernet_between_namespaces_with_loss_every_byte_verified() {
     impaired_pair("eth");
+}
+
+/// The same in Open-MX's frames (`--transport omx`).
+#[test]
+fn open_mx_frames_between_namespaces_with_loss_every_byte_verified() {
+    impaired_pair("omx");
+}
+
+/// Frames captured on the veth (`--pcap`) decode with Open-MX's layouts, field by field:
+/// the head, each packet type's lengths and endpoints, the peer indexes each side gave
+/// the other at connect, and every packet type MX's events map to.
+#[test]
+fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
+    use myrix_wire::omx::{self, Body, ConnectKind, PacketType, WireMode};
+    if std::env::var_os("MYRIX_NETNS").is_none() {
+        eprintln!("skipped: no namespaces (see impaired_pair)");
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("myrix-omx-{}.pcap", std::process::id()));
+    let f = file.to_str().unwrap();
+    run_pair(
+        "omx",
+        "pingpong",
+        &["--iterations", "4", "--warmup", "1", "--pcap", f],
+    );
+    let records = myrix_wire::pcap::read_pcap(&std::fs::read(&file).unwrap()).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let mac = |iface: &str, ns: &str| -> [u8; 6] {
+        let o = Command::new("ip")
+            .args(["netns", "exec", ns, "cat"])
+            .arg(format!("/sys/class/net/{iface}/address"))
+            .output()
+            .unwrap();
+        let s = String::from_utf8(o.stdout).unwrap();
+        let v: Vec<u8> = s
+            .trim()
+            .split(':')
+            .map(|x| u8::from_str_radix(x, 16).unwrap())
+            .collect();
+        v.try_into().unwrap()
+    };
+    let (server, client) = (mac("myrix-va", "myrix-a"), mac("myrix-vb", "myrix-b"));
+    // The index each side gave the other, from the connect request and its reply.
+    let (mut ours, mut theirs) = (None, None);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut frames = Vec::new();
+    for r in &records {
+        assert_eq!(r.link_type, myrix_wire::pcap::LINKTYPE_ETHERNET);
+        assert!(r.data.len() >= omx::ETH_ZLEN, "padded to 60 bytes");
+        let frame = omx::Frame::new_checked(&r.data[..]).unwrap();
+        assert_eq!(frame.ethertype(), 0x86df);
+        let sent = frame.src_mac() == client;
+        assert_eq!(
+            (frame.src_mac(), frame.dst_mac()),
+            if sent {
+                (client, server)
+            } else {
+                (server, client)
+            }
+        );
+        let repr = omx::Repr::parse_bytes(&r.data, WireMode::Default)
+            .unwrap_or_else(|e| panic!("not an Open-MX frame: {e}: {:02x?}", r.data));
+        seen.insert(repr.body.packet_type() as u8);
+        if let Body::Connect(c) = repr.body {
+            assert_eq!((c.dst_endpoint, c.src_endpoint), (0, 0));
+            assert_ne!(c.src_session_id, 0);
+            match (c.kind, sent) {
+                (ConnectKind::Request { app_key }, true) => {
+                    assert_eq!(frame.peer_index(), 0xffff, "no index known yet");
+                    assert_ne!(app_key, 0);
+                    ours = Some(c.src_dst_peer_index);
+                }
+                (ConnectKind::Reply { status, .. }, false) => {
+                    assert_eq!(status, omx::control::CONNECT_STATUS_SUCCESS);
+                    theirs = Some(c.src_dst_peer_index);
+                }
+                other => panic!("unexpected connect {other:?}"),
+            }
+            continue;
+        }
+        frames.push((sent, frame.peer_index(), repr.body));
+    }
+    let (ours, theirs) = (ours.expect("a connect"), theirs.expect("a reply"));
+    for (sent, index, body) in frames {
+        // The head carries the receiver's index for the sender.
+        assert_eq!(index, if sent { theirs } else { ours }, "{body:?}");
+        match body {
+            Body::Msg(m) => {
+                assert_eq!((m.header.dst_endpoint, m.header.src_endpoint), (0, 0));
+                assert!(m.data.len() <= m.kind.max_len());
+                assert_eq!(m.header.checksum, 0);
+                assert_ne!(m.header.session, 0);
+            }
+            Body::Medium(m) => {
+                assert!(m.offset(WireMode::Default) + m.data.len() as u64 <= m.msg_length as u64);
+                assert_ne!(m.header.session, 0);
+            }
+            Body::Rndv(r) => assert!(r.msg_length > 0),
+            Body::Pull(p) => assert!(p.block_length > 0 && p.src_magic == 0),
+            Body::PullReply(p) => assert!(!p.data.is_empty() && p.dst_magic == 0),
+            Body::Notify(n) => assert_ne!(n.session, 0),
+            Body::Truc(t) => assert_ne!(t.session, 0),
+            other => panic!("no MX event maps to {other:?}"),
+        }
+    }
+    for t in [
+        PacketType::Connect,
+        PacketType::Tiny,
+        PacketType::Small,
+        PacketType::Medium,
+        PacketType::Rndv,
+        PacketType::Pull,
+        PacketType::PullReply,
+        PacketType::Notify,
+    ] {
+        assert!(seen.contains(&(t as u8)), "no {t} frame captured");
+    }
 }

@@ -11,7 +11,10 @@
 //! buffers and request lists: nothing is allocated per message.
 
 use crate::LabError;
-use myrix_mx::{Code, Completion, Endpoint, EndpointAddr, MxError, PeerId, RecvBuf, Request};
+use myrix_mx::engine::Codec;
+use myrix_mx::{
+    Code, Completion, Endpoint, EndpointAddr, MxError, OmxEndpoint, PeerId, RecvBuf, Request,
+};
 use std::time::{Duration, Instant};
 
 /// The connection key both sides use.
@@ -215,7 +218,8 @@ pub fn server_board(
             ))
         }
         ("eth", None) => format!("eth:{interface}"),
-        ("eth", Some(_)) => {
+        ("omx", None) => format!("omx:{interface}"),
+        ("eth" | "omx", Some(_)) => {
             return Err(LabError::Invalid(
                 "--listen is for udp; with eth, name the interface with --interface".into(),
             ))
@@ -249,7 +253,28 @@ pub fn connect(addr: &str, interface: &str) -> Result<(Endpoint, PeerId), LabErr
     Ok((ep, peer))
 }
 
-fn send(ep: &mut Endpoint, peer: PeerId, data: &[u8]) -> Result<(), LabError> {
+/// Opens an endpoint on an `omx:IFNAME` board (Open-MX's frames on raw Ethernet).
+pub fn open_omx(board: &str) -> Result<OmxEndpoint, LabError> {
+    OmxEndpoint::open_omx(board, 0, KEY).map_err(mx)
+}
+
+/// [`connect`] for a server on an `omx:` board, from `interface`.
+pub fn connect_omx(addr: &str, interface: &str) -> Result<(OmxEndpoint, PeerId), LabError> {
+    let addr: EndpointAddr = addr
+        .trim()
+        .parse()
+        .map_err(|e: myrix_mx::AddrError| LabError::Invalid(e.to_string()))?;
+    if addr.transport() != "omx" {
+        return Err(LabError::Invalid(format!(
+            "{addr}: not an Open-MX (omx:) endpoint"
+        )));
+    }
+    let mut ep = open_omx(&format!("omx:{interface}"))?;
+    let peer = ep.connect(&addr, KEY, T).map_err(mx)?;
+    Ok((ep, peer))
+}
+
+fn send<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, data: &[u8]) -> Result<(), LabError> {
     match ep.send(peer, &[data], DATA, T) {
         Ok(st) if st.code == Code::Success => Ok(()),
         Ok(st) => Err(LabError::Failed(format!("MX send failed: {:?}", st.code))),
@@ -267,7 +292,7 @@ fn gone() -> LabError {
 
 /// A blocking receive of the next data message (`MPI_Recv`) from `peer`; a peer found
 /// gone ends it at once instead of after the whole timeout.
-fn recv(ep: &mut Endpoint, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabError> {
+fn recv<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabError> {
     match ep.recv_from(peer, buf, DATA, u64::MAX, T) {
         Ok((st, b)) if st.code == Code::Success => Ok(b),
         Ok((st, _)) => Err(LabError::Failed(format!(
@@ -281,7 +306,7 @@ fn recv(ep: &mut Endpoint, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabErr
 }
 
 /// Waits for request `r`, which involves `peer`, in slices as [`recv`] does.
-fn wait(ep: &mut Endpoint, peer: PeerId, r: Request) -> Result<Completion, LabError> {
+fn wait<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, r: Request) -> Result<Completion, LabError> {
     let mut end = None;
     loop {
         match ep.wait(r, SLICE).map_err(mx)? {
@@ -306,7 +331,7 @@ fn wait(ep: &mut Endpoint, peer: PeerId, r: Request) -> Result<Completion, LabEr
 
 /// Serves one client on `ep` (whose address the caller has published): receives the
 /// plan, runs it, says goodbye.
-pub fn serve(ep: &mut Endpoint) -> Result<(), LabError> {
+pub fn serve<C: Codec>(ep: &mut Endpoint<C>) -> Result<(), LabError> {
     let r = ep
         .irecv(RecvBuf::One(vec![0; 4096]), HELLO, u64::MAX, 0)
         .map_err(mx)?;
@@ -351,8 +376,8 @@ pub struct MxRow {
 ///
 /// `on_row` sees each length's row as soon as it is measured, so a failure later in the
 /// plan loses nothing already measured.
-pub fn client(
-    ep: &mut Endpoint,
+pub fn client<C: Codec>(
+    ep: &mut Endpoint<C>,
     peer: PeerId,
     plan: &Plan,
     on_row: &mut dyn FnMut(&MxRow),
@@ -368,8 +393,8 @@ pub fn client(
 }
 
 /// Runs the plan on either side; the client's side returns the measurements.
-fn run_plan(
-    ep: &mut Endpoint,
+fn run_plan<C: Codec>(
+    ep: &mut Endpoint<C>,
     peer: PeerId,
     plan: &Plan,
     is_client: bool,

@@ -155,11 +155,18 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         lent: Lent<'_>,
     ) -> Option<(L, usize)> {
         let tx = self.txq.pop_front()?;
+        // Every frame carries the ack, but where the layout has no room for it.
+        let carries_ack = match tx {
+            Tx::Pull { .. } => C::carries_ack(Kind::Pull),
+            Tx::PullReply { .. } => C::carries_ack(Kind::PullReply),
+            _ => true,
+        };
         let (peer, n) = self.emit(now, tx, buf, lent)?;
         self.stats.frames_out += 1;
         let p = &mut self.peers[peer as usize];
-        // Every frame carries the ack.
-        p.rel.piggybacked();
+        if carries_ack {
+            p.rel.piggybacked();
+        }
         Some((p.loc.clone(), n))
     }
 
