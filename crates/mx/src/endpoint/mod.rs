@@ -151,6 +151,18 @@ fn random_nic() -> u64 {
     (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000
 }
 
+/// The peer id from a completed connect request, or why it failed.
+fn connected(peer: &EndpointAddr, st: Status) -> Result<PeerId, MxError> {
+    if st.code == Code::Success {
+        Ok(st.source)
+    } else {
+        Err(MxError::Connect {
+            addr: peer.to_string(),
+            code: st.code,
+        })
+    }
+}
+
 /// An endpoint speaking Open-MX's frames on raw Ethernet (`omx:IFNAME`).
 pub type OmxEndpoint = Endpoint<Omx>;
 
@@ -172,6 +184,12 @@ impl Endpoint {
             )));
         }
         Self::open_codec(board, id, key, cfg)
+    }
+
+    /// The peer id from a completed connect request (of any layout's endpoint), or
+    /// why it failed.
+    pub fn connected(peer: &EndpointAddr, st: Status) -> Result<PeerId, MxError> {
+        connected(peer, st)
     }
 }
 
@@ -213,14 +231,10 @@ impl<C: Codec> Endpoint<C> {
                 let t = Udp::bind(&b[4..], None)?;
                 (AnyTransport::Udp(t), random_nic())
             }
-            b if b.starts_with("eth:") => {
-                // Several endpoints share the interface's address: each gets its own id.
-                let t = Eth::open(&b[4..], false)?;
-                (AnyTransport::Eth(t), random_nic())
-            }
-            b if b.starts_with("omx:") => {
-                // As in Open-MX, the NIC id is the MAC; endpoints differ by their id.
-                let t = Eth::open(&b[4..], true)?;
+            b if b.starts_with("eth:") || b.starts_with("omx:") => {
+                // As in Open-MX, the NIC id is the interface's MAC (so a peer table of
+                // MACs finds endpoints); endpoints on one interface differ by their id.
+                let t = Eth::open(&b[4..], b.starts_with("omx:"))?;
                 let m = t.mac();
                 let nic = u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]]);
                 (AnyTransport::Eth(t), nic)
@@ -467,20 +481,8 @@ impl<C: Codec> Endpoint<C> {
     ) -> Result<PeerId, MxError> {
         let r = self.iconnect(peer, key)?;
         match self.wait(r, timeout)? {
-            Some((st, _)) => Self::connected(peer, st),
+            Some((st, _)) => connected(peer, st),
             None => Err(MxError::Timeout),
-        }
-    }
-
-    /// The peer id from a completed connect request, or why it failed.
-    pub fn connected(peer: &EndpointAddr, st: Status) -> Result<PeerId, MxError> {
-        if st.code == Code::Success {
-            Ok(st.source)
-        } else {
-            Err(MxError::Connect {
-                addr: peer.to_string(),
-                code: st.code,
-            })
         }
     }
 

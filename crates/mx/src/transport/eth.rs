@@ -39,6 +39,11 @@ pub struct Eth {
     out: Vec<u8>,
     /// Frames are whole Ethernet frames (Open-MX's).
     whole: bool,
+    /// The interface is the loopback, where the kernel hands a frame to our own MAC
+    /// back to every socket; on other links it leaves and does not come back, so a
+    /// frame to our own MAC (an endpoint talking to itself) is kept here instead.
+    loopback: bool,
+    looped: std::collections::VecDeque<Vec<u8>>,
 }
 
 fn sysfs(ifname: &str, what: &str) -> io::Result<String> {
@@ -149,6 +154,9 @@ impl Eth {
             buf: vec![0; 65_536],
             out: vec![0; 65_536],
             whole,
+            // ARPHRD_LOOPBACK.
+            loopback: sysfs(ifname, "type").ok().as_deref() == Some("772"),
+            looped: Default::default(),
         })
     }
 
@@ -247,6 +255,11 @@ impl Transport for Eth {
             self.out[PREFIX..PREFIX + frame.len()].copy_from_slice(frame);
             PREFIX + frame.len()
         };
+        if *mac == self.mac && !self.loopback {
+            let at = if self.whole { 0 } else { PREFIX };
+            self.looped.push_back(self.out[at..len].to_vec());
+            return Ok(true);
+        }
         let sa = sockaddr(self.ifindex, mac);
         // SAFETY: the buffer and the address are valid for the lengths given.
         let r = unsafe {
@@ -277,6 +290,11 @@ impl Transport for Eth {
     ) -> io::Result<usize> {
         let mut n = 0;
         while n < max {
+            if let Some(f) = self.looped.pop_front() {
+                n += 1;
+                let _ = deliver(&Loc::Eth(self.mac), &f);
+                continue;
+            }
             // SAFETY: sockaddr_ll is plain data.
             let mut sa: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
             let mut sl = std::mem::size_of::<libc::sockaddr_ll>() as u32;
