@@ -61,7 +61,7 @@ pub enum MxError {
     Engine(#[from] engine::Error),
     #[error("transport: {0}")]
     Io(#[from] io::Error),
-    #[error("bad board {0:?}: expected self, shm, or udp:HOST:PORT")]
+    #[error("bad board {0:?}: expected self, shm, udp:HOST:PORT, eth:IFNAME or (an OmxEndpoint) omx:IFNAME")]
     Board(String),
     #[error("cannot reach {0}: the transport differs from this endpoint's")]
     Transport(String),
@@ -110,6 +110,20 @@ fn verdict(h: Handled) -> Verdict {
     } else {
         Verdict::Taken
     }
+}
+
+/// A poll of `t` with each frame recorded by `c` before `handle` takes it.
+#[cold]
+#[inline(never)]
+fn poll_captured<F: FnMut(&Loc, &[u8]) -> Verdict>(
+    t: &mut AnyTransport,
+    c: &mut Capture,
+    mut handle: F,
+) -> io::Result<usize> {
+    t.poll_recv(64, |from, frame| {
+        c.received(from, frame);
+        handle(from, frame)
+    })
 }
 
 /// How a transport's frames are captured.
@@ -339,18 +353,19 @@ impl<C: Codec> Endpoint<C> {
         let now = self.clock(spinning);
         let engine = &mut self.engine;
         let others = &mut self.others;
-        let capture = &mut self.capture;
-        let n = self.transport.poll_recv(64, |from, frame| {
-            if let Some(c) = capture {
-                c.received(from, frame);
-            }
+        let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
                 }
             }
             verdict(engine.handle_frame(now, from, frame))
-        })?;
+        };
+        // Capture off: the loop is the one without it.
+        let n = match self.capture.as_deref_mut() {
+            None => self.transport.poll_recv(64, handle)?,
+            Some(c) => poll_captured(&mut self.transport, c, handle)?,
+        };
         self.after_poll(now, lent)?;
         Ok(n)
     }
@@ -361,18 +376,19 @@ impl<C: Codec> Endpoint<C> {
         let now = self.now();
         let engine = &mut self.engine;
         let others = &mut self.others;
-        let capture = &mut self.capture;
-        let n = self.transport.poll_recv(64, |from, frame| {
-            if let Some(c) = capture {
-                c.received(from, frame);
-            }
+        let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
                 }
             }
             verdict(engine.handle_frame_direct(now, from, frame, d))
-        })?;
+        };
+        // Capture off: the loop is the one without it.
+        let n = match self.capture.as_deref_mut() {
+            None => self.transport.poll_recv(64, handle)?,
+            Some(c) => poll_captured(&mut self.transport, c, handle)?,
+        };
         self.after_poll(now, None)?;
         Ok(n)
     }
@@ -572,6 +588,10 @@ impl<C: Codec> Endpoint<C> {
         segments: &[&[u8]],
         match_info: u64,
     ) -> Result<bool, MxError> {
+        // A capture takes the ordinary path, which records what it sends.
+        if self.capture.is_some() {
+            return Ok(false);
+        }
         let Some(loc) = self.engine.peer_location(peer).cloned() else {
             return Ok(false);
         };
@@ -582,9 +602,6 @@ impl<C: Codec> Endpoint<C> {
         let Some((_, n)) = self.engine.fast_frame(peer, segments, match_info, room) else {
             return Ok(false);
         };
-        if let Some(c) = &mut self.capture {
-            c.sent(&loc, &room[..n]);
-        }
         self.transport.commit_slot(&loc, n);
         Ok(true)
     }
