@@ -91,11 +91,11 @@ fn assert_sender_order<K: std::fmt::Debug>(order: HashMap<K, Vec<(usize, usize, 
     }
 }
 
-#[allow(clippy::type_complexity)]
 fn run(loss: f64, messages: usize, seed: u64) {
     run_with::<Mx>(loss, messages, seed, Config::default());
 }
 
+#[allow(clippy::type_complexity)]
 fn run_with<C: Codec>(loss: f64, messages: usize, seed: u64, cfg: Config) {
     let n = 3;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

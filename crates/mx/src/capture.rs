@@ -32,7 +32,8 @@ use crate::transport::{eth, Loc};
 /// The environment variable that turns capture on for every endpoint a process opens.
 pub const ENV: &str = "MYRIX_PCAP";
 
-type Sink = Arc<Mutex<PcapWriter<BufWriter<File>>>>;
+type Writer = Mutex<PcapWriter<BufWriter<File>>>;
+type Sink = Arc<Writer>;
 
 /// How an endpoint's frames become pcap records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,8 +62,7 @@ pub struct Capture {
 }
 
 /// Files open for capture in this process, so endpoints naming one file share it.
-static OPEN: Mutex<Vec<(PathBuf, Weak<Mutex<PcapWriter<BufWriter<File>>>>)>> =
-    Mutex::new(Vec::new());
+static OPEN: Mutex<Vec<(PathBuf, Weak<Writer>)>> = Mutex::new(Vec::new());
 
 /// `{pid}` in a capture file's name replaced by this process's id.
 pub fn expand(path: &str) -> PathBuf {
