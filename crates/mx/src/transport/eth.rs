@@ -351,6 +351,26 @@ impl Transport for Eth {
 mod tests {
     use super::*;
 
+    /// What a capture writes for an Ethernet frame is what the wire carries.
+    #[test]
+    fn wire_images_are_ethernet_frames() {
+        let (d, s) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+        let mut out = Vec::new();
+        wire_image(&d, &s, false, b"mx", &mut out);
+        assert_eq!(out.len(), ETH_ZLEN);
+        assert_eq!(out[..6], d);
+        assert_eq!(out[6..12], s);
+        assert_eq!(out[12..14], [0x86, 0xdf]);
+        assert_eq!(out[14..18], [0, 2, b'm', b'x']);
+        let mut whole = vec![0xee; 100];
+        whole[12..14].copy_from_slice(&[0x86, 0xdf]);
+        out.clear();
+        wire_image(&d, &s, true, &whole, &mut out);
+        assert_eq!(out.len(), 100);
+        assert_eq!((&out[..6], &out[6..12]), (&d[..], &s[..]));
+        assert_eq!(out[12..], whole[12..]);
+    }
+
     #[test]
     fn macs_parse_in_both_spellings_and_nothing_else() {
         let m = [0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee];

@@ -610,6 +610,60 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any bytes: an answer, never a panic; and what parses emits back the same
+        /// events.
+        #[test]
+        fn any_bytes_parse_without_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let _ = Omx::parse(&bytes);
+            let mut b = bytes.clone();
+            if b.len() > omx::HEAD_LEN {
+                b[12] = 0x86;
+                b[13] = 0xdf;
+                b[omx::HEAD_LEN] = 37 + b[omx::HEAD_LEN] % 9;
+            }
+            if let Ok(r) = Omx::parse(&b) {
+                let d = match r.body {
+                    Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
+                    _ => &[][..],
+                };
+                let mut buf = vec![0u8; MTU];
+                if let Ok(n) = Omx::emit_head(&r.header, &r.body, &mut buf, d.len()) {
+                    buf[n - d.len()..n].copy_from_slice(d);
+                    let again = Omx::parse(&buf[..n.max(omx::ETH_ZLEN)]).unwrap();
+                    proptest::prop_assert_eq!(again.body, r.body);
+                }
+            }
+        }
+
+        /// Whole eager messages of every length and header round-trip.
+        #[test]
+        fn eager_messages_round_trip(
+            len in 0usize..=128,
+            seq in proptest::prelude::any::<u16>(),
+            ack in proptest::prelude::any::<u16>(),
+            session in proptest::prelude::any::<u32>(),
+            match_info in proptest::prelude::any::<u64>(),
+            peer_index in proptest::prelude::any::<u16>(),
+        ) {
+            let h = Header { seq, ack, session, peer_index, ..header() };
+            let data: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let kind = if len <= omx::TINY_MAX { Kind::Tiny } else { Kind::Small };
+            let body = Body::Eager {
+                kind,
+                match_info,
+                msg_len: len as u32,
+                offset: 0,
+                handle: NO_HANDLE,
+                data: &data,
+            };
+            let frame = emit(&h, &body, &data);
+            let r = Omx::parse(&frame).unwrap();
+            proptest::prop_assert_eq!(r.header, h);
+            proptest::prop_assert_eq!(r.body, body);
+        }
+    }
+
     /// What the layout cannot say is refused, not sent wrong.
     #[test]
     fn events_open_mx_cannot_carry_are_refused() {
