@@ -203,6 +203,10 @@ pub fn open(board: &str) -> Result<Endpoint, LabError> {
     Endpoint::open(board, 0, KEY).map_err(mx)
 }
 
+/// The client's endpoint id on raw Ethernet: its NIC id is the interface's MAC, so on
+/// one interface (`lo`) the client and the server (id 0) must differ by their id.
+const CLIENT_ETH_ID: u8 = 1;
+
 /// The server's board: shm; raw Ethernet on `interface`; or UDP on `listen`
 /// (`HOST:PORT`, default 127.0.0.1 and any port).
 pub fn server_board(
@@ -248,7 +252,11 @@ pub fn connect(addr: &str, interface: &str) -> Result<(Endpoint, PeerId), LabErr
             )))
         }
     };
-    let mut ep = open(&board)?;
+    let mut ep = if board.starts_with("eth:") {
+        Endpoint::open(&board, CLIENT_ETH_ID, KEY).map_err(mx)?
+    } else {
+        open(&board)?
+    };
     let peer = ep.connect(&addr, KEY, T).map_err(mx)?;
     Ok((ep, peer))
 }
@@ -269,7 +277,8 @@ pub fn connect_omx(addr: &str, interface: &str) -> Result<(OmxEndpoint, PeerId),
             "{addr}: not an Open-MX (omx:) endpoint"
         )));
     }
-    let mut ep = open_omx(&format!("omx:{interface}"))?;
+    let board = format!("omx:{interface}");
+    let mut ep = OmxEndpoint::open_omx(&board, CLIENT_ETH_ID, KEY).map_err(mx)?;
     let peer = ep.connect(&addr, KEY, T).map_err(mx)?;
     Ok((ep, peer))
 }
