@@ -290,15 +290,23 @@ fn randomized_messages_one_percent_loss() {
     run(0.01, 3000, 2);
 }
 
-/// The same in Open-MX's frames (its 9000-byte MTU: mediums in 8 KiB fragments up to
-/// 32 KiB, rendezvous above; synchronous sends by rendezvous).
+/// The same in Open-MX's frames: at its 9000-byte MTU (mediums in 8 KiB fragments up to
+/// 32 KiB, rendezvous above) with 5% loss, and at 1500 bytes with 20%; synchronous sends
+/// by rendezvous.
 #[test]
-fn randomized_messages_open_mx_frames_five_percent_loss() {
+fn randomized_messages_open_mx_frames_with_loss() {
     let cfg = Config {
         mtu: myrix_wire::codec::omx::MTU,
         ..Config::default()
     };
-    run_with::<myrix_wire::codec::Omx>(0.05, 2000, 7, cfg);
+    run_with::<myrix_wire::codec::Omx>(0.05, 2000, 7, cfg.clone());
+    // And on a 1500-byte link: mediums of one frame, longer messages by rendezvous.
+    let small = Config {
+        mtu: 1514,
+        medium_max: 1514 - myrix_wire::codec::Omx::head_len(myrix_wire::mx::Kind::Medium),
+        ..Config::default()
+    };
+    run_with::<myrix_wire::codec::Omx>(0.20, 1500, 8, small);
 }
 
 #[test]
