@@ -173,6 +173,8 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
     let (server, client) = (mac("myrix-va", "myrix-a"), mac("myrix-vb", "myrix-b"));
     // The index each side gave the other, from the connect request and its reply.
     let (mut ours, mut theirs) = (None, None);
+    // And the session each side announced (`src_session_id`).
+    let (mut our_session, mut their_session) = (0, 0);
     let mut seen = std::collections::BTreeSet::new();
     let mut frames = Vec::new();
     for r in &records {
@@ -193,17 +195,22 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
             .unwrap_or_else(|e| panic!("not an Open-MX frame: {e}: {:02x?}", r.data));
         seen.insert(repr.body.packet_type() as u8);
         if let Body::Connect(c) = repr.body {
-            assert_eq!((c.dst_endpoint, c.src_endpoint), (0, 0));
+            assert_eq!(
+                (c.dst_endpoint, c.src_endpoint),
+                if sent { (0, 1) } else { (1, 0) }
+            );
             assert_ne!(c.src_session_id, 0);
             match (c.kind, sent) {
                 (ConnectKind::Request { app_key }, true) => {
                     assert_eq!(frame.peer_index(), 0xffff, "no index known yet");
                     assert_ne!(app_key, 0);
                     ours = Some(c.src_dst_peer_index);
+                    our_session = c.src_session_id;
                 }
                 (ConnectKind::Reply { status, .. }, false) => {
                     assert_eq!(status, omx::control::CONNECT_STATUS_SUCCESS);
                     theirs = Some(c.src_dst_peer_index);
+                    their_session = c.src_session_id;
                 }
                 other => panic!("unexpected connect {other:?}"),
             }
@@ -213,24 +220,34 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
     }
     let (ours, theirs) = (ours.expect("a connect"), theirs.expect("a reply"));
     for (sent, index, body) in frames {
-        // The head carries the receiver's index for the sender.
+        // The head carries the receiver's index for the sender, `session` the
+        // receiver's session.
         assert_eq!(index, if sent { theirs } else { ours }, "{body:?}");
+        let session = if sent { their_session } else { our_session };
+        // The server's endpoint is 0, the client's 1.
+        let eps = if sent { (0, 1) } else { (1, 0) };
         match body {
             Body::Msg(m) => {
-                assert_eq!((m.header.dst_endpoint, m.header.src_endpoint), (0, 0));
+                assert_eq!((m.header.dst_endpoint, m.header.src_endpoint), eps);
                 assert!(m.data.len() <= m.kind.max_len());
                 assert_eq!(m.header.checksum, 0);
-                assert_ne!(m.header.session, 0);
+                assert_eq!(m.header.session, session);
             }
             Body::Medium(m) => {
                 assert!(m.offset(WireMode::Default) + m.data.len() as u64 <= m.msg_length as u64);
-                assert_ne!(m.header.session, 0);
+                assert_eq!(m.header.session, session);
             }
-            Body::Rndv(r) => assert!(r.msg_length > 0),
-            Body::Pull(p) => assert!(p.block_length > 0 && p.src_magic == 0),
-            Body::PullReply(p) => assert!(!p.data.is_empty() && p.dst_magic == 0),
-            Body::Notify(n) => assert_ne!(n.session, 0),
-            Body::Truc(t) => assert_ne!(t.session, 0),
+            Body::Rndv(r) => {
+                assert!(r.msg_length > 0);
+                assert_eq!(r.header.session, session);
+            }
+            Body::Pull(p) => {
+                assert!(p.block_length > 0 && p.src_magic == eps.1 as u32);
+                assert_eq!(p.session, session);
+            }
+            Body::PullReply(p) => assert!(!p.data.is_empty() && p.dst_magic == eps.0 as u32),
+            Body::Notify(n) => assert_eq!(n.session, session),
+            Body::Truc(t) => assert_eq!(t.session, session),
             other => panic!("no MX event maps to {other:?}"),
         }
     }

@@ -28,6 +28,11 @@ pub trait Codec {
     /// without it, synchronous sends go by rendezvous.
     const EAGER_NOTIFY: bool = true;
 
+    /// The header's `session` is the receiver's (Open-MX: the sender puts the session
+    /// its peer announced at connect, the receiver checks it is its own) rather than
+    /// the sender's (myrix). Connect requests and replies carry the sender's either way.
+    const RECEIVER_SESSION: bool = false;
+
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]
     fn carries_ack(_kind: Kind) -> bool {

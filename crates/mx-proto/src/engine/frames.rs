@@ -97,7 +97,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             nic: self.nic,
             src_endpoint: self.endpoint,
             dst_endpoint: p.endpoint,
-            session: p.my_session,
+            session: if C::RECEIVER_SESSION {
+                p.session
+            } else {
+                p.my_session
+            },
             seq,
             ack: p.rel.ack(),
         }
@@ -250,6 +254,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 let (peer, key) = (r.peer, r.key);
                 let mut h = self.header(peer, 0);
                 h.peer_index = NO_PEER;
+                h.session = self.peers[peer as usize].my_session;
                 let body = Body::Connect {
                     key,
                     index: peer,
@@ -269,6 +274,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             } => {
                 let mut h = self.header(peer, 0);
                 h.peer_index = NO_PEER;
+                h.session = self.peers[peer as usize].my_session;
                 let body = Body::ConnectReply {
                     status,
                     index: peer,

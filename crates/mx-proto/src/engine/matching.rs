@@ -169,7 +169,12 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let known = self.peers.get(pi).is_some_and(|p| {
             p.nic == hd.nic
                 && p.endpoint == hd.src_endpoint
-                && p.session == hd.session
+                && hd.session
+                    == if C::RECEIVER_SESSION {
+                        p.my_session
+                    } else {
+                        p.session
+                    }
                 && p.rx_current.is_none()
         });
         if !known || hd.dst_endpoint != self.endpoint || m.handle != NO_HANDLE {

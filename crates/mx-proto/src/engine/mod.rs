@@ -237,9 +237,14 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let pi = h.peer_index as usize;
         let kind = repr.body.kind();
         let ok = self.peers.get(pi).is_some_and(|p| {
+            let session = if C::RECEIVER_SESSION {
+                p.my_session
+            } else {
+                p.session
+            };
             p.nic == h.nic
                 && (!C::carries_session(kind)
-                    || (p.endpoint == h.src_endpoint && p.session == h.session))
+                    || (p.endpoint == h.src_endpoint && session == h.session))
         });
         if !ok {
             self.stats.stale_frames += 1;

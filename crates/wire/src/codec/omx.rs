@@ -18,15 +18,17 @@
 //! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, `src_session_id`; request handle below |
 //! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
 //!
-//! Header: `seq` ↔ `lib_seqnum`, `ack` ↔ `lib_piggyack`, `session` ↔ `session` (or
-//! `src_session_id`), endpoints ↔ `dst_endpoint`/`src_endpoint`, `nic` ↔ source MAC,
-//! `peer_index` ↔ the head's `dst_src_peer_index`.
+//! Header: `seq` ↔ `lib_seqnum`, `ack` ↔ `lib_piggyack`, `session` ↔ `session` (the
+//! receiver's session, as Open-MX: [`Codec::RECEIVER_SESSION`]; in CONNECT,
+//! `src_session_id`, the sender's), endpoints ↔ `dst_endpoint`/`src_endpoint`, `nic` ↔
+//! source MAC, `peer_index` ↔ the head's `dst_src_peer_index`.
 //!
 //! Where MX's engine state does not hold what Open-MX's fields mean (each a gap an
 //! Open-MX peer would notice; see `docs/mx.md`):
-//! * `session` carries the *sender's* session (the engine checks that), where Open-MX
-//!   puts the receiver's, learned from the connect reply's `target_session_id`, which
-//!   is sent as 0.
+//! * The connect reply's `target_session_id` (Open-MX echoes the requester's session)
+//!   is sent as 0: the engine's reply event does not carry it. (Each side learns the
+//!   other's session from `src_session_id`, request and reply.) A frame of a wrong
+//!   session is dropped, not answered with NACK BAD_SESSION.
 //! * `lib_seqnum` is the engine's 16-bit sequence number: Open-MX's two session bits
 //!   are its top bits.
 //! * The 32-bit request handles that Open-MX's fields are too narrow for are spread as
@@ -401,6 +403,7 @@ impl Codec for Omx {
     const EAGER_HEAD: usize = omx::HEAD_LEN + msg::MSG_LEN;
     const FAST_PATHS: bool = false;
     const EAGER_NOTIFY: bool = false;
+    const RECEIVER_SESSION: bool = true;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
