@@ -12,7 +12,8 @@ use std::process::{Child, Command, Stdio};
 use clap::{Args, ValueEnum};
 use myrix_lab::mxbench::{self, Mode, Plan};
 use myrix_lab::report;
-use myrix_mx::Endpoint;
+use myrix_mx::engine::Codec;
+use myrix_mx::{Endpoint, PeerId};
 
 use crate::CliError;
 
@@ -37,10 +38,11 @@ pub struct MxBenchArgs {
     /// The server's address (the first line it printed).
     #[arg(long)]
     client: Option<String>,
-    #[arg(long, default_value = "shm", value_parser = ["shm", "udp", "eth"])]
+    /// `eth`: raw Ethernet in myrix's frames; `omx`: raw Ethernet in Open-MX's frames.
+    #[arg(long, default_value = "shm", value_parser = ["shm", "udp", "eth", "omx"])]
     transport: String,
-    /// The network interface of `--transport eth` (raw Ethernet, needs root), on this
-    /// side: server or client.
+    /// The network interface of `--transport eth|omx` (raw Ethernet, needs root), on
+    /// this side: server or client.
     #[arg(long, default_value = "lo")]
     interface: String,
     /// First message length, bytes.
@@ -76,6 +78,12 @@ pub struct MxBenchArgs {
     /// resends, duplicates dropped, frames that arrived early and were held).
     #[arg(long)]
     stats: bool,
+    /// Write every frame this side's endpoint sends and receives to a pcap file
+    /// (Ethernet frames for eth; USER0 with myrix's pseudo-header for shm and udp).
+    /// The client's endpoint sees both directions; a server started by the client
+    /// captures nothing.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn parse_cpus(s: &str) -> Result<(usize, usize), CliError> {
@@ -102,7 +110,7 @@ pub(crate) fn pin(cpu: usize) -> Result<(), CliError> {
 
 pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
     let cpus = a.cpu.as_deref().map(parse_cpus).transpose()?;
-    if a.transport == "eth" {
+    if a.transport == "eth" || a.transport == "omx" {
         let name = &a.interface;
         let plain = !name.is_empty() && !name.contains('/') && !name.starts_with('.');
         if !plain || !std::path::Path::new("/sys/class/net").join(name).exists() {
@@ -110,6 +118,10 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
                 "--interface: no network interface '{name}'"
             )));
         }
+    }
+    if let Some(p) = &a.pcap {
+        // Before any thread starts: every endpoint this process opens captures.
+        std::env::set_var(myrix_mx::capture::ENV, p);
     }
     if a.server {
         if let Some((s, _)) = cpus {
@@ -145,7 +157,28 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         if let Some((_, c)) = cpus {
             pin(c)?;
         }
-        let (mut ep, peer) = mxbench::connect(&addr, &a.interface)?;
+        if a.transport == "omx" {
+            let (ep, peer) = mxbench::connect_omx(&addr, &a.interface)?;
+            return measure(&a, mode, &plan, ep, peer);
+        }
+        let (ep, peer) = mxbench::connect(&addr, &a.interface)?;
+        measure(&a, mode, &plan, ep, peer)
+    })();
+    if let Some(c) = child {
+        end_self_server(c, result.is_err());
+    }
+    result
+}
+
+/// The client's side: runs the plan and prints the results.
+fn measure<C: Codec>(
+    a: &MxBenchArgs,
+    mode: Mode,
+    plan: &Plan,
+    mut ep: Endpoint<C>,
+    peer: PeerId,
+) -> Result<(), CliError> {
+    {
         let json = matches!(a.format, Format::Json);
         if !json {
             crate::out(&report::mx_head(
@@ -158,7 +191,7 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
         }
         // Table rows go out as each length completes; JSON is one array at the end.
         let mut printed = Ok(());
-        let rows = mxbench::client(&mut ep, peer, &plan, &mut |r| {
+        let rows = mxbench::client(&mut ep, peer, plan, &mut |r| {
             if !json && printed.is_ok() {
                 printed = crate::out(&report::mx_row(r));
             }
@@ -179,11 +212,7 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
             ))?;
         }
         Ok(())
-    })();
-    if let Some(c) = child {
-        end_self_server(c, result.is_err());
     }
-    result
 }
 
 fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), CliError> {
@@ -203,13 +232,15 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
 /// Starts this executable with `args` (a benchmark's `--server` command line) and
 /// reads the address it prints as its first line. The server gets `--lifeline`: its
 /// standard input is a pipe we never write, which ends when we do, even by SIGKILL, and
-/// the server then stops instead of waiting for a client that is gone.
+/// the server then stops instead of waiting for a client that is gone. It captures no
+/// frames (`MYRIX_PCAP` is the client's alone).
 pub(crate) fn spawn_self_server(args: &[String]) -> Result<(String, Child), CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::Found(format!("cannot find my own executable: {e}")))?;
     let mut child = Command::new(exe)
         .args(args)
         .arg("--lifeline")
+        .env_remove(myrix_mx::capture::ENV)
         .stdout(Stdio::piped())
         .stdin(Stdio::piped())
         .spawn()
@@ -253,7 +284,13 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
         watch_lifeline();
     }
     let board = mxbench::server_board(&a.transport, a.listen.as_deref(), &a.interface)?;
-    let mut ep = mxbench::open(&board)?;
+    if a.transport == "omx" {
+        return serve_on(a, mxbench::open_omx(&board)?);
+    }
+    serve_on(a, mxbench::open(&board)?)
+}
+
+fn serve_on<C: Codec>(a: &MxBenchArgs, mut ep: Endpoint<C>) -> Result<(), CliError> {
     outln!("{}", ep.addr());
     mxbench::serve(&mut ep)?;
     if a.stats {
@@ -264,7 +301,7 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
 
 /// One line of counters on standard error, in one write, so the server's line and the
 /// client's do not interleave.
-fn print_stats(side: &str, ep: &Endpoint) {
+fn print_stats<C: Codec>(side: &str, ep: &Endpoint<C>) {
     let line = report::mx_stats(side, &ep.stats());
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }

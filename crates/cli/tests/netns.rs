@@ -30,13 +30,13 @@ fn run_pair(
     mode: &str,
     extra: &[&str],
 ) -> std::collections::BTreeMap<String, u64> {
-    let (server_side, client_side, prefix): (&[&str], &[&str], &str) = match transport {
-        "udp" => (&["--listen", "10.77.0.1:0"], &[], "@udp:10.77.0.1:"),
-        _ => (
-            &["--interface", "myrix-va"],
-            &["--interface", "myrix-vb"],
-            "@eth:",
-        ),
+    let prefix = match transport {
+        "udp" => "@udp:10.77.0.1:".to_string(),
+        t => format!("@{t}:"),
+    };
+    let (server_side, client_side): (&[&str], &[&str]) = match transport {
+        "udp" => (&["--listen", "10.77.0.1:0"], &[]),
+        _ => (&["--interface", "myrix-va"], &["--interface", "myrix-vb"]),
     };
     let exe = env!("CARGO_BIN_EXE_myrix");
     let mut server = Command::new("ip")
@@ -51,7 +51,7 @@ fn run_pair(
     BufReader::new(server.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    assert!(line.contains(prefix), "server said {line:?}");
+    assert!(line.contains(&prefix), "server said {line:?}");
     let out = Command::new("ip")
         .args(["netns", "exec", "myrix-b", exe, "bench", mode])
         .args([
@@ -136,4 +136,138 @@ fn impaired_pair(transport: &str) {
 #[ignore = "needs root and MYRIX_NETNS=1 with the namespaces of .ci/netns.sh (.ci/run sets them up and runs it)"]
 fn raw_ethernet_between_namespaces_with_loss_every_byte_verified() {
     impaired_pair("eth");
+}
+
+/// The same in Open-MX's frames (`--transport omx`).
+#[test]
+fn open_mx_frames_between_namespaces_with_loss_every_byte_verified() {
+    impaired_pair("omx");
+}
+
+/// Frames captured on the veth (`--pcap`) decode with Open-MX's layouts, field by field:
+/// the head, each packet type's lengths and endpoints, the peer indexes each side gave
+/// the other at connect, and every packet type MX's events map to.
+#[test]
+fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
+    use myrix_wire::omx::{self, Body, ConnectKind, PacketType, WireMode};
+    if std::env::var_os("MYRIX_NETNS").is_none() {
+        eprintln!("skipped: no namespaces (see impaired_pair)");
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("myrix-omx-{}.pcap", std::process::id()));
+    let f = file.to_str().unwrap();
+    run_pair(
+        "omx",
+        "pingpong",
+        &["--iterations", "4", "--warmup", "1", "--pcap", f],
+    );
+    let records = myrix_wire::pcap::read_pcap(&std::fs::read(&file).unwrap()).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    let mac = |iface: &str, ns: &str| -> [u8; 6] {
+        let o = Command::new("ip")
+            .args(["netns", "exec", ns, "cat"])
+            .arg(format!("/sys/class/net/{iface}/address"))
+            .output()
+            .unwrap();
+        let s = String::from_utf8(o.stdout).unwrap();
+        let v: Vec<u8> = s
+            .trim()
+            .split(':')
+            .map(|x| u8::from_str_radix(x, 16).unwrap())
+            .collect();
+        v.try_into().unwrap()
+    };
+    let (server, client) = (mac("myrix-va", "myrix-a"), mac("myrix-vb", "myrix-b"));
+    // The index each side gave the other, from the connect request and its reply.
+    let (mut ours, mut theirs) = (None, None);
+    // And the session each side announced (`src_session_id`).
+    let (mut our_session, mut their_session) = (0, 0);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut frames = Vec::new();
+    for r in &records {
+        assert_eq!(r.link_type, myrix_wire::pcap::LINKTYPE_ETHERNET);
+        assert!(r.data.len() >= omx::ETH_ZLEN, "padded to 60 bytes");
+        let frame = omx::Frame::new_checked(&r.data[..]).unwrap();
+        assert_eq!(frame.ethertype(), 0x86df);
+        let sent = frame.src_mac() == client;
+        assert_eq!(
+            (frame.src_mac(), frame.dst_mac()),
+            if sent {
+                (client, server)
+            } else {
+                (server, client)
+            }
+        );
+        let repr = omx::Repr::parse_bytes(&r.data, WireMode::Default)
+            .unwrap_or_else(|e| panic!("not an Open-MX frame: {e}: {:02x?}", r.data));
+        seen.insert(repr.body.packet_type() as u8);
+        if let Body::Connect(c) = repr.body {
+            assert_eq!(
+                (c.dst_endpoint, c.src_endpoint),
+                if sent { (0, 1) } else { (1, 0) }
+            );
+            assert_ne!(c.src_session_id, 0);
+            match (c.kind, sent) {
+                (ConnectKind::Request { app_key }, true) => {
+                    assert_eq!(frame.peer_index(), 0xffff, "no index known yet");
+                    assert_ne!(app_key, 0);
+                    ours = Some(c.src_dst_peer_index);
+                    our_session = c.src_session_id;
+                }
+                (ConnectKind::Reply { status, .. }, false) => {
+                    assert_eq!(status, omx::control::CONNECT_STATUS_SUCCESS);
+                    theirs = Some(c.src_dst_peer_index);
+                    their_session = c.src_session_id;
+                }
+                other => panic!("unexpected connect {other:?}"),
+            }
+            continue;
+        }
+        frames.push((sent, frame.peer_index(), repr.body));
+    }
+    let (ours, theirs) = (ours.expect("a connect"), theirs.expect("a reply"));
+    for (sent, index, body) in frames {
+        // The head carries the receiver's index for the sender, `session` the
+        // receiver's session.
+        assert_eq!(index, if sent { theirs } else { ours }, "{body:?}");
+        let session = if sent { their_session } else { our_session };
+        // The server's endpoint is 0, the client's 1.
+        let eps = if sent { (0, 1) } else { (1, 0) };
+        match body {
+            Body::Msg(m) => {
+                assert_eq!((m.header.dst_endpoint, m.header.src_endpoint), eps);
+                assert!(m.data.len() <= m.kind.max_len());
+                assert_eq!(m.header.checksum, 0);
+                assert_eq!(m.header.session, session);
+            }
+            Body::Medium(m) => {
+                assert!(m.offset(WireMode::Default) + m.data.len() as u64 <= m.msg_length as u64);
+                assert_eq!(m.header.session, session);
+            }
+            Body::Rndv(r) => {
+                assert!(r.msg_length > 0);
+                assert_eq!(r.header.session, session);
+            }
+            Body::Pull(p) => {
+                assert!(p.block_length > 0 && p.src_magic == eps.1 as u32);
+                assert_eq!(p.session, session);
+            }
+            Body::PullReply(p) => assert!(!p.data.is_empty() && p.dst_magic == eps.0 as u32),
+            Body::Notify(n) => assert_eq!(n.session, session),
+            Body::Truc(t) => assert_eq!(t.session, session),
+            other => panic!("no MX event maps to {other:?}"),
+        }
+    }
+    for t in [
+        PacketType::Connect,
+        PacketType::Tiny,
+        PacketType::Small,
+        PacketType::Medium,
+        PacketType::Rndv,
+        PacketType::Pull,
+        PacketType::PullReply,
+        PacketType::Notify,
+    ] {
+        assert!(seen.contains(&(t as u8)), "no {t} frame captured");
+    }
 }

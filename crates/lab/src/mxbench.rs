@@ -11,7 +11,10 @@
 //! buffers and request lists: nothing is allocated per message.
 
 use crate::LabError;
-use myrix_mx::{Code, Completion, Endpoint, EndpointAddr, MxError, PeerId, RecvBuf, Request};
+use myrix_mx::engine::Codec;
+use myrix_mx::{
+    Code, Completion, Endpoint, EndpointAddr, MxError, OmxEndpoint, PeerId, RecvBuf, Request,
+};
 use std::time::{Duration, Instant};
 
 /// The connection key both sides use.
@@ -206,6 +209,10 @@ pub fn open(board: &str) -> Result<Endpoint, LabError> {
     Endpoint::open(board, 0, KEY).map_err(mx)
 }
 
+/// The client's endpoint id on raw Ethernet: its NIC id is the interface's MAC, so on
+/// one interface (`lo`) the client and the server (id 0) must differ by their id.
+const CLIENT_ETH_ID: u8 = 1;
+
 /// The server's board: shm; raw Ethernet on `interface`; or UDP on `listen`
 /// (`HOST:PORT`, default 127.0.0.1 and any port).
 pub fn server_board(
@@ -221,7 +228,8 @@ pub fn server_board(
             ))
         }
         ("eth", None) => format!("eth:{interface}"),
-        ("eth", Some(_)) => {
+        ("omx", None) => format!("omx:{interface}"),
+        ("eth" | "omx", Some(_)) => {
             return Err(LabError::Invalid(
                 "--listen is for udp; with eth, name the interface with --interface".into(),
             ))
@@ -250,12 +258,38 @@ pub fn connect(addr: &str, interface: &str) -> Result<(Endpoint, PeerId), LabErr
             )))
         }
     };
-    let mut ep = open(&board)?;
+    let mut ep = if board.starts_with("eth:") {
+        Endpoint::open(&board, CLIENT_ETH_ID, KEY).map_err(mx)?
+    } else {
+        open(&board)?
+    };
     let peer = ep.connect(&addr, KEY, T).map_err(mx)?;
     Ok((ep, peer))
 }
 
-fn send(ep: &mut Endpoint, peer: PeerId, data: &[u8]) -> Result<(), LabError> {
+/// Opens an endpoint on an `omx:IFNAME` board (Open-MX's frames on raw Ethernet).
+pub fn open_omx(board: &str) -> Result<OmxEndpoint, LabError> {
+    OmxEndpoint::open_omx(board, 0, KEY).map_err(mx)
+}
+
+/// [`connect`] for a server on an `omx:` board, from `interface`.
+pub fn connect_omx(addr: &str, interface: &str) -> Result<(OmxEndpoint, PeerId), LabError> {
+    let addr: EndpointAddr = addr
+        .trim()
+        .parse()
+        .map_err(|e: myrix_mx::AddrError| LabError::Invalid(e.to_string()))?;
+    if addr.transport() != "omx" {
+        return Err(LabError::Invalid(format!(
+            "{addr}: not an Open-MX (omx:) endpoint"
+        )));
+    }
+    let board = format!("omx:{interface}");
+    let mut ep = OmxEndpoint::open_omx(&board, CLIENT_ETH_ID, KEY).map_err(mx)?;
+    let peer = ep.connect(&addr, KEY, T).map_err(mx)?;
+    Ok((ep, peer))
+}
+
+fn send<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, data: &[u8]) -> Result<(), LabError> {
     match ep.send(peer, &[data], DATA, T) {
         Ok(st) if st.code == Code::Success => Ok(()),
         Ok(st) => Err(LabError::Failed(format!("MX send failed: {:?}", st.code))),
@@ -273,7 +307,7 @@ fn gone() -> LabError {
 
 /// A blocking receive of the next data message (`MPI_Recv`) from `peer`; a peer found
 /// gone ends it at once instead of after the whole timeout.
-fn recv(ep: &mut Endpoint, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabError> {
+fn recv<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabError> {
     match ep.recv_from(peer, buf, DATA, u64::MAX, T) {
         Ok((st, b)) if st.code == Code::Success => Ok(b),
         Ok((st, _)) => Err(LabError::Failed(format!(
@@ -287,14 +321,14 @@ fn recv(ep: &mut Endpoint, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabErr
 }
 
 /// Waits for request `r`, which involves `peer`, in slices as [`recv`] does.
-fn wait(ep: &mut Endpoint, peer: PeerId, r: Request) -> Result<Completion, LabError> {
+fn wait<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, r: Request) -> Result<Completion, LabError> {
     wait_within(ep, peer, r, T)?
         .ok_or_else(|| LabError::Failed("the peer stopped answering (30 s)".into()))
 }
 
 /// [`wait`] for at most `limit`: `None` if `r` is still pending then.
-fn wait_within(
-    ep: &mut Endpoint,
+fn wait_within<C: Codec>(
+    ep: &mut Endpoint<C>,
     peer: PeerId,
     r: Request,
     limit: Duration,
@@ -323,7 +357,7 @@ fn wait_within(
 
 /// Serves one client on `ep` (whose address the caller has published): receives the
 /// plan, runs it, says goodbye.
-pub fn serve(ep: &mut Endpoint) -> Result<(), LabError> {
+pub fn serve<C: Codec>(ep: &mut Endpoint<C>) -> Result<(), LabError> {
     let r = ep
         .irecv(RecvBuf::One(vec![0; 4096]), HELLO, u64::MAX, 0)
         .map_err(mx)?;
@@ -370,8 +404,8 @@ pub struct MxRow {
 ///
 /// `on_row` sees each length's row as soon as it is measured, so a failure later in the
 /// plan loses nothing already measured.
-pub fn client(
-    ep: &mut Endpoint,
+pub fn client<C: Codec>(
+    ep: &mut Endpoint<C>,
     peer: PeerId,
     plan: &Plan,
     on_row: &mut dyn FnMut(&MxRow),
@@ -397,8 +431,8 @@ pub fn client(
 }
 
 /// Runs the plan on either side; the client's side returns the measurements.
-fn run_plan(
-    ep: &mut Endpoint,
+fn run_plan<C: Codec>(
+    ep: &mut Endpoint<C>,
     peer: PeerId,
     plan: &Plan,
     is_client: bool,

@@ -13,7 +13,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::engine::{DirectRecv, Engine, Handled, Request};
+use crate::engine::{Codec, DirectRecv, Engine, Handled, Mx, Request};
 
 #[derive(Clone, Copy, Debug)]
 pub struct NetConfig {
@@ -52,9 +52,9 @@ impl NetConfig {
 /// Frames in flight: (delivery time, tie-break, destination, source, bytes).
 type InFlight = Reverse<(u64, u64, usize, usize, Vec<u8>)>;
 
-pub struct TestNet {
+pub struct TestNet<C: Codec = Mx> {
     pub now: u64,
-    pub engines: Vec<Engine<usize>>,
+    pub engines: Vec<Engine<usize, C>>,
     cfg: NetConfig,
     queue: BinaryHeap<InFlight>,
     held: HashMap<(usize, usize), VecDeque<Vec<u8>>>,
@@ -71,8 +71,8 @@ pub struct TestNet {
     pub direct: HashMap<usize, DirectRecv>,
 }
 
-impl TestNet {
-    pub fn new(cfg: NetConfig, engines: Vec<Engine<usize>>) -> TestNet {
+impl<C: Codec> TestNet<C> {
+    pub fn new(cfg: NetConfig, engines: Vec<Engine<usize, C>>) -> Self {
         let mtu = engines.iter().map(|e| e.config().mtu).max().unwrap_or(0);
         TestNet {
             now: 1,
@@ -235,7 +235,7 @@ impl TestNet {
     }
 
     /// Runs until `done` holds or `limit_ns` of simulated time passes; returns `done`.
-    pub fn run_until(&mut self, limit_ns: u64, mut done: impl FnMut(&mut TestNet) -> bool) -> bool {
+    pub fn run_until(&mut self, limit_ns: u64, mut done: impl FnMut(&mut Self) -> bool) -> bool {
         let end = self.now + limit_ns;
         loop {
             if done(self) {

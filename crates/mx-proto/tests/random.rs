@@ -9,7 +9,7 @@ mod common;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use common::*;
-use myrix_mx_proto::engine::{Code, Config, Request};
+use myrix_mx_proto::engine::{Code, Codec, Config, Mx, Request};
 use myrix_mx_proto::testnet::NetConfig;
 use myrix_mx_proto::RecvBuf;
 use rand::seq::SliceRandom;
@@ -91,8 +91,12 @@ fn assert_sender_order<K: std::fmt::Debug>(order: HashMap<K, Vec<(usize, usize, 
     }
 }
 
-#[allow(clippy::type_complexity)]
 fn run(loss: f64, messages: usize, seed: u64) {
+    run_with::<Mx>(loss, messages, seed, Config::default());
+}
+
+#[allow(clippy::type_complexity)]
+fn run_with<C: Codec>(loss: f64, messages: usize, seed: u64, cfg: Config) {
     let n = 3;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let net = if loss == 0.0 {
@@ -102,9 +106,9 @@ fn run(loss: f64, messages: usize, seed: u64) {
     };
     let cfg = Config {
         resend_ns: 5_000_000,
-        ..Config::default()
+        ..cfg
     };
-    let (mut t, peers) = mesh(n, &cfg, net);
+    let (mut t, peers) = mesh_with::<C>(n, &cfg, net);
 
     let mut msgs = Vec::new();
     let mut actions = Vec::new();
@@ -284,6 +288,25 @@ fn randomized_messages_no_loss() {
 #[test]
 fn randomized_messages_one_percent_loss() {
     run(0.01, 3000, 2);
+}
+
+/// The same in Open-MX's frames: at its 9000-byte MTU (mediums in 8 KiB fragments up to
+/// 32 KiB, rendezvous above) with 5% loss, and at 1500 bytes with 20%; synchronous sends
+/// by rendezvous.
+#[test]
+fn randomized_messages_open_mx_frames_with_loss() {
+    let cfg = Config {
+        mtu: myrix_wire::codec::omx::MTU,
+        ..Config::default()
+    };
+    run_with::<myrix_wire::codec::Omx>(0.05, 2000, 7, cfg.clone());
+    // And on a 1500-byte link: mediums of one frame, longer messages by rendezvous.
+    let small = Config {
+        mtu: 1514,
+        medium_max: 1514 - myrix_wire::codec::Omx::head_len(myrix_wire::mx::Kind::Medium),
+        ..Config::default()
+    };
+    run_with::<myrix_wire::codec::Omx>(0.20, 1500, 8, small);
 }
 
 #[test]

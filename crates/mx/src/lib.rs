@@ -6,7 +6,10 @@
 //! * [`endpoint`] — the application's API: an engine driven over a transport, progress
 //!   inside the calls or from a progress thread, and other protocols served beside MX
 //!   on the same transport ([`protocol`]).
-//! * [`transport`] — `self`, `shm`, `udp` and `eth` (raw Ethernet): moving frames.
+//! * [`transport`] — `self`, `shm`, `udp` and `eth`/`omx` (raw Ethernet, in myrix's or
+//!   Open-MX's frames): moving frames.
+//! * [`capture`] — every frame an endpoint sends and receives, to a pcap file
+//!   (`MYRIX_PCAP`).
 //! * [`raw`] — receives into raw caller memory (for a C ABI).
 //! * [`sys`] — the operating system calls that are neither a transport nor the
 //!   endpoint (pinning to a CPU).
@@ -20,13 +23,14 @@
 
 #![deny(unsafe_code)]
 
+pub mod capture;
 pub mod endpoint;
 pub mod protocol;
 pub mod raw;
 pub mod sys;
 pub mod transport;
 
-pub use endpoint::{Completion, Endpoint, MxError, ProgressThread};
+pub use endpoint::{Completion, Endpoint, MxError, OmxEndpoint, ProgressThread};
 pub use myrix_mx_proto::{addr, engine, reliability, testnet};
 pub use myrix_mx_proto::{
     AddrError, Code, Config, DirectRecv, EndpointAddr, Engine, Error, Handled, HandlerAction, Lent,

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use myrix_mx::{Code, Endpoint, MxError, RecvBuf};
+use myrix_mx::engine::Codec;
+use myrix_mx::{Code, Endpoint, MxError, OmxEndpoint, RecvBuf};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -11,7 +12,7 @@ fn pattern(len: usize) -> Vec<u8> {
 }
 
 /// Every message class both ways between `a` and `b`.
-fn exchange(mut a: Endpoint, mut b: Endpoint) {
+fn exchange<C: Codec>(mut a: Endpoint<C>, mut b: Endpoint<C>) {
     let (pa, pb) = pair(&mut a, &mut b);
     for len in [
         0,
@@ -82,6 +83,44 @@ fn raw_ethernet_on_loopback() {
     };
     assert!(a.addr().to_string().contains("@eth:000000000000"));
     exchange(a, Endpoint::open("eth:lo", 2, 7).unwrap());
+}
+
+/// Open-MX's frames on the loopback interface (root, as above); synchronous sends too
+/// (they go by rendezvous in this layout).
+#[test]
+fn open_mx_frames_on_loopback() {
+    let mut a = match OmxEndpoint::open_omx("omx:lo", 1, 7) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("skipped: no raw Ethernet socket here ({e})");
+            return;
+        }
+    };
+    assert!(a.addr().to_string().contains("@omx:000000000000"));
+    assert!(
+        Endpoint::open("omx:lo", 1, 7).is_err(),
+        "Open-MX frames need an OmxEndpoint"
+    );
+    let mut b = OmxEndpoint::open_omx("omx:lo", 2, 7).unwrap();
+    let (pa, _) = pair(&mut a, &mut b);
+    let r = b.irecv(RecvBuf::One(vec![0; 8]), 5, u64::MAX, 0).unwrap();
+    let s = a.issend(pa, &[b"in sync"], 5, 0).unwrap();
+    let start = std::time::Instant::now();
+    let (mut sd, mut rd) = (None, None);
+    while sd.is_none() || rd.is_none() {
+        assert!(start.elapsed() < T, "issend stuck");
+        if sd.is_none() {
+            sd = a.test(s).unwrap();
+        }
+        if rd.is_none() {
+            rd = b.test(r).unwrap();
+        } else {
+            b.progress().unwrap();
+        }
+    }
+    assert_eq!(rd.unwrap().0.xfer_len, 7);
+    assert_eq!(sd.unwrap().0.code, Code::Success);
+    exchange(a, b);
 }
 
 #[test]
@@ -207,7 +246,10 @@ fn shm_frames_sent_before_close_arrive() {
 }
 
 /// Connects two endpoints to each other; returns each one's id for the other.
-fn pair(a: &mut Endpoint, b: &mut Endpoint) -> (myrix_mx::PeerId, myrix_mx::PeerId) {
+fn pair<C: Codec>(
+    a: &mut Endpoint<C>,
+    b: &mut Endpoint<C>,
+) -> (myrix_mx::PeerId, myrix_mx::PeerId) {
     let ca = a.iconnect(&b.addr().clone(), 7).unwrap();
     let cb = b.iconnect(&a.addr().clone(), 7).unwrap();
     let (mut pa, mut pb) = (None, None);

@@ -76,8 +76,16 @@ impl Ep {
         if let Some(n) = lock(&self.book).by_id.get(&p) {
             return *n;
         }
-        let eid = self.mx.peer_identity(p).map_or(0, |(_, e)| e);
-        let name = PeerName { nic: self.nic, eid };
+        // Over shared memory every peer is on this host's board (the engine's NIC id
+        // there is the host's, not a board's); over raw Ethernet the engine's NIC id
+        // is the peer's MAC.
+        let eth = self.mx.addr().transport() == "eth";
+        let (nic, eid) = match self.mx.peer_identity(p) {
+            Some((n, e)) if eth => (n, e),
+            Some((_, e)) => (self.nic, e),
+            None => (self.nic, 0),
+        };
+        let name = PeerName { nic, eid };
         lock(&self.book).insert(p, name);
         name
     }
@@ -93,9 +101,31 @@ impl Ep {
         make(n.nic, n.eid, self.inst, Some(p), session)
     }
 
-    /// The `myrix-mx` address of endpoint `eid` on the board with NIC id `nic`; only
-    /// boards of this host are reachable (over shared memory).
+    /// The `myrix-mx` address of endpoint `eid` on the board with NIC id `nic`: over
+    /// shared memory, boards of this host; over raw Ethernet (`MYRIX_MX_TRANSPORT=eth`),
+    /// every NIC id of the peer table (its MAC).
     fn target(&self, nic: u64, eid: u8, what: &str) -> Result<EndpointAddr, mx_return_t> {
+        let own = self.mx.addr();
+        if own.transport() == "eth" {
+            if (nic, eid) == (self.nic, self.eid) {
+                return Ok(own.clone());
+            }
+            if naming::hostname_of(nic).is_none() {
+                return Err(self.fail(
+                    ret::NIC_NOT_FOUND,
+                    &format!(
+                        "{what}: NIC {} is not in the peer table",
+                        naming::format_mac(nic)
+                    ),
+                ));
+            }
+            return Ok(EndpointAddr {
+                nic,
+                endpoint: eid,
+                session: 0,
+                locator: format!("eth:{:012x}", nic),
+            });
+        }
         if naming::local_board(nic).is_none() {
             let code = if naming::hostname_of(nic).is_some() {
                 ret::CONNECTION_FAILED
@@ -105,12 +135,11 @@ impl Ep {
             return Err(self.fail(
                 code,
                 &format!(
-                    "{what}: NIC {} is not a board of this host (only local peers are reachable)",
+                    "{what}: NIC {} is not a board of this host (only local peers are reachable; MYRIX_MX_TRANSPORT=eth reaches others)",
                     naming::format_mac(nic)
                 ),
             ));
         }
-        let own = self.mx.addr();
         if eid == self.eid {
             return Ok(own.clone());
         }

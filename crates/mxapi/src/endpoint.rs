@@ -299,8 +299,16 @@ fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<Endpoint, MxError> 
     if let Some(m) = p.unexp_max {
         cfg.unexpected_max = m.max(1) as usize;
     }
-    let _ = board;
-    Endpoint::open_with("shm", eid, key, cfg)
+    // `MYRIX_MX_TRANSPORT=eth`: an endpoint on an Ethernet board opens raw Ethernet on
+    // that interface and reaches the peer table's NIC ids on other hosts; otherwise
+    // every endpoint is a shared-memory one (peers of this host only).
+    let eth = std::env::var("MYRIX_MX_TRANSPORT").is_ok_and(|t| t == "eth");
+    match naming::board(board) {
+        Some(b) if eth && b.iface != "local" => {
+            Endpoint::open_with(&format!("eth:{}", b.iface), eid, key, cfg)
+        }
+        _ => Endpoint::open_with("shm", eid, key, cfg),
+    }
 }
 
 #[no_mangle]

@@ -290,3 +290,89 @@ fn ping_pong_between_two_processes_over_shared_memory() {
         "{rest}"
     );
 }
+
+/// The C ping-pong between the two namespaces of `.ci/netns.sh` (a veth pair with loss,
+/// duplication and reordering), over raw Ethernet: `MYRIX_MX_TRANSPORT=eth`, each side's
+/// board its veth, the peer table from a peers file naming both MACs. Skipped, saying
+/// so, where the namespaces are not set up (`MYRIX_NETNS=1`, as `.ci/run` sets).
+#[test]
+fn ping_pong_across_namespaces_over_raw_ethernet() {
+    use std::io::{BufRead, BufReader};
+    if std::env::var_os("MYRIX_NETNS").is_none() {
+        eprintln!(
+            "skipped: no namespaces (run `bash .ci/netns.sh up` as root and set MYRIX_NETNS=1)"
+        );
+        return;
+    }
+    let exe = build("pingpong");
+    let mac = |ns: &str, iface: &str| {
+        let o = Command::new("ip")
+            .args(["netns", "exec", ns, "cat"])
+            .arg(format!("/sys/class/net/{iface}/address"))
+            .output()
+            .expect("ip netns exec");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let peers = std::env::temp_dir().join(format!("myrix-peers-{}", std::process::id()));
+    std::fs::write(
+        &peers,
+        format!(
+            "{} ns-a:0\n{} ns-b:0\n",
+            mac("myrix-a", "myrix-va"),
+            mac("myrix-b", "myrix-vb")
+        ),
+    )
+    .unwrap();
+    let side = |ns: &str, iface: &str| {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns])
+            .arg(&exe)
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("MX_ERRORS_ARE_FATAL")
+            .env_remove("OMX_FATAL_ERRORS")
+            .env("MYRIX_MX_TRANSPORT", "eth")
+            .env("MYRIX_MX_IFACES", iface)
+            .env("MYRIX_MX_PEERS", &peers)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    };
+    let mut recv = side("myrix-a", "myrix-va")
+        .arg("recv")
+        .spawn()
+        .expect("receiver");
+    let mut lines = BufReader::new(recv.stdout.take().expect("piped"));
+    let mut first = String::new();
+    lines
+        .read_line(&mut first)
+        .expect("the receiver's first line");
+    let words: Vec<&str> = first.split_whitespace().collect();
+    assert!(
+        matches!(words.as_slice(), ["eid", _, "host", _]),
+        "{first:?}"
+    );
+    let mut send = side("myrix-b", "myrix-vb");
+    send.args(["send", "ns-a:0", words[1]]);
+    let o = run(send, Duration::from_secs(120));
+    let (sender, err) = text(&o);
+    let end = Instant::now() + Duration::from_secs(60);
+    while recv.try_wait().expect("waiting").is_none() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = recv.kill();
+    let status = recv.wait().expect("receiver status");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut lines, &mut rest).expect("receiver output");
+    let _ = std::fs::remove_file(&peers);
+    assert!(o.status.success(), "sender: {:?} {sender} {err}", o.status);
+    assert!(status.success(), "receiver: {status:?} {rest}");
+    assert!(
+        sender.contains("sender ok: 6097695 bytes each way"),
+        "{sender}"
+    );
+    assert!(
+        rest.contains("receiver ok: 6097695 bytes each way"),
+        "{rest}"
+    );
+}

@@ -10,11 +10,42 @@
 
 use crate::mx::{self, Body, Error, Header, Kind, Repr, WholeEager};
 
+pub mod omx;
+pub use omx::Omx;
+
 /// A frame layout for MX's events; see the module docs.
 pub trait Codec {
     /// Bytes before a whole eager message's data: what [`Codec::emit_whole_eager`]
     /// writes.
     const EAGER_HEAD: usize;
+
+    /// The whole-eager fast paths ([`Codec::parse_whole_eager`],
+    /// [`Codec::emit_whole_eager`]) may be used: every eager kind's head is
+    /// `EAGER_HEAD` bytes.
+    const FAST_PATHS: bool = true;
+
+    /// Eager frames carry the sender's handle for a notify (a synchronous send's);
+    /// without it, synchronous sends go by rendezvous.
+    const EAGER_NOTIFY: bool = true;
+
+    /// The header's `session` is the receiver's (Open-MX: the sender puts the session
+    /// its peer announced at connect, the receiver checks it is its own) rather than
+    /// the sender's (myrix). Connect requests and replies carry the sender's either way.
+    const RECEIVER_SESSION: bool = false;
+
+    /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
+    #[inline(always)]
+    fn carries_ack(_kind: Kind) -> bool {
+        true
+    }
+
+    /// Frames of `kind` carry the header's session and source endpoint; when not, the
+    /// engine knows the sender by the peer index and NIC id alone (and the frame's
+    /// request handle).
+    #[inline(always)]
+    fn carries_session(_kind: Kind) -> bool {
+        true
+    }
 
     /// Bytes before the data of a frame of `kind` (all of it for kinds without data).
     fn head_len(kind: Kind) -> usize;

@@ -97,7 +97,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             nic: self.nic,
             src_endpoint: self.endpoint,
             dst_endpoint: p.endpoint,
-            session: p.my_session,
+            session: if C::RECEIVER_SESSION {
+                p.session
+            } else {
+                p.my_session
+            },
             seq,
             ack: p.rel.ack(),
         }
@@ -155,11 +159,18 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         lent: Lent<'_>,
     ) -> Option<(L, usize)> {
         let tx = self.txq.pop_front()?;
+        // Every frame carries the ack, but where the layout has no room for it.
+        let carries_ack = match tx {
+            Tx::Pull { .. } => C::carries_ack(Kind::Pull),
+            Tx::PullReply { .. } => C::carries_ack(Kind::PullReply),
+            _ => true,
+        };
         let (peer, n) = self.emit(now, tx, buf, lent)?;
         self.stats.frames_out += 1;
         let p = &mut self.peers[peer as usize];
-        // Every frame carries the ack.
-        p.rel.piggybacked();
+        if carries_ack {
+            p.rel.piggybacked();
+        }
         Some((p.loc.clone(), n))
     }
 
@@ -243,6 +254,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 let (peer, key) = (r.peer, r.key);
                 let mut h = self.header(peer, 0);
                 h.peer_index = NO_PEER;
+                h.session = self.peers[peer as usize].my_session;
                 let body = Body::Connect {
                     key,
                     index: peer,
@@ -262,6 +274,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             } => {
                 let mut h = self.header(peer, 0);
                 h.peer_index = NO_PEER;
+                h.session = self.peers[peer as usize].my_session;
                 let body = Body::ConnectReply {
                     status,
                     index: peer,

@@ -160,13 +160,21 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         &self,
         bytes: &'b [u8],
     ) -> Option<(WholeEager<'b>, usize)> {
+        if !C::FAST_PATHS {
+            return None;
+        }
         let m = Self::read_whole_eager(bytes)?;
         let hd = &m.header;
         let pi = hd.peer_index as usize;
         let known = self.peers.get(pi).is_some_and(|p| {
             p.nic == hd.nic
                 && p.endpoint == hd.src_endpoint
-                && p.session == hd.session
+                && hd.session
+                    == if C::RECEIVER_SESSION {
+                        p.my_session
+                    } else {
+                        p.session
+                    }
                 && p.rx_current.is_none()
         });
         if !known || hd.dst_endpoint != self.endpoint || m.handle != NO_HANDLE {

@@ -235,18 +235,25 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             _ => {}
         }
         let pi = h.peer_index as usize;
+        let kind = repr.body.kind();
         let ok = self.peers.get(pi).is_some_and(|p| {
-            p.nic == h.nic && p.endpoint == h.src_endpoint && p.session == h.session
+            let session = if C::RECEIVER_SESSION {
+                p.my_session
+            } else {
+                p.session
+            };
+            p.nic == h.nic
+                && (!C::carries_session(kind)
+                    || (p.endpoint == h.src_endpoint && session == h.session))
         });
         if !ok {
             self.stats.stale_frames += 1;
             return Handled::Dropped;
         }
         let peer = pi as u16;
-        if !self.cfg.reliable_transport {
+        if !self.cfg.reliable_transport && C::carries_ack(kind) {
             self.on_ack(peer, h.ack);
         }
-        let kind = repr.body.kind();
         if !kind.sequenced() {
             self.on_unsequenced(now, peer, &repr.body);
             return Handled::Accepted;

@@ -72,7 +72,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         match_info: u64,
         buf: &mut [u8],
     ) -> Option<(L, usize)> {
-        if !self.cfg.reliable_transport || !self.txq.is_empty() {
+        if !C::FAST_PATHS || !self.cfg.reliable_transport || !self.txq.is_empty() {
             return None;
         }
         let len: usize = segments.iter().map(|s| s.len()).sum();
@@ -247,7 +247,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 continue;
             };
             let len = r.msg_len;
-            let large = len > self.cfg.medium_max;
+            // A layout without a notify handle in eager frames sends synchronous
+            // messages by rendezvous.
+            let large = len > self.cfg.medium_max || (r.need_notify && !C::EAGER_NOTIFY);
             let frames = if large { 1 } else { len.div_ceil(frag).max(1) };
             if !p.rel.has_room(frames, &self.reliability) {
                 return;

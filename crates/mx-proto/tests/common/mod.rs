@@ -1,7 +1,7 @@
 //! Shared set-up for the engine tests: engines on a test network, connected pairwise.
 #![allow(dead_code)]
 
-use myrix_mx_proto::engine::{Code, Config, Engine, PeerId, Request, Status};
+use myrix_mx_proto::engine::{Code, Codec, Config, Engine, Mx, PeerId, Request, Status};
 use myrix_mx_proto::testnet::{NetConfig, TestNet};
 use myrix_mx_proto::RecvBuf;
 
@@ -12,15 +12,30 @@ pub fn nic(i: usize) -> u64 {
 }
 
 pub fn engines(n: usize, cfg: &Config) -> Vec<Engine<usize>> {
+    engines_with::<Mx>(n, cfg)
+}
+
+/// [`engines`] in frame layout `C`.
+pub fn engines_with<C: Codec>(n: usize, cfg: &Config) -> Vec<Engine<usize, C>> {
     (0..n)
-        .map(|i| Engine::new(cfg.clone(), nic(i), 0, KEY, 0x1000 + i as u32))
+        .map(|i| Engine::with_codec(cfg.clone(), nic(i), 0, KEY, 0x1000 + i as u32))
         .collect()
 }
 
 #[allow(clippy::needless_range_loop)]
 /// A network of `n` engines, each connected to every other; `peers[a][b]` is b as a sees it.
 pub fn mesh(n: usize, cfg: &Config, net: NetConfig) -> (TestNet, Vec<Vec<PeerId>>) {
-    let mut t = TestNet::new(net, engines(n, cfg));
+    mesh_with::<Mx>(n, cfg, net)
+}
+
+#[allow(clippy::needless_range_loop)]
+/// [`mesh`] in frame layout `C`.
+pub fn mesh_with<C: Codec>(
+    n: usize,
+    cfg: &Config,
+    net: NetConfig,
+) -> (TestNet<C>, Vec<Vec<PeerId>>) {
+    let mut t = TestNet::new(net, engines_with::<C>(n, cfg));
     let mut peers = vec![vec![PeerId(u16::MAX); n]; n];
     for a in 0..n {
         for b in 0..n {
@@ -38,11 +53,11 @@ pub fn mesh(n: usize, cfg: &Config, net: NetConfig) -> (TestNet, Vec<Vec<PeerId>
 }
 
 /// Steps the network until request `r` of engine `e` completes.
-pub fn wait(t: &mut TestNet, e: usize, r: Request) -> Status {
+pub fn wait<C: Codec>(t: &mut TestNet<C>, e: usize, r: Request) -> Status {
     wait_buf(t, e, r).0
 }
 
-pub fn wait_buf(t: &mut TestNet, e: usize, r: Request) -> (Status, Option<RecvBuf>) {
+pub fn wait_buf<C: Codec>(t: &mut TestNet<C>, e: usize, r: Request) -> (Status, Option<RecvBuf>) {
     let mut out = None;
     let ok = t.run_until(60_000_000_000, |t| {
         if let Some(x) = t.engines[e].test(r).unwrap() {

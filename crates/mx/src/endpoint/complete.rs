@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use super::spin::Spin;
 use super::{Completion, Endpoint, MxError};
+use crate::engine::Codec;
 use crate::engine::{self, DirectRecv, Lent, PeerId, RecvBuf, Request, Status};
 
-impl Endpoint {
+impl<C: Codec> Endpoint<C> {
     /// Completion of a request, if it completed; the request is released.
     pub fn test(&mut self, r: Request) -> Result<Option<Completion>, MxError> {
         if let Some(c) = self.engine.test(r)? {

@@ -34,14 +34,16 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use crate::addr::EndpointAddr;
+use crate::capture::{self, Capture, Framing};
 use crate::engine::{
-    self, Code, Config, DirectRecv, Engine, Handled, Lent, PeerId, RecvBuf, Request, Stats, Status,
-    UnexpectedHandler,
+    self, Code, Codec, Config, DirectRecv, Engine, Handled, Lent, PeerId, RecvBuf, Request, Stats,
+    Status, UnexpectedHandler,
 };
 use crate::protocol::Protocol;
 use crate::transport::{
     eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport, Verdict,
 };
+use myrix_wire::codec::{Mx, Omx};
 use myrix_wire::protocol as tag;
 
 mod complete;
@@ -59,7 +61,7 @@ pub enum MxError {
     Engine(#[from] engine::Error),
     #[error("transport: {0}")]
     Io(#[from] io::Error),
-    #[error("bad board {0:?}: expected self, shm, or udp:HOST:PORT")]
+    #[error("bad board {0:?}: expected self, shm, udp:HOST:PORT, eth:IFNAME or (an OmxEndpoint) omx:IFNAME")]
     Board(String),
     #[error("cannot reach {0}: the transport differs from this endpoint's")]
     Transport(String),
@@ -76,8 +78,10 @@ pub enum MxError {
 /// A completion: status, and the buffer of a receive.
 pub type Completion = (Status, Option<RecvBuf>);
 
-pub struct Endpoint {
-    engine: Engine<Loc>,
+/// An endpoint whose frames are in layout `C`: myrix's own ([`Mx`], every board but
+/// `omx:`) or Open-MX's ([`Omx`], raw Ethernet on an `omx:` board: [`OmxEndpoint`]).
+pub struct Endpoint<C: Codec = Mx> {
+    engine: Engine<Loc, C>,
     transport: AnyTransport,
     addr: EndpointAddr,
     epoch: Instant,
@@ -94,6 +98,8 @@ pub struct Endpoint {
     /// The peer a blocking receive waits for ([`Endpoint::recv_from`]): found gone, the
     /// wait ends.
     watch: Option<PeerId>,
+    /// Every frame sent and received, written to a pcap file ([`crate::capture`]).
+    capture: Option<Box<Capture>>,
 }
 
 /// What a lossless transport does with a frame the engine had no room for.
@@ -103,6 +109,34 @@ fn verdict(h: Handled) -> Verdict {
         Verdict::Busy
     } else {
         Verdict::Taken
+    }
+}
+
+/// A poll of `t` with each frame recorded by `c` before `handle` takes it.
+#[cold]
+#[inline(never)]
+fn poll_captured<F: FnMut(&Loc, &[u8]) -> Verdict>(
+    t: &mut AnyTransport,
+    c: &mut Capture,
+    mut handle: F,
+) -> io::Result<usize> {
+    t.poll_recv(64, |from, frame| {
+        c.received(from, frame);
+        handle(from, frame)
+    })
+}
+
+/// How a transport's frames are captured.
+fn framing(t: &AnyTransport) -> Framing {
+    use myrix_wire::pcap::Transport as T;
+    match t {
+        AnyTransport::Loopback(_) => Framing::Pseudo(T::Loopback),
+        AnyTransport::Shm(_) => Framing::Pseudo(T::Shm),
+        AnyTransport::Udp(_) => Framing::Pseudo(T::Udp),
+        AnyTransport::Eth(e) => Framing::Eth {
+            mac: e.mac(),
+            whole: e.whole(),
+        },
     }
 }
 
@@ -131,16 +165,75 @@ fn random_nic() -> u64 {
     (rand::thread_rng().gen::<u64>() & 0xfcff_ffff_ffff) | 0x0200_0000_0000
 }
 
+/// The peer id from a completed connect request, or why it failed.
+fn connected(peer: &EndpointAddr, st: Status) -> Result<PeerId, MxError> {
+    if st.code == Code::Success {
+        Ok(st.source)
+    } else {
+        Err(MxError::Connect {
+            addr: peer.to_string(),
+            code: st.code,
+        })
+    }
+}
+
+/// An endpoint speaking Open-MX's frames on raw Ethernet (`omx:IFNAME`).
+pub type OmxEndpoint = Endpoint<Omx>;
+
 impl Endpoint {
-    /// Opens endpoint `id` on a board: `self`, `shm`, or `udp:HOST:PORT` (port 0 picks
-    /// one). Peers must present `key` to connect.
+    /// Opens endpoint `id` on a board: `self`, `shm`, `udp:HOST:PORT` (port 0 picks
+    /// one) or `eth:IFNAME` (raw Ethernet in myrix's frames). Peers must present `key`
+    /// to connect. (`omx:IFNAME`, raw Ethernet in Open-MX's frames, is
+    /// [`OmxEndpoint::open_omx`].)
     pub fn open(board: &str, id: u8, key: u32) -> Result<Endpoint, MxError> {
         Self::open_with(board, id, key, Config::default())
     }
 
     /// As [`Endpoint::open`], with protocol parameters (the MTU and reliability are
     /// taken from the transport).
-    pub fn open_with(board: &str, id: u8, key: u32, mut cfg: Config) -> Result<Endpoint, MxError> {
+    pub fn open_with(board: &str, id: u8, key: u32, cfg: Config) -> Result<Endpoint, MxError> {
+        if board.starts_with("omx:") {
+            return Err(MxError::Board(format!(
+                "{board} (Open-MX's frames: open it as an OmxEndpoint)"
+            )));
+        }
+        Self::open_codec(board, id, key, cfg)
+    }
+
+    /// The peer id from a completed connect request (of any layout's endpoint), or
+    /// why it failed.
+    pub fn connected(peer: &EndpointAddr, st: Status) -> Result<PeerId, MxError> {
+        connected(peer, st)
+    }
+}
+
+impl OmxEndpoint {
+    /// Opens endpoint `id` on `omx:IFNAME`: raw Ethernet frames in Open-MX's layout
+    /// (`myrix_wire::codec::Omx`); the NIC id is the interface's MAC address.
+    pub fn open_omx(board: &str, id: u8, key: u32) -> Result<OmxEndpoint, MxError> {
+        Self::open_omx_with(board, id, key, Config::default())
+    }
+
+    /// As [`OmxEndpoint::open_omx`], with protocol parameters. Mediums are sent in
+    /// Open-MX's 8 KiB fragment slots; where the link's MTU is too small for one, a
+    /// medium is one frame and longer messages go by rendezvous.
+    pub fn open_omx_with(
+        board: &str,
+        id: u8,
+        key: u32,
+        cfg: Config,
+    ) -> Result<OmxEndpoint, MxError> {
+        if !board.starts_with("omx:") {
+            return Err(MxError::Board(format!(
+                "{board} (an OmxEndpoint opens omx:IFNAME)"
+            )));
+        }
+        Self::open_codec(board, id, key, cfg)
+    }
+}
+
+impl<C: Codec> Endpoint<C> {
+    fn open_codec(board: &str, id: u8, key: u32, mut cfg: Config) -> Result<Self, MxError> {
         let session: u32 = rand::thread_rng().gen_range(1..=u32::MAX);
         let (transport, nic): (AnyTransport, u64) = match board {
             "self" | "self:" => (AnyTransport::Loopback(Loopback::default()), host_nic()),
@@ -152,14 +245,28 @@ impl Endpoint {
                 let t = Udp::bind(&b[4..], None)?;
                 (AnyTransport::Udp(t), random_nic())
             }
-            b if b.starts_with("eth:") => {
-                // Several endpoints share the interface's address: each gets its own id.
-                let t = Eth::open(&b[4..])?;
-                (AnyTransport::Eth(t), random_nic())
+            b if b.starts_with("eth:") || b.starts_with("omx:") => {
+                // As in Open-MX, the NIC id is the interface's MAC (so a peer table of
+                // MACs finds endpoints); endpoints on one interface differ by their id.
+                let t = Eth::open(&b[4..], b.starts_with("omx:"))?;
+                let m = t.mac();
+                let nic = u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]]);
+                (AnyTransport::Eth(t), nic)
             }
             _ => return Err(MxError::Board(board.to_string())),
         };
         cfg.mtu = transport.mtu();
+        if board.starts_with("omx:") {
+            // Medium fragment i starts at i × 8 KiB in Open-MX: with a smaller MTU, a
+            // medium is a single frame.
+            let room = cfg
+                .mtu
+                .saturating_sub(C::head_len(myrix_wire::mx::Kind::Medium));
+            cfg.medium_frag = myrix_wire::codec::omx::MEDIUM_FRAG;
+            if room < cfg.medium_frag {
+                cfg.medium_max = cfg.medium_max.min(room);
+            }
+        }
         cfg.reliable_transport = transport.reliable();
         let addr = EndpointAddr {
             nic,
@@ -169,8 +276,15 @@ impl Endpoint {
         };
         let mtu = cfg.mtu;
         let cfg_reliable = cfg.reliable_transport;
+        let capture = match std::env::var_os(capture::ENV) {
+            Some(p) if !p.is_empty() => {
+                let path = capture::expand(&p.to_string_lossy());
+                Some(Box::new(Capture::open(&path, framing(&transport))?))
+            }
+            _ => None,
+        };
         Ok(Endpoint {
-            engine: Engine::new(cfg, nic, id, key, session),
+            engine: Engine::with_codec(cfg, nic, id, key, session),
             transport,
             addr,
             epoch: Instant::now(),
@@ -182,7 +296,16 @@ impl Endpoint {
             last_now: 1,
             others: Vec::new(),
             watch: None,
+            capture,
         })
+    }
+
+    /// Starts writing every frame this endpoint sends and receives to the pcap file
+    /// `path` (see [`crate::capture`]); `MYRIX_PCAP=FILE` does it for every endpoint a
+    /// process opens.
+    pub fn capture_to(&mut self, path: &std::path::Path) -> Result<(), MxError> {
+        self.capture = Some(Box::new(Capture::open(path, framing(&self.transport))?));
+        Ok(())
     }
 
     /// The protocol parameters in force (message class limits and the like).
@@ -230,14 +353,19 @@ impl Endpoint {
         let now = self.clock(spinning);
         let engine = &mut self.engine;
         let others = &mut self.others;
-        let n = self.transport.poll_recv(64, |from, frame| {
+        let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
                 }
             }
             verdict(engine.handle_frame(now, from, frame))
-        })?;
+        };
+        // Capture off: the loop is the one without it.
+        let n = match self.capture.as_deref_mut() {
+            None => self.transport.poll_recv(64, handle)?,
+            Some(c) => poll_captured(&mut self.transport, c, handle)?,
+        };
         self.after_poll(now, lent)?;
         Ok(n)
     }
@@ -248,14 +376,19 @@ impl Endpoint {
         let now = self.now();
         let engine = &mut self.engine;
         let others = &mut self.others;
-        let n = self.transport.poll_recv(64, |from, frame| {
+        let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
                 }
             }
             verdict(engine.handle_frame_direct(now, from, frame, d))
-        })?;
+        };
+        // Capture off: the loop is the one without it.
+        let n = match self.capture.as_deref_mut() {
+            None => self.transport.poll_recv(64, handle)?,
+            Some(c) => poll_captured(&mut self.transport, c, handle)?,
+        };
         self.after_poll(now, None)?;
         Ok(n)
     }
@@ -304,6 +437,9 @@ impl Endpoint {
                 self.stalled = Some((loc, n));
                 return Ok(());
             }
+            if let Some(c) = &mut self.capture {
+                c.sent(&loc, &self.tx[..n]);
+            }
         }
         loop {
             // Straight into the transport's room (a ring slot) where it has some: a pull
@@ -311,6 +447,9 @@ impl Endpoint {
             if let Some(to) = self.engine.next_transmit_to() {
                 if let Some(room) = self.transport.frame_slot(to)? {
                     if let Some((to, n)) = self.engine.transmit_front(now, room, lent) {
+                        if let Some(c) = &mut self.capture {
+                            c.sent(&to, &room[..n]);
+                        }
                         self.transport.commit_slot(&to, n);
                     }
                     continue;
@@ -322,6 +461,9 @@ impl Endpoint {
             if !self.transport.send(&loc, &self.tx[..n])? {
                 self.stalled = Some((loc, n));
                 return Ok(());
+            }
+            if let Some(c) = &mut self.capture {
+                c.sent(&loc, &self.tx[..n]);
             }
         }
     }
@@ -355,20 +497,8 @@ impl Endpoint {
     ) -> Result<PeerId, MxError> {
         let r = self.iconnect(peer, key)?;
         match self.wait(r, timeout)? {
-            Some((st, _)) => Self::connected(peer, st),
+            Some((st, _)) => connected(peer, st),
             None => Err(MxError::Timeout),
-        }
-    }
-
-    /// The peer id from a completed connect request, or why it failed.
-    pub fn connected(peer: &EndpointAddr, st: Status) -> Result<PeerId, MxError> {
-        if st.code == Code::Success {
-            Ok(st.source)
-        } else {
-            Err(MxError::Connect {
-                addr: peer.to_string(),
-                code: st.code,
-            })
         }
     }
 
@@ -458,6 +588,10 @@ impl Endpoint {
         segments: &[&[u8]],
         match_info: u64,
     ) -> Result<bool, MxError> {
+        // A capture takes the ordinary path, which records what it sends.
+        if self.capture.is_some() {
+            return Ok(false);
+        }
         let Some(loc) = self.engine.peer_location(peer).cloned() else {
             return Ok(false);
         };
@@ -521,7 +655,11 @@ impl Endpoint {
                 let sent = self.transport.send(&loc, &self.tx[..n]);
                 let r = self.engine.fast_sent(peer, segments, match_info, context)?;
                 match sent {
-                    Ok(true) => {}
+                    Ok(true) => {
+                        if let Some(c) = &mut self.capture {
+                            c.sent(&loc, &self.tx[..n]);
+                        }
+                    }
                     Ok(false) => self.stalled = Some((loc, n)),
                     Err(e) => {
                         // The engine counted the send done; the caller gets the error,
@@ -539,7 +677,7 @@ impl Endpoint {
     /// Runs one engine call at the current time, then sends what it queued.
     fn call<T>(
         &mut self,
-        f: impl FnOnce(&mut Engine<Loc>, u64) -> Result<T, engine::Error>,
+        f: impl FnOnce(&mut Engine<Loc, C>, u64) -> Result<T, engine::Error>,
     ) -> Result<T, MxError> {
         let now = self.now();
         let r = f(&mut self.engine, now)?;

@@ -6,6 +6,7 @@ use myrix_wire::protocol as tag;
 
 use super::{Endpoint, MxError};
 use crate::addr::EndpointAddr;
+use crate::engine::Codec;
 use crate::protocol::Protocol;
 use crate::transport::{AnyTransport, Loc, Transport, Verdict};
 
@@ -23,7 +24,7 @@ pub(super) fn offer_other(
     Some(p.handle_frame(now, from, frame))
 }
 
-impl Endpoint {
+impl<C: Codec> Endpoint<C> {
     /// Serves another protocol on this endpoint's transport: frames tagged
     /// `protocol.tag()` go to it from now on, and it sends through the transport.
     /// Refuses MX's own tag and a tag already attached.
@@ -82,6 +83,8 @@ impl Endpoint {
                 };
                 if !self.transport.send(&loc, &self.tx[..n])? {
                     self.stalled = Some((loc, n));
+                } else if let Some(c) = &mut self.capture {
+                    c.sent(&loc, &self.tx[..n]);
                 }
             }
         }

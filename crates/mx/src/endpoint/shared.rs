@@ -6,11 +6,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::Endpoint;
+use crate::engine::Codec;
 
-impl Endpoint {
+impl<C: Codec + Send + 'static> Endpoint<C> {
     /// Shares the endpoint with a progress thread that polls it every `interval` while the
     /// application does not; lock the returned mutex to use the endpoint.
-    pub fn into_shared(self, interval: Duration) -> (Arc<Mutex<Endpoint>>, ProgressThread) {
+    pub fn into_shared(self, interval: Duration) -> (Arc<Mutex<Endpoint<C>>>, ProgressThread) {
         let shared = Arc::new(Mutex::new(self));
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (s2, st2) = (shared.clone(), stop.clone());

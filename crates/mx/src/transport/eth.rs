@@ -11,6 +11,12 @@
 //! frame is preceded by its length (two bytes, big-endian) and the padding is cut off.
 //! Frames may be lost (a full socket buffer, a busy link): the engine's reliability is
 //! on, as for UDP.
+//!
+//! `omx:IFNAME` opens the same transport for Open-MX's frames (`myrix_wire::codec::Omx`):
+//! a frame is then a whole Ethernet frame, its head written by the codec (source MAC,
+//! EtherType, the receiver's peer index) but for the destination MAC, which the
+//! transport sets; no length prefix (Open-MX's layouts carry their lengths), padding to
+//! 60 bytes; at most Open-MX's 9000 bytes. The socket is then `SOCK_RAW`.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -31,6 +37,13 @@ pub struct Eth {
     mtu: usize,
     buf: Vec<u8>,
     out: Vec<u8>,
+    /// Frames are whole Ethernet frames (Open-MX's).
+    whole: bool,
+    /// The interface is the loopback, where the kernel hands a frame to our own MAC
+    /// back to every socket; on other links it leaves and does not come back, so a
+    /// frame to our own MAC (an endpoint talking to itself) is kept here instead.
+    loopback: bool,
+    looped: std::collections::VecDeque<Vec<u8>>,
 }
 
 fn sysfs(ifname: &str, what: &str) -> io::Result<String> {
@@ -62,8 +75,9 @@ fn sockaddr(ifindex: i32, mac: &[u8; 6]) -> libc::sockaddr_ll {
 }
 
 impl Eth {
-    /// Opens a raw socket on interface `ifname` for MX frames.
-    pub fn open(ifname: &str) -> io::Result<Eth> {
+    /// Opens a raw socket on interface `ifname` for MX frames: myrix's (behind a length
+    /// prefix) or, with `whole`, whole Ethernet frames (Open-MX's).
+    pub fn open(ifname: &str, whole: bool) -> io::Result<Eth> {
         let bad = |m: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{ifname}: {m}"));
         let name = CString::new(ifname).map_err(|_| bad("not an interface name"))?;
         // SAFETY: a valid C string.
@@ -83,7 +97,12 @@ impl Eth {
         let fd = unsafe {
             libc::socket(
                 libc::AF_PACKET,
-                libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                if whole {
+                    libc::SOCK_RAW
+                } else {
+                    libc::SOCK_DGRAM
+                } | libc::SOCK_NONBLOCK
+                    | libc::SOCK_CLOEXEC,
                 i32::from(ETHERTYPE.to_be()),
             )
         };
@@ -122,7 +141,11 @@ impl Eth {
                 );
             }
         }
-        let mtu = link_mtu.clamp(128, 65_535) - PREFIX;
+        let mtu = if whole {
+            (link_mtu + ETH_HLEN).clamp(128, myrix_wire::codec::omx::MTU)
+        } else {
+            link_mtu.clamp(128, 65_535) - PREFIX
+        };
         Ok(Eth {
             fd,
             ifindex,
@@ -130,7 +153,16 @@ impl Eth {
             mtu,
             buf: vec![0; 65_536],
             out: vec![0; 65_536],
+            whole,
+            // ARPHRD_LOOPBACK.
+            loopback: sysfs(ifname, "type").ok().as_deref() == Some("772"),
+            looped: Default::default(),
         })
+    }
+
+    /// Frames are whole Ethernet frames (an `omx:` board).
+    pub fn whole(&self) -> bool {
+        self.whole
     }
 
     pub fn mac(&self) -> [u8; 6] {
@@ -145,13 +177,45 @@ impl Eth {
     }
 }
 
+/// Shortest Ethernet frame without its FCS: the link pads shorter ones.
+const ETH_ZLEN: usize = 60;
+
+/// The bytes an Ethernet frame carrying `frame` between `src` and `dst` has on the wire
+/// (appended to `out`), for captures: the Ethernet header, the transport's payload (the
+/// length prefix and `frame`; or, with `whole`, `frame` is a whole Ethernet frame
+/// already, whose MACs are set), padding to 60 bytes.
+pub fn wire_image(dst: &[u8; 6], src: &[u8; 6], whole: bool, frame: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    if whole {
+        out.extend_from_slice(frame);
+        if out.len() - start >= 12 {
+            out[start..start + 6].copy_from_slice(dst);
+            out[start + 6..start + 12].copy_from_slice(src);
+        }
+    } else {
+        out.extend_from_slice(dst);
+        out.extend_from_slice(src);
+        out.extend_from_slice(&ETHERTYPE.to_be_bytes());
+        out.extend_from_slice(&(frame.len() as u16).to_be_bytes());
+        out.extend_from_slice(frame);
+    }
+    let len = out.len() - start;
+    if len < ETH_ZLEN {
+        out.resize(start + ETH_ZLEN, 0);
+    }
+}
+
 fn hex(mac: &[u8; 6]) -> String {
     mac.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Bytes of the Ethernet header.
+const ETH_HLEN: usize = 14;
+
 impl Transport for Eth {
     fn locator(&self) -> String {
-        format!("eth:{}", hex(&self.mac))
+        let t = if self.whole { "omx" } else { "eth" };
+        format!("{t}:{}", hex(&self.mac))
     }
     fn mtu(&self) -> usize {
         self.mtu
@@ -180,15 +244,36 @@ impl Transport for Eth {
                 "frame too long",
             ));
         }
-        self.out[..PREFIX].copy_from_slice(&(frame.len() as u16).to_be_bytes());
-        self.out[PREFIX..PREFIX + frame.len()].copy_from_slice(frame);
+        let len = if self.whole {
+            if frame.len() < ETH_HLEN {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "frame too short",
+                ));
+            }
+            self.out[..frame.len()].copy_from_slice(frame);
+            self.out[..6].copy_from_slice(mac);
+            self.out[6..12].copy_from_slice(&self.mac);
+            let n = frame.len().max(ETH_ZLEN);
+            self.out[frame.len()..n].fill(0);
+            n
+        } else {
+            self.out[..PREFIX].copy_from_slice(&(frame.len() as u16).to_be_bytes());
+            self.out[PREFIX..PREFIX + frame.len()].copy_from_slice(frame);
+            PREFIX + frame.len()
+        };
+        if *mac == self.mac && !self.loopback {
+            let at = if self.whole { 0 } else { PREFIX };
+            self.looped.push_back(self.out[at..len].to_vec());
+            return Ok(true);
+        }
         let sa = sockaddr(self.ifindex, mac);
         // SAFETY: the buffer and the address are valid for the lengths given.
         let r = unsafe {
             libc::sendto(
                 self.fd.as_raw_fd(),
                 self.out.as_ptr() as *const libc::c_void,
-                PREFIX + frame.len(),
+                len,
                 0,
                 &sa as *const libc::sockaddr_ll as *const libc::sockaddr,
                 std::mem::size_of::<libc::sockaddr_ll>() as u32,
@@ -212,6 +297,11 @@ impl Transport for Eth {
     ) -> io::Result<usize> {
         let mut n = 0;
         while n < max {
+            if let Some(f) = self.looped.pop_front() {
+                n += 1;
+                let _ = deliver(&Loc::Eth(self.mac), &f);
+                continue;
+            }
             // SAFETY: sockaddr_ll is plain data.
             let mut sa: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
             let mut sl = std::mem::size_of::<libc::sockaddr_ll>() as u32;
@@ -238,6 +328,17 @@ impl Transport for Eth {
                 continue;
             }
             let got = r as usize;
+            let mut from = [0u8; 6];
+            from.copy_from_slice(&sa.sll_addr[..6]);
+            if self.whole {
+                // The whole frame, its padding too: the layouts carry their lengths.
+                if got <= ETH_HLEN {
+                    continue;
+                }
+                n += 1;
+                let _ = deliver(&Loc::Eth(from), &self.buf[..got]);
+                continue;
+            }
             if got < PREFIX {
                 continue;
             }
@@ -247,8 +348,6 @@ impl Transport for Eth {
                 continue;
             }
             n += 1;
-            let mut from = [0u8; 6];
-            from.copy_from_slice(&sa.sll_addr[..6]);
             let _ = deliver(&Loc::Eth(from), &self.buf[PREFIX..PREFIX + len]);
         }
         Ok(n)
@@ -258,6 +357,26 @@ impl Transport for Eth {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a capture writes for an Ethernet frame is what the wire carries.
+    #[test]
+    fn wire_images_are_ethernet_frames() {
+        let (d, s) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+        let mut out = Vec::new();
+        wire_image(&d, &s, false, b"mx", &mut out);
+        assert_eq!(out.len(), ETH_ZLEN);
+        assert_eq!(out[..6], d);
+        assert_eq!(out[6..12], s);
+        assert_eq!(out[12..14], [0x86, 0xdf]);
+        assert_eq!(out[14..18], [0, 2, b'm', b'x']);
+        let mut whole = vec![0xee; 100];
+        whole[12..14].copy_from_slice(&[0x86, 0xdf]);
+        out.clear();
+        wire_image(&d, &s, true, &whole, &mut out);
+        assert_eq!(out.len(), 100);
+        assert_eq!((&out[..6], &out[6..12]), (&d[..], &s[..]));
+        assert_eq!(out[12..], whole[12..]);
+    }
 
     #[test]
     fn macs_parse_in_both_spellings_and_nothing_else() {

@@ -6,7 +6,8 @@
 //! * [`shm`] (`shm:NAME`) — lock-free rings in shared memory between processes on one
 //!   host, spin-polled, no system call on the fast path; lossless and in order;
 //! * [`eth`] (`eth:IFNAME`) — raw Ethernet frames, EtherType 0x86DF, as Open-MX; lossy
-//!   like UDP, without IP and UDP on the way.
+//!   like UDP, without IP and UDP on the way. `omx:IFNAME` is the same transport
+//!   carrying Open-MX's own frames (whole Ethernet frames, `myrix_wire::codec::Omx`).
 //!
 //! A transport never interprets a frame and never blocks.
 

@@ -1,0 +1,697 @@
+//! [`Omx`]: MX's events in Open-MX's frames ([`crate::omx`], default wire mode), for
+//! the raw-Ethernet transport.
+//!
+//! A frame is a whole Ethernet frame: the 16-byte head (destination MAC, left zero for
+//! the transport to fill; source MAC = the sender's NIC id; EtherType 0x86DF; the
+//! receiver's peer index for the sender) and the body of the packet type. Frames are not
+//! padded here: the transport pads them to 60 bytes, and every parser reads lengths from
+//! the layout, not from the frame's size.
+//!
+//! | MX event | Open-MX packet | how the event's fields are carried |
+//! |---|---|---|
+//! | `Eager` tiny/small | TINY / SMALL | `length` = the message; whole messages only |
+//! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192 |
+//! | `Rndv` | RNDV | send handle in `pulled_rdma_id`, `_seqnum`, `_offset` (4 bytes) |
+//! | `Pull` | PULL | `rdma_id` = send handle, `src_pull_handle` = receive handle, `rdma_offset` = offset, `block_length` = length |
+//! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length` |
+//! | `Notify` | NOTIFY | send handle in `total_length` (its top 16 bits in `rdma_id`, `rdma_seqnum`) |
+//! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, `src_session_id`; request handle below |
+//! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
+//!
+//! Header: `seq` ↔ `lib_seqnum`, `ack` ↔ `lib_piggyack`, `session` ↔ `session` (the
+//! receiver's session, as Open-MX: [`Codec::RECEIVER_SESSION`]; in CONNECT,
+//! `src_session_id`, the sender's), endpoints ↔ `dst_endpoint`/`src_endpoint`, `nic` ↔
+//! source MAC, `peer_index` ↔ the head's `dst_src_peer_index`.
+//!
+//! Where MX's engine state does not hold what Open-MX's fields mean (each a gap an
+//! Open-MX peer would notice; see `docs/mx.md`):
+//! * The connect reply's `target_session_id` (Open-MX echoes the requester's session)
+//!   is sent as 0: the engine's reply event does not carry it. (Each side learns the
+//!   other's session from `src_session_id`, request and reply.) A frame of a wrong
+//!   session is dropped, not answered with NACK BAD_SESSION.
+//! * `lib_seqnum` is the engine's 16-bit sequence number: Open-MX's two session bits
+//!   are its top bits.
+//! * The 32-bit request handles that Open-MX's fields are too narrow for are spread as
+//!   the table says; the connect's request handle travels in `lib_seqnum` (high half)
+//!   and `target_recv_seqnum_start` (low half), its low byte also in `connect_seqnum`.
+//! * Eager frames have no room for the handle of a synchronous send: such sends go by
+//!   rendezvous ([`Codec::EAGER_NOTIFY`] is false), as Open-MX sends them.
+//! * PULL and PULL_REPLY carry no ack, and PULL_REPLY no session or endpoints: the
+//!   engine finds its receive by the handle ([`Codec::carries_ack`],
+//!   [`Codec::carries_session`]). `src_magic`/`dst_magic` are the puller's endpoint id.
+//! * NACKs, TRUC types other than the ack, and host queries are not MX events: `parse`
+//!   refuses them (the engine counts them as bad frames).
+
+use super::Codec;
+use crate::mx::{
+    Body, Error, Header, Kind, Repr, WholeEager, CONNECT_BAD_KEY, CONNECT_NO_ENDPOINT, CONNECT_OK,
+    NO_HANDLE,
+};
+use crate::omx::{
+    self, control, msg, pull, ConnectKind, ConnectRepr, EthHead, MediumRepr, MsgHeader, MsgKind,
+    MsgRepr, NotifyRepr, PullReplyRepr, PullRepr, RndvRepr, TrucRepr, WireMode,
+};
+
+/// Open-MX's layout in its default wire mode; see the module docs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Omx;
+
+/// The wire mode this codec speaks.
+pub const MODE: WireMode = WireMode::Default;
+/// Bytes of a medium fragment's slot: fragment `i` starts at `i * MEDIUM_FRAG`.
+pub const MEDIUM_FRAG: usize = MODE.medium_frag_max();
+/// Largest frame: Open-MX's 9000-byte MTU, Ethernet header included.
+pub const MTU: usize = MODE.mtu();
+/// The connect status Open-MX gives an unknown endpoint (MX's `ENDPOINT_UNKNOWN`).
+pub const CONNECT_STATUS_NO_ENDPOINT: u8 = 7;
+
+/// Zeros standing in for the data the caller writes after [`Codec::emit_head`].
+static ZEROS: [u8; MTU] = [0; MTU];
+
+fn err(e: omx::Error) -> Error {
+    match e {
+        omx::Error::Truncated { have, need } => Error::Truncated { have, need },
+        omx::Error::Buffer { have, need } => Error::Buffer { have, need },
+        omx::Error::EtherType(_) => Error::Field("not an Open-MX frame"),
+        omx::Error::UnknownType(t) => Error::Kind(t),
+        omx::Error::Unsupported(_) => Error::Field("an Open-MX packet type with no MX event"),
+        omx::Error::Field(f) => Error::Field(f),
+    }
+}
+
+fn msg_header(h: &Header, match_info: u64) -> MsgHeader {
+    MsgHeader {
+        dst_endpoint: h.dst_endpoint,
+        src_endpoint: h.src_endpoint,
+        src_generation: 0,
+        lib_seqnum: h.seq,
+        lib_piggyack: h.ack,
+        match_info,
+        session: h.session,
+        checksum: 0,
+    }
+}
+
+fn from_msg(nic: u64, peer_index: u16, m: &MsgHeader) -> Header {
+    Header {
+        peer_index,
+        nic,
+        src_endpoint: m.src_endpoint,
+        dst_endpoint: m.dst_endpoint,
+        session: m.session,
+        seq: m.lib_seqnum,
+        ack: m.lib_piggyack,
+    }
+}
+
+fn mac_of(nic: u64) -> [u8; 6] {
+    let b = nic.to_be_bytes();
+    [b[2], b[3], b[4], b[5], b[6], b[7]]
+}
+
+fn nic_of(mac: [u8; 6]) -> u64 {
+    u64::from_be_bytes([0, 0, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]])
+}
+
+fn connect_status_to_wire(s: u8) -> u8 {
+    match s {
+        CONNECT_OK => control::CONNECT_STATUS_SUCCESS,
+        CONNECT_BAD_KEY => control::CONNECT_STATUS_BAD_KEY,
+        _ => CONNECT_STATUS_NO_ENDPOINT,
+    }
+}
+
+fn connect_status_from_wire(s: u8) -> u8 {
+    match s {
+        control::CONNECT_STATUS_SUCCESS => CONNECT_OK,
+        control::CONNECT_STATUS_BAD_KEY => CONNECT_BAD_KEY,
+        _ => CONNECT_NO_ENDPOINT,
+    }
+}
+
+/// The Open-MX body of `h` and `body`, with `data_len` bytes of (zero) data.
+fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<'a>, Error> {
+    let data = ZEROS
+        .get(..data_len)
+        .ok_or(Error::Field("data longer than an Open-MX frame"))?;
+    let endpoints = (h.dst_endpoint, h.src_endpoint);
+    Ok(match *body {
+        Body::Eager {
+            kind,
+            match_info,
+            msg_len,
+            offset,
+            handle,
+            ..
+        } => {
+            if handle != NO_HANDLE {
+                return Err(Error::Field("Open-MX eager frames carry no notify handle"));
+            }
+            let header = msg_header(h, match_info);
+            match kind {
+                Kind::Tiny | Kind::Small => {
+                    if offset != 0 || msg_len as usize != data_len {
+                        return Err(Error::Field("Open-MX tiny/small messages are whole"));
+                    }
+                    let kind = if kind == Kind::Tiny {
+                        MsgKind::Tiny
+                    } else {
+                        MsgKind::Small
+                    };
+                    omx::Body::Msg(MsgRepr { kind, header, data })
+                }
+                _ => {
+                    let frag = offset as usize / MEDIUM_FRAG;
+                    if offset as usize % MEDIUM_FRAG != 0 || frag > u8::MAX as usize {
+                        return Err(Error::Field("medium fragment not at an Open-MX slot"));
+                    }
+                    omx::Body::Medium(MediumRepr {
+                        header,
+                        msg_length: msg_len,
+                        frag_seqnum: frag as u8,
+                        data,
+                    })
+                }
+            }
+        }
+        Body::Rndv {
+            match_info,
+            msg_len,
+            handle,
+        } => {
+            let b = handle.to_be_bytes();
+            omx::Body::Rndv(RndvRepr {
+                header: msg_header(h, match_info),
+                msg_length: msg_len,
+                rdma_id: b[0],
+                rdma_seqnum: b[1],
+                rdma_offset: handle as u16,
+            })
+        }
+        Body::Pull {
+            handle,
+            recv_handle,
+            offset,
+            length,
+        } => omx::Body::Pull(PullRepr {
+            dst_endpoint: endpoints.0,
+            src_endpoint: endpoints.1,
+            src_generation: 0,
+            session: h.session,
+            total_length: offset.wrapping_add(length),
+            rdma_id: handle,
+            rdma_seqnum: 0,
+            rdma_offset: offset,
+            src_pull_handle: recv_handle,
+            src_magic: h.src_endpoint as u32,
+            first_frame_offset: 0,
+            block_length: length,
+            frame_index: 0,
+        }),
+        Body::PullReply {
+            recv_handle,
+            offset,
+            ..
+        } => omx::Body::PullReply(PullReplyRepr {
+            frame_seqnum: 0,
+            msg_offset: offset,
+            dst_pull_handle: recv_handle,
+            dst_magic: h.dst_endpoint as u32,
+            data,
+        }),
+        Body::Notify { handle } => {
+            let b = handle.to_be_bytes();
+            omx::Body::Notify(NotifyRepr {
+                dst_endpoint: endpoints.0,
+                src_endpoint: endpoints.1,
+                src_generation: 0,
+                session: h.session,
+                total_length: handle,
+                rdma_id: b[0],
+                rdma_seqnum: b[1],
+                lib_seqnum: h.seq,
+                lib_piggyack: h.ack,
+            })
+        }
+        Body::Connect {
+            key,
+            index,
+            request,
+        } => omx::Body::Connect(connect(
+            h,
+            index,
+            request,
+            ConnectKind::Request { app_key: key },
+        )),
+        Body::ConnectReply {
+            status,
+            index,
+            request,
+        } => omx::Body::Connect(connect(
+            h,
+            index,
+            request,
+            ConnectKind::Reply {
+                target_session_id: 0,
+                status: connect_status_to_wire(status),
+            },
+        )),
+        Body::Ack => omx::Body::Truc(TrucRepr {
+            dst_endpoint: endpoints.0,
+            src_endpoint: endpoints.1,
+            src_generation: 0,
+            session: h.session,
+            lib_seqnum: h.ack,
+            session_id: h.session,
+            acknum: 0,
+            send_seq: h.seq,
+            resent: 0,
+        }),
+    })
+}
+
+fn connect(h: &Header, index: u16, request: u32, kind: ConnectKind) -> ConnectRepr {
+    ConnectRepr {
+        dst_endpoint: h.dst_endpoint,
+        src_endpoint: h.src_endpoint,
+        src_generation: 0,
+        lib_seqnum: (request >> 16) as u16,
+        src_dst_peer_index: index,
+        src_session_id: h.session,
+        target_recv_seqnum_start: request as u16,
+        connect_seqnum: request as u8,
+        kind,
+    }
+}
+
+/// MX's events of an Open-MX frame.
+fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
+    let nic = nic_of(r.head.src);
+    let pi = r.head.peer_index;
+    let plain = |dst: u8, src: u8, session: u32, seq: u16, ack: u16| Header {
+        peer_index: pi,
+        nic,
+        src_endpoint: src,
+        dst_endpoint: dst,
+        session,
+        seq,
+        ack,
+    };
+    Ok(match r.body {
+        omx::Body::Msg(m) => Repr {
+            header: from_msg(nic, pi, &m.header),
+            body: Body::Eager {
+                kind: if m.kind == MsgKind::Tiny {
+                    Kind::Tiny
+                } else {
+                    Kind::Small
+                },
+                match_info: m.header.match_info,
+                msg_len: m.data.len() as u32,
+                offset: 0,
+                handle: NO_HANDLE,
+                data: m.data,
+            },
+        },
+        omx::Body::Medium(m) => Repr {
+            header: from_msg(nic, pi, &m.header),
+            body: Body::Eager {
+                kind: Kind::Medium,
+                match_info: m.header.match_info,
+                msg_len: m.msg_length,
+                offset: m.offset(MODE) as u32,
+                handle: NO_HANDLE,
+                data: m.data,
+            },
+        },
+        omx::Body::Rndv(m) => Repr {
+            header: from_msg(nic, pi, &m.header),
+            body: Body::Rndv {
+                match_info: m.header.match_info,
+                msg_len: m.msg_length,
+                handle: u32::from_be_bytes([m.rdma_id, m.rdma_seqnum, 0, 0]) | m.rdma_offset as u32,
+            },
+        },
+        omx::Body::Pull(p) => Repr {
+            header: plain(p.dst_endpoint, p.src_endpoint, p.session, 0, 0),
+            body: Body::Pull {
+                handle: p.rdma_id,
+                recv_handle: p.src_pull_handle,
+                offset: p.rdma_offset,
+                length: p.block_length,
+            },
+        },
+        omx::Body::PullReply(p) => {
+            let dst = u8::try_from(p.dst_magic).map_err(|_| Error::Field("pull reply magic"))?;
+            Repr {
+                header: plain(dst, 0, 0, 0, 0),
+                body: Body::PullReply {
+                    recv_handle: p.dst_pull_handle,
+                    offset: p.msg_offset,
+                    data: p.data,
+                },
+            }
+        }
+        omx::Body::Notify(n) => Repr {
+            header: plain(
+                n.dst_endpoint,
+                n.src_endpoint,
+                n.session,
+                n.lib_seqnum,
+                n.lib_piggyack,
+            ),
+            body: Body::Notify {
+                handle: n.total_length,
+            },
+        },
+        omx::Body::Connect(c) => {
+            let request = (c.lib_seqnum as u32) << 16 | c.target_recv_seqnum_start as u32;
+            let header = plain(c.dst_endpoint, c.src_endpoint, c.src_session_id, 0, 0);
+            let body = match c.kind {
+                ConnectKind::Request { app_key } => Body::Connect {
+                    key: app_key,
+                    index: c.src_dst_peer_index,
+                    request,
+                },
+                ConnectKind::Reply { status, .. } => Body::ConnectReply {
+                    status: connect_status_from_wire(status),
+                    index: c.src_dst_peer_index,
+                    request,
+                },
+            };
+            Repr { header, body }
+        }
+        omx::Body::Truc(t) => Repr {
+            header: plain(
+                t.dst_endpoint,
+                t.src_endpoint,
+                t.session,
+                t.send_seq,
+                t.lib_seqnum,
+            ),
+            body: Body::Ack,
+        },
+        omx::Body::NackLib(_) | omx::Body::NackMcp(_) | omx::Body::Host(_) => {
+            return Err(Error::Field("an Open-MX packet type with no MX event"))
+        }
+    })
+}
+
+impl Codec for Omx {
+    /// TINY and SMALL: the head and the message header. (The whole-eager fast paths are
+    /// off for this codec: see [`Codec::FAST_PATHS`].)
+    const EAGER_HEAD: usize = omx::HEAD_LEN + msg::MSG_LEN;
+    const FAST_PATHS: bool = false;
+    const EAGER_NOTIFY: bool = false;
+    const RECEIVER_SESSION: bool = true;
+
+    fn head_len(kind: Kind) -> usize {
+        omx::HEAD_LEN
+            + match kind {
+                Kind::Tiny | Kind::Small => msg::MSG_LEN,
+                Kind::Medium => msg::MEDIUM_LEN,
+                Kind::Rndv => msg::RNDV_LEN,
+                Kind::Pull => pull::PULL_LEN_DEFAULT,
+                Kind::PullReply => pull::PULL_REPLY_LEN,
+                Kind::Notify => pull::NOTIFY_LEN,
+                Kind::Connect | Kind::ConnectReply => control::CONNECT_LEN,
+                Kind::Ack => control::TRUC_LEN,
+            }
+    }
+
+    fn carries_ack(kind: Kind) -> bool {
+        !matches!(kind, Kind::Pull | Kind::PullReply)
+    }
+
+    fn carries_session(kind: Kind) -> bool {
+        kind != Kind::PullReply
+    }
+
+    fn parse(bytes: &[u8]) -> Result<Repr<'_>, Error> {
+        let r = omx::Repr::parse_bytes(bytes, MODE).map_err(err)?;
+        from_omx(&r)
+    }
+
+    fn parse_whole_eager(_bytes: &[u8]) -> Option<WholeEager<'_>> {
+        None
+    }
+
+    fn emit_head(
+        h: &Header,
+        body: &Body<'_>,
+        buf: &mut [u8],
+        data_len: usize,
+    ) -> Result<usize, Error> {
+        if h.nic >> 48 != 0 {
+            return Err(Error::Field("NIC id wider than a MAC"));
+        }
+        let repr = omx::Repr {
+            head: EthHead {
+                dst: [0; 6],
+                src: mac_of(h.nic),
+                peer_index: h.peer_index,
+            },
+            body: to_omx(h, body, data_len)?,
+        };
+        // Unpadded: the data ends the frame, and the transport pads.
+        let n = omx::HEAD_LEN + repr.body.buffer_len(MODE);
+        repr.emit(buf, MODE).map_err(err)?;
+        Ok(n)
+    }
+
+    fn emit_whole_eager(h: &Header, kind: Kind, match_info: u64, msg_len: u32, out: &mut [u8]) {
+        // Never called (no fast paths); written for TINY and SMALL, whose head is
+        // EAGER_HEAD long, to keep the trait's promise where it can be kept.
+        let kind = if kind == Kind::Tiny {
+            Kind::Tiny
+        } else {
+            Kind::Small
+        };
+        let body = Body::Eager {
+            kind,
+            match_info,
+            msg_len,
+            offset: 0,
+            handle: NO_HANDLE,
+            data: &[],
+        };
+        let mut buf = [0u8; omx::HEAD_LEN + msg::MSG_LEN + omx::SMALL_MAX];
+        if Self::emit_head(h, &body, &mut buf, msg_len as usize).is_ok() {
+            out.copy_from_slice(&buf[..Self::EAGER_HEAD]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header {
+            peer_index: 5,
+            nic: 0x0000_02aa_bbcc_ddee,
+            src_endpoint: 1,
+            dst_endpoint: 2,
+            session: 0xdead_beef,
+            seq: 0x4003,
+            ack: 0x4001,
+        }
+    }
+
+    /// Emits `body` with `data`, the way the engine does (head, then the data).
+    fn emit(h: &Header, body: &Body<'_>, data: &[u8]) -> Vec<u8> {
+        let mut buf = vec![0xffu8; MTU];
+        let n = Omx::emit_head(h, body, &mut buf, data.len()).unwrap();
+        buf[n - data.len()..n].copy_from_slice(data);
+        buf.truncate(n.max(omx::ETH_ZLEN));
+        buf
+    }
+
+    /// Every MX event comes back from its Open-MX frame as it went (but for what the
+    /// layout does not carry), and the frame reads right with `wire::omx`'s views.
+    #[test]
+    fn every_event_round_trips_through_open_mx_frames() {
+        let h = header();
+        let data = [7u8; 200];
+        let bodies = [
+            Body::Eager {
+                kind: Kind::Tiny,
+                match_info: 0x1122_3344_5566_7788,
+                msg_len: 3,
+                offset: 0,
+                handle: NO_HANDLE,
+                data: &data[..3],
+            },
+            Body::Eager {
+                kind: Kind::Small,
+                match_info: 9,
+                msg_len: 100,
+                offset: 0,
+                handle: NO_HANDLE,
+                data: &data[..100],
+            },
+            Body::Eager {
+                kind: Kind::Medium,
+                match_info: 9,
+                msg_len: 8192 + 200,
+                offset: 8192,
+                handle: NO_HANDLE,
+                data: &data[..200],
+            },
+            Body::Rndv {
+                match_info: 1,
+                msg_len: 1 << 20,
+                handle: 0x0102_0304,
+            },
+            Body::Pull {
+                handle: 0x0506_0708,
+                recv_handle: 0x0900_0a0b,
+                offset: 65536,
+                length: 32768,
+            },
+            Body::PullReply {
+                recv_handle: 0x0900_0a0b,
+                offset: 65536,
+                data: &data[..150],
+            },
+            Body::Notify {
+                handle: 0x0102_0304,
+            },
+            Body::Connect {
+                key: 0x5eed,
+                index: 3,
+                request: 0x0007_0001,
+            },
+            Body::ConnectReply {
+                status: CONNECT_BAD_KEY,
+                index: 4,
+                request: 0x0007_0001,
+            },
+            Body::Ack,
+        ];
+        for body in bodies {
+            let d = match body {
+                Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
+                _ => &[][..],
+            };
+            let frame = emit(&h, &body, d);
+            let f = omx::Frame::new_checked(&frame[..]).unwrap();
+            assert_eq!(f.ethertype(), omx::ETHERTYPE);
+            assert_eq!(f.src_mac(), [0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee]);
+            assert_eq!(f.peer_index(), 5);
+            let got = Omx::parse(&frame).unwrap();
+            assert_eq!(got.body, body, "{body:?}");
+            let mut want = h;
+            match body.kind() {
+                Kind::Connect | Kind::ConnectReply => (want.seq, want.ack) = (0, 0),
+                Kind::Pull => (want.seq, want.ack) = (0, 0),
+                Kind::PullReply => {
+                    (want.seq, want.ack, want.session, want.src_endpoint) = (0, 0, 0, 0)
+                }
+                _ => {}
+            }
+            assert_eq!(got.header, want, "{body:?}");
+            // Open-MX's own reading of the same bytes.
+            let r = omx::Repr::parse_bytes(&frame, MODE).unwrap();
+            match r.body {
+                omx::Body::Msg(m) => {
+                    assert_eq!(m.header.lib_seqnum, 0x4003);
+                    assert_eq!(omx::LibSeqnum(m.header.lib_seqnum).session(), 1);
+                    assert_eq!(m.header.lib_piggyack, 0x4001);
+                    assert_eq!(m.header.session, 0xdead_beef);
+                }
+                omx::Body::Medium(m) => assert_eq!(m.frag_seqnum, 1),
+                omx::Body::Connect(c) => {
+                    assert_eq!(c.src_session_id, 0xdead_beef);
+                    if let ConnectKind::Reply { status, .. } = c.kind {
+                        assert_eq!(status, control::CONNECT_STATUS_BAD_KEY);
+                    }
+                }
+                omx::Body::Truc(t) => assert_eq!(t.lib_seqnum, 0x4001),
+                _ => {}
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Any bytes: an answer, never a panic; and what parses emits back the same
+        /// events.
+        #[test]
+        fn any_bytes_parse_without_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let _ = Omx::parse(&bytes);
+            let mut b = bytes.clone();
+            if b.len() > omx::HEAD_LEN {
+                b[12] = 0x86;
+                b[13] = 0xdf;
+                b[omx::HEAD_LEN] = 37 + b[omx::HEAD_LEN] % 9;
+            }
+            if let Ok(r) = Omx::parse(&b) {
+                let d = match r.body {
+                    Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
+                    _ => &[][..],
+                };
+                let mut buf = vec![0u8; MTU];
+                if let Ok(n) = Omx::emit_head(&r.header, &r.body, &mut buf, d.len()) {
+                    buf[n - d.len()..n].copy_from_slice(d);
+                    let again = Omx::parse(&buf[..n.max(omx::ETH_ZLEN)]).unwrap();
+                    proptest::prop_assert_eq!(again.body, r.body);
+                }
+            }
+        }
+
+        /// Whole eager messages of every length and header round-trip.
+        #[test]
+        fn eager_messages_round_trip(
+            len in 0usize..=128,
+            seq in proptest::prelude::any::<u16>(),
+            ack in proptest::prelude::any::<u16>(),
+            session in proptest::prelude::any::<u32>(),
+            match_info in proptest::prelude::any::<u64>(),
+            peer_index in proptest::prelude::any::<u16>(),
+        ) {
+            let h = Header { seq, ack, session, peer_index, ..header() };
+            let data: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let kind = if len <= omx::TINY_MAX { Kind::Tiny } else { Kind::Small };
+            let body = Body::Eager {
+                kind,
+                match_info,
+                msg_len: len as u32,
+                offset: 0,
+                handle: NO_HANDLE,
+                data: &data,
+            };
+            let frame = emit(&h, &body, &data);
+            let r = Omx::parse(&frame).unwrap();
+            proptest::prop_assert_eq!(r.header, h);
+            proptest::prop_assert_eq!(r.body, body);
+        }
+    }
+
+    /// What the layout cannot say is refused, not sent wrong.
+    #[test]
+    fn events_open_mx_cannot_carry_are_refused() {
+        let h = header();
+        let mut buf = [0u8; 256];
+        let notify_wanted = Body::Eager {
+            kind: Kind::Tiny,
+            match_info: 0,
+            msg_len: 1,
+            offset: 0,
+            handle: 3,
+            data: &[],
+        };
+        assert!(Omx::emit_head(&h, &notify_wanted, &mut buf, 1).is_err());
+        let off_slot = Body::Eager {
+            kind: Kind::Medium,
+            match_info: 0,
+            msg_len: 3000,
+            offset: 1000,
+            handle: NO_HANDLE,
+            data: &[],
+        };
+        assert!(Omx::emit_head(&h, &off_slot, &mut buf, 10).is_err());
+        let wide = Header { nic: 1 << 48, ..h };
+        assert!(Omx::emit_head(&wide, &Body::Ack, &mut buf, 0).is_err());
+        assert!(Omx::parse(&buf[..10]).is_err());
+    }
+}
