@@ -300,6 +300,7 @@ fn measure(
     }
 
     // The put-based ping-pong.
+    let mut spin = SpinWait::new();
     let mut t = Instant::now();
     for i in 0..warm + iters {
         if i == warm {
@@ -314,7 +315,7 @@ fn measure(
         server
             .put_scalars(W_FLAG, &[flag])
             .map_err(|e| rsm("ping flag", e))?;
-        wait_flag(mine, server, flag)?;
+        wait_flag(mine, server, flag, &mut spin)?;
         if plan.verify {
             mine.read(DATA, &mut rbuf).map_err(|e| rsm("read", e))?;
             if rbuf != sbuf {
@@ -353,8 +354,14 @@ fn measure(
     })
 }
 
-fn wait_flag(mine: &Export, server: &Import, flag: u64) -> Result<(), LabError> {
-    let mut spin = SpinWait::new();
+/// Polls this side's flag until it reads `flag`. `spin` lives across waits: making
+/// one reads `/proc/loadavg`, a system call that would cost more than the ping-pong.
+fn wait_flag(
+    mine: &Export,
+    server: &Import,
+    flag: u64,
+    spin: &mut SpinWait,
+) -> Result<(), LabError> {
     let mut polls = 0u32;
     let start = Instant::now();
     while mine.load_u64(W_FLAG).map_err(|e| rsm("poll", e))? != flag {
@@ -369,6 +376,7 @@ fn wait_flag(mine: &Export, server: &Import, flag: u64) -> Result<(), LabError> 
         }
         spin.spin();
     }
+    spin.reset();
     Ok(())
 }
 
