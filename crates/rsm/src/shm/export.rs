@@ -22,6 +22,7 @@ use std::fs::{File, OpenOptions};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -56,6 +57,9 @@ pub(crate) struct ShmExport {
     dir: PathBuf,
     node: NodeId,
     len: usize,
+    /// `State::ptr`, readable without the lock: an exporter polling a flag in its own
+    /// memory reads it on every poll. Written only with the lock held.
+    ptr: AtomicUsize,
     st: Mutex<State>,
 }
 
@@ -86,6 +90,7 @@ impl ShmExport {
             dir,
             node,
             len,
+            ptr: AtomicUsize::new(ptr as usize),
             st: Mutex::new(State {
                 ptr: ptr as usize,
                 owned,
@@ -210,7 +215,7 @@ impl ExportBackend for ShmExport {
     }
 
     fn as_ptr(&self) -> *mut u8 {
-        self.st.lock().unwrap_or_else(|p| p.into_inner()).ptr as *mut u8
+        self.ptr.load(Ordering::Acquire) as *mut u8
     }
 
     fn id(&self) -> Option<SegmentId> {
@@ -301,6 +306,7 @@ impl ExportBackend for ShmExport {
             unsafe { mem::free_guarded(old, len) };
         }
         st.ptr = ptr as usize;
+        self.ptr.store(ptr as usize, Ordering::Release);
         st.owned = false;
         Ok(())
     }
