@@ -26,10 +26,12 @@ pub struct RsmBenchArgs {
     /// The server's address (the first line it printed).
     #[arg(long)]
     client: Option<String>,
-    /// The RSM controller: shm (this host), or sim (two hosts of a simulated Myrinet,
-    /// simulated time: no server process, at most 10 rounds per figure since simulated
-    /// time is exact).
-    #[arg(long, default_value = "shm", value_parser = ["shm", "loopback", "sim"])]
+    /// The RSM controller: shm (this host); udp (nodes from the table named by
+    /// MYRIX_RSM_NODES, this process's node MYRIX_RSM_NODE; when neither is set and the
+    /// command starts its own server, a table of two loopback nodes is made for the
+    /// run); or sim (two hosts of a simulated Myrinet, simulated time: no server
+    /// process, at most 10 rounds per figure since simulated time is exact).
+    #[arg(long, default_value = "shm", value_parser = ["shm", "loopback", "udp", "sim"])]
     transport: String,
     /// The simulated network (`--transport sim`).
     #[command(flatten)]
@@ -111,7 +113,14 @@ pub fn run(a: RsmBenchArgs) -> Result<(), CliError> {
             if a.verify {
                 args.push("--verify".into());
             }
+            if a.transport == "udp" && std::env::var_os("MYRIX_RSM_NODES").is_none() {
+                loopback_nodes()?;
+            }
             let (line, child) = spawn_self_server(&args)?;
+            if a.transport == "udp" && std::env::var_os(SELF_MADE).is_some() {
+                // The server has read the table as node 1; this process is node 2.
+                std::env::set_var("MYRIX_RSM_NODE", "2");
+            }
             (Address::parse(&line)?, Some(child))
         }
     };
@@ -142,6 +151,9 @@ pub fn run(a: RsmBenchArgs) -> Result<(), CliError> {
     })();
     if let Some(c) = child {
         end_self_server(c, result.is_err());
+    }
+    if let Some(table) = std::env::var_os(SELF_MADE) {
+        let _ = std::fs::remove_file(table);
     }
     result
 }
@@ -197,5 +209,37 @@ fn run_sim(a: &RsmBenchArgs) -> Result<(), CliError> {
     if json {
         crate::out(&report::rsm_json(&rows))?;
     }
+    Ok(())
+}
+
+/// Marks a node table this command made for its own run.
+const SELF_MADE: &str = "MYRIX_RSM_BENCH_TABLE";
+
+/// A table of two nodes on loopback UDP ports that were free a moment ago, in a file
+/// under the temporary directory named by `MYRIX_RSM_NODES`; the server started next
+/// inherits it as node 1.
+fn loopback_nodes() -> Result<(), CliError> {
+    let free = || -> Result<u16, CliError> {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0")
+            .map_err(|e| CliError::Found(format!("no free UDP port on 127.0.0.1: {e}")))?;
+        Ok(s.local_addr()
+            .map_err(|e| CliError::Found(e.to_string()))?
+            .port())
+    };
+    let (p1, mut p2) = (free()?, free()?);
+    while p2 == p1 {
+        p2 = free()?;
+    }
+    let path = std::env::temp_dir().join(format!("myrix-rsm-bench-{}.nodes", std::process::id()));
+    std::fs::write(
+        &path,
+        format!(
+            "# made by myrix bench rsm for one run\n1 udp:127.0.0.1:{p1}\n2 udp:127.0.0.1:{p2}\n"
+        ),
+    )
+    .map_err(|e| CliError::Found(format!("{}: {e}", path.display())))?;
+    std::env::set_var("MYRIX_RSM_NODES", &path);
+    std::env::set_var("MYRIX_RSM_NODE", "1");
+    std::env::set_var(SELF_MADE, &path);
     Ok(())
 }

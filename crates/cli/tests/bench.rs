@@ -168,3 +168,53 @@ fn bench_rsm_over_the_simulated_fabric_gives_the_zero_load_figures() {
     );
     common::assert_one_error(&o, 2, "no --server or --client");
 }
+
+/// Over UDP on the loopback, with a node table the command makes for the run: every
+/// byte verified, and the table is gone afterwards.
+#[test]
+fn bench_rsm_over_udp_on_the_loopback() {
+    let tables = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("myrix-rsm-bench-")
+            })
+            .count()
+    };
+    let before = tables();
+    let o = myrix(
+        &[
+            "bench",
+            "rsm",
+            "--transport",
+            "udp",
+            "--start",
+            "8",
+            "--end",
+            "40000",
+            "--multiplier",
+            "64",
+            "--iterations",
+            "20",
+            "--warmup",
+            "2",
+            "--verify",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let lengths: Vec<u64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["length"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lengths, [8, 512, 32768]);
+    assert_eq!(tables(), before, "the node table is removed");
+}
