@@ -265,7 +265,7 @@ mod tests {
     /// The figures in docs/rsm.md: `cargo test -p myrix-lab --lib rsmsim::tests::figures
     /// -- --ignored --nocapture` (the network of `myrix bench fabric`'s defaults).
     #[test]
-    #[ignore = "prints the documented figures"]
+    #[ignore = "a measurement: prints the figures of docs/rsm.md, run by hand with cargo test -p myrix-lab --lib rsmsim::tests::figures -- --ignored --nocapture"]
     fn figures() {
         let t = irregular(16, 1);
         let routes = routes(&t, &UpDown::new(&t, Root::LowestId));

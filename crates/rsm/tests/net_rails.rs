@@ -128,7 +128,7 @@ fn rail_failure_loses_nothing_and_is_reported_once() {
 /// Put bandwidth, one rail against two (run with `--ignored --nocapture`; on one host
 /// both rails share the same CPUs, so this shows the cost of striping, not a gain).
 #[test]
-#[ignore = "a measurement, not a check"]
+#[ignore = "a measurement, not a check: run by hand for docs/rsm-net.md with cargo test -p myrix-rsm --test net_rails -- --ignored --nocapture"]
 fn stripe_bandwidth() {
     let (ex, im) = two_rail_pair(121, 122, 2000);
     let text = format!(
