@@ -16,3 +16,4 @@ pub mod pmi;
 pub mod wrapper;
 
 pub use job::Job;
+pub mod p2p;

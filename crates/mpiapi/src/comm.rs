@@ -12,6 +12,36 @@ use std::sync::atomic::AtomicI32;
 /// will carry 31-bit tags.
 pub const TAG_UB: c_int = 0x7fff_ffff;
 
+/// What point-to-point and collective calls need to know of a communicator.
+#[derive(Debug, Clone)]
+pub struct CommRef {
+    /// The point-to-point context id; the communicator's collectives use `ctx + 1`.
+    pub ctx: u32,
+    /// This process's rank in the communicator.
+    pub rank: u32,
+    /// The world rank of each communicator rank.
+    pub ranks: std::sync::Arc<[u32]>,
+}
+
+/// The communicator behind a handle (`MPI_ERR_COMM` for an invalid one). Context
+/// ids: MPI_COMM_WORLD 0, MPI_COMM_SELF 2; created communicators get the next even
+/// ids.
+pub fn lookup(comm: MPI_Comm, name: &str) -> Result<CommRef, c_int> {
+    runtime::with(name, |rt| match comm {
+        MPI_COMM_WORLD => Ok(CommRef {
+            ctx: 0,
+            rank: rt.job.rank,
+            ranks: (0..rt.job.size).collect(),
+        }),
+        MPI_COMM_SELF => Ok(CommRef {
+            ctx: 2,
+            rank: 0,
+            ranks: std::sync::Arc::from([rt.job.rank]),
+        }),
+        _ => Err(MPI_ERR_COMM),
+    })
+}
+
 /// `(rank, size)` in a predefined communicator.
 fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
     runtime::with(name, |rt| match comm {

@@ -28,6 +28,7 @@ pub mod abi;
 pub mod comm;
 pub mod env;
 pub mod ffi;
+pub mod handles;
 pub mod runtime;
 
 /// The functions `mpi.h` declares that are not implemented yet.

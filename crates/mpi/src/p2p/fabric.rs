@@ -1,0 +1,112 @@
+//! The seam between MPI's matching engine ([`super`]) and the transports that move
+//! messages between ranks (`crate::channel`: postboxes and pools in RSM segments;
+//! an in-memory fabric for tests). The engine decides *where* a message goes
+//! (matching, unexpected buffering); a fabric decides *how* its bytes travel.
+//!
+//! Rules every fabric keeps:
+//! * Messages from one source are announced ([`Event::Arrived`]) in the order that
+//!   source sent them (MPI's non-overtaking rule rests on this).
+//! * A message of at most [`Fabric::eager_limit`] bytes may be held back by the
+//!   fabric until it is taken; the engine takes such messages as soon as they arrive.
+//!   A longer message's data moves only after [`Fabric::take`], and the fabric keeps
+//!   announcing later messages from the same source while it waits (rendezvous).
+//! * [`Fabric::take`] is the match: for a `sync` envelope it is what lets the
+//!   sender's [`Event::SyncMatched`] fire.
+//! * No method blocks: [`Fabric::progress`] does what can be done now and returns.
+
+/// A rank in MPI_COMM_WORLD.
+pub type Rank = u32;
+
+/// What the receiver learns before any data: the match fields and the length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    /// The communicator's context id (point-to-point and collective traffic of one
+    /// communicator use different ids).
+    pub ctx: u32,
+    pub tag: i32,
+    /// Bytes of data.
+    pub len: usize,
+    /// A synchronous send (MPI_Ssend/Issend): completes only once matched.
+    pub sync: bool,
+}
+
+/// Names one announced message until its data has been taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MsgToken {
+    pub src: Rank,
+    /// The message's number on its channel (from 0, per source).
+    pub seq: u64,
+}
+
+/// Names one send until it completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SendId(pub u64);
+
+/// What a fabric reports from [`Fabric::progress`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A new message's envelope.
+    Arrived { token: MsgToken, env: Envelope },
+    /// All of a taken message's data is in the buffer given to [`Fabric::take`].
+    Received { token: MsgToken },
+    /// The send's buffer may be reused: every byte has left it.
+    SendDone { send: SendId },
+    /// A sync send's message was matched (taken) by its receiver.
+    SyncMatched { send: SendId },
+    /// The peer is gone (its process died, or the network lost it); every send to it
+    /// and every message expected from it fails.
+    PeerLost { rank: Rank, why: String },
+}
+
+/// A transport error that is not about one peer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FabricError {
+    #[error("rank {0} does not exist")]
+    NoSuchRank(Rank),
+    #[error("message {0:?} is unknown or already taken")]
+    UnknownMessage(MsgToken),
+    #[error("rank {rank} is gone: {why}")]
+    PeerLost { rank: Rank, why: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Moves messages between the ranks of a job.
+pub trait Fabric {
+    /// This process's rank.
+    fn rank(&self) -> Rank;
+    /// How many ranks the job has.
+    fn size(&self) -> Rank;
+    /// The longest message the fabric may buffer without a matching receive.
+    fn eager_limit(&self) -> usize;
+
+    /// Starts sending `env.len` bytes from `data` to `dest` (which may be this rank).
+    /// [`Event::SendDone`] follows (and [`Event::SyncMatched`] for a sync send).
+    ///
+    /// # Safety
+    /// `data` is valid for reading `env.len` bytes until `SendDone` is reported.
+    unsafe fn send(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<SendId, FabricError>;
+
+    /// Matches message `token`: its first `min(len, cap)` bytes go to `buf`, the rest
+    /// is dropped (the engine reports the truncation). Returns `true` when the data is
+    /// already all in `buf` (no [`Event::Received`] follows), `false` when
+    /// `Received` will be reported.
+    ///
+    /// # Safety
+    /// `buf` is valid for writing `cap` bytes until the data is reported received.
+    unsafe fn take(
+        &mut self,
+        token: MsgToken,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<bool, FabricError>;
+
+    /// Does what can be done now; appends what happened to `events`. Returns whether
+    /// anything moved (the caller's spin-wait backs off when nothing does).
+    fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError>;
+}

@@ -1,0 +1,3 @@
+//! Point-to-point messaging: MPI's matching engine over a [`fabric::Fabric`].
+
+pub mod fabric;
