@@ -8,10 +8,14 @@
 //! * [`job`] — rank, size, local rank/size, node id; business-card exchange.
 //! * [`launch`] — `myrix mpiexec`.
 //! * [`wrapper`] — `myrix mpicc`: the compiler command line.
+//! * [`datatype`], [`op`] — MPI datatypes (type maps, pack/unpack) and the
+//!   predefined reduction operations.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+pub mod datatype;
 pub mod job;
 pub mod launch;
+pub mod op;
 pub mod pmi;
 pub mod wrapper;
 
