@@ -128,3 +128,101 @@ pub const ERROR_CLASSES: [(&str, &str); 63] = [
     ("MPI_ERR_ERRHANDLER", "invalid error handler"),
     ("MPI_ERR_ABI", "ABI mismatch"),
 ];
+
+// ---- datatypes and ops (crates/mpiapi/src/{datatype,op}.rs) ----
+
+pub type MPI_Datatype = Handle;
+pub type MPI_Op = Handle;
+pub type MPI_Count = i64;
+
+pub const MPI_UNDEFINED: c_int = -32766;
+
+pub const MPI_ERR_BUFFER: c_int = 1;
+pub const MPI_ERR_COUNT: c_int = 2;
+pub const MPI_ERR_TYPE: c_int = 3;
+pub const MPI_ERR_OP: c_int = 10;
+pub const MPI_ERR_TRUNCATE: c_int = 15;
+pub const MPI_ERR_NO_MEM: c_int = 39;
+pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
+
+pub const MPI_OP_NULL: Handle = 0x20;
+pub const MPI_SUM: Handle = 0x21;
+pub const MPI_MIN: Handle = 0x22;
+pub const MPI_MAX: Handle = 0x23;
+pub const MPI_PROD: Handle = 0x24;
+pub const MPI_BAND: Handle = 0x28;
+pub const MPI_BOR: Handle = 0x29;
+pub const MPI_BXOR: Handle = 0x2a;
+pub const MPI_LAND: Handle = 0x30;
+pub const MPI_LOR: Handle = 0x31;
+pub const MPI_LXOR: Handle = 0x32;
+pub const MPI_MINLOC: Handle = 0x38;
+pub const MPI_MAXLOC: Handle = 0x39;
+pub const MPI_REPLACE: Handle = 0x3c;
+pub const MPI_NO_OP: Handle = 0x3d;
+
+pub const MPI_DATATYPE_NULL: Handle = 0x200;
+pub const MPI_AINT: Handle = 0x201;
+pub const MPI_COUNT: Handle = 0x202;
+pub const MPI_OFFSET: Handle = 0x203;
+pub const MPI_PACKED: Handle = 0x207;
+pub const MPI_SHORT: Handle = 0x208;
+pub const MPI_INT: Handle = 0x209;
+pub const MPI_LONG: Handle = 0x20a;
+pub const MPI_LONG_LONG: Handle = 0x20b;
+pub const MPI_UNSIGNED_SHORT: Handle = 0x20c;
+pub const MPI_UNSIGNED: Handle = 0x20d;
+pub const MPI_UNSIGNED_LONG: Handle = 0x20e;
+pub const MPI_UNSIGNED_LONG_LONG: Handle = 0x20f;
+pub const MPI_FLOAT: Handle = 0x210;
+pub const MPI_C_FLOAT_COMPLEX: Handle = 0x212;
+pub const MPI_CXX_FLOAT_COMPLEX: Handle = 0x213;
+pub const MPI_DOUBLE: Handle = 0x214;
+pub const MPI_C_DOUBLE_COMPLEX: Handle = 0x216;
+pub const MPI_CXX_DOUBLE_COMPLEX: Handle = 0x217;
+pub const MPI_LOGICAL: Handle = 0x218;
+pub const MPI_INTEGER: Handle = 0x219;
+pub const MPI_REAL: Handle = 0x21a;
+pub const MPI_COMPLEX: Handle = 0x21b;
+pub const MPI_DOUBLE_PRECISION: Handle = 0x21c;
+pub const MPI_DOUBLE_COMPLEX: Handle = 0x21d;
+pub const MPI_CHARACTER: Handle = 0x21e;
+pub const MPI_LONG_DOUBLE: Handle = 0x220;
+pub const MPI_C_LONG_DOUBLE_COMPLEX: Handle = 0x224;
+pub const MPI_CXX_LONG_DOUBLE_COMPLEX: Handle = 0x225;
+pub const MPI_FLOAT_INT: Handle = 0x228;
+pub const MPI_DOUBLE_INT: Handle = 0x229;
+pub const MPI_LONG_INT: Handle = 0x22a;
+pub const MPI_2INT: Handle = 0x22b;
+pub const MPI_SHORT_INT: Handle = 0x22c;
+pub const MPI_LONG_DOUBLE_INT: Handle = 0x22d;
+pub const MPI_2REAL: Handle = 0x230;
+pub const MPI_2DOUBLE_PRECISION: Handle = 0x231;
+pub const MPI_2INTEGER: Handle = 0x232;
+pub const MPI_C_BOOL: Handle = 0x238;
+pub const MPI_CXX_BOOL: Handle = 0x239;
+pub const MPI_WCHAR: Handle = 0x23c;
+pub const MPI_INT8_T: Handle = 0x240;
+pub const MPI_UINT8_T: Handle = 0x241;
+pub const MPI_CHAR: Handle = 0x243;
+pub const MPI_SIGNED_CHAR: Handle = 0x244;
+pub const MPI_UNSIGNED_CHAR: Handle = 0x245;
+pub const MPI_BYTE: Handle = 0x247;
+pub const MPI_INT16_T: Handle = 0x248;
+pub const MPI_UINT16_T: Handle = 0x249;
+pub const MPI_INT32_T: Handle = 0x250;
+pub const MPI_UINT32_T: Handle = 0x251;
+pub const MPI_INT64_T: Handle = 0x258;
+pub const MPI_UINT64_T: Handle = 0x259;
+pub const MPI_LOGICAL1: Handle = 0x2c0;
+pub const MPI_INTEGER1: Handle = 0x2c1;
+pub const MPI_LOGICAL2: Handle = 0x2c8;
+pub const MPI_INTEGER2: Handle = 0x2c9;
+pub const MPI_LOGICAL4: Handle = 0x2d0;
+pub const MPI_INTEGER4: Handle = 0x2d1;
+pub const MPI_REAL4: Handle = 0x2d2;
+pub const MPI_LOGICAL8: Handle = 0x2d8;
+pub const MPI_INTEGER8: Handle = 0x2d9;
+pub const MPI_REAL8: Handle = 0x2da;
+pub const MPI_COMPLEX8: Handle = 0x2db;
+pub const MPI_COMPLEX16: Handle = 0x2e3;
