@@ -143,3 +143,14 @@ fn every_declared_function_is_exported() {
         .collect();
     assert!(missing.is_empty(), "declared but not exported: {missing:?}");
 }
+
+#[test]
+fn datatypes_pack_and_refusals() {
+    let o = run(&build("datatype"), &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("datatype ok"),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
