@@ -530,3 +530,116 @@ fn random_runs_match_the_model() {
     }
     assert!(total > 50_000, "too few receives checked: {total}");
 }
+
+/// Random traffic among 3..6 ranks, one killed midway: every request on the others
+/// completes (with `PeerLost` where it depended on the dead rank), nothing hangs,
+/// and what completes without error carries the right bytes.
+#[test]
+fn random_runs_with_a_lost_peer_never_hang() {
+    let mut lost_seen = 0;
+    for seed in 0..40u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xdead);
+        let mut r = |n: usize| (rng.next_u64() % n as u64) as usize;
+        let n = 3 + r(4);
+        let cfg = LoopConfig {
+            seed,
+            eager_limit: 32,
+            ..LoopConfig::default()
+        };
+        let (net, mut es) = LoopNet::engines(n as u32, cfg);
+        let victim = r(n);
+        let mut sends: Vec<(usize, ReqId, Vec<u8>)> = Vec::new();
+        let mut recvs: Vec<(usize, ReqId, Vec<u8>)> = Vec::new();
+        let check = |st: &Status, buf: &[u8], lost_seen: &mut usize| match &st.error {
+            None => {
+                // Payload: the source rank, then its length's low byte, repeated.
+                assert!(buf[..st.len]
+                    .iter()
+                    .all(|&b| b == st.source as u8 ^ st.len as u8));
+            }
+            Some(P2pError::PeerLost { rank, .. }) => {
+                assert_eq!(*rank as usize, victim);
+                *lost_seen += 1;
+            }
+            Some(P2pError::Truncated { .. }) => {}
+            Some(e) => panic!("{e:?}"),
+        };
+        for step in 0..600 {
+            if step == 300 {
+                net.kill(victim as u32, "test");
+            }
+            let me = r(n);
+            if step >= 300 && me == victim {
+                continue;
+            }
+            match r(10) {
+                0..=3 => {
+                    let dest = r(n);
+                    let len = [0, 5, 32, 33, 100][r(5)];
+                    let data = vec![me as u8 ^ len as u8; len];
+                    let mode = [SendMode::Standard, SendMode::Sync][r(2)];
+                    // SAFETY: `data`'s heap buffer lives in `sends` until complete.
+                    match unsafe { es[me].isend(dest as u32, 0, 1, data.as_ptr(), len, mode) } {
+                        Ok(q) => sends.push((me, q, data)),
+                        Err(P2pError::PeerLost { rank, .. }) => assert_eq!(rank as usize, victim),
+                        Err(e) => panic!("{e:?}"),
+                    }
+                }
+                4..=6 => {
+                    let src = (r(3) > 0).then(|| r(n) as u32);
+                    let mut buf = vec![0u8; 100];
+                    // SAFETY: `buf`'s heap buffer lives in `recvs` until complete.
+                    let q = unsafe { es[me].irecv(src, 0, None, buf.as_mut_ptr(), 100) }.unwrap();
+                    recvs.push((me, q, buf));
+                }
+                _ => {
+                    es[me].progress().unwrap();
+                }
+            }
+        }
+        // The victim's own requests are abandoned with it.
+        sends.retain(|s| s.0 != victim);
+        recvs.retain(|s| s.0 != victim);
+        for (me, q, _) in &recvs {
+            es[*me].cancel(*q).unwrap();
+        }
+        for round in 0.. {
+            assert!(round < 100_000, "hang: {} sends open", sends.len());
+            for (me, e) in es.iter_mut().enumerate() {
+                if me != victim {
+                    e.progress().unwrap();
+                }
+            }
+            recvs.retain(|(me, q, buf)| match es[*me].test(*q).unwrap() {
+                Some(st) => {
+                    check(&st, buf, &mut lost_seen);
+                    false
+                }
+                None => true,
+            });
+            sends.retain(|(me, q, _)| match es[*me].test(*q).unwrap() {
+                Some(st) => {
+                    assert!(
+                        st.error.is_none() || matches!(st.error, Some(P2pError::PeerLost { .. }))
+                    );
+                    false
+                }
+                None => true,
+            });
+            if sends.is_empty() && recvs.is_empty() {
+                break;
+            }
+            // Drain what survivors sent each other, so their sends can finish.
+            for me in (0..n).filter(|&m| m != victim) {
+                for src in (0..n).filter(|&s| s != victim) {
+                    if es[me].iprobe(Some(src as u32), 0, None).unwrap().is_some() {
+                        let mut buf = vec![0u8; 100];
+                        let st = es[me].recv(Some(src as u32), 0, None, &mut buf).unwrap();
+                        check(&st, &buf, &mut lost_seen);
+                    }
+                }
+            }
+        }
+    }
+    assert!(lost_seen > 0, "no receive ever saw the loss");
+}

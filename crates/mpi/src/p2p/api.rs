@@ -91,6 +91,7 @@ impl<F: Fabric> Engine<F> {
     /// Waits for an owned-buffer request; returns its status and the vector (for a
     /// receive, truncated to the bytes delivered).
     pub fn wait_vec(&mut self, r: ReqId) -> Result<(Status, Vec<u8>), P2pError> {
+        self.spin.reset();
         while !self.is_complete(r) {
             self.wait_step(r)?;
         }
@@ -113,8 +114,9 @@ impl<F: Fabric> Engine<F> {
         if self.reqs.get(r.0).is_none() {
             return Err(P2pError::UnknownRequest);
         }
-        if !matches!(self.progress(), Ok(true)) {
-            self.spin.spin();
+        match self.progress() {
+            Ok(true) => self.spin.reset(),
+            _ => self.spin.spin(),
         }
         Ok(())
     }

@@ -360,3 +360,107 @@ impl Fabric for LoopFabric {
         Ok(events.len() > before)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(tag: i32, len: usize, sync: bool) -> Envelope {
+        Envelope {
+            ctx: 0,
+            tag,
+            len,
+            sync,
+        }
+    }
+
+    fn poll(f: &mut LoopFabric, n: usize) -> Vec<Event> {
+        let mut ev = Vec::new();
+        for _ in 0..n {
+            f.progress(&mut ev).unwrap();
+        }
+        ev
+    }
+
+    /// Three senders, ten messages each: per-source order kept, sources interleaved,
+    /// the same interleaving for the same seed.
+    fn arrivals(seed: u64) -> Vec<MsgToken> {
+        let cfg = LoopConfig {
+            seed,
+            ..LoopConfig::default()
+        };
+        let (_net, mut f) = LoopNet::new(4, cfg);
+        let d = [0u8; 4];
+        for i in 0..10 {
+            for f in f.iter_mut().skip(1) {
+                // SAFETY: `d` outlives the fabric (eager: copied at once).
+                unsafe { f.send(0, env(i, 4, false), d.as_ptr()) }.unwrap();
+            }
+        }
+        poll(&mut f[0], 100)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Arrived { token, .. } => Some(token),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn per_source_order_random_interleaving_deterministic() {
+        let a = arrivals(1);
+        assert_eq!(a.len(), 30);
+        for src in 1..4 {
+            let seqs: Vec<u64> = a.iter().filter(|t| t.src == src).map(|t| t.seq).collect();
+            assert_eq!(seqs, (0..10).collect::<Vec<_>>());
+        }
+        assert_eq!(a, arrivals(1));
+        assert_ne!(a, arrivals(2));
+        let srcs: Vec<u32> = a.iter().map(|t| t.src).collect();
+        assert_ne!(srcs[..3], srcs[3..6], "sources interleave at random");
+    }
+
+    #[test]
+    fn rendezvous_moves_after_take_and_sync_matches_at_take() {
+        let cfg = LoopConfig {
+            eager_limit: 8,
+            defer_percent: 0,
+            ..LoopConfig::default()
+        };
+        let (_net, mut f) = LoopNet::new(2, cfg);
+        let long = [7u8; 20];
+        // SAFETY: `long` outlives the transfer.
+        let id = unsafe { f[0].send(1, env(1, 20, true), long.as_ptr()) }.unwrap();
+        let ev = poll(&mut f[1], 3);
+        let token = match ev.as_slice() {
+            [Event::Arrived { token, .. }] => *token,
+            e => panic!("{e:?}"),
+        };
+        assert!(
+            poll(&mut f[0], 3).is_empty(),
+            "nothing done before the take"
+        );
+        let mut buf = [0u8; 10];
+        // SAFETY: `buf` is valid for 10 bytes; the take completes at once.
+        assert!(unsafe { f[1].take(token, buf.as_mut_ptr(), 10) }.unwrap());
+        assert_eq!(buf, [7u8; 10]);
+        let ev = poll(&mut f[0], 1);
+        assert!(ev.contains(&Event::SyncMatched { send: id }));
+        assert!(ev.contains(&Event::SendDone { send: id }));
+        // SAFETY: refused: already taken.
+        let again = unsafe { f[1].take(token, buf.as_mut_ptr(), 10) };
+        assert_eq!(again, Err(FabricError::UnknownMessage(token)));
+    }
+
+    #[test]
+    fn kill_reports_the_loss_and_refuses_sends() {
+        let (net, mut f) = LoopNet::new(3, LoopConfig::default());
+        net.kill(2, "test");
+        let ev = poll(&mut f[0], 1);
+        assert!(matches!(ev.as_slice(), [Event::PeerLost { rank: 2, .. }]));
+        // SAFETY: refused before reading.
+        let r = unsafe { f[0].send(2, env(0, 0, false), std::ptr::null()) };
+        assert!(matches!(r, Err(FabricError::PeerLost { rank: 2, .. })));
+        assert!(f[2].progress(&mut Vec::new()).is_err());
+    }
+}
