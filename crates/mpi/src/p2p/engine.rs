@@ -1,0 +1,489 @@
+//! The engine's public calls. One engine per process; every call takes `&mut self`
+//! (MPI_THREAD_SERIALIZED at most is the caller's business).
+//!
+//! Decisions the standard leaves open, fixed here:
+//! * A send cannot be cancelled: [`Engine::cancel`] on a send returns `Ok` and the send
+//!   completes normally (`cancelled` false). An unmatched receive is cancelled.
+//! * Errors of one request (truncation, a lost peer) are in its [`Status::error`];
+//!   `test`/`wait` return `Err` only for an unknown request.
+//! * A lost peer (`Event::PeerLost`) fails every pending send to it, every receive
+//!   matched to one of its messages, and every pending receive naming it — and every
+//!   pending `ANY_SOURCE` receive too, and any later `ANY_SOURCE` receive or probe that
+//!   finds nothing already here: without ULFM the job is broken, and a receive that
+//!   could be waiting for the dead rank must not hang. Messages of the lost rank
+//!   whose data is already here can still be received.
+//! * A synchronous message is never taken before a receive matches it, even when it
+//!   is short (taking is what tells the sender "matched"); the fabric keeps
+//!   announcing later messages meanwhile, as it does for rendezvous.
+//! * A fatal fabric error (anything but a lost peer) poisons the engine: every
+//!   pending request completes with it and the fabric is not called again.
+//!
+//! What the engine assumes of a fabric beyond `fabric.rs`: it touches a buffer only
+//! inside its own method calls, and not at all for a peer once it has reported that
+//! peer lost. (Both make the safe API in [`super::api`] sound.)
+
+use myrix_rsm::spin::SpinWait;
+use std::collections::HashMap;
+
+use super::fabric::{Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+use super::matching::{Matching, Posted};
+use super::request::{recv_status, Phase, Request, UserBuf};
+use super::slab::Slab;
+use super::unexpected::{Msg, MsgData, Pool};
+use super::{MsgHandle, P2pError, ReqId, SendMode, Status};
+
+/// Whose buffer a taken message's data is going into.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Target {
+    Req(u64),
+    Msg(u64),
+}
+
+/// MPI's matching engine over a fabric `F`.
+pub struct Engine<F: Fabric> {
+    pub(crate) fabric: F,
+    pub(crate) me: Rank,
+    pub(crate) size: Rank,
+    pub(crate) eager_limit: usize,
+    pub(crate) reqs: Slab<Request>,
+    pub(crate) msgs: Slab<Msg>,
+    pub(crate) matching: Matching,
+    /// Messages taken and not yet reported received.
+    pub(crate) takes: HashMap<MsgToken, Target>,
+    /// Sends not yet complete.
+    pub(crate) sends: HashMap<SendId, u64>,
+    pub(crate) pool: Pool,
+    pub(crate) events: Vec<Event>,
+    pub(crate) lost: Vec<(Rank, String)>,
+    pub(crate) poisoned: Option<FabricError>,
+    pub(crate) spin: SpinWait,
+    pub(crate) scratch: Vec<u64>,
+}
+
+impl<F: Fabric> Engine<F> {
+    pub fn new(fabric: F) -> Self {
+        let eager_limit = fabric.eager_limit();
+        Engine {
+            me: fabric.rank(),
+            size: fabric.size(),
+            eager_limit,
+            fabric,
+            reqs: Slab::new(),
+            msgs: Slab::new(),
+            matching: Matching::default(),
+            takes: HashMap::new(),
+            sends: HashMap::new(),
+            pool: Pool::new(eager_limit),
+            events: Vec::new(),
+            lost: Vec::new(),
+            poisoned: None,
+            spin: SpinWait::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn fabric(&self) -> &F {
+        &self.fabric
+    }
+
+    pub fn fabric_mut(&mut self) -> &mut F {
+        &mut self.fabric
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> Rank {
+        self.me
+    }
+
+    /// The job's size.
+    pub fn size(&self) -> Rank {
+        self.size
+    }
+
+    /// Requests not yet freed (sends, receives, completed ones not yet tested).
+    pub fn live_requests(&self) -> usize {
+        self.reqs.len()
+    }
+
+    pub(crate) fn check_usable(&self) -> Result<(), P2pError> {
+        match &self.poisoned {
+            Some(e) => Err(P2pError::Fabric(e.clone())),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn lost_error(&self, src: Option<Rank>) -> Option<P2pError> {
+        let (rank, why) = match src {
+            Some(s) => self.lost.iter().find(|(r, _)| *r == s)?,
+            None => self.lost.first()?,
+        };
+        Some(P2pError::PeerLost {
+            rank: *rank,
+            why: why.clone(),
+        })
+    }
+
+    /// Starts a send of `len` bytes at `data` to `dest` in context `ctx`.
+    ///
+    /// # Safety
+    /// `data` is valid for reading `len` bytes until the request completes (even if
+    /// it is freed before).
+    pub unsafe fn isend(
+        &mut self,
+        dest: Rank,
+        ctx: u32,
+        tag: i32,
+        data: *const u8,
+        len: usize,
+        mode: SendMode,
+    ) -> Result<ReqId, P2pError> {
+        self.check_usable()?;
+        if let Some(e) = self.lost_error(Some(dest)) {
+            return Err(e);
+        }
+        let sync = mode == SendMode::Sync;
+        let env = Envelope {
+            ctx,
+            tag,
+            len,
+            sync,
+        };
+        // SAFETY: the caller keeps `data` readable for `len` bytes until this request
+        // completes, and the request completes only after `SendDone` (or the loss of
+        // `dest`, after which the fabric no longer reads it).
+        let id = unsafe { self.fabric.send(dest, env, data) }?;
+        let status = Status {
+            source: dest,
+            tag,
+            len,
+            cancelled: false,
+            error: None,
+        };
+        let phase = Phase::Send {
+            id,
+            dest,
+            done: false,
+            await_sync: sync,
+            status,
+        };
+        let key = self.reqs.insert(Request::new(
+            phase,
+            UserBuf {
+                ptr: std::ptr::null_mut(),
+                cap: 0,
+            },
+        ));
+        self.sends.insert(id, key);
+        Ok(ReqId(key))
+    }
+
+    /// Posts a receive of at most `cap` bytes into `buf` from `src` (`None`:
+    /// ANY_SOURCE) with `tag` (`None`: ANY_TAG) in context `ctx`.
+    ///
+    /// # Safety
+    /// `buf` is valid for writing `cap` bytes until the request completes (even if it
+    /// is freed before), and nothing else reads or writes it meanwhile.
+    pub unsafe fn irecv(
+        &mut self,
+        src: Option<Rank>,
+        ctx: u32,
+        tag: Option<i32>,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<ReqId, P2pError> {
+        self.check_usable()?;
+        if let Some(s) = src.filter(|&s| s >= self.size) {
+            return Err(P2pError::Fabric(FabricError::NoSuchRank(s)));
+        }
+        let key = self.reqs.insert(Request::new(
+            Phase::Posted { ctx, src, tag },
+            UserBuf { ptr: buf, cap },
+        ));
+        if let Some(m) = self.matching.take_unexpected(ctx, src, tag) {
+            if let Some(msg) = self.msgs.get_mut(m) {
+                msg.queued = false;
+            }
+            self.deliver(key, m);
+        } else if let Some(e) = self.lost_error(src) {
+            self.complete(key, failed(src, tag, e));
+        } else {
+            self.matching.post(ctx, Posted { req: key, src, tag });
+        }
+        Ok(ReqId(key))
+    }
+
+    /// Completes request `r` now if it is (after one progress call otherwise):
+    /// `Some(status)` frees it.
+    pub fn test(&mut self, r: ReqId) -> Result<Option<Status>, P2pError> {
+        let done = self
+            .reqs
+            .get(r.0)
+            .ok_or(P2pError::UnknownRequest)?
+            .is_done();
+        if !done {
+            // A fatal fabric error completes every request; it shows in the status.
+            let _ = self.progress();
+        }
+        Ok(self.take_done(r.0))
+    }
+
+    /// Waits for request `r` and frees it. Polls the fabric, backing off (and yielding
+    /// the core when the machine is oversubscribed) while nothing moves.
+    pub fn wait(&mut self, r: ReqId) -> Result<Status, P2pError> {
+        self.spin.reset();
+        loop {
+            let done = self
+                .reqs
+                .get(r.0)
+                .ok_or(P2pError::UnknownRequest)?
+                .is_done();
+            if done {
+                return self.take_done(r.0).ok_or(P2pError::UnknownRequest);
+            }
+            match self.progress() {
+                Ok(true) => self.spin.reset(),
+                Ok(false) => self.spin.spin(),
+                // Poisoned: the request is complete now (with the error).
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn take_done(&mut self, key: u64) -> Option<Status> {
+        if !self.reqs.get(key)?.is_done() {
+            return None;
+        }
+        match self.reqs.remove(key)?.phase {
+            Phase::Done(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether `r` is complete (no progress is made; unknown ids are not complete).
+    pub fn is_complete(&self, r: ReqId) -> bool {
+        self.reqs.get(r.0).is_some_and(Request::is_done)
+    }
+
+    /// The status of a complete request, without freeing it (MPI_Request_get_status).
+    pub fn status(&self, r: ReqId) -> Option<Status> {
+        self.reqs.get(r.0)?.status().cloned()
+    }
+
+    /// Cancels `r` if it is a receive no message has matched yet (its status then
+    /// says `cancelled`). A send, or a receive already matched, is left to complete
+    /// normally. Either way the request must still be completed (test/wait) or freed.
+    pub fn cancel(&mut self, r: ReqId) -> Result<(), P2pError> {
+        let req = self.reqs.get(r.0).ok_or(P2pError::UnknownRequest)?;
+        if let Phase::Posted { ctx, src, tag } = req.phase {
+            self.matching.remove_posted(ctx, r.0);
+            let status = Status {
+                source: src.unwrap_or(0),
+                tag: tag.unwrap_or(0),
+                len: 0,
+                cancelled: true,
+                error: None,
+            };
+            self.complete(r.0, status);
+        }
+        Ok(())
+    }
+
+    /// MPI_Request_free: forgets `r` now if complete, else when it completes. The
+    /// buffer must stay valid until then all the same. Unknown ids are ignored.
+    pub fn free(&mut self, r: ReqId) {
+        let Some(req) = self.reqs.get_mut(r.0) else {
+            return;
+        };
+        if req.is_done() {
+            self.reqs.remove(r.0);
+        } else {
+            req.freed = true;
+        }
+    }
+
+    /// The status (`len` = the whole message's length) of the message a receive
+    /// (`src`, `ctx`, `tag`) would match now, after one progress call; `None` if there
+    /// is none yet. The message stays to be received.
+    pub fn iprobe(
+        &mut self,
+        src: Option<Rank>,
+        ctx: u32,
+        tag: Option<i32>,
+    ) -> Result<Option<Status>, P2pError> {
+        self.progress()?;
+        match self.matching.find_unexpected(ctx, src, tag) {
+            Some(m) => Ok(self.msgs.get(m).map(probe_status)),
+            None => self.lost_error(src).map_or(Ok(None), Err),
+        }
+    }
+
+    /// As [`Engine::iprobe`], and the message leaves matching: only
+    /// [`Engine::imrecv`] with the handle receives it.
+    pub fn improbe(
+        &mut self,
+        src: Option<Rank>,
+        ctx: u32,
+        tag: Option<i32>,
+    ) -> Result<Option<(MsgHandle, Status)>, P2pError> {
+        self.progress()?;
+        match self.matching.take_unexpected(ctx, src, tag) {
+            Some(m) => {
+                let Some(msg) = self.msgs.get_mut(m) else {
+                    return Ok(None);
+                };
+                msg.queued = false;
+                Ok(Some((MsgHandle(m), probe_status(msg))))
+            }
+            None => self.lost_error(src).map_or(Ok(None), Err),
+        }
+    }
+
+    /// Receives the message `m` from [`Engine::improbe`] into `buf`.
+    ///
+    /// # Safety
+    /// As [`Engine::irecv`].
+    pub unsafe fn imrecv(
+        &mut self,
+        m: MsgHandle,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<ReqId, P2pError> {
+        let msg = self.msgs.get(m.0).ok_or(P2pError::UnknownRequest)?;
+        if msg.queued || msg.claimed.is_some() {
+            return Err(P2pError::UnknownRequest);
+        }
+        let phase = Phase::Posted {
+            ctx: msg.env.ctx,
+            src: Some(msg.token.src),
+            tag: Some(msg.env.tag),
+        };
+        let key = self
+            .reqs
+            .insert(Request::new(phase, UserBuf { ptr: buf, cap }));
+        self.deliver(key, m.0);
+        Ok(ReqId(key))
+    }
+
+    /// Gives receive `key` message `m` (already out of the unexpected queue).
+    pub(crate) fn deliver(&mut self, key: u64, m: u64) {
+        let (Some(msg), Some(req)) = (self.msgs.get_mut(m), self.reqs.get_mut(key)) else {
+            return;
+        };
+        let ub = req.buf;
+        let status = recv_status(msg.token.src, msg.env.tag, msg.env.len, ub.cap);
+        match std::mem::replace(&mut msg.data, MsgData::Untaken) {
+            MsgData::Full(data) => {
+                self.msgs.remove(m);
+                copy_out(&data, ub);
+                self.pool.put(data);
+                self.complete(key, status);
+            }
+            MsgData::Filling(data) => {
+                msg.data = MsgData::Filling(data);
+                msg.claimed = Some(key);
+                req.phase = Phase::Receiving {
+                    token: msg.token,
+                    status,
+                };
+            }
+            MsgData::Untaken => {
+                let token = msg.token;
+                self.msgs.remove(m);
+                self.take_into(key, token, status);
+            }
+            MsgData::Lost => {
+                let src = msg.token.src;
+                self.msgs.remove(m);
+                let e = self.lost_error(Some(src)).unwrap_or(P2pError::PeerLost {
+                    rank: src,
+                    why: String::new(),
+                });
+                let mut s = status;
+                s.len = 0;
+                s.error = Some(e);
+                self.complete(key, s);
+            }
+        }
+    }
+
+    /// Takes message `token` straight into receive `key`'s buffer.
+    pub(crate) fn take_into(&mut self, key: u64, token: MsgToken, status: Status) {
+        let Some(req) = self.reqs.get_mut(key) else {
+            return;
+        };
+        let ub = req.buf;
+        // SAFETY: `ub` is the receive's buffer, valid for writing `cap` bytes until the
+        // request completes (the promise of `irecv`/`imrecv`); the request completes
+        // only once the fabric has reported the data in (or failed the take).
+        match unsafe { self.fabric.take(token, ub.ptr, ub.cap) } {
+            Ok(true) => self.complete(key, status),
+            Ok(false) => {
+                req.phase = Phase::Receiving { token, status };
+                self.takes.insert(token, Target::Req(key));
+            }
+            Err(e) => {
+                let mut s = status;
+                s.len = 0;
+                s.error = Some(e.into());
+                self.complete(key, s);
+            }
+        }
+    }
+
+    /// Request `key` is complete with `status`; a freed one goes at once.
+    pub(crate) fn complete(&mut self, key: u64, status: Status) {
+        let Some(req) = self.reqs.get_mut(key) else {
+            return;
+        };
+        if req.freed {
+            self.reqs.remove(key);
+        } else {
+            req.phase = Phase::Done(status);
+        }
+    }
+}
+
+/// Copies an eager buffer into a receive's buffer (what fits).
+pub(crate) fn copy_out(data: &[u8], ub: UserBuf) {
+    let n = data.len().min(ub.cap);
+    if n > 0 {
+        // SAFETY: `ub.ptr` is valid for writing `ub.cap >= n` bytes (the promise of
+        // `irecv`/`imrecv`, the request not complete yet), and cannot overlap the
+        // engine's own pool buffer `data`.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ub.ptr, n) };
+    }
+}
+
+fn probe_status(msg: &Msg) -> Status {
+    Status {
+        source: msg.token.src,
+        tag: msg.env.tag,
+        len: msg.env.len,
+        cancelled: false,
+        error: None,
+    }
+}
+
+pub(crate) fn failed(src: Option<Rank>, tag: Option<i32>, e: P2pError) -> Status {
+    Status {
+        source: src.unwrap_or(0),
+        tag: tag.unwrap_or(0),
+        len: 0,
+        cancelled: false,
+        error: Some(e),
+    }
+}
+
+impl<F: Fabric> Drop for Engine<F> {
+    /// Owned buffers of requests still in flight are leaked, not freed: the fabric may
+    /// still write them.
+    fn drop(&mut self) {
+        for req in self.reqs.values_mut() {
+            if !req.is_done() {
+                if let Some(v) = req.owned.take() {
+                    std::mem::forget(v);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The request table's entries: one per send or receive from its start until the
+//! program frees it. A request holds the user's buffer as a raw pointer (the caller
+//! of the unsafe `isend`/`irecv` promised it stays valid until completion), where the
+//! request is in its life, and its status once complete. Must never free an owned
+//! buffer the fabric may still touch.
+
+use super::fabric::{MsgToken, Rank, SendId};
+use super::Status;
+
+/// A receive buffer: written only by the fabric (through `take`) or by the engine's
+/// copy out of an eager buffer, and only while the request is not complete.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserBuf {
+    pub(crate) ptr: *mut u8,
+    pub(crate) cap: usize,
+}
+
+// SAFETY: a `UserBuf` is a pointer the caller of `irecv`/`imrecv` handed over together
+// with the promise that it stays valid for writing until the request completes; the
+// engine that holds it is used by one thread at a time (`&mut self`), so moving the
+// engine to another thread moves the sole user of the pointer with it.
+unsafe impl Send for UserBuf {}
+
+/// Where a request is in its life.
+#[derive(Debug)]
+pub(crate) enum Phase {
+    /// A send waiting for `SendDone` (`done`) and, for a sync send, `SyncMatched`.
+    Send {
+        id: SendId,
+        dest: Rank,
+        done: bool,
+        await_sync: bool,
+        status: Status,
+    },
+    /// A receive in its context's posted queue.
+    Posted {
+        ctx: u32,
+        src: Option<Rank>,
+        tag: Option<i32>,
+    },
+    /// A receive matched to `token`, its data on the way (through the fabric, or into
+    /// the eager buffer it will be copied from). `status` is what it will report.
+    Receiving { token: MsgToken, status: Status },
+    /// Complete: waiting for `test`/`wait`/`free`.
+    Done(Status),
+}
+
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub(crate) phase: Phase,
+    pub(crate) buf: UserBuf,
+    /// `MPI_Request_free` came before completion: the slot goes at completion.
+    pub(crate) freed: bool,
+    /// The buffer of an owned-buffer request ([`super::api`]); returned at completion.
+    pub(crate) owned: Option<Vec<u8>>,
+}
+
+impl Request {
+    pub(crate) fn new(phase: Phase, buf: UserBuf) -> Self {
+        Request {
+            phase,
+            buf,
+            freed: false,
+            owned: None,
+        }
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done(_))
+    }
+
+    pub(crate) fn status(&self) -> Option<&Status> {
+        match &self.phase {
+            Phase::Done(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// The status of a receive that matched a message of `len` bytes from `src`/`tag`
+/// into a buffer of `cap` bytes.
+pub(crate) fn recv_status(src: Rank, tag: i32, len: usize, cap: usize) -> Status {
+    Status {
+        source: src,
+        tag,
+        len: len.min(cap),
+        cancelled: false,
+        error: (len > cap).then_some(super::P2pError::Truncated { len, cap }),
+    }
+}

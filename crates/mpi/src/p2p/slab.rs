@@ -1,0 +1,109 @@
+//! A generational slab: values in reused slots, named by 64-bit keys
+//! (`generation << 32 | index`). A key whose slot was freed and reused no longer
+//! resolves. Must never allocate once it has held its peak number of values.
+
+pub(crate) struct Slab<T> {
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    len: usize,
+}
+
+struct Slot<T> {
+    gen: u32,
+    val: Option<T>,
+}
+
+fn split(key: u64) -> (usize, u32) {
+    ((key & 0xffff_ffff) as usize, (key >> 32) as u32)
+}
+
+impl<T> Slab<T> {
+    pub(crate) fn new() -> Self {
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Stores `val`; returns its key (never 0: generations start at 1).
+    pub(crate) fn insert(&mut self, val: T) -> u64 {
+        self.len += 1;
+        if let Some(i) = self.free.pop() {
+            let s = &mut self.slots[i as usize];
+            s.val = Some(val);
+            (u64::from(s.gen) << 32) | u64::from(i)
+        } else {
+            let i = self.slots.len() as u32;
+            self.slots.push(Slot {
+                gen: 1,
+                val: Some(val),
+            });
+            (1u64 << 32) | u64::from(i)
+        }
+    }
+
+    pub(crate) fn get(&self, key: u64) -> Option<&T> {
+        let (i, g) = split(key);
+        self.slots
+            .get(i)
+            .filter(|s| s.gen == g)
+            .and_then(|s| s.val.as_ref())
+    }
+
+    pub(crate) fn get_mut(&mut self, key: u64) -> Option<&mut T> {
+        let (i, g) = split(key);
+        self.slots
+            .get_mut(i)
+            .filter(|s| s.gen == g)
+            .and_then(|s| s.val.as_mut())
+    }
+
+    pub(crate) fn remove(&mut self, key: u64) -> Option<T> {
+        let (i, g) = split(key);
+        let s = self.slots.get_mut(i).filter(|s| s.gen == g)?;
+        let v = s.val.take()?;
+        s.gen = s.gen.wrapping_add(1).max(1);
+        self.free.push(i as u32);
+        self.len -= 1;
+        Some(v)
+    }
+
+    /// Keys of the live values for which `pred` holds, appended to `out`.
+    pub(crate) fn keys_where(&self, out: &mut Vec<u64>, mut pred: impl FnMut(&T) -> bool) {
+        for (i, s) in self.slots.iter().enumerate() {
+            if let Some(v) = &s.val {
+                if pred(v) {
+                    out.push((u64::from(s.gen) << 32) | i as u64);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut().filter_map(|s| s.val.as_mut())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Slab;
+
+    #[test]
+    fn stale_keys_do_not_resolve() {
+        let mut s = Slab::new();
+        let a = s.insert(1);
+        assert_ne!(a, 0);
+        assert_eq!(s.remove(a), Some(1));
+        let b = s.insert(2);
+        assert_ne!(a, b);
+        assert!(s.get(a).is_none());
+        assert_eq!(s.get(b), Some(&2));
+        assert_eq!(s.remove(a), None);
+        assert_eq!(s.len(), 1);
+    }
+}
