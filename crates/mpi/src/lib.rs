@@ -8,8 +8,14 @@
 //! * [`job`] — rank, size, local rank/size, node id; business-card exchange.
 //! * [`launch`] — `myrix mpiexec`.
 //! * [`wrapper`] — `myrix mpicc`: the compiler command line.
+//! * [`group`] — MPI groups and their algebra.
+//! * [`coll`] — blocking collectives over any point-to-point layer.
+//! * [`commctx`] — context ids for new communicators, agreed collectively.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+pub mod coll;
+pub mod commctx;
+pub mod group;
 pub mod job;
 pub mod launch;
 pub mod pmi;
