@@ -143,3 +143,16 @@ fn every_declared_function_is_exported() {
         .collect();
     assert!(missing.is_empty(), "declared but not exported: {missing:?}");
 }
+
+#[test]
+fn singleton_collectives_communicators_and_groups() {
+    let o = run(&build("coll"), &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{out}{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("coll ok"), "{out}");
+}
