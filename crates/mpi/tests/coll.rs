@@ -97,7 +97,7 @@ fn with_op<T>(kind: Kind, g: impl FnOnce(&mut ReduceOp) -> T) -> T {
 }
 
 /// Runs one round of every collective with sizes and roots drawn from `seed`.
-fn round(p: &mut Threads, seed: u64) {
+fn round(p: &mut dyn Pt2Pt, seed: u64) {
     let (me, n) = (p.rank(), p.size());
     let mut g = Rng(seed);
     let mut call = 0u64;
@@ -331,4 +331,62 @@ fn mismatched_lengths_are_reported_not_truncated_silently() {
         "{:?}",
         r[1]
     );
+}
+
+/// A sub-communicator of a [`Threads`] job (as MPI_Comm_split makes): its ranks are
+/// positions in `members`; its tags are moved out of the parent's way.
+struct Sub<'a> {
+    p: &'a mut Threads,
+    members: Vec<usize>,
+    me: usize,
+}
+
+const SUB_TAGS: i32 = 1000;
+
+impl Pt2Pt for Sub<'_> {
+    fn rank(&self) -> usize {
+        self.me
+    }
+    fn size(&self) -> usize {
+        self.members.len()
+    }
+    fn send(&mut self, dest: usize, tag: i32, data: &[u8]) -> Result<(), CollError> {
+        self.p.send(self.members[dest], tag + SUB_TAGS, data)
+    }
+    fn recv(&mut self, src: usize, tag: i32, buf: &mut [u8]) -> Result<usize, CollError> {
+        self.p.recv(self.members[src], tag + SUB_TAGS, buf)
+    }
+    fn sendrecv(
+        &mut self,
+        dest: usize,
+        stag: i32,
+        data: &[u8],
+        src: usize,
+        rtag: i32,
+        buf: &mut [u8],
+    ) -> Result<usize, CollError> {
+        let (d, s) = (self.members[dest], self.members[src]);
+        self.p
+            .sendrecv(d, stag + SUB_TAGS, data, s, rtag + SUB_TAGS, buf)
+    }
+}
+
+#[test]
+fn every_collective_on_split_communicators() {
+    // 9 ranks split by rank % 3, each sub-communicator ordered by descending rank;
+    // the parent runs a round before and after.
+    Threads::run(9, false, |p| {
+        round(p, 5);
+        let me = p.rank();
+        let mut members: Vec<usize> = (0..9).filter(|r| r % 3 == me % 3).collect();
+        members.reverse();
+        let sub_rank = members.iter().position(|&r| r == me).unwrap();
+        let mut sub = Sub {
+            p: &mut *p,
+            members,
+            me: sub_rank,
+        };
+        round(&mut sub, 11 + (me % 3) as u64);
+        round(p, 6);
+    });
 }
