@@ -10,14 +10,22 @@
 //! * [`wrapper`] — `myrix mpicc`: the compiler command line.
 //! * [`datatype`], [`op`] — MPI datatypes (type maps, pack/unpack) and the
 //!   predefined reduction operations.
+//! * [`group`] — MPI groups and their algebra.
+//! * [`coll`] — blocking collectives over any point-to-point layer.
+//! * [`commctx`] — context ids for new communicators, agreed collectively.
+//! * [`p2p`] — point-to-point: MPI's matching engine over a transport
+//!   ([`p2p::fabric::Fabric`]).
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+pub mod coll;
+pub mod commctx;
 pub mod datatype;
+pub mod group;
 pub mod job;
 pub mod launch;
 pub mod op;
+pub mod p2p;
 pub mod pmi;
 pub mod wrapper;
 
 pub use job::Job;
-pub mod p2p;

@@ -1,12 +1,26 @@
-//! The predefined communicators (MPI_COMM_WORLD, MPI_COMM_SELF): size, rank, name,
-//! error handlers, errors, and the first MPI_Barrier (through the PMI fence, until
-//! RSM postboxes carry it).
+//! Communicators: the predefined ones (MPI_COMM_WORLD, MPI_COMM_SELF) and those a
+//! program creates (dup, split, split_type, create, free) in a handle table; size,
+//! rank, names, comparison, groups, error handlers, predefined attributes, errors.
+//!
+//! Creating a communicator is collective over its parent: the members agree on a
+//! context id through `myrix_mpi::commctx` over the parent's collective context
+//! (through `coll_glue::pt2pt`). Nothing here holds a lock while communicating
+//! except the context pool's own.
 
 use crate::abi::*;
+use crate::coll::coll_code;
+use crate::coll_glue::pt2pt;
+use crate::coll_shim::abi_ext::*;
 use crate::ffi::{finish, mpi_fn, put, put_str};
+use crate::handles::{base, Table};
 use crate::runtime;
+use myrix_mpi::coll;
+use myrix_mpi::commctx::ContextPool;
+use myrix_mpi::group::{Compare, Group};
+use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicI32;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 /// The largest tag (the standard asks for at least 32767). The point-to-point layer
 /// will carry 31-bit tags.
@@ -20,35 +34,153 @@ pub struct CommRef {
     /// This process's rank in the communicator.
     pub rank: u32,
     /// The world rank of each communicator rank.
-    pub ranks: std::sync::Arc<[u32]>,
+    pub ranks: Arc<[u32]>,
+}
+
+/// A created communicator: what collectives need, plus its name and error handler.
+struct Comm {
+    cref: CommRef,
+    name: String,
+    errh: MPI_Errhandler,
+}
+
+/// The created communicators, and the names given to the predefined ones.
+struct Comms {
+    table: Table<Comm>,
+    world_name: String,
+    self_name: String,
+}
+
+static COMMS: Mutex<Comms> = Mutex::new(Comms {
+    table: Table::new(base::COMM),
+    world_name: String::new(),
+    self_name: String::new(),
+});
+
+/// The context ids this process uses; locked apart from [`COMMS`] because agreeing
+/// on one communicates.
+static POOL: LazyLock<Mutex<ContextPool>> = LazyLock::new(|| Mutex::new(ContextPool::new()));
+
+fn comms() -> MutexGuard<'static, Comms> {
+    COMMS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn pool() -> MutexGuard<'static, ContextPool> {
+    POOL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The communicator behind a handle (`MPI_ERR_COMM` for an invalid one). Context
-/// ids: MPI_COMM_WORLD 0, MPI_COMM_SELF 2; created communicators get the next even
-/// ids.
+/// ids: MPI_COMM_WORLD 0, MPI_COMM_SELF 2; created communicators get even ids agreed
+/// by their members (`myrix_mpi::commctx`).
 pub fn lookup(comm: MPI_Comm, name: &str) -> Result<CommRef, c_int> {
-    runtime::with(name, |rt| match comm {
+    let (rank, size) = runtime::with(name, |rt| Ok((rt.job.rank, rt.job.size)))?;
+    match comm {
         MPI_COMM_WORLD => Ok(CommRef {
             ctx: 0,
-            rank: rt.job.rank,
-            ranks: (0..rt.job.size).collect(),
+            rank,
+            ranks: (0..size).collect(),
         }),
         MPI_COMM_SELF => Ok(CommRef {
             ctx: 2,
             rank: 0,
-            ranks: std::sync::Arc::from([rt.job.rank]),
+            ranks: Arc::from([rank]),
         }),
-        _ => Err(MPI_ERR_COMM),
+        _ => comms()
+            .table
+            .get(comm)
+            .map(|c| c.cref.clone())
+            .ok_or(MPI_ERR_COMM),
+    }
+}
+
+/// The error handler of a created communicator (runtime.rs keeps the predefined
+/// ones').
+pub fn created_errhandler(comm: MPI_Comm) -> Option<MPI_Errhandler> {
+    comms().table.get(comm).map(|c| c.errh)
+}
+
+/// Sets the error handler of a created communicator.
+pub fn set_created_errhandler(comm: MPI_Comm, h: MPI_Errhandler) -> Result<(), c_int> {
+    let mut cs = comms();
+    let c = cs.table.get_mut(comm).ok_or(MPI_ERR_COMM)?;
+    c.errh = h;
+    Ok(())
+}
+
+/// `(rank, size)` in a communicator.
+fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
+    let c = lookup(comm, name)?;
+    Ok((c.rank as c_int, c.ranks.len() as c_int))
+}
+
+/// Stores a new communicator of `ranks` (world ranks in communicator order; world
+/// rank `me` among them) on context `ctx`, inheriting `parent`'s error handler. The
+/// context goes back to the pool if the table is full.
+fn install(parent: MPI_Comm, ctx: u32, ranks: Vec<u32>, me: u32) -> Result<MPI_Comm, c_int> {
+    let Some(rank) = ranks.iter().position(|&r| r == me) else {
+        pool().release(ctx);
+        return Err(MPI_ERR_INTERN);
+    };
+    let errh = runtime::errhandler(parent).unwrap_or(MPI_ERRORS_ARE_FATAL);
+    let c = Comm {
+        cref: CommRef {
+            ctx,
+            rank: rank as u32,
+            ranks: Arc::from(ranks),
+        },
+        name: String::new(),
+        errh,
+    };
+    let h = comms().table.insert(c);
+    h.ok_or_else(|| {
+        pool().release(ctx);
+        MPI_ERR_OTHER
     })
 }
 
-/// `(rank, size)` in a predefined communicator.
-fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
-    runtime::with(name, |rt| match comm {
-        MPI_COMM_WORLD => Ok((rt.job.rank as c_int, rt.job.size as c_int)),
-        MPI_COMM_SELF => Ok((0, 1)),
-        _ => Err(MPI_ERR_COMM),
-    })
+/// Agrees with the members of `parent` on a new context id (collective).
+fn agree_ctx(parent: &CommRef, name: &str) -> Result<u32, c_int> {
+    let mut p = pt2pt(parent);
+    let r = pool().allocate(&mut p);
+    r.map_err(|e| coll_code(&e, name))
+}
+
+/// MPI_Comm_split's body: members with `color` (MPI_UNDEFINED: none), ordered by
+/// `(key, parent rank)`.
+fn split(comm: MPI_Comm, color: c_int, key: c_int, name: &str) -> Result<MPI_Comm, c_int> {
+    if color < 0 && color != MPI_UNDEFINED {
+        return Err(MPI_ERR_ARG);
+    }
+    let parent = lookup(comm, name)?;
+    let n = parent.ranks.len();
+    let mut p = pt2pt(&parent);
+    let mine: Vec<u8> = [color.to_le_bytes(), key.to_le_bytes()].concat();
+    let mut all = vec![0u8; 8 * n];
+    coll::allgather(&mut p, &mine, &mut all).map_err(|e| coll_code(&e, name))?;
+    let ctx = agree_ctx(&parent, name)?;
+    if color == MPI_UNDEFINED {
+        pool().release(ctx);
+        return Ok(MPI_COMM_NULL);
+    }
+    let int = |b: &[u8]| c_int::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let mut members: Vec<(c_int, usize)> = all
+        .chunks_exact(8)
+        .enumerate()
+        .filter(|(_, e)| int(&e[..4]) == color)
+        .map(|(i, e)| (int(&e[4..]), i))
+        .collect();
+    members.sort_unstable();
+    let ranks = members.iter().map(|&(_, i)| parent.ranks[i]).collect();
+    install(comm, ctx, ranks, parent.ranks[parent.rank as usize])
+}
+
+/// Writes a new communicator's handle.
+///
+/// # Safety
+/// `out` is NULL or valid for an MPI_Comm.
+unsafe fn put_comm(out: *mut MPI_Comm, r: Result<MPI_Comm, c_int>) -> Result<(), c_int> {
+    // SAFETY: the caller's contract.
+    r.and_then(|h| unsafe { put(out, h) })
 }
 
 mpi_fn! {
@@ -73,32 +205,160 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_get_name / PMPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-        let r = match comm {
-            MPI_COMM_WORLD => Ok("MPI_COMM_WORLD"),
-            MPI_COMM_SELF => Ok("MPI_COMM_SELF"),
-            _ => Err(MPI_ERR_COMM),
-        }
-        .and_then(|n| {
+        let r = lookup(comm, "MPI_Comm_get_name").and_then(|_| {
+            let cs = comms();
+            let n = match comm {
+                MPI_COMM_WORLD if cs.world_name.is_empty() => "MPI_COMM_WORLD".to_string(),
+                MPI_COMM_WORLD => cs.world_name.clone(),
+                MPI_COMM_SELF if cs.self_name.is_empty() => "MPI_COMM_SELF".to_string(),
+                MPI_COMM_SELF => cs.self_name.clone(),
+                _ => cs.table.get(comm).map(|c| c.name.clone()).unwrap_or_default(),
+            };
+            drop(cs);
             // SAFETY: comm_name holds MPI_MAX_OBJECT_NAME bytes; resultlen is an int.
-            unsafe { put_str(comm_name, MPI_MAX_OBJECT_NAME, resultlen, n) }
+            unsafe { put_str(comm_name, MPI_MAX_OBJECT_NAME, resultlen, &n) }
         });
         finish(comm, "MPI_Comm_get_name", r)
     }
 }
 
 mpi_fn! {
-    /// MPI_Barrier: MPI_COMM_WORLD through the launcher's PMI fence (a first version:
-    /// correct, but a round trip through the launcher); MPI_COMM_SELF returns at once.
-    fn MPI_Barrier / PMPI_Barrier(comm: MPI_Comm) -> c_int {
-        let r = runtime::with("MPI_Barrier", |rt| match comm {
-            MPI_COMM_WORLD => rt.job.barrier().map_err(|e| {
-                eprintln!("myrix MPI: MPI_Barrier: {e}");
-                MPI_ERR_OTHER
-            }),
-            MPI_COMM_SELF => Ok(()),
-            _ => Err(MPI_ERR_COMM),
+    /// Names a communicator (at most MPI_MAX_OBJECT_NAME - 1 bytes are kept).
+    fn MPI_Comm_set_name / PMPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) -> c_int {
+        let r = lookup(comm, "MPI_Comm_set_name").and_then(|_| {
+            if comm_name.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // SAFETY: a NUL-terminated string by the C contract.
+            let bytes = unsafe { CStr::from_ptr(comm_name) }.to_bytes();
+            let bytes = &bytes[..bytes.len().min(MPI_MAX_OBJECT_NAME - 1)];
+            let n = String::from_utf8_lossy(bytes).into_owned();
+            let mut cs = comms();
+            match comm {
+                MPI_COMM_WORLD => cs.world_name = n,
+                MPI_COMM_SELF => cs.self_name = n,
+                _ => cs.table.get_mut(comm).ok_or(MPI_ERR_COMM)?.name = n,
+            }
+            Ok(())
         });
-        finish(comm, "MPI_Barrier", r)
+        finish(comm, "MPI_Comm_set_name", r)
+    }
+}
+
+mpi_fn! {
+    /// A new communicator of the same ranks on a new context (collective).
+    fn MPI_Comm_dup / PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_dup";
+        let r = if newcomm.is_null() {
+            Err(MPI_ERR_ARG)
+        } else {
+            lookup(comm, name).and_then(|parent| {
+                let ctx = agree_ctx(&parent, name)?;
+                let me = parent.ranks[parent.rank as usize];
+                install(comm, ctx, parent.ranks.to_vec(), me)
+            })
+        };
+        // SAFETY: newcomm is NULL or an MPI_Comm.
+        let r = unsafe { put_comm(newcomm, r) };
+        finish(comm, name, r)
+    }
+}
+
+mpi_fn! {
+    /// Splits by color, ordering by key then rank (collective); MPI_UNDEFINED gets
+    /// MPI_COMM_NULL.
+    fn MPI_Comm_split / PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_split";
+        let r = if newcomm.is_null() { Err(MPI_ERR_ARG) } else { split(comm, color, key, name) };
+        // SAFETY: newcomm is NULL or an MPI_Comm.
+        let r = unsafe { put_comm(newcomm, r) };
+        finish(comm, name, r)
+    }
+}
+
+mpi_fn! {
+    /// MPI_COMM_TYPE_SHARED: the ranks on this node (the launcher's layout);
+    /// MPI_UNDEFINED: MPI_COMM_NULL. Other split types are refused (MPI_ERR_ARG).
+    fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, _info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_split_type";
+        let r = if newcomm.is_null() {
+            Err(MPI_ERR_ARG)
+        } else {
+            match split_type {
+                MPI_COMM_TYPE_SHARED => runtime::with(name, |rt| Ok(rt.job.node_id))
+                    .and_then(|node| c_int::try_from(node).map_err(|_| MPI_ERR_INTERN))
+                    .and_then(|color| split(comm, color, key, name)),
+                MPI_UNDEFINED => split(comm, MPI_UNDEFINED, key, name),
+                _ => Err(MPI_ERR_ARG),
+            }
+        };
+        // SAFETY: newcomm is NULL or an MPI_Comm.
+        let r = unsafe { put_comm(newcomm, r) };
+        finish(comm, name, r)
+    }
+}
+
+mpi_fn! {
+    /// The communicator of `group`'s members, in group order (collective over
+    /// `comm`; `group` must be a subset of it). Non-members get MPI_COMM_NULL.
+    fn MPI_Comm_create / PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_create";
+        let r = if newcomm.is_null() {
+            Err(MPI_ERR_ARG)
+        } else {
+            lookup(comm, name).and_then(|parent| {
+                let g = crate::group::get(group)?;
+                if !g.ranks().iter().all(|r| parent.ranks.contains(r)) {
+                    return Err(MPI_ERR_GROUP);
+                }
+                let ctx = agree_ctx(&parent, name)?;
+                let me = parent.ranks[parent.rank as usize];
+                if g.rank_of(me).is_none() {
+                    pool().release(ctx);
+                    return Ok(MPI_COMM_NULL);
+                }
+                install(comm, ctx, g.ranks().to_vec(), me)
+            })
+        };
+        // SAFETY: newcomm is NULL or an MPI_Comm.
+        let r = unsafe { put_comm(newcomm, r) };
+        finish(comm, name, r)
+    }
+}
+
+mpi_fn! {
+    /// Frees a created communicator and sets the handle to MPI_COMM_NULL; the
+    /// predefined ones cannot be freed (MPI_ERR_COMM).
+    fn MPI_Comm_free / PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_free";
+        if comm.is_null() {
+            return finish(MPI_COMM_WORLD, name, Err(MPI_ERR_ARG));
+        }
+        // SAFETY: non-NULL, an MPI_Comm by the C contract.
+        let h = unsafe { comm.read() };
+        let r = lookup(h, name).and_then(|_| {
+            let c = comms().table.remove(h).ok_or(MPI_ERR_COMM)?;
+            pool().release(c.cref.ctx);
+            // SAFETY: as above.
+            unsafe { put(comm, MPI_COMM_NULL) }
+        });
+        finish(h, name, r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_group / PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
+        let name = "MPI_Comm_group";
+        let r = lookup(comm, name).and_then(|c| {
+            if group.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let g = Group::new(c.ranks.to_vec()).map_err(|_| MPI_ERR_INTERN)?;
+            let h = crate::group::insert(g)?;
+            // SAFETY: group is an MPI_Group (checked non-NULL).
+            unsafe { put(group, h) }
+        });
+        finish(comm, name, r)
     }
 }
 
@@ -172,9 +432,7 @@ static ATTR_UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(1);
 fn predefined_attr(comm: MPI_Comm, key: c_int, name: &str) -> Result<&'static AtomicI32, c_int> {
     use std::sync::atomic::Ordering::SeqCst;
     let (size, appnum) = runtime::with(name, |rt| Ok((rt.job.size, rt.job.pmi().appnum())))?;
-    if comm != MPI_COMM_WORLD && comm != MPI_COMM_SELF {
-        return Err(MPI_ERR_COMM);
-    }
+    lookup(comm, name)?;
     ATTR_UNIVERSE_SIZE.store(i32::try_from(size).unwrap_or(i32::MAX), SeqCst);
     ATTR_APPNUM.store(i32::try_from(appnum).unwrap_or(0), SeqCst);
     Ok(match key {
@@ -227,23 +485,26 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    /// Compares the predefined communicators.
+    /// MPI_IDENT: the same handle; MPI_CONGRUENT: the same ranks in the same order;
+    /// MPI_SIMILAR: the same ranks in another order; else MPI_UNEQUAL.
     fn MPI_Comm_compare / PMPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> c_int {
-        let r = runtime::with("MPI_Comm_compare", |rt| Ok(rt.job.size)).and_then(|size| {
-            let known = |c| c == MPI_COMM_WORLD || c == MPI_COMM_SELF;
-            if !known(comm1) || !known(comm2) {
-                return Err(MPI_ERR_COMM);
-            }
+        let name = "MPI_Comm_compare";
+        let r = lookup(comm1, name).and_then(|a| {
+            let b = lookup(comm2, name)?;
             let v = if comm1 == comm2 {
                 MPI_IDENT
-            } else if size == 1 {
-                MPI_CONGRUENT
             } else {
-                MPI_UNEQUAL
+                let ga = Group::new(a.ranks.to_vec()).map_err(|_| MPI_ERR_INTERN)?;
+                let gb = Group::new(b.ranks.to_vec()).map_err(|_| MPI_ERR_INTERN)?;
+                match ga.compare(&gb) {
+                    Compare::Ident => MPI_CONGRUENT,
+                    Compare::Similar => MPI_SIMILAR,
+                    Compare::Unequal => MPI_UNEQUAL,
+                }
             };
             // SAFETY: result is NULL or an int.
             unsafe { put(result, v) }
         });
-        finish(comm1, "MPI_Comm_compare", r)
+        finish(comm1, name, r)
     }
 }

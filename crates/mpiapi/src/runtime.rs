@@ -1,6 +1,6 @@
 //! The library's state: whether MPI is initialized, the job (through
 //! `myrix_mpi::Job`), the thread level, and the error handlers of the predefined
-//! communicators.
+//! communicators (created communicators keep theirs in `comm`'s table).
 
 use crate::abi::*;
 use myrix_mpi::Job;
@@ -116,20 +116,27 @@ fn slot(comm: MPI_Comm) -> Option<&'static AtomicUsize> {
     }
 }
 
-/// The error handler of a predefined communicator.
+/// The error handler of a communicator: the predefined ones' here, created ones'
+/// in their `comm` table entry; `None` for an invalid handle.
 pub fn errhandler(comm: MPI_Comm) -> Option<MPI_Errhandler> {
-    slot(comm).map(|s| s.load(Ordering::SeqCst))
+    match slot(comm) {
+        Some(s) => Some(s.load(Ordering::SeqCst)),
+        None => crate::comm::created_errhandler(comm),
+    }
 }
 
-/// Sets the error handler of a predefined communicator.
+/// Sets the error handler of a communicator.
 pub fn set_errhandler(comm: MPI_Comm, h: MPI_Errhandler) -> Result<(), c_int> {
-    let s = slot(comm).ok_or(MPI_ERR_COMM)?;
     match h {
-        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => {
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => {}
+        _ => return Err(MPI_ERR_ERRHANDLER),
+    }
+    match slot(comm) {
+        Some(s) => {
             s.store(h, Ordering::SeqCst);
             Ok(())
         }
-        _ => Err(MPI_ERR_ERRHANDLER),
+        None => crate::comm::set_created_errhandler(comm, h),
     }
 }
 

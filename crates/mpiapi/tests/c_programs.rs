@@ -154,3 +154,16 @@ fn datatypes_pack_and_refusals() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn singleton_collectives_communicators_and_groups() {
+    let o = run(&build("coll"), &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{out}{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("coll ok"), "{out}");
+}

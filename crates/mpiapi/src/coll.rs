@@ -1,0 +1,873 @@
+//! The blocking collectives in C: MPI_Barrier, Bcast, Reduce, Allreduce,
+//! Gather(v), Scatter(v), Allgather(v), Alltoall(v), Reduce_scatter(_block), Scan,
+//! Exscan, with MPI_IN_PLACE where the standard allows it.
+//!
+//! Each call checks its arguments (counts MPI_ERR_COUNT, root MPI_ERR_ROOT, types
+//! MPI_ERR_TYPE, ops MPI_ERR_OP, NULL buffers MPI_ERR_BUFFER), packs what it sends
+//! with the datatype, runs the algorithm of `myrix_mpi::coll` over the
+//! communicator's collective context (`coll_glue::pt2pt`) and unpacks what it
+//! received. Reductions run the op on packed whole elements (through a scratch
+//! copy in memory layout for non-contiguous types). Never panics on bad
+//! arguments; errors go through the communicator's handler.
+
+use crate::abi::*;
+use crate::coll_glue::{barrier_fallback, pt2pt};
+use crate::coll_shim::abi_ext::*;
+// At integration: `use crate::{datatype, op};` (and delete coll_shim.rs).
+use crate::coll_shim::{datatype, op};
+use crate::comm::{lookup, CommRef};
+use crate::ffi::{finish, mpi_fn};
+use myrix_mpi::coll::{self, CollError, Pt2Pt, ReduceOp};
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+type Dt = Arc<datatype::Datatype>;
+
+/// The MPI error code of a collective's failure (reported on stderr when it is
+/// not the program's fault).
+pub fn coll_code(e: &CollError, name: &str) -> c_int {
+    match e {
+        CollError::Root { .. } => MPI_ERR_ROOT,
+        CollError::Args(_) => MPI_ERR_ARG,
+        CollError::Length { .. } | CollError::Truncated { .. } => MPI_ERR_TRUNCATE,
+        CollError::Transport(why) => {
+            eprintln!("myrix MPI: {name}: {why}");
+            MPI_ERR_OTHER
+        }
+        CollError::Unavailable(why) => {
+            eprintln!("myrix MPI: {name}: point-to-point not yet available: {why}");
+            MPI_ERR_UNSUPPORTED_OPERATION
+        }
+    }
+}
+
+fn count(c: c_int) -> Result<usize, c_int> {
+    usize::try_from(c).map_err(|_| MPI_ERR_COUNT)
+}
+
+fn in_place(p: *const c_void) -> bool {
+    p as usize == MPI_IN_PLACE
+}
+
+fn check_root(root: c_int, c: &CommRef) -> Result<usize, c_int> {
+    usize::try_from(root)
+        .ok()
+        .filter(|&r| r < c.ranks.len())
+        .ok_or(MPI_ERR_ROOT)
+}
+
+fn bytes(n: usize, t: &Dt) -> Result<usize, c_int> {
+    t.size().checked_mul(n).ok_or(MPI_ERR_COUNT)
+}
+
+/// The address of element `i` of an array of `t` at `buf` (no access).
+fn elem(buf: *const c_void, i: isize, t: &Dt) -> Result<*mut u8, c_int> {
+    let off = i.checked_mul(t.extent()).ok_or(MPI_ERR_COUNT)?;
+    Ok(buf.cast::<u8>().wrapping_offset(off).cast_mut())
+}
+
+/// A buffer for `n` elements of `t` must not be NULL (unless `t` has absolute
+/// addresses: MPI_BOTTOM).
+fn need(buf: *const c_void, n: usize, t: &Dt) -> Result<(), c_int> {
+    if n > 0 && t.size() > 0 && buf.is_null() && t.true_lb() == 0 {
+        Err(MPI_ERR_BUFFER)
+    } else {
+        Ok(())
+    }
+}
+
+/// `n` elements of `t` at `buf`, packed.
+///
+/// # Safety
+/// `buf` holds `n` elements of `t` (the C contract).
+unsafe fn pack(buf: *const u8, n: usize, t: &Dt) -> Result<Vec<u8>, c_int> {
+    need(buf.cast(), n, t)?;
+    let mut v = vec![0u8; bytes(n, t)?];
+    if !v.is_empty() {
+        // SAFETY: the caller's contract; v holds n elements' bytes.
+        unsafe { t.pack(buf, n, &mut v) };
+    }
+    Ok(v)
+}
+
+/// Stores packed `data` as `n` elements of `t` at `buf`.
+///
+/// # Safety
+/// `buf` is valid for writing `n` elements of `t` (the C contract).
+unsafe fn unpack(data: &[u8], buf: *mut u8, n: usize, t: &Dt) -> Result<(), c_int> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    need(buf.cast_const().cast(), n, t)?;
+    // SAFETY: the caller's contract.
+    unsafe { t.unpack(data, buf, n) };
+    Ok(())
+}
+
+/// `n` ints at `p`.
+///
+/// # Safety
+/// `p` is NULL or valid for `n` ints.
+unsafe fn ints<'a>(p: *const c_int, n: usize) -> Result<&'a [c_int], c_int> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: non-NULL, n ints by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Per-rank counts (elements) from C, and the same in packed bytes.
+fn counts(cs: &[c_int], t: &Dt) -> Result<(Vec<usize>, Vec<usize>), c_int> {
+    let el: Vec<usize> = cs.iter().map(|&c| count(c)).collect::<Result<_, _>>()?;
+    let by = el.iter().map(|&n| bytes(n, t)).collect::<Result<_, _>>()?;
+    Ok((el, by))
+}
+
+/// Packs block `i` (`el[i]` elements at element `displs[i]` of `buf`) for each rank.
+///
+/// # Safety
+/// `buf` holds those blocks (the C contract).
+unsafe fn pack_blocks(
+    buf: *const c_void,
+    el: &[usize],
+    displs: &[c_int],
+    t: &Dt,
+) -> Result<Vec<u8>, c_int> {
+    let mut v = Vec::new();
+    for (&n, &d) in el.iter().zip(displs) {
+        // SAFETY: the caller's contract for block i.
+        v.extend(unsafe { pack(elem(buf, d as isize, t)?, n, t) }?);
+    }
+    Ok(v)
+}
+
+/// Unpacks packed `data` (blocks of `by[i]` bytes end to end) into block `i`
+/// (`el[i]` elements at element `displs[i]`) of `buf`, skipping block `skip`.
+///
+/// # Safety
+/// `buf` is valid for writing those blocks (the C contract).
+#[allow(clippy::too_many_arguments)]
+unsafe fn unpack_blocks(
+    data: &[u8],
+    buf: *mut c_void,
+    el: &[usize],
+    by: &[usize],
+    displs: &[c_int],
+    t: &Dt,
+    skip: Option<usize>,
+) -> Result<(), c_int> {
+    let mut at = 0;
+    for i in 0..el.len() {
+        let chunk = data.get(at..at + by[i]).ok_or(MPI_ERR_INTERN)?;
+        at += by[i];
+        if Some(i) != skip {
+            // SAFETY: the caller's contract for block i.
+            unsafe { unpack(chunk, elem(buf, displs[i] as isize, t)?, el[i], t) }?;
+        }
+    }
+    Ok(())
+}
+
+/// The displacements, in elements, of `n` blocks of `each` elements end to end.
+fn regular(n: usize, each: usize) -> Result<Vec<c_int>, c_int> {
+    (0..n)
+        .map(|i| {
+            i.checked_mul(each)
+                .and_then(|d| c_int::try_from(d).ok())
+                .ok_or(MPI_ERR_COUNT)
+        })
+        .collect()
+}
+
+/// An op on a datatype, ready to combine packed elements.
+struct Reduction {
+    op: op::OpRef,
+    dt: MPI_Datatype,
+    t: Dt,
+    commutative: bool,
+}
+
+fn reduction(opx: MPI_Op, dt: MPI_Datatype) -> Result<Reduction, c_int> {
+    let t = datatype::lookup(dt)?;
+    let o = op::lookup(opx)?;
+    let mut probe = [0u8; 16];
+    // Refuses an op the type does not support before anything is sent.
+    // SAFETY: zero elements: nothing is read or written.
+    unsafe { op::apply(&o, dt, probe.as_ptr().cast(), probe.as_mut_ptr().cast(), 0) }?;
+    Ok(Reduction {
+        commutative: op::commutative(&o),
+        op: o,
+        dt,
+        t,
+    })
+}
+
+impl Reduction {
+    /// `inout = input op inout` on packed whole elements.
+    fn apply(&self, input: &[u8], inout: &mut [u8]) -> Result<(), c_int> {
+        let size = self.t.size();
+        if size == 0 || input.is_empty() {
+            return Ok(());
+        }
+        let n = input.len() / size;
+        let cnt = c_int::try_from(n).map_err(|_| MPI_ERR_COUNT)?;
+        if self.t.is_contiguous() && self.t.true_lb() == 0 && self.t.extent() == size as isize {
+            // SAFETY: packed contiguous elements are their memory layout; both
+            // slices hold n elements.
+            return unsafe {
+                op::apply(
+                    &self.op,
+                    self.dt,
+                    input.as_ptr().cast(),
+                    inout.as_mut_ptr().cast(),
+                    cnt,
+                )
+            };
+        }
+        // Memory layout in scratch copies: from true_lb to the last element's end.
+        let (ext, lb, text) = (self.t.extent(), self.t.true_lb(), self.t.true_extent());
+        if ext < 0 || text < 0 {
+            return Err(MPI_ERR_TYPE);
+        }
+        let span = (n as isize - 1)
+            .checked_mul(ext)
+            .and_then(|s| s.checked_add(text))
+            .and_then(|s| usize::try_from(s).ok())
+            .ok_or(MPI_ERR_COUNT)?;
+        let (mut a, mut b) = (vec![0u8; span], vec![0u8; span]);
+        let base_a = a.as_mut_ptr().wrapping_offset(-lb);
+        let base_b = b.as_mut_ptr().wrapping_offset(-lb);
+        // SAFETY: base + true_lb .. base + true_lb + span covers n elements of the
+        // type, which is exactly each scratch vector.
+        unsafe {
+            self.t.unpack(input, base_a, n);
+            self.t.unpack(inout, base_b, n);
+            op::apply(&self.op, self.dt, base_a.cast(), base_b.cast(), cnt)?;
+            self.t.pack(base_b, n, inout);
+        }
+        Ok(())
+    }
+
+    /// Runs a collective with this reduction; the first error the op met wins.
+    fn run(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut ReduceOp) -> Result<(), CollError>,
+    ) -> Result<(), c_int> {
+        let mut err = None;
+        let r = {
+            let mut g = |input: &[u8], inout: &mut [u8]| {
+                if err.is_none() {
+                    err = self.apply(input, inout).err();
+                }
+            };
+            let mut rop = ReduceOp {
+                op: &mut g,
+                commutative: self.commutative,
+            };
+            f(&mut rop)
+        };
+        r.map_err(|e| coll_code(&e, name))?;
+        err.map_or(Ok(()), Err)
+    }
+}
+
+fn run(name: &str, r: Result<(), CollError>) -> Result<(), c_int> {
+    r.map_err(|e| coll_code(&e, name))
+}
+
+fn barrier(comm: MPI_Comm, name: &str) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let mut p = pt2pt(&c);
+    match coll::barrier(&mut p) {
+        Ok(()) => Ok(()),
+        Err(e @ CollError::Unavailable(_)) => {
+            barrier_fallback(&c, name).unwrap_or_else(|| Err(coll_code(&e, name)))
+        }
+        Err(e) => Err(coll_code(&e, name)),
+    }
+}
+
+mpi_fn! {
+    /// MPI_Barrier: dissemination over the collective context (until point-to-point
+    /// is wired in, communicators of every world rank use the PMI fence).
+    fn MPI_Barrier / PMPI_Barrier(comm: MPI_Comm) -> c_int {
+        finish(comm, "MPI_Barrier", barrier(comm, "MPI_Barrier"))
+    }
+}
+
+/// # Safety
+/// The C contract for `buf`.
+unsafe fn bcast(
+    buf: *mut c_void,
+    cnt: c_int,
+    dt: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let name = "MPI_Bcast";
+    let c = lookup(comm, name)?;
+    let t = datatype::lookup(dt)?;
+    let n = count(cnt)?;
+    let root = check_root(root, &c)?;
+    let me = c.rank as usize;
+    let mut data = if me == root {
+        // SAFETY: the root's buffer holds n elements.
+        unsafe { pack(buf.cast(), n, &t) }?
+    } else {
+        need(buf, n, &t)?;
+        vec![0u8; bytes(n, &t)?]
+    };
+    run(name, coll::bcast(&mut pt2pt(&c), root, &mut data))?;
+    if me != root {
+        // SAFETY: the buffer is valid for n elements.
+        unsafe { unpack(&data, buf.cast(), n, &t) }?;
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    fn MPI_Bcast / PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for buffer.
+        finish(comm, "MPI_Bcast", unsafe { bcast(buffer, count, datatype, root, comm) })
+    }
+}
+
+/// # Safety
+/// The C contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce(
+    send: *const c_void,
+    recv: *mut c_void,
+    cnt: c_int,
+    dt: MPI_Datatype,
+    opx: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let name = "MPI_Reduce";
+    let c = lookup(comm, name)?;
+    let red = reduction(opx, dt)?;
+    let n = count(cnt)?;
+    let root = check_root(root, &c)?;
+    let me = c.rank as usize;
+    let t = &red.t;
+    let data = if in_place(send) {
+        if me != root {
+            return Err(MPI_ERR_BUFFER);
+        }
+        // SAFETY: in place: the root's recvbuf holds its contribution.
+        unsafe { pack(recv.cast_const().cast(), n, t) }?
+    } else {
+        // SAFETY: sendbuf holds n elements.
+        unsafe { pack(send.cast(), n, t) }?
+    };
+    let mut out = vec![0u8; if me == root { data.len() } else { 0 }];
+    if me == root {
+        need(recv, n, t)?;
+    }
+    let mut p = pt2pt(&c);
+    red.run(name, |rop| coll::reduce(&mut p, root, &data, &mut out, rop))?;
+    if me == root {
+        // SAFETY: recvbuf is valid for n elements at the root.
+        unsafe { unpack(&out, recv.cast(), n, t) }?;
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers.
+        finish(comm, "MPI_Reduce", unsafe { reduce(sendbuf, recvbuf, count, datatype, op, root, comm) })
+    }
+}
+
+type AllFn = fn(&mut dyn Pt2Pt, &[u8], &mut [u8], &mut ReduceOp) -> Result<(), CollError>;
+
+/// Allreduce, Scan, Exscan: every rank contributes and receives `cnt` elements.
+///
+/// # Safety
+/// The C contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+unsafe fn all_like(
+    name: &str,
+    f: AllFn,
+    exscan: bool,
+    send: *const c_void,
+    recv: *mut c_void,
+    cnt: c_int,
+    dt: MPI_Datatype,
+    opx: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let red = reduction(opx, dt)?;
+    let n = count(cnt)?;
+    let t = &red.t;
+    let data = if in_place(send) {
+        // SAFETY: in place: recvbuf holds the contribution.
+        unsafe { pack(recv.cast_const().cast(), n, t) }?
+    } else {
+        // SAFETY: sendbuf holds n elements.
+        unsafe { pack(send.cast(), n, t) }?
+    };
+    need(recv, n, t)?;
+    let mut out = vec![0u8; data.len()];
+    let mut p = pt2pt(&c);
+    red.run(name, |rop| f(&mut p, &data, &mut out, rop))?;
+    if !(exscan && c.rank == 0) {
+        // SAFETY: recvbuf is valid for n elements.
+        unsafe { unpack(&out, recv.cast(), n, t) }?;
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Allreduce";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { all_like(name, coll::allreduce, false, sendbuf, recvbuf, count, datatype, op, comm) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Scan / PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Scan";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { all_like(name, coll::scan, false, sendbuf, recvbuf, count, datatype, op, comm) })
+    }
+}
+
+mpi_fn! {
+    /// Rank 0's recvbuf is left as it was.
+    fn MPI_Exscan / PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Exscan";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { all_like(name, coll::exscan, true, sendbuf, recvbuf, count, datatype, op, comm) })
+    }
+}
+
+/// Reduce_scatter (`rcounts` per rank) and Reduce_scatter_block (`rcounts` None:
+/// `block` each).
+///
+/// # Safety
+/// The C contract for the buffers and `rcounts`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_scatter(
+    name: &str,
+    send: *const c_void,
+    recv: *mut c_void,
+    rcounts: Option<*const c_int>,
+    block: c_int,
+    dt: MPI_Datatype,
+    opx: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let red = reduction(opx, dt)?;
+    let t = &red.t;
+    let size = c.ranks.len();
+    let me = c.rank as usize;
+    let el: Vec<usize> = match rcounts {
+        // SAFETY: recvcounts holds one int per rank.
+        Some(p) => counts(unsafe { ints(p, size) }?, t)?.0,
+        None => vec![count(block)?; size],
+    };
+    let total = el
+        .iter()
+        .try_fold(0usize, |a, &b| a.checked_add(b))
+        .ok_or(MPI_ERR_COUNT)?;
+    let data = if in_place(send) {
+        // SAFETY: in place: recvbuf holds the whole contribution.
+        unsafe { pack(recv.cast_const().cast(), total, t) }?
+    } else {
+        // SAFETY: sendbuf holds total elements.
+        unsafe { pack(send.cast(), total, t) }?
+    };
+    need(recv, el[me], t)?;
+    let by: Vec<usize> = el.iter().map(|&n| bytes(n, t)).collect::<Result<_, _>>()?;
+    let mut out = vec![0u8; by[me]];
+    let mut p = pt2pt(&c);
+    red.run(name, |rop| {
+        coll::reduce_scatter(&mut p, &data, &mut out, &by, rop)
+    })?;
+    // SAFETY: recvbuf is valid for recvcounts[me] elements.
+    unsafe { unpack(&out, recv.cast(), el[me], t) }
+}
+
+mpi_fn! {
+    fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Reduce_scatter";
+        // SAFETY: the C contract for the buffers and recvcounts.
+        finish(comm, name, unsafe { reduce_scatter(name, sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Reduce_scatter_block";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { reduce_scatter(name, sendbuf, recvbuf, None, recvcount, datatype, op, comm) })
+    }
+}
+
+/// What a rank sends in the gathers: its packed send buffer, or with MPI_IN_PLACE
+/// its own block of the receive buffer (`own`: element displacement and count).
+///
+/// # Safety
+/// The C contract for the buffers.
+unsafe fn contribution(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *const c_void,
+    own: Option<(isize, usize, &Dt)>,
+) -> Result<Vec<u8>, c_int> {
+    if in_place(send) {
+        let (d, n, rt) = own.ok_or(MPI_ERR_BUFFER)?;
+        // SAFETY: in place: the receive buffer holds this rank's block.
+        unsafe { pack(elem(recv, d, rt)?, n, rt) }
+    } else {
+        let st = datatype::lookup(st)?;
+        // SAFETY: sendbuf holds sc elements.
+        unsafe { pack(send.cast(), count(sc)?, &st) }
+    }
+}
+
+/// Gather (`rcounts` None: `rc` each) and Gatherv.
+///
+/// # Safety
+/// The C contract for the buffers and arrays.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gather(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rcounts: Option<(*const c_int, *const c_int)>,
+    rt: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let root = check_root(root, &c)?;
+    let (me, size) = (c.rank as usize, c.ranks.len());
+    let mut p = pt2pt(&c);
+    if me != root {
+        // SAFETY: the C contract (MPI_IN_PLACE is refused off the root).
+        let data = unsafe { contribution(send, sc, st, recv, None) }?;
+        return run(name, coll::gatherv(&mut p, root, &data, &mut [], &[], &[]));
+    }
+    let rt = datatype::lookup(rt)?;
+    let (el, by, displs) = match rcounts {
+        None => {
+            let each = count(rc)?;
+            let (el, by) = counts(&vec![rc; size], &rt)?;
+            (el, by, regular(size, each)?)
+        }
+        Some((cs, ds)) => {
+            // SAFETY: recvcounts and displs hold one int per rank.
+            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
+            let (el, by) = counts(cs, &rt)?;
+            (el, by, ds.to_vec())
+        }
+    };
+    // SAFETY: the C contract for the buffers.
+    let data =
+        unsafe { contribution(send, sc, st, recv, Some((displs[me] as isize, el[me], &rt))) }?;
+    if data.len() != by[me] {
+        return Err(MPI_ERR_TRUNCATE);
+    }
+    for i in 0..size {
+        need(elem(recv, displs[i] as isize, &rt)?.cast(), el[i], &rt)?;
+    }
+    let (pd, total) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
+    let mut out = vec![0u8; total];
+    run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?;
+    let skip = in_place(send).then_some(me);
+    // SAFETY: recvbuf is valid for the blocks the root named.
+    unsafe { unpack_blocks(&out, recv, &el, &by, &displs, &rt, skip) }
+}
+
+mpi_fn! {
+    fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Gather";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { gather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Gatherv";
+        // SAFETY: the C contract for the buffers and arrays.
+        finish(comm, name, unsafe { gather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm) })
+    }
+}
+
+/// Scatter (`scounts` None: `sc` each) and Scatterv.
+///
+/// # Safety
+/// The C contract for the buffers and arrays.
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    scounts: Option<(*const c_int, *const c_int)>,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let root = check_root(root, &c)?;
+    let (me, size) = (c.rank as usize, c.ranks.len());
+    let mut p = pt2pt(&c);
+    let keep = !(me == root && in_place(recv));
+    // What this rank receives: its block, or at an in-place root a discarded copy.
+    let (rt, rn) = if keep {
+        let rt = datatype::lookup(rt)?;
+        let rn = count(rc)?;
+        need(recv, rn, &rt)?;
+        (Some(rt), rn)
+    } else {
+        (None, 0)
+    };
+    if me != root {
+        let rt = rt.ok_or(MPI_ERR_INTERN)?;
+        let mut out = vec![0u8; bytes(rn, &rt)?];
+        run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?;
+        // SAFETY: recvbuf is valid for recvcount elements.
+        return unsafe { unpack(&out, recv.cast(), rn, &rt) };
+    }
+    let st = datatype::lookup(st)?;
+    let (el, by, displs) = match scounts {
+        None => {
+            let each = count(sc)?;
+            let (el, by) = counts(&vec![sc; size], &st)?;
+            (el, by, regular(size, each)?)
+        }
+        Some((cs, ds)) => {
+            // SAFETY: sendcounts and displs hold one int per rank.
+            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
+            let (el, by) = counts(cs, &st)?;
+            (el, by, ds.to_vec())
+        }
+    };
+    // SAFETY: sendbuf holds the blocks the root names.
+    let data = unsafe { pack_blocks(send, &el, &displs, &st) }?;
+    let (pd, _) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
+    let mut out = vec![0u8; by[me]];
+    if let Some(rt) = &rt {
+        if bytes(rn, rt)? != by[me] {
+            return Err(MPI_ERR_TRUNCATE);
+        }
+    }
+    run(
+        name,
+        coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
+    )?;
+    match rt {
+        // SAFETY: recvbuf is valid for recvcount elements.
+        Some(rt) => unsafe { unpack(&out, recv.cast(), rn, &rt) },
+        None => Ok(()),
+    }
+}
+
+mpi_fn! {
+    fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Scatter";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { scatter(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Scatterv";
+        // SAFETY: the C contract for the buffers and arrays.
+        finish(comm, name, unsafe { scatter(name, sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm) })
+    }
+}
+
+/// Allgather (`rcounts` None: `rc` each) and Allgatherv.
+///
+/// # Safety
+/// The C contract for the buffers and arrays.
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgather(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rcounts: Option<(*const c_int, *const c_int)>,
+    rt: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let (me, size) = (c.rank as usize, c.ranks.len());
+    let rt = datatype::lookup(rt)?;
+    let (el, by, displs) = match rcounts {
+        None => {
+            let each = count(rc)?;
+            let (el, by) = counts(&vec![rc; size], &rt)?;
+            (el, by, regular(size, each)?)
+        }
+        Some((cs, ds)) => {
+            // SAFETY: recvcounts and displs hold one int per rank.
+            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
+            let (el, by) = counts(cs, &rt)?;
+            (el, by, ds.to_vec())
+        }
+    };
+    // SAFETY: the C contract for the buffers.
+    let data =
+        unsafe { contribution(send, sc, st, recv, Some((displs[me] as isize, el[me], &rt))) }?;
+    if data.len() != by[me] {
+        return Err(MPI_ERR_TRUNCATE);
+    }
+    for i in 0..size {
+        need(elem(recv, displs[i] as isize, &rt)?.cast(), el[i], &rt)?;
+    }
+    let (pd, total) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
+    let mut out = vec![0u8; total];
+    run(
+        name,
+        coll::allgatherv(&mut pt2pt(&c), &data, &mut out, &by, &pd),
+    )?;
+    let skip = in_place(send).then_some(me);
+    // SAFETY: recvbuf is valid for every rank's block.
+    unsafe { unpack_blocks(&out, recv, &el, &by, &displs, &rt, skip) }
+}
+
+mpi_fn! {
+    fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Allgather";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, comm) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Allgatherv";
+        // SAFETY: the C contract for the buffers and arrays.
+        finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm) })
+    }
+}
+
+/// One side of an all-to-all: the type, counts in elements and bytes, element
+/// displacements.
+struct Side {
+    t: Dt,
+    el: Vec<usize>,
+    by: Vec<usize>,
+    displs: Vec<c_int>,
+}
+
+/// # Safety
+/// `cd` arrays hold one int per rank (the C contract).
+unsafe fn side(
+    size: usize,
+    t: MPI_Datatype,
+    each: c_int,
+    cd: Option<(*const c_int, *const c_int)>,
+) -> Result<Side, c_int> {
+    let t = datatype::lookup(t)?;
+    let (el, by, displs) = match cd {
+        None => {
+            let (el, by) = counts(&vec![each; size], &t)?;
+            (el, by, regular(size, count(each)?)?)
+        }
+        Some((cs, ds)) => {
+            // SAFETY: one int per rank in each array.
+            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
+            let (el, by) = counts(cs, &t)?;
+            (el, by, ds.to_vec())
+        }
+    };
+    Ok(Side { t, el, by, displs })
+}
+
+/// Alltoall (`counts` None: `sc`/`rc` each) and Alltoallv; with MPI_IN_PLACE the
+/// receive side describes both.
+///
+/// # Safety
+/// The C contract for the buffers and arrays.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoall(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    scd: Option<(*const c_int, *const c_int)>,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rcd: Option<(*const c_int, *const c_int)>,
+    rt: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let size = c.ranks.len();
+    // SAFETY: the C contract for the arrays.
+    let r = unsafe { side(size, rt, rc, rcd) }?;
+    let data = if in_place(send) {
+        // SAFETY: in place: recvbuf holds the blocks to send, as the receive side says.
+        unsafe { pack_blocks(recv, &r.el, &r.displs, &r.t) }?
+    } else {
+        // SAFETY: the C contract for the arrays and sendbuf.
+        let s = unsafe { side(size, st, sc, scd) }?;
+        // SAFETY: sendbuf holds the send side's blocks.
+        let d = unsafe { pack_blocks(send, &s.el, &s.displs, &s.t) }?;
+        let (sd, _) = coll::packed_displs(&s.by).map_err(|e| coll_code(&e, name))?;
+        for i in 0..size {
+            need(
+                elem(recv, r.displs[i] as isize, &r.t)?.cast(),
+                r.el[i],
+                &r.t,
+            )?;
+        }
+        let (rd, total) = coll::packed_displs(&r.by).map_err(|e| coll_code(&e, name))?;
+        let mut out = vec![0u8; total];
+        run(
+            name,
+            coll::alltoallv(&mut pt2pt(&c), &d, &s.by, &sd, &mut out, &r.by, &rd),
+        )?;
+        // SAFETY: recvbuf is valid for the receive side's blocks.
+        return unsafe { unpack_blocks(&out, recv, &r.el, &r.by, &r.displs, &r.t, None) };
+    };
+    let (rd, total) = coll::packed_displs(&r.by).map_err(|e| coll_code(&e, name))?;
+    let mut out = vec![0u8; total];
+    run(
+        name,
+        coll::alltoallv(&mut pt2pt(&c), &data, &r.by, &rd, &mut out, &r.by, &rd),
+    )?;
+    // SAFETY: recvbuf is valid for the receive side's blocks.
+    unsafe { unpack_blocks(&out, recv, &r.el, &r.by, &r.displs, &r.t, None) }
+}
+
+mpi_fn! {
+    fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Alltoall";
+        // SAFETY: the C contract for the buffers.
+        finish(comm, name, unsafe { alltoall(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, comm) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Alltoallv";
+        // SAFETY: the C contract for the buffers and arrays.
+        finish(comm, name, unsafe { alltoall(name, sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, comm) })
+    }
+}
