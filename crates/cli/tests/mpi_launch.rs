@@ -3,7 +3,8 @@
 //! --mpi=pmi2`, when `.ci/slurm.sh up` ran and set MYRIX_SLURM=1), and alone.
 //! MPI_Abort must end the job with the right status under each.
 //!
-//! The program is `crates/mpiapi/tests/c/hello.c`. Needs `cc`.
+//! The programs are `crates/mpiapi/tests/c/hello.c` (runtime, launchers) and `p2p.c`
+//! (point-to-point between every pair of ranks). Needs `cc`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -47,23 +48,47 @@ fn show(o: &Output) -> String {
     )
 }
 
-/// `hello.c` built once with `myrix mpicc`.
+/// A program of `crates/mpiapi/tests/c/` built with `myrix mpicc`.
+fn build(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mpiapi/tests/c")
+        .join(format!("{name}.c"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-c");
+    std::fs::create_dir_all(&dir).expect("output directory");
+    let exe = dir.join(name);
+    let mut c = myrix();
+    c.args(["mpicc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe);
+    let o = run(c, Duration::from_secs(120));
+    assert!(o.status.success(), "myrix mpicc failed: {}", show(&o));
+    exe
+}
+
+/// `hello.c`, built once.
 fn hello() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mpiapi/tests/c/hello.c");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-c");
-        std::fs::create_dir_all(&dir).expect("output directory");
-        let exe = dir.join("hello");
-        let mut c = myrix();
-        c.args(["mpicc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&exe);
-        let o = run(c, Duration::from_secs(120));
-        assert!(o.status.success(), "myrix mpicc failed: {}", show(&o));
-        exe
-    })
+    EXE.get_or_init(|| build("hello"))
+}
+
+/// `p2p.c`, built once.
+fn p2p() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| build("p2p"))
+}
+
+/// Checks one "p2p ok <rank>" line per rank.
+fn check_p2p(o: &Output, n: usize) {
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", show(o));
+    for r in 0..n {
+        assert!(
+            text.lines().any(|l| l == format!("p2p ok {r}")),
+            "rank {r} did not finish:\n{}",
+            show(o)
+        );
+    }
 }
 
 /// Checks one "passed the barrier" line per rank.
@@ -139,6 +164,17 @@ fn myrix_mpiexec() {
         "{}",
         show(&o)
     );
+}
+
+#[test]
+fn point_to_point_under_myrix_mpiexec() {
+    check_p2p(&run(Command::new(p2p()), Duration::from_secs(60)), 1);
+    // Four ranks on two cores: the spin-waits must yield.
+    for n in ["2", "3", "4"] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", n]).arg(p2p());
+        check_p2p(&run(c, Duration::from_secs(120)), n.parse().unwrap());
+    }
 }
 
 #[test]
@@ -251,6 +287,9 @@ fn hydra() {
     c.args(["-n", "2"]).arg(hello());
     check_ranks(&run(c, Duration::from_secs(60)), 2);
     let mut c = Command::new("mpiexec.hydra");
+    c.args(["-n", "3"]).arg(p2p());
+    check_p2p(&run(c, Duration::from_secs(120)), 3);
+    let mut c = Command::new("mpiexec.hydra");
     c.args(["-n", "3"]).arg(hello()).arg("abort");
     let o = run(c, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(7), "{}", show(&o));
@@ -268,6 +307,9 @@ fn slurm() {
     let mut c = Command::new("srun");
     c.args(["--mpi=pmi2", "-O", "-n", "4"]).arg(hello());
     check_ranks(&run(c, Duration::from_secs(120)), 4);
+    let mut c = Command::new("srun");
+    c.args(["--mpi=pmi2", "-O", "-n", "3"]).arg(p2p());
+    check_p2p(&run(c, Duration::from_secs(120)), 3);
     // Slurm ends the step on MPI_Abort by killing every task: srun reports the
     // SIGKILL (137), as it does for MPICH's own programs.
     let mut c = Command::new("srun");

@@ -226,3 +226,46 @@ pub const MPI_INTEGER8: Handle = 0x2d9;
 pub const MPI_REAL8: Handle = 0x2da;
 pub const MPI_COMPLEX8: Handle = 0x2db;
 pub const MPI_COMPLEX16: Handle = 0x2e3;
+
+// ---- Point-to-point ----
+
+pub type MPI_Request = Handle;
+pub type MPI_Message = Handle;
+
+pub const MPI_REQUEST_NULL: Handle = 0x180;
+pub const MPI_MESSAGE_NULL: Handle = 0x128;
+pub const MPI_MESSAGE_NO_PROC: Handle = 0x129;
+
+pub const MPI_ANY_TAG: c_int = -2;
+pub const MPI_BSEND_OVERHEAD: usize = 512;
+
+pub const MPI_ERR_RANK: c_int = 6;
+pub const MPI_ERR_REQUEST: c_int = 7;
+pub const MPI_ERR_TAG: c_int = 4;
+pub const MPI_ERR_IN_STATUS: c_int = 19;
+pub const MPI_ERR_PROC_ABORTED: c_int = 58;
+
+/// `MPI_Status`: 32 bytes; the five internal ints hold the byte count (low, high
+/// 32 bits) and the cancelled flag.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+#[allow(non_snake_case)]
+pub struct MPI_Status {
+    pub MPI_SOURCE: c_int,
+    pub MPI_TAG: c_int,
+    pub MPI_ERROR: c_int,
+    pub MPI_internal: [c_int; 5],
+}
+
+// ---- Groups, communicators, collectives ----
+
+pub type MPI_Group = Handle;
+pub type MPI_Info = Handle;
+pub const MPI_GROUP_NULL: Handle = 0x108;
+pub const MPI_GROUP_EMPTY: Handle = 0x109;
+pub const MPI_INFO_NULL: Handle = 0x130;
+pub const MPI_SIMILAR: c_int = 203;
+pub const MPI_COMM_TYPE_SHARED: c_int = 221;
+pub const MPI_IN_PLACE: usize = 1;
+pub const MPI_ERR_ROOT: c_int = 8;
+pub const MPI_ERR_GROUP: c_int = 9;

@@ -11,17 +11,15 @@
 //! arguments; errors go through the communicator's handler.
 
 use crate::abi::*;
-use crate::coll_glue::{barrier_fallback, pt2pt};
-use crate::coll_shim::abi_ext::*;
-// At integration: `use crate::{datatype, op};` (and delete coll_shim.rs).
-use crate::coll_shim::{datatype, op};
+use crate::coll_glue::pt2pt;
 use crate::comm::{lookup, CommRef};
 use crate::ffi::{finish, mpi_fn};
+use crate::{datatype, op};
 use myrix_mpi::coll::{self, CollError, Pt2Pt, ReduceOp};
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
-type Dt = Arc<datatype::Datatype>;
+type Dt = Arc<myrix_mpi::datatype::Datatype>;
 
 /// The MPI error code of a collective's failure (reported on stderr when it is
 /// not the program's fault).
@@ -193,12 +191,10 @@ struct Reduction {
 fn reduction(opx: MPI_Op, dt: MPI_Datatype) -> Result<Reduction, c_int> {
     let t = datatype::lookup(dt)?;
     let o = op::lookup(opx)?;
-    let mut probe = [0u8; 16];
     // Refuses an op the type does not support before anything is sent.
-    // SAFETY: zero elements: nothing is read or written.
-    unsafe { op::apply(&o, dt, probe.as_ptr().cast(), probe.as_mut_ptr().cast(), 0) }?;
+    op::check(&o, dt)?;
     Ok(Reduction {
-        commutative: op::commutative(&o),
+        commutative: o.commutative(),
         op: o,
         dt,
         t,
@@ -208,47 +204,7 @@ fn reduction(opx: MPI_Op, dt: MPI_Datatype) -> Result<Reduction, c_int> {
 impl Reduction {
     /// `inout = input op inout` on packed whole elements.
     fn apply(&self, input: &[u8], inout: &mut [u8]) -> Result<(), c_int> {
-        let size = self.t.size();
-        if size == 0 || input.is_empty() {
-            return Ok(());
-        }
-        let n = input.len() / size;
-        let cnt = c_int::try_from(n).map_err(|_| MPI_ERR_COUNT)?;
-        if self.t.is_contiguous() && self.t.true_lb() == 0 && self.t.extent() == size as isize {
-            // SAFETY: packed contiguous elements are their memory layout; both
-            // slices hold n elements.
-            return unsafe {
-                op::apply(
-                    &self.op,
-                    self.dt,
-                    input.as_ptr().cast(),
-                    inout.as_mut_ptr().cast(),
-                    cnt,
-                )
-            };
-        }
-        // Memory layout in scratch copies: from true_lb to the last element's end.
-        let (ext, lb, text) = (self.t.extent(), self.t.true_lb(), self.t.true_extent());
-        if ext < 0 || text < 0 {
-            return Err(MPI_ERR_TYPE);
-        }
-        let span = (n as isize - 1)
-            .checked_mul(ext)
-            .and_then(|s| s.checked_add(text))
-            .and_then(|s| usize::try_from(s).ok())
-            .ok_or(MPI_ERR_COUNT)?;
-        let (mut a, mut b) = (vec![0u8; span], vec![0u8; span]);
-        let base_a = a.as_mut_ptr().wrapping_offset(-lb);
-        let base_b = b.as_mut_ptr().wrapping_offset(-lb);
-        // SAFETY: base + true_lb .. base + true_lb + span covers n elements of the
-        // type, which is exactly each scratch vector.
-        unsafe {
-            self.t.unpack(input, base_a, n);
-            self.t.unpack(inout, base_b, n);
-            op::apply(&self.op, self.dt, base_a.cast(), base_b.cast(), cnt)?;
-            self.t.pack(base_b, n, inout);
-        }
-        Ok(())
+        op::apply_packed(&self.op, self.dt, input, inout)
     }
 
     /// Runs a collective with this reduction; the first error the op met wins.
@@ -281,14 +237,7 @@ fn run(name: &str, r: Result<(), CollError>) -> Result<(), c_int> {
 
 fn barrier(comm: MPI_Comm, name: &str) -> Result<(), c_int> {
     let c = lookup(comm, name)?;
-    let mut p = pt2pt(&c);
-    match coll::barrier(&mut p) {
-        Ok(()) => Ok(()),
-        Err(e @ CollError::Unavailable(_)) => {
-            barrier_fallback(&c, name).unwrap_or_else(|| Err(coll_code(&e, name)))
-        }
-        Err(e) => Err(coll_code(&e, name)),
-    }
+    coll::barrier(&mut pt2pt(&c)).map_err(|e| coll_code(&e, name))
 }
 
 mpi_fn! {

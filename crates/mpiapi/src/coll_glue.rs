@@ -1,42 +1,66 @@
 //! The one seam between the C collectives (`coll.rs`), communicator creation
 //! (`comm.rs`) and point-to-point: [`pt2pt`] gives the blocking [`Pt2Pt`] of a
-//! communicator's *collective* context (`ctx + 1`).
+//! communicator's *collective* context (`ctx + 1`), over the world's engine, ranks
+//! translated through the communicator's rank table.
 //!
-//! Until the point-to-point engine (`myrix_mpi::p2p`) is wired in, a communicator
-//! of one rank works (messages to itself queue up) and any other fails with
-//! `CollError::Unavailable`. THE INTEGRATOR REPLACES [`pt2pt`]'s body with one
-//! over the engine (send/recv/sendrecv on `comm.ctx + 1`, ranks translated through
-//! `comm.ranks`) and deletes [`barrier_fallback`].
+//! Each call takes the runtime's lock for its own duration only, so a collective
+//! never holds it while waiting for a peer across several calls.
 
 use crate::comm::CommRef;
+use crate::p2p::P2p;
 use crate::runtime;
-use myrix_mpi::coll::testing::SelfPt2Pt;
 use myrix_mpi::coll::{CollError, Pt2Pt};
-use std::os::raw::c_int;
+use myrix_mpi::p2p::{P2pError, SendMode};
+use std::sync::Arc;
 
 /// A communicator's point-to-point for its collectives.
 pub struct Glue {
     rank: usize,
-    size: usize,
-    /// Size 1: the rank talks only to itself.
-    single: SelfPt2Pt,
+    ctx: u32,
+    ranks: Arc<[u32]>,
 }
 
 /// The collectives' point-to-point over `comm`'s collective context.
-pub fn pt2pt(comm: &CommRef) -> impl Pt2Pt {
+pub fn pt2pt(comm: &CommRef) -> Glue {
     Glue {
         rank: comm.rank as usize,
-        size: comm.ranks.len(),
-        single: SelfPt2Pt::new(),
+        ctx: comm.ctx + 1,
+        ranks: comm.ranks.clone(),
+    }
+}
+
+fn transport(e: P2pError) -> CollError {
+    match e {
+        P2pError::Truncated { len, cap } => CollError::Truncated { len, cap },
+        e => CollError::Transport(e.to_string()),
     }
 }
 
 impl Glue {
-    fn unavailable(&self) -> CollError {
-        CollError::Unavailable(format!(
-            "collectives over {} ranks need the point-to-point engine",
-            self.size
-        ))
+    fn world(&self, r: usize) -> Result<u32, CollError> {
+        self.ranks
+            .get(r)
+            .copied()
+            .ok_or_else(|| CollError::Args(format!("rank {r} is not in the communicator")))
+    }
+
+    fn engine<T>(&self, f: impl FnOnce(&mut P2p) -> Result<T, CollError>) -> Result<T, CollError> {
+        let mut out = None;
+        runtime::with("a collective", |rt| {
+            let p = rt.p2p.as_mut().ok_or(crate::abi::MPI_ERR_INTERN)?;
+            out = Some(f(p));
+            Ok(())
+        })
+        .map_err(|_| CollError::Transport("the library is not initialized".into()))?;
+        out.unwrap_or_else(|| Err(CollError::Transport("no engine".into())))
+    }
+}
+
+/// The status's error, or the byte count.
+fn received(s: myrix_mpi::p2p::Status) -> Result<usize, CollError> {
+    match s.error {
+        Some(e) => Err(transport(e)),
+        None => Ok(s.len),
     }
 }
 
@@ -45,19 +69,26 @@ impl Pt2Pt for Glue {
         self.rank
     }
     fn size(&self) -> usize {
-        self.size
+        self.ranks.len()
     }
     fn send(&mut self, dest: usize, tag: i32, data: &[u8]) -> Result<(), CollError> {
-        if self.size != 1 {
-            return Err(self.unavailable());
-        }
-        self.single.send(dest, tag, data)
+        let d = self.world(dest)?;
+        let ctx = self.ctx;
+        self.engine(|p| {
+            p.engine
+                .send(d, ctx, tag, data, SendMode::Standard)
+                .map_err(transport)
+        })
     }
     fn recv(&mut self, src: usize, tag: i32, buf: &mut [u8]) -> Result<usize, CollError> {
-        if self.size != 1 {
-            return Err(self.unavailable());
-        }
-        self.single.recv(src, tag, buf)
+        let s = self.world(src)?;
+        let ctx = self.ctx;
+        self.engine(|p| {
+            p.engine
+                .recv(Some(s), ctx, Some(tag), buf)
+                .map_err(transport)
+                .and_then(received)
+        })
     }
     fn sendrecv(
         &mut self,
@@ -68,24 +99,14 @@ impl Pt2Pt for Glue {
         rtag: i32,
         buf: &mut [u8],
     ) -> Result<usize, CollError> {
-        if self.size != 1 {
-            return Err(self.unavailable());
-        }
-        self.single.sendrecv(dest, stag, data, src, rtag, buf)
+        let d = self.world(dest)?;
+        let s = self.world(src)?;
+        let ctx = self.ctx;
+        self.engine(|p| {
+            p.engine
+                .sendrecv(d, stag, data, Some(s), Some(rtag), buf, ctx)
+                .map_err(transport)
+                .and_then(received)
+        })
     }
-}
-
-/// Until point-to-point is wired in: MPI_Barrier on a communicator of every world
-/// rank goes through the launcher's PMI fence (`None`: no fallback for `comm`).
-pub fn barrier_fallback(comm: &CommRef, name: &str) -> Option<Result<(), c_int>> {
-    runtime::with(name, |rt| {
-        if comm.ranks.len() != rt.job.size as usize {
-            return Ok(None);
-        }
-        Ok(Some(rt.job.barrier().map_err(|e| {
-            eprintln!("myrix MPI: {name}: {e}");
-            crate::abi::MPI_ERR_OTHER
-        })))
-    })
-    .unwrap_or_else(|e| Some(Err(e)))
 }

@@ -10,7 +10,6 @@
 use crate::abi::*;
 use crate::coll::coll_code;
 use crate::coll_glue::pt2pt;
-use crate::coll_shim::abi_ext::*;
 use crate::ffi::{finish, mpi_fn, put, put_str};
 use crate::handles::{base, Table};
 use crate::runtime;

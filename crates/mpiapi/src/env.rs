@@ -11,7 +11,7 @@ use std::time::Instant;
 /// The text `MPI_Get_library_version` gives.
 pub fn library_version() -> String {
     format!(
-        "myrix MPI {} (MPI {}.{}, standard ABI 1.0; launchers: myrix mpiexec and hydra over PMI-1, Slurm over PMI-2, singleton; point-to-point and collectives other than MPI_Barrier await RSM)",
+        "myrix MPI {} (MPI {}.{}, standard ABI 1.0; launchers: myrix mpiexec and hydra over PMI-1, Slurm over PMI-2, singleton; point-to-point over postboxes in RSM segments, blocking collectives)",
         env!("CARGO_PKG_VERSION"),
         5,
         0

@@ -7,7 +7,6 @@
 //! MPI_COMM_WORLD's handler. An empty result is MPI_GROUP_EMPTY.
 
 use crate::abi::*;
-use crate::coll_shim::abi_ext::*;
 use crate::ffi::{finish, mpi_fn, put};
 use crate::handles::{base, Table};
 use crate::runtime;

@@ -108,6 +108,19 @@ unsafe fn call_user(
     Ok(())
 }
 
+/// Whether `op` is defined on `dt` (MPI_ERR_OP if not): checked before a
+/// collective sends anything. User ops accept every type.
+pub fn check(op: &OpRef, dt: MPI_Datatype) -> Result<(), c_int> {
+    let t = datatype::lookup(dt)?;
+    match *op {
+        OpRef::Builtin(b) => {
+            let basic = t.uniform_basic().ok_or(MPI_ERR_OP)?;
+            core::reduce(b, basic, &[], &mut []).map_err(op_error)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `inout = input op inout` for `count` elements of `dt` in memory (MPI_Reduce_local
 /// and the reductions' local steps).
 ///

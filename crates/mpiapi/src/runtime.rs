@@ -19,6 +19,8 @@ static SELF_ERRH: AtomicUsize = AtomicUsize::new(MPI_ERRORS_ARE_FATAL);
 /// The initialized library.
 pub struct Runtime {
     pub job: Job,
+    /// Point-to-point: the engine over the transport chosen at init.
+    pub p2p: Option<crate::p2p::P2p>,
     pub provided: c_int,
     pub main_thread: std::thread::ThreadId,
 }
@@ -61,7 +63,13 @@ pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
         MPI_ERR_OTHER
     })?;
     let provided = thread_level(required);
+    let mut job = job;
+    let fabric = crate::p2p::open_fabric(&mut job).map_err(|e| {
+        eprintln!("myrix MPI: {name}: cannot set up point-to-point: {e}");
+        MPI_ERR_OTHER
+    })?;
     *rt = Some(Runtime {
+        p2p: Some(crate::p2p::P2p::new(myrix_mpi::p2p::Engine::new(fabric))),
         job,
         provided,
         main_thread: std::thread::current().id(),
@@ -89,7 +97,17 @@ pub fn with<T>(name: &str, f: impl FnOnce(&mut Runtime) -> Result<T, c_int>) -> 
 
 /// Finalizes: tells the launcher, keeps the job for nothing else.
 pub fn finalize(name: &str) -> Result<(), c_int> {
+    // Every rank reaches here before any tears down the segments its peers write
+    // into; buffered sends still in flight are delivered first.
+    let world = crate::comm::lookup(MPI_COMM_WORLD, name)?;
+    myrix_mpi::coll::barrier(&mut crate::coll_glue::pt2pt(&world)).map_err(|e| {
+        eprintln!("myrix MPI: {name}: the closing barrier failed: {e}");
+        MPI_ERR_OTHER
+    })?;
     with(name, |rt| {
+        if let Some(p) = rt.p2p.as_mut() {
+            p.drain_orphans()?;
+        }
         rt.job.finalize().map_err(|e| {
             eprintln!("myrix MPI: {name}: {e}");
             MPI_ERR_OTHER

@@ -110,3 +110,37 @@ pub trait Fabric {
     /// anything moved (the caller's spin-wait backs off when nothing does).
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError>;
 }
+
+/// A boxed fabric is a fabric: the C library picks its transport at run time.
+impl<F: Fabric + ?Sized> Fabric for Box<F> {
+    fn rank(&self) -> Rank {
+        (**self).rank()
+    }
+    fn size(&self) -> Rank {
+        (**self).size()
+    }
+    fn eager_limit(&self) -> usize {
+        (**self).eager_limit()
+    }
+    unsafe fn send(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<SendId, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (**self).send(dest, env, data) }
+    }
+    unsafe fn take(
+        &mut self,
+        token: MsgToken,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<bool, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (**self).take(token, buf, cap) }
+    }
+    fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError> {
+        (**self).progress(events)
+    }
+}

@@ -1,0 +1,923 @@
+//! Point-to-point from C: the argument checks, the translation between a
+//! communicator's ranks and world ranks, datatypes (contiguous data goes straight
+//! from and into the caller's memory; other layouts are packed into a buffer the
+//! request holds), request and message handles, `MPI_Status`, buffered sends, and
+//! persistent requests. The matching and the transport are `myrix_mpi::p2p`'s.
+//!
+//! Must never: block outside a call the standard lets block, or hold a C pointer
+//! beyond the request that was given it.
+
+use crate::abi::*;
+use crate::comm::{self, CommRef};
+use crate::datatype;
+use crate::ffi::{finish, mpi_fn, put};
+use crate::handles::{base, Table};
+use crate::runtime::{self, Runtime};
+use myrix_mpi::datatype::Datatype;
+use myrix_mpi::p2p::{Engine, MsgHandle, P2pError, ReqId, SendMode, Status};
+use myrix_rsm::spin::SpinWait;
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+/// The transport, chosen at MPI_Init.
+pub type Fabric = Box<dyn myrix_mpi::p2p::fabric::Fabric + Send>;
+
+/// The world's engine and the C-side objects.
+pub struct P2p {
+    pub engine: Engine<Fabric>,
+    /// Freed requests still running, with the buffers they need until done.
+    pub(crate) orphans: Vec<(ReqId, Finish)>,
+    pub(crate) reqs: Table<CReq>,
+    pub(crate) msgs: Table<CMsg>,
+    pub(crate) bsend: Bsend,
+}
+
+/// The transport for this job: in-process for a singleton; postboxes in RSM
+/// segments otherwise.
+pub fn open_fabric(job: &mut myrix_mpi::Job) -> Result<Fabric, String> {
+    if job.size == 1 {
+        let (_, mut f) = myrix_mpi::p2p::loopnet::LoopNet::new(1, Default::default());
+        return Ok(Box::new(f.pop().ok_or("no fabric")?));
+    }
+    Err("no transport for several ranks yet".into())
+}
+
+// SAFETY: the raw pointers a P2p holds are C callers' buffers, touched only while
+// the runtime's lock is held (the library provides at most MPI_THREAD_SERIALIZED).
+unsafe impl Send for P2p {}
+
+impl P2p {
+    pub fn new(engine: Engine<Fabric>) -> P2p {
+        P2p {
+            engine,
+            reqs: Table::new(base::REQUEST),
+            msgs: Table::new(base::MESSAGE),
+            orphans: Vec::new(),
+            bsend: Bsend::default(),
+        }
+    }
+}
+
+/// What a request must do when it completes.
+pub(crate) enum Finish {
+    None,
+    /// Keeps a packed send buffer (or a buffered send's copy) alive.
+    Hold(Vec<u8>, bool),
+    /// Unpacks a receive into the caller's non-contiguous buffer.
+    Unpack {
+        tmp: Vec<u8>,
+        dt: Arc<Datatype>,
+        buf: *mut u8,
+        count: usize,
+    },
+}
+
+/// A persistent request's arguments (MPI_Send_init / MPI_Recv_init).
+#[derive(Clone)]
+pub(crate) struct Persist {
+    pub(crate) send: bool,
+    pub(crate) mode: SendMode,
+    pub(crate) buffered: bool,
+    pub(crate) buf: *mut u8,
+    pub(crate) count: usize,
+    pub(crate) dt: Arc<Datatype>,
+    pub(crate) peer: c_int,
+    pub(crate) tag: c_int,
+    pub(crate) comm: CommRef,
+}
+
+pub(crate) struct CReq {
+    /// The engine's request; `None` once complete, for an inactive persistent one,
+    /// or one that completed without the engine.
+    pub(crate) id: Option<ReqId>,
+    /// Started and not yet completed (a persistent request between MPI_Start and its
+    /// completion; every other request from creation).
+    pub(crate) active: bool,
+    /// A status known without the engine (MPI_PROC_NULL, an inactive request).
+    pub(crate) ready: Option<CStatus>,
+    pub(crate) ranks: Arc<[u32]>,
+    pub(crate) finish: Finish,
+    pub(crate) persist: Option<Persist>,
+}
+
+pub(crate) struct CMsg {
+    pub(crate) msg: MsgHandle,
+    pub(crate) ranks: Arc<[u32]>,
+}
+
+/// A buffered send's space (MPI_Buffer_attach).
+#[derive(Default)]
+pub(crate) struct Bsend {
+    pub(crate) buf: usize,
+    pub(crate) size: usize,
+    pub(crate) used: usize,
+}
+
+/// A completed operation as C sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CStatus {
+    pub(crate) source: c_int,
+    pub(crate) tag: c_int,
+    pub(crate) error: c_int,
+    pub(crate) bytes: usize,
+    pub(crate) cancelled: bool,
+}
+
+impl CStatus {
+    pub(crate) fn empty() -> CStatus {
+        CStatus {
+            source: MPI_PROC_NULL,
+            tag: MPI_ANY_TAG,
+            error: MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        }
+    }
+
+    /// # Safety
+    /// `st` is NULL (MPI_STATUS_IGNORE) or valid for an MPI_Status.
+    pub(crate) unsafe fn store(&self, st: *mut MPI_Status) {
+        if st.is_null() {
+            return;
+        }
+        let s = MPI_Status {
+            MPI_SOURCE: self.source,
+            MPI_TAG: self.tag,
+            MPI_ERROR: self.error,
+            MPI_internal: [
+                self.bytes as u32 as c_int,
+                (self.bytes as u64 >> 32) as u32 as c_int,
+                c_int::from(self.cancelled),
+                0,
+                0,
+            ],
+        };
+        // SAFETY: non-NULL and valid by the caller's contract.
+        unsafe { st.write(s) };
+    }
+}
+
+/// The count of bytes recorded in a status.
+pub(crate) fn status_bytes(st: &MPI_Status) -> usize {
+    (st.MPI_internal[0] as u32 as u64 | ((st.MPI_internal[1] as u32 as u64) << 32)) as usize
+}
+
+pub fn error_code(e: &P2pError) -> c_int {
+    match e {
+        P2pError::Truncated { .. } => MPI_ERR_TRUNCATE,
+        P2pError::PeerLost { .. } => MPI_ERR_PROC_ABORTED,
+        P2pError::UnknownRequest => MPI_ERR_REQUEST,
+        P2pError::Fabric(_) => MPI_ERR_OTHER,
+    }
+}
+
+pub(crate) fn report(name: &str, e: &P2pError) -> c_int {
+    if !matches!(e, P2pError::Truncated { .. }) {
+        eprintln!("myrix MPI: {name}: {e}");
+    }
+    error_code(e)
+}
+
+pub(crate) fn comm_rank_of(ranks: &[u32], world: u32) -> c_int {
+    if ranks.get(world as usize) == Some(&world) {
+        return world as c_int;
+    }
+    ranks
+        .iter()
+        .position(|&r| r == world)
+        .map_or(MPI_ANY_SOURCE, |p| p as c_int)
+}
+
+pub(crate) fn cstatus(ranks: &[u32], s: &Status) -> CStatus {
+    CStatus {
+        source: comm_rank_of(ranks, s.source),
+        tag: s.tag,
+        error: s.error.as_ref().map_or(MPI_SUCCESS, error_code),
+        bytes: s.len,
+        cancelled: s.cancelled,
+    }
+}
+
+pub(crate) fn p2p(rt: &mut Runtime) -> Result<&mut P2p, c_int> {
+    rt.p2p.as_mut().ok_or(MPI_ERR_INTERN)
+}
+
+pub(crate) fn check_count(count: c_int) -> Result<usize, c_int> {
+    usize::try_from(count).map_err(|_| MPI_ERR_COUNT)
+}
+
+/// A peer rank for a send (`None` is MPI_PROC_NULL).
+pub(crate) fn send_peer(c: &CommRef, dest: c_int) -> Result<Option<u32>, c_int> {
+    if dest == MPI_PROC_NULL {
+        return Ok(None);
+    }
+    let i = usize::try_from(dest).map_err(|_| MPI_ERR_RANK)?;
+    c.ranks.get(i).copied().map(Some).ok_or(MPI_ERR_RANK)
+}
+
+/// A source for a receive: `Err` bad rank, `Ok(None)` PROC_NULL, `Ok(Some(None))` any.
+pub(crate) fn recv_peer(c: &CommRef, src: c_int) -> Result<Option<Option<u32>>, c_int> {
+    if src == MPI_ANY_SOURCE {
+        return Ok(Some(None));
+    }
+    send_peer(c, src).map(|p| p.map(Some))
+}
+
+pub(crate) fn send_tag(tag: c_int) -> Result<i32, c_int> {
+    if (0..=comm::TAG_UB).contains(&tag) {
+        Ok(tag)
+    } else {
+        Err(MPI_ERR_TAG)
+    }
+}
+
+pub(crate) fn recv_tag(tag: c_int) -> Result<Option<i32>, c_int> {
+    if tag == MPI_ANY_TAG {
+        Ok(None)
+    } else {
+        send_tag(tag).map(Some)
+    }
+}
+
+/// The bytes of `count` elements of `dt` at `buf`, as one region when the layout
+/// allows, else packed.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` (the C caller's contract).
+pub(crate) unsafe fn send_region(
+    buf: *const c_void,
+    count: usize,
+    dt: &Datatype,
+) -> Result<(*const u8, usize, Option<Vec<u8>>), c_int> {
+    let len = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+    if len == 0 {
+        return Ok((std::ptr::NonNull::dangling().as_ptr(), 0, None));
+    }
+    if dt.is_contiguous() {
+        let p = buf.cast::<u8>().wrapping_offset(dt.true_lb());
+        return Ok((p, len, None));
+    }
+    let mut v = vec![0u8; len];
+    // SAFETY: the caller's contract; v holds the packed size.
+    unsafe { dt.pack(buf.cast(), count, &mut v) };
+    Ok((v.as_ptr(), len, Some(v)))
+}
+
+pub(crate) struct SendArgs<'a> {
+    pub(crate) buf: *const c_void,
+    pub(crate) count: c_int,
+    pub(crate) dt: MPI_Datatype,
+    pub(crate) dest: c_int,
+    pub(crate) tag: c_int,
+    pub(crate) comm: MPI_Comm,
+    pub(crate) mode: SendMode,
+    pub(crate) buffered: bool,
+    pub(crate) name: &'a str,
+}
+
+/// Starts a send; returns the request handle.
+///
+/// # Safety
+/// The C contract for `buf`.
+pub(crate) unsafe fn start_send(a: &SendArgs<'_>) -> Result<MPI_Request, c_int> {
+    let c = comm::lookup(a.comm, a.name)?;
+    let count = check_count(a.count)?;
+    let dt = datatype::lookup_committed(a.dt)?;
+    let tag = send_tag(a.tag)?;
+    let peer = send_peer(&c, a.dest)?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        issue_send(
+            &c, a.buf, count, dt, peer, tag, a.mode, a.buffered, a.name, None,
+        )
+    }
+}
+
+/// # Safety
+/// The C contract for `buf`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn issue_send(
+    c: &CommRef,
+    buf: *const c_void,
+    count: usize,
+    dt: Arc<Datatype>,
+    peer: Option<u32>,
+    tag: i32,
+    mode: SendMode,
+    buffered: bool,
+    name: &str,
+    persist: Option<Persist>,
+) -> Result<MPI_Request, c_int> {
+    // SAFETY: forwarded contract.
+    let (ptr, len, packed) = unsafe { send_region(buf, count, &dt)? };
+    runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let Some(dest) = peer else {
+            return insert(
+                p,
+                None,
+                Some(CStatus::empty()),
+                c.ranks.clone(),
+                Finish::None,
+                persist,
+            );
+        };
+        let (ptr, finish) = if buffered {
+            p.reap_orphans();
+            let need = len + MPI_BSEND_OVERHEAD;
+            if p.bsend.used + need > p.bsend.size {
+                eprintln!(
+                    "myrix MPI: {name}: {len} bytes do not fit in the attached buffer ({} of {} bytes used)",
+                    p.bsend.used, p.bsend.size
+                );
+                return Err(MPI_ERR_BUFFER);
+            }
+            p.bsend.used += need;
+            let mut copy = packed.unwrap_or_default();
+            if copy.is_empty() && len > 0 {
+                // SAFETY: ptr holds len bytes of the caller's data.
+                copy.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, len) });
+            }
+            (copy.as_ptr(), Finish::Hold(copy, true))
+        } else {
+            match packed {
+                Some(v) => (v.as_ptr(), Finish::Hold(v, false)),
+                None => (ptr, Finish::None),
+            }
+        };
+        // SAFETY: ptr stays valid until the request completes: the caller's buffer
+        // (the standard forbids touching it meanwhile) or a Vec the request holds.
+        let id = unsafe { p.engine.isend(dest, c.ctx, tag, ptr, len, mode) }
+            .map_err(|e| report(name, &e))?;
+        if buffered {
+            // A buffered send is complete for the caller once copied: the engine's
+            // request runs on with the copy, reaped later.
+            p.orphans.push((id, finish));
+            return insert(
+                p,
+                None,
+                Some(CStatus::empty()),
+                c.ranks.clone(),
+                Finish::None,
+                persist,
+            );
+        }
+        insert(p, Some(id), None, c.ranks.clone(), finish, persist)
+    })
+}
+
+pub(crate) fn insert(
+    p: &mut P2p,
+    id: Option<ReqId>,
+    ready: Option<CStatus>,
+    ranks: Arc<[u32]>,
+    finish: Finish,
+    persist: Option<Persist>,
+) -> Result<MPI_Request, c_int> {
+    p.reqs
+        .insert(CReq {
+            id,
+            active: true,
+            ready,
+            ranks,
+            finish,
+            persist,
+        })
+        .ok_or(MPI_ERR_NO_MEM)
+}
+
+/// Starts a receive; returns the request handle.
+///
+/// # Safety
+/// The C contract for `buf`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn start_recv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    name: &str,
+    persist: bool,
+) -> Result<MPI_Request, c_int> {
+    let c = comm::lookup(comm, name)?;
+    let count = check_count(count)?;
+    let dt = datatype::lookup_committed(dt)?;
+    let tag = recv_tag(tag)?;
+    let peer = recv_peer(&c, src)?;
+    let pers = persist.then(|| Persist {
+        send: false,
+        mode: SendMode::Standard,
+        buffered: false,
+        buf: buf.cast(),
+        count,
+        dt: dt.clone(),
+        peer: src,
+        tag: tag.unwrap_or(MPI_ANY_TAG),
+        comm: c.clone(),
+    });
+    // SAFETY: forwarded contract.
+    unsafe { issue_recv(&c, buf.cast(), count, dt, peer, tag, name, pers) }
+}
+
+/// # Safety
+/// The C contract for `buf`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn issue_recv(
+    c: &CommRef,
+    buf: *mut u8,
+    count: usize,
+    dt: Arc<Datatype>,
+    peer: Option<Option<u32>>,
+    tag: Option<i32>,
+    name: &str,
+    persist: Option<Persist>,
+) -> Result<MPI_Request, c_int> {
+    let cap = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+    runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let Some(src) = peer else {
+            return insert(
+                p,
+                None,
+                Some(CStatus::empty()),
+                c.ranks.clone(),
+                Finish::None,
+                persist,
+            );
+        };
+        let (ptr, finish) = recv_target(buf, count, &dt, cap);
+        // SAFETY: ptr is the caller's buffer (untouched until completion by the
+        // standard) or a Vec the request holds, each valid for cap bytes.
+        let id =
+            unsafe { p.engine.irecv(src, c.ctx, tag, ptr, cap) }.map_err(|e| report(name, &e))?;
+        insert(p, Some(id), None, c.ranks.clone(), finish, persist)
+    })
+}
+
+/// Completes the C side of a request the engine finished: unpacks, releases
+/// buffered-send space, and frees the handle unless it is persistent.
+pub(crate) fn complete(p: &mut P2p, h: MPI_Request, st: CStatus) -> CStatus {
+    let Some(r) = p.reqs.get_mut(h) else {
+        return st;
+    };
+    r.id = None;
+    let f = std::mem::replace(&mut r.finish, Finish::None);
+    let persistent = r.persist.is_some();
+    p.release(f, st.bytes);
+    let Some(r) = p.reqs.get_mut(h) else {
+        return st;
+    };
+    if persistent {
+        r.active = false;
+        r.ready = None;
+    } else {
+        p.reqs.remove(h);
+    }
+    st
+}
+
+/// Tests request `h` once: `Some(status)` when complete (and freed unless
+/// persistent). An inactive or null request is complete with an empty status.
+pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Some(CStatus::empty()));
+    }
+    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+    if !r.active {
+        return Ok(Some(CStatus::empty()));
+    }
+    let ranks = r.ranks.clone();
+    match r.id {
+        None => {
+            let st = r.ready.unwrap_or_else(CStatus::empty);
+            Ok(Some(complete(p, h, st)))
+        }
+        Some(id) => match p.engine.test(id) {
+            Ok(Some(s)) => {
+                let st = cstatus(&ranks, &s);
+                Ok(Some(complete(p, h, st)))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                let mut st = CStatus::empty();
+                st.error = error_code(&e);
+                Ok(Some(complete(p, h, st)))
+            }
+        },
+    }
+}
+
+/// Whether the handle is a null or inactive request.
+pub(crate) fn inactive(p: &P2p, h: MPI_Request) -> bool {
+    h == MPI_REQUEST_NULL || p.reqs.get(h).is_some_and(|r| !r.active)
+}
+
+/// Spins until `done` says so, driving the engine.
+pub(crate) fn spin_until(
+    p: &mut P2p,
+    mut done: impl FnMut(&mut P2p) -> Result<bool, c_int>,
+) -> Result<(), c_int> {
+    let mut spin = SpinWait::new();
+    loop {
+        p.reap_orphans();
+        if done(p)? {
+            return Ok(());
+        }
+        match p.engine.progress() {
+            Ok(true) => spin.reset(),
+            Ok(false) => spin.spin(),
+            Err(e) => return Err(report("progress", &e)),
+        }
+    }
+}
+
+/// # Safety
+/// `req` is valid for an MPI_Request; `st` NULL or valid for an MPI_Status.
+pub(crate) unsafe fn wait_handle(
+    req: *mut MPI_Request,
+    st: *mut MPI_Status,
+    name: &str,
+) -> Result<(), c_int> {
+    if req.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: non-NULL by the check; valid by the contract.
+    let h = unsafe { req.read() };
+    let got = runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        if h != MPI_REQUEST_NULL && p.reqs.get(h).is_none() {
+            return Err(MPI_ERR_REQUEST);
+        }
+        let mut out = None;
+        spin_until(p, |p| {
+            out = test_one(p, h)?;
+            Ok(out.is_some())
+        })?;
+        let persistent = p.reqs.get(h).is_some();
+        Ok((out.unwrap_or_else(CStatus::empty), persistent))
+    })?;
+    let (s, persistent) = got;
+    if !persistent {
+        // SAFETY: as above.
+        unsafe { req.write(MPI_REQUEST_NULL) };
+    }
+    // SAFETY: the caller's contract for st.
+    unsafe { s.store(st) };
+    if s.error != MPI_SUCCESS {
+        return Err(s.error);
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `buf` holds `count` elements of `dt`; `st` is NULL or an MPI_Status.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn blocking_recv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    st: *mut MPI_Status,
+    name: &str,
+) -> Result<(), c_int> {
+    // SAFETY: forwarded.
+    let mut h = unsafe { start_recv(buf, count, dt, src, tag, comm, name, false)? };
+    // SAFETY: h is ours; st by the contract.
+    unsafe { wait_handle(&mut h, st, name) }
+}
+
+/// # Safety
+/// The C contract for `buf`.
+pub(crate) unsafe fn blocking_send(a: &SendArgs<'_>) -> Result<(), c_int> {
+    // SAFETY: forwarded.
+    let mut h = unsafe { start_send(a)? };
+    // SAFETY: h is ours.
+    unsafe { wait_handle(&mut h, std::ptr::null_mut(), a.name) }
+}
+
+macro_rules! send_fns {
+    ($($name:ident / $pname:ident : $mode:expr, $buffered:expr;)*) => {$(
+        mpi_fn! {
+            fn $name / $pname(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+                let a = SendArgs { buf, count, dt: datatype, dest, tag, comm, mode: $mode, buffered: $buffered, name: stringify!($name) };
+                // SAFETY: the C contract for buf.
+                let r = unsafe { blocking_send(&a) };
+                finish(comm, stringify!($name), r)
+            }
+        }
+    )*};
+}
+
+send_fns! {
+    MPI_Send / PMPI_Send: SendMode::Standard, false;
+    MPI_Ssend / PMPI_Ssend: SendMode::Sync, false;
+    MPI_Rsend / PMPI_Rsend: SendMode::Ready, false;
+    MPI_Bsend / PMPI_Bsend: SendMode::Standard, true;
+}
+
+macro_rules! isend_fns {
+    ($($name:ident / $pname:ident : $mode:expr, $buffered:expr;)*) => {$(
+        mpi_fn! {
+            fn $name / $pname(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+                let a = SendArgs { buf, count, dt: datatype, dest, tag, comm, mode: $mode, buffered: $buffered, name: stringify!($name) };
+                let r = if request.is_null() {
+                    Err(MPI_ERR_ARG)
+                } else {
+                    // SAFETY: the C contract for buf and request.
+                    unsafe { start_send(&a).and_then(|h| put(request, h)) }
+                };
+                finish(comm, stringify!($name), r)
+            }
+        }
+    )*};
+}
+
+isend_fns! {
+    MPI_Isend / PMPI_Isend: SendMode::Standard, false;
+    MPI_Issend / PMPI_Issend: SendMode::Sync, false;
+    MPI_Irsend / PMPI_Irsend: SendMode::Ready, false;
+    MPI_Ibsend / PMPI_Ibsend: SendMode::Standard, true;
+}
+
+mpi_fn! {
+    fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+        // SAFETY: the C contract for buf and status.
+        let r = unsafe { blocking_recv(buf, count, datatype, source, tag, comm, status, "MPI_Recv") };
+        finish(comm, "MPI_Recv", r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let r = if request.is_null() {
+            Err(MPI_ERR_ARG)
+        } else {
+            // SAFETY: the C contract for buf and request.
+            unsafe { start_recv(buf, count, datatype, source, tag, comm, "MPI_Irecv", false).and_then(|h| put(request, h)) }
+        };
+        finish(comm, "MPI_Irecv", r)
+    }
+}
+
+pub(crate) fn insert_ready(p: &mut P2p, st: CStatus) -> Result<MPI_Request, c_int> {
+    insert(
+        p,
+        None,
+        Some(st),
+        Arc::from([] as [u32; 0]),
+        Finish::None,
+        None,
+    )
+}
+
+/// Receives a message matched by a probe.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt`.
+pub(crate) unsafe fn mrecv(
+    p: &mut P2p,
+    m: CMsg,
+    buf: *mut u8,
+    count: usize,
+    dt: Arc<Datatype>,
+    name: &str,
+) -> Result<MPI_Request, c_int> {
+    let cap = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+    let (ptr, finish) = recv_target(buf, count, &dt, cap);
+    // SAFETY: as in issue_recv.
+    let id = unsafe { p.engine.imrecv(m.msg, ptr, cap) }.map_err(|e| report(name, &e))?;
+    insert(p, Some(id), None, m.ranks, finish, None)
+}
+
+/// Where a receive's bytes go: the caller's buffer when contiguous, else a
+/// temporary the request unpacks at completion.
+pub(crate) fn recv_target(
+    buf: *mut u8,
+    count: usize,
+    dt: &Arc<Datatype>,
+    cap: usize,
+) -> (*mut u8, Finish) {
+    if dt.is_contiguous() || cap == 0 {
+        (buf.wrapping_offset(dt.true_lb()), Finish::None)
+    } else {
+        let mut tmp = vec![0u8; cap];
+        (
+            tmp.as_mut_ptr(),
+            Finish::Unpack {
+                tmp,
+                dt: dt.clone(),
+                buf,
+                count,
+            },
+        )
+    }
+}
+
+/// MPI_Cancel: an unmatched receive is cancelled; a send is not (its status says
+/// so); a null request is an error.
+pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
+    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+    if let Some(id) = r.id {
+        p.engine.cancel(id).map_err(|e| report("MPI_Cancel", &e))?;
+    }
+    Ok(())
+}
+
+/// MPI_Request_free: an active request finishes in the background (the engine
+/// keeps its buffer until then); an inactive persistent one is dropped.
+pub(crate) fn free(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
+    let r = p.reqs.remove(h).ok_or(MPI_ERR_REQUEST)?;
+    if let Some(id) = r.id {
+        match r.finish {
+            Finish::None => p.engine.free(id),
+            // The buffer must outlive the operation: keep it until the engine is done.
+            f => p.orphans.push((id, f)),
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Request_get_status: the status if complete, without freeing.
+pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Some(CStatus::empty()));
+    }
+    let _ = p
+        .engine
+        .progress()
+        .map_err(|e| report("MPI_Request_get_status", &e))?;
+    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+    if !r.active {
+        return Ok(Some(CStatus::empty()));
+    }
+    match r.id {
+        None => Ok(r.ready),
+        Some(id) => Ok(p.engine.status(id).map(|s| cstatus(&r.ranks, &s))),
+    }
+}
+
+pub(crate) fn attach(p: &mut P2p, buf: usize, size: usize) -> Result<(), c_int> {
+    if p.bsend.size != 0 {
+        eprintln!("myrix MPI: MPI_Buffer_attach: a buffer is already attached");
+        return Err(MPI_ERR_BUFFER);
+    }
+    p.bsend = Bsend { buf, size, used: 0 };
+    Ok(())
+}
+
+/// Waits for the buffered sends, then detaches.
+pub(crate) fn detach(p: &mut P2p) -> Result<(usize, usize), c_int> {
+    spin_until(p, |p| {
+        p.reap_orphans();
+        Ok(p.bsend.used == 0)
+    })?;
+    let b = std::mem::take(&mut p.bsend);
+    Ok((b.buf, b.size))
+}
+
+impl P2p {
+    /// Ends what a completed request held: unpacks a receive of `bytes` bytes,
+    /// gives buffered-send space back.
+    pub(crate) fn release(&mut self, f: Finish, bytes: usize) {
+        match f {
+            Finish::None => {}
+            Finish::Hold(v, buffered) => {
+                if buffered {
+                    self.bsend.used = self.bsend.used.saturating_sub(v.len() + MPI_BSEND_OVERHEAD);
+                }
+            }
+            Finish::Unpack {
+                tmp,
+                dt,
+                buf,
+                count,
+            } => {
+                let n = bytes.min(tmp.len());
+                // SAFETY: buf holds count elements of dt (the C caller's contract,
+                // kept since the receive was posted).
+                unsafe { dt.unpack(&tmp[..n], buf, count) };
+            }
+        }
+    }
+
+    /// Waits for the freed and buffered sends still running (MPI_Finalize).
+    pub(crate) fn drain_orphans(&mut self) -> Result<(), c_int> {
+        spin_until(self, |p| Ok(p.orphans.is_empty()))
+    }
+
+    /// Releases the buffers of freed requests the engine has finished with.
+    pub(crate) fn reap_orphans(&mut self) {
+        let mut i = 0;
+        while i < self.orphans.len() {
+            let id = self.orphans[i].0;
+            if self.engine.is_complete(id) {
+                let (_, f) = self.orphans.swap_remove(i);
+                let st = self.engine.test(id).ok().flatten();
+                self.release(f, st.map_or(0, |s| s.len));
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Makes a persistent request (inactive until MPI_Start).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn persistent(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    peer: c_int,
+    tag: c_int,
+    comm_h: MPI_Comm,
+    send: bool,
+    mode: SendMode,
+    buffered: bool,
+    name: &str,
+) -> Result<MPI_Request, c_int> {
+    let c = comm::lookup(comm_h, name)?;
+    let count = check_count(count)?;
+    let dt = datatype::lookup_committed(dt)?;
+    if send {
+        send_tag(tag)?;
+        send_peer(&c, peer)?;
+    } else {
+        recv_tag(tag)?;
+        recv_peer(&c, peer)?;
+    }
+    let pers = Persist {
+        send,
+        mode,
+        buffered,
+        buf: buf.cast(),
+        count,
+        dt,
+        peer,
+        tag,
+        comm: c.clone(),
+    };
+    runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let h = insert(p, None, None, c.ranks.clone(), Finish::None, Some(pers))?;
+        if let Some(r) = p.reqs.get_mut(h) {
+            r.active = false;
+        }
+        Ok(h)
+    })
+}
+
+/// MPI_Start: issues a persistent request's operation.
+pub(crate) fn start(h: MPI_Request, name: &str) -> Result<(), c_int> {
+    let pers = runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+        match (&r.persist, r.active) {
+            (Some(pe), false) => Ok(pe.clone()),
+            _ => Err(MPI_ERR_REQUEST),
+        }
+    })?;
+    let c = &pers.comm;
+    // SAFETY: the persistent request's buffer, by the contract of its _init call.
+    let tmp = unsafe {
+        if pers.send {
+            issue_send(
+                c,
+                pers.buf.cast_const().cast(),
+                pers.count,
+                pers.dt.clone(),
+                send_peer(c, pers.peer)?,
+                pers.tag,
+                pers.mode,
+                pers.buffered,
+                name,
+                None,
+            )?
+        } else {
+            issue_recv(
+                c,
+                pers.buf,
+                pers.count,
+                pers.dt.clone(),
+                recv_peer(c, pers.peer)?,
+                recv_tag(pers.tag)?,
+                name,
+                None,
+            )?
+        }
+    };
+    // Move the fresh request's state into the persistent handle.
+    runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let fresh = p.reqs.remove(tmp).ok_or(MPI_ERR_INTERN)?;
+        let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
+        r.id = fresh.id;
+        r.ready = fresh.ready;
+        r.finish = fresh.finish;
+        r.active = true;
+        Ok(())
+    })
+}

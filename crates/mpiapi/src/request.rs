@@ -1,0 +1,378 @@
+//! Completion from C: MPI_Wait, MPI_Test and their all/any/some forms over
+//! `p2p`'s requests (a null or inactive request is complete with an empty status;
+//! errors of array calls are reported per status with MPI_ERR_IN_STATUS).
+
+use crate::abi::*;
+use crate::ffi::{finish, mpi_fn};
+use crate::p2p::*;
+use crate::runtime;
+use std::os::raw::c_int;
+
+mpi_fn! {
+    fn MPI_Wait / PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+        // SAFETY: the C contract for both pointers.
+        let r = unsafe { wait_handle(request, status, "MPI_Wait") };
+        finish(MPI_COMM_WORLD, "MPI_Wait", r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Test / PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+        let r = (|| {
+            if request.is_null() || flag.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // SAFETY: non-NULL; valid by the contract.
+            let h = unsafe { request.read() };
+            let (got, persistent) = runtime::with("MPI_Test", |rt| {
+                let p = p2p(rt)?;
+                let _ = p.engine.progress().map_err(|e| report("MPI_Test", &e))?;
+                let got = test_one(p, h)?;
+                Ok((got, p.reqs.get(h).is_some()))
+            })?;
+            // SAFETY: flag is non-NULL and an int by the contract.
+            unsafe { flag.write(c_int::from(got.is_some())) };
+            if let Some(s) = got {
+                if !persistent {
+                    // SAFETY: as above.
+                    unsafe { request.write(MPI_REQUEST_NULL) };
+                }
+                // SAFETY: the contract for status.
+                unsafe { s.store(status) };
+                if s.error != MPI_SUCCESS {
+                    return Err(s.error);
+                }
+            }
+            Ok(())
+        })();
+        finish(MPI_COMM_WORLD, "MPI_Test", r)
+    }
+}
+
+/// The requests of an array call, read once.
+///
+/// # Safety
+/// `reqs` holds `count` MPI_Requests.
+pub(crate) unsafe fn read_reqs(
+    count: c_int,
+    reqs: *mut MPI_Request,
+) -> Result<Vec<MPI_Request>, c_int> {
+    let n = check_count(count)?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if reqs.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(reqs, n) }.to_vec())
+}
+
+/// Writes completion `i` back: the handle (nulled unless persistent) and its status
+/// in a statuses array (NULL is MPI_STATUSES_IGNORE).
+///
+/// # Safety
+/// `reqs` holds more than `i` requests; `sts` is NULL or holds more than `i` statuses.
+pub(crate) unsafe fn store_at(
+    reqs: *mut MPI_Request,
+    sts: *mut MPI_Status,
+    i: usize,
+    s: &CStatus,
+    persistent: bool,
+) {
+    if !persistent {
+        // SAFETY: the caller's contract.
+        unsafe { reqs.add(i).write(MPI_REQUEST_NULL) };
+    }
+    if !sts.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { s.store(sts.add(i)) };
+    }
+}
+
+mpi_fn! {
+    fn MPI_Waitall / PMPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) -> c_int {
+        // SAFETY: the C contract for the arrays.
+        let r = unsafe { waitall(count, array_of_requests, array_of_statuses) };
+        finish(MPI_COMM_WORLD, "MPI_Waitall", r)
+    }
+}
+
+/// # Safety
+/// The arrays hold `count` entries (statuses may be NULL).
+pub(crate) unsafe fn waitall(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    sts: *mut MPI_Status,
+) -> Result<(), c_int> {
+    // SAFETY: forwarded.
+    let hs = unsafe { read_reqs(count, reqs)? };
+    let done = runtime::with("MPI_Waitall", |rt| {
+        let p = p2p(rt)?;
+        if hs
+            .iter()
+            .any(|&h| h != MPI_REQUEST_NULL && p.reqs.get(h).is_none())
+        {
+            return Err(MPI_ERR_REQUEST);
+        }
+        let mut out: Vec<Option<(CStatus, bool)>> = vec![None; hs.len()];
+        spin_until(p, |p| {
+            let mut all = true;
+            for (i, &h) in hs.iter().enumerate() {
+                if out[i].is_none() {
+                    match test_one(p, h)? {
+                        Some(s) => out[i] = Some((s, p.reqs.get(h).is_some())),
+                        None => all = false,
+                    }
+                }
+            }
+            Ok(all)
+        })?;
+        Ok(out)
+    })?;
+    let mut failed = false;
+    for (i, d) in done.iter().enumerate() {
+        let (s, persistent) = d.unwrap_or((CStatus::empty(), false));
+        failed |= s.error != MPI_SUCCESS;
+        // SAFETY: i < count; the contract.
+        unsafe { store_at(reqs, sts, i, &s, persistent) };
+    }
+    if failed {
+        Err(MPI_ERR_IN_STATUS)
+    } else {
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    fn MPI_Testall / PMPI_Testall(count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+        let r = (|| {
+            // SAFETY: the C contract for the arrays.
+            let hs = unsafe { read_reqs(count, array_of_requests)? };
+            if flag.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // All or nothing: completes the requests only when every one is done.
+            let all = runtime::with("MPI_Testall", |rt| {
+                let p = p2p(rt)?;
+                let _ = p.engine.progress().map_err(|e| report("MPI_Testall", &e))?;
+                for &h in &hs {
+                    if h == MPI_REQUEST_NULL {
+                        continue;
+                    }
+                    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+                    if let Some(id) = r.id {
+                        if !p.engine.is_complete(id) {
+                            return Ok(None);
+                        }
+                    }
+                }
+                let mut out = Vec::with_capacity(hs.len());
+                for &h in &hs {
+                    let s = test_one(p, h)?.unwrap_or_else(CStatus::empty);
+                    out.push((s, p.reqs.get(h).is_some()));
+                }
+                Ok(Some(out))
+            })?;
+            // SAFETY: non-NULL int.
+            unsafe { flag.write(c_int::from(all.is_some())) };
+            let mut failed = false;
+            for (i, (s, persistent)) in all.into_iter().flatten().enumerate() {
+                failed |= s.error != MPI_SUCCESS;
+                // SAFETY: i < count; the contract.
+                unsafe { store_at(array_of_requests, array_of_statuses, i, &s, persistent) };
+            }
+            if failed { Err(MPI_ERR_IN_STATUS) } else { Ok(()) }
+        })();
+        finish(MPI_COMM_WORLD, "MPI_Testall", r)
+    }
+}
+
+/// Completes at most one (`any`) or every ready request among `hs`; the index and
+/// status of each completed one. `None`: no active request at all.
+/// A completion: the index, its status, whether the request stays (persistent).
+pub(crate) type Done = (usize, CStatus, bool);
+
+pub(crate) fn sweep(
+    p: &mut P2p,
+    hs: &[MPI_Request],
+    any: bool,
+) -> Result<Option<Vec<Done>>, c_int> {
+    let mut active = false;
+    let mut out = Vec::new();
+    for (i, &h) in hs.iter().enumerate() {
+        if inactive(p, h) {
+            continue;
+        }
+        active = true;
+        if let Some(s) = test_one(p, h)? {
+            out.push((i, s, p.reqs.get(h).is_some()));
+            if any {
+                break;
+            }
+        }
+    }
+    Ok(active.then_some(out))
+}
+
+mpi_fn! {
+    fn MPI_Waitany / PMPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, indx: *mut c_int, status: *mut MPI_Status) -> c_int {
+        let r = (|| {
+            // SAFETY: the C contract for the array.
+            let hs = unsafe { read_reqs(count, array_of_requests)? };
+            if indx.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let got = runtime::with("MPI_Waitany", |rt| {
+                let p = p2p(rt)?;
+                let mut got = None;
+                spin_until(p, |p| {
+                    got = sweep(p, &hs, true)?;
+                    Ok(got.as_ref().is_none_or(|v| !v.is_empty()))
+                })?;
+                Ok(got)
+            })?;
+            match got.and_then(|v| v.into_iter().next()) {
+                None => {
+                    // SAFETY: non-NULL int; status by the contract.
+                    unsafe {
+                        indx.write(MPI_UNDEFINED);
+                        CStatus::empty().store(status);
+                    }
+                    Ok(())
+                }
+                Some((i, s, persistent)) => {
+                    // SAFETY: i < count; the contract for every pointer.
+                    unsafe {
+                        indx.write(i as c_int);
+                        if !persistent {
+                            array_of_requests.add(i).write(MPI_REQUEST_NULL);
+                        }
+                        s.store(status);
+                    }
+                    if s.error != MPI_SUCCESS { Err(s.error) } else { Ok(()) }
+                }
+            }
+        })();
+        finish(MPI_COMM_WORLD, "MPI_Waitany", r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Testany / PMPI_Testany(count: c_int, array_of_requests: *mut MPI_Request, indx: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+        let r = (|| {
+            // SAFETY: the C contract for the array.
+            let hs = unsafe { read_reqs(count, array_of_requests)? };
+            if indx.is_null() || flag.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let got = runtime::with("MPI_Testany", |rt| {
+                let p = p2p(rt)?;
+                let _ = p.engine.progress().map_err(|e| report("MPI_Testany", &e))?;
+                sweep(p, &hs, true)
+            })?;
+            // SAFETY: the contract for every pointer; indices below count.
+            unsafe {
+                match got {
+                    None => {
+                        flag.write(1);
+                        indx.write(MPI_UNDEFINED);
+                        CStatus::empty().store(status);
+                    }
+                    Some(v) => match v.into_iter().next() {
+                        None => flag.write(0),
+                        Some((i, s, persistent)) => {
+                            flag.write(1);
+                            indx.write(i as c_int);
+                            if !persistent {
+                                array_of_requests.add(i).write(MPI_REQUEST_NULL);
+                            }
+                            s.store(status);
+                            if s.error != MPI_SUCCESS {
+                                return Err(s.error);
+                            }
+                        }
+                    },
+                }
+            }
+            Ok(())
+        })();
+        finish(MPI_COMM_WORLD, "MPI_Testany", r)
+    }
+}
+
+/// Waitsome / Testsome.
+///
+/// # Safety
+/// The C contract for every array (indices and statuses hold `incount` entries).
+pub(crate) unsafe fn some(
+    incount: c_int,
+    reqs: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    sts: *mut MPI_Status,
+    wait: bool,
+    name: &str,
+) -> Result<(), c_int> {
+    // SAFETY: forwarded.
+    let hs = unsafe { read_reqs(incount, reqs)? };
+    if outcount.is_null() || (incount > 0 && indices.is_null()) {
+        return Err(MPI_ERR_ARG);
+    }
+    let got = runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        if wait {
+            let mut got = None;
+            spin_until(p, |p| {
+                got = sweep(p, &hs, false)?;
+                Ok(got.as_ref().is_none_or(|v| !v.is_empty()))
+            })?;
+            Ok(got)
+        } else {
+            let _ = p.engine.progress().map_err(|e| report(name, &e))?;
+            sweep(p, &hs, false)
+        }
+    })?;
+    let Some(v) = got else {
+        // SAFETY: non-NULL int.
+        unsafe { outcount.write(MPI_UNDEFINED) };
+        return Ok(());
+    };
+    let mut failed = false;
+    for (k, (i, s, persistent)) in v.iter().enumerate() {
+        failed |= s.error != MPI_SUCCESS;
+        // SAFETY: k <= i < incount; the contract.
+        unsafe {
+            indices.add(k).write(*i as c_int);
+            if !*persistent {
+                reqs.add(*i).write(MPI_REQUEST_NULL);
+            }
+            if !sts.is_null() {
+                s.store(sts.add(k));
+            }
+        }
+    }
+    // SAFETY: non-NULL int.
+    unsafe { outcount.write(v.len() as c_int) };
+    if failed {
+        Err(MPI_ERR_IN_STATUS)
+    } else {
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    fn MPI_Waitsome / PMPI_Waitsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+        // SAFETY: the C contract for the arrays.
+        let r = unsafe { some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true, "MPI_Waitsome") };
+        finish(MPI_COMM_WORLD, "MPI_Waitsome", r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Testsome / PMPI_Testsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+        // SAFETY: the C contract for the arrays.
+        let r = unsafe { some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false, "MPI_Testsome") };
+        finish(MPI_COMM_WORLD, "MPI_Testsome", r)
+    }
+}
