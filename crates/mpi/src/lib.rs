@@ -16,4 +16,5 @@ pub mod pmi;
 pub mod wrapper;
 
 pub use job::Job;
+pub mod channel;
 pub mod p2p;
