@@ -115,6 +115,9 @@ fn main() {
         }
     };
     let cfg = ChannelConfig::from_env().unwrap_or_else(|e| panic!("{e}"));
+    if std::env::var("PINGPONG_MODE").is_ok_and(|m| m == "thread") {
+        return one_thread(&sizes, &cfg);
+    }
     let child = std::env::var("PINGPONG_DIR").ok();
     let dir = match &child {
         Some(d) => d.into(),
@@ -189,5 +192,65 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
     } else {
         recv(&mut f, &mut ev, &mut early, &mut rbuf[..0], &mut spin);
+    }
+}
+
+/// `PINGPONG_MODE=thread`: both ranks in one thread, taking turns: the software cost
+/// of a message (send, progress, take) without the cross-core transfer or scheduling.
+fn one_thread(sizes: &[usize], cfg: &ChannelConfig) {
+    let dir = myrix_mpi::channel::MemDirectory::new();
+    let mut f = [
+        ChannelFabric::with_directory(0, 2, vec![0, 0], dir.clone(), cfg).expect("fabric"),
+        ChannelFabric::with_directory(1, 2, vec![0, 0], dir, cfg).expect("fabric"),
+    ];
+    let max = *sizes.iter().max().unwrap();
+    let sbuf: Vec<u8> = (0..max).map(|i| i as u8).collect();
+    let mut rbuf = vec![0u8; max];
+    let mut ev = Vec::with_capacity(64);
+    println!("# one thread, both ranks taking turns (software cost per message)");
+    for &size in sizes {
+        let n = iters(size);
+        let mut runs = Vec::new();
+        for run in 0..=RUNS {
+            let t = Instant::now();
+            for i in 0..2 * n {
+                let (a, b) = (i % 2, 1 - i % 2);
+                let env = Envelope {
+                    ctx: 0,
+                    tag: 1,
+                    len: size,
+                    sync: false,
+                };
+                // SAFETY: `sbuf` outlives the exchange, which completes below.
+                unsafe { f[a].send(b as Rank, env, sbuf.as_ptr()) }.expect("send");
+                let mut got = false;
+                while !got {
+                    ev.clear();
+                    f[b].progress(&mut ev).expect("progress");
+                    f[a].progress(&mut ev).expect("progress");
+                    for e in ev.iter() {
+                        match e {
+                            Event::Arrived { token, .. } => {
+                                // SAFETY: `rbuf` outlives the message.
+                                got |= unsafe { f[b].take(*token, rbuf.as_mut_ptr(), size) }
+                                    .expect("take");
+                            }
+                            Event::Received { .. } => got = true,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            if run > 0 {
+                runs.push(t.elapsed().as_secs_f64() * 1e6 / (2 * n) as f64);
+            }
+        }
+        runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!(
+            "{size:>8}  {:>9.3}   [{:.3}..{:.3}]",
+            runs[RUNS / 2],
+            runs[0],
+            runs[RUNS - 1]
+        );
     }
 }
