@@ -33,7 +33,7 @@
 //!
 //! Measured (`cargo run --release -p myrix-mpi --example channel_pingpong`, 2 cores
 //! shared with other builds, load 5–6, so the two-process figures are scheduler-bound
-//! and far above the target of < 0.2 µs one way): 8 bytes one way 1.3–2.9 µs across
+//! and above the target of < 0.2 µs one way): 8 bytes one way 0.37–2.9 µs across
 //! processes; the software cost alone (`PINGPONG_MODE=thread`, both ranks in one
 //! thread) is 0.06–0.09 µs per 8-byte message, 0.08 µs per KiB, 1.8 µs per 64 KiB.
 //!
