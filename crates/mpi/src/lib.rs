@@ -13,10 +13,13 @@
 //! * [`group`] — MPI groups and their algebra.
 //! * [`coll`] — blocking collectives over any point-to-point layer.
 //! * [`commctx`] — context ids for new communicators, agreed collectively.
+//! * [`channel`] — MPI messages in RSM segments (seed 004 §3): postboxes, pools,
+//!   acknowledgements, deferred connections; a [`p2p::fabric::Fabric`].
 //! * [`p2p`] — point-to-point: MPI's matching engine over a transport
 //!   ([`p2p::fabric::Fabric`]).
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+pub mod channel;
 pub mod coll;
 pub mod commctx;
 pub mod datatype;

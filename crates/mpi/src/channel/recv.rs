@@ -1,0 +1,385 @@
+//! The receiving end of one channel S→R: polls the postbox at the head of the queue in
+//! R's channel area, announces envelopes, copies data out of postboxes and pool blocks
+//! into the buffers given to `take`, acknowledges each postbox with its lap byte in S's
+//! ack segment, and writes matches (clear-to-send, sync matched) into its ring.
+//!
+//! Everything read from the area was written by S, which may be buggy or hostile: every
+//! kind, count, length and block index is checked before use, and a bad one is a
+//! [`Corrupt`] (the fabric reports the peer lost), never a panic or an access outside
+//! the area. A flag whose lap is not the expected one is simply "not yet".
+//!
+//! An eager message stays at the head (its data in the postboxes, nothing copied)
+//! until taken; the engine takes eager messages as soon as they arrive, so the data is
+//! copied once, straight into the receive buffer. RTS postboxes are consumed at once,
+//! so later messages keep arriving while a rendezvous waits for its take.
+
+use super::layout::{self, ack, area, kind, postbox as pb, Flag, REF_LARGE};
+use super::send::Geometry;
+use super::window::{DstBuf, Mem};
+use super::Corrupt;
+use crate::p2p::fabric::{Envelope, Event, MsgToken, Rank};
+
+#[derive(Debug, Clone, Copy)]
+enum Cur {
+    Idle,
+    /// An eager message whose first postbox is at the head.
+    Eager {
+        seq: u64,
+        len: usize,
+        inline: bool,
+        dst: Option<DstBuf>,
+        copied: usize,
+    },
+    /// A rendezvous message's data arriving.
+    Rdata {
+        seq: u64,
+        len: usize,
+        dst: DstBuf,
+        copied: usize,
+    },
+}
+
+/// What `take` found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Taken {
+    /// All data is in the buffer.
+    Done,
+    /// `Received` follows.
+    Later,
+    /// No such message waits here.
+    Unknown,
+}
+
+#[derive(Debug)]
+pub struct Rx {
+    src: Rank,
+    g: Geometry,
+    /// The channel area (local).
+    area: Mem,
+    /// S's ack segment (remote).
+    acks: Mem,
+    head: u64,
+    next_seq: u64,
+    cur: Cur,
+    /// Announced rendezvous messages not yet taken: (seq, len).
+    awaiting: Vec<(u64, usize)>,
+    /// Taken rendezvous messages whose data has not started.
+    expecting: Vec<(u64, usize, DstBuf)>,
+    matches: u64,
+}
+
+fn oob(_: super::window::OutOfBounds) -> Corrupt {
+    Corrupt("a postbox points outside the channel area")
+}
+
+impl Rx {
+    pub fn new(src: Rank, g: Geometry, area: Mem, acks: Mem) -> Result<Rx, Corrupt> {
+        if area.len() < area::len(g.queue, g.pool_bytes()) || acks.len() < ack::len(g.queue) {
+            return Err(Corrupt("a channel segment is shorter than its geometry"));
+        }
+        Ok(Rx {
+            src,
+            g,
+            area,
+            acks,
+            head: 0,
+            next_seq: 0,
+            cur: Cur::Idle,
+            awaiting: Vec::with_capacity(ack::RING_LEN),
+            expecting: Vec::with_capacity(ack::RING_LEN),
+            matches: 0,
+        })
+    }
+
+    fn head_off(&self) -> usize {
+        area::postbox((self.head % self.g.queue as u64) as u32)
+    }
+
+    /// The flag of the head postbox, if it holds the expected lap.
+    #[inline]
+    fn head_flag(&self) -> Result<Option<Flag>, Corrupt> {
+        let w = self
+            .area
+            .load_u64(self.head_off() + pb::FLAG)
+            .map_err(oob)?;
+        let f = Flag::decode(w);
+        Ok((f.lap == layout::lap(self.head, self.g.queue)).then_some(f))
+    }
+
+    fn consume(&mut self) -> Result<(), Corrupt> {
+        let q = self.g.queue;
+        let i = (self.head % q as u64) as usize;
+        self.acks
+            .store_u8(ack::ACKS + i, layout::ack_lap(self.head, q))
+            .map_err(|_| Corrupt("ack segment too short"))?;
+        self.head += 1;
+        Ok(())
+    }
+
+    fn u64_at(&self, off: usize) -> Result<u64, Corrupt> {
+        let mut b = [0u8; 8];
+        self.area.read(off, &mut b).map_err(oob)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    fn len_at(&self, off: usize) -> Result<usize, Corrupt> {
+        usize::try_from(self.u64_at(off)?).map_err(|_| Corrupt("message length too large"))
+    }
+
+    /// Copies the head postbox's data (inline or blocks) into `dst` from `copied`;
+    /// returns the new count.
+    fn copy_head(
+        &self,
+        f: Flag,
+        first: bool,
+        len: usize,
+        copied: usize,
+        dst: &DstBuf,
+    ) -> Result<usize, Corrupt> {
+        let off = self.head_off();
+        let (payload, cap_bytes, cap_refs) = if first {
+            (
+                off + pb::FIRST_PAYLOAD,
+                pb::FIRST_PAYLOAD_LEN,
+                pb::FIRST_REFS,
+            )
+        } else {
+            (off + pb::CONT_PAYLOAD, pb::CONT_PAYLOAD_LEN, pb::CONT_REFS)
+        };
+        let rem = len - copied;
+        if matches!(f.kind, kind::SHORT | kind::CONT_INLINE) {
+            let n = f.nbytes as usize;
+            if n != rem.min(cap_bytes) || f.count != 0 {
+                return Err(Corrupt("inline byte count does not match the message"));
+            }
+            self.area.read_into(payload, dst, copied, n).map_err(oob)?;
+            return Ok(copied + n);
+        }
+        let k = f.count as usize;
+        if k == 0 || k > cap_refs || f.nbytes != 0 {
+            return Err(Corrupt("bad block reference count"));
+        }
+        let small = self.g.small as usize;
+        let pool = area::pool(self.g.queue);
+        let mut at = copied;
+        for j in 0..k {
+            let r = self.area.load_u32(payload + 4 * j).map_err(oob)?;
+            let idx = r & !REF_LARGE;
+            let units = if r & REF_LARGE != 0 {
+                self.g.large_units()
+            } else {
+                1
+            };
+            if idx as u64 + units as u64 > self.g.pool_units as u64 {
+                return Err(Corrupt("block index out of range"));
+            }
+            if at >= len {
+                return Err(Corrupt("more blocks than the message needs"));
+            }
+            let n = (len - at).min(units as usize * small);
+            self.area
+                .read_into(pool + idx as usize * small, dst, at, n)
+                .map_err(oob)?;
+            at += n;
+        }
+        Ok(at)
+    }
+
+    /// Reads what has arrived. Returns whether anything moved.
+    pub fn poll(&mut self, ev: &mut Vec<Event>) -> Result<bool, Corrupt> {
+        let mut moved = false;
+        loop {
+            if let Cur::Eager { dst: None, .. } = self.cur {
+                return Ok(moved); // waiting for the take
+            }
+            let Some(f) = self.head_flag()? else {
+                return Ok(moved);
+            };
+            moved = true;
+            let off = self.head_off();
+            match (self.cur, f.kind) {
+                (Cur::Idle, kind::SHORT | kind::LONG | kind::RTS) => {
+                    let ctx = self.area.load_u32(off + pb::CTX).map_err(oob)?;
+                    let tag = self.area.load_u32(off + pb::TAG).map_err(oob)? as i32;
+                    let len = self.len_at(off + pb::LEN)?;
+                    let seq = self.next_seq;
+                    let sync = f.kind == kind::RTS && f.count & 1 != 0;
+                    if f.kind == kind::RTS {
+                        if f.count & !1 != 0 || f.nbytes != 0 {
+                            return Err(Corrupt("bad RTS postbox"));
+                        }
+                        if self.awaiting.len() + self.expecting.len() >= ack::RING_LEN {
+                            return Err(Corrupt("more rendezvous messages than the ring"));
+                        }
+                        self.awaiting.push((seq, len));
+                        self.consume()?;
+                    } else {
+                        if f.kind == kind::LONG && len == 0 {
+                            return Err(Corrupt("an empty message in blocks"));
+                        }
+                        self.cur = Cur::Eager {
+                            seq,
+                            len,
+                            inline: f.kind == kind::SHORT,
+                            dst: None,
+                            copied: 0,
+                        };
+                    }
+                    self.next_seq += 1;
+                    ev.push(Event::Arrived {
+                        token: MsgToken { src: self.src, seq },
+                        env: Envelope {
+                            ctx,
+                            tag,
+                            len,
+                            sync,
+                        },
+                    });
+                }
+                (Cur::Idle, kind::RDATA) => {
+                    let seq = self.u64_at(off + pb::SEQ)?;
+                    let len = self.len_at(off + pb::LEN)?;
+                    let Some(i) = self.expecting.iter().position(|e| e.0 == seq) else {
+                        return Err(Corrupt("data for a message not taken"));
+                    };
+                    if self.expecting[i].1 != len {
+                        return Err(Corrupt("rendezvous data of the wrong length"));
+                    }
+                    let (_, _, dst) = self.expecting.swap_remove(i);
+                    let copied = self.copy_head(f, true, len, 0, &dst)?;
+                    self.consume()?;
+                    self.advance(seq, len, dst, copied, false, ev);
+                }
+                (
+                    Cur::Eager {
+                        seq,
+                        len,
+                        inline,
+                        dst: Some(dst),
+                        copied,
+                    },
+                    k,
+                ) if (k == kind::CONT_INLINE) == inline
+                    && matches!(k, kind::CONT_INLINE | kind::CONT_REFS) =>
+                {
+                    let copied = self.copy_head(f, false, len, copied, &dst)?;
+                    self.consume()?;
+                    self.advance(seq, len, dst, copied, true, ev);
+                }
+                (
+                    Cur::Rdata {
+                        seq,
+                        len,
+                        dst,
+                        copied,
+                    },
+                    kind::CONT_REFS,
+                ) => {
+                    let copied = self.copy_head(f, false, len, copied, &dst)?;
+                    self.consume()?;
+                    self.advance(seq, len, dst, copied, false, ev);
+                }
+                _ => return Err(Corrupt("unexpected postbox kind")),
+            }
+        }
+    }
+
+    /// After a copy: the message is complete (Received) or still arriving.
+    fn advance(
+        &mut self,
+        seq: u64,
+        len: usize,
+        dst: DstBuf,
+        copied: usize,
+        eager: bool,
+        ev: &mut Vec<Event>,
+    ) {
+        if copied >= len {
+            self.cur = Cur::Idle;
+            ev.push(Event::Received {
+                token: MsgToken { src: self.src, seq },
+            });
+        } else if eager {
+            self.cur = Cur::Eager {
+                seq,
+                len,
+                inline: matches!(self.cur, Cur::Eager { inline: true, .. }),
+                dst: Some(dst),
+                copied,
+            };
+        } else {
+            self.cur = Cur::Rdata {
+                seq,
+                len,
+                dst,
+                copied,
+            };
+        }
+    }
+
+    /// Matches message `seq`: copies what is here into `dst`, or for a rendezvous
+    /// message writes the match that lets S send.
+    pub fn take(&mut self, seq: u64, dst: DstBuf) -> Result<Taken, Corrupt> {
+        if let Cur::Eager {
+            seq: s,
+            len,
+            inline,
+            dst: None,
+            ..
+        } = self.cur
+        {
+            if s == seq {
+                let f = self
+                    .head_flag()?
+                    .ok_or(Corrupt("the head postbox changed under its message"))?;
+                let copied = self.copy_head(f, true, len, 0, &dst)?;
+                self.consume()?;
+                if copied >= len {
+                    self.cur = Cur::Idle;
+                    return Ok(Taken::Done);
+                }
+                self.cur = Cur::Eager {
+                    seq,
+                    len,
+                    inline,
+                    dst: Some(dst),
+                    copied,
+                };
+                return Ok(Taken::Later);
+            }
+        }
+        let Some(i) = self.awaiting.iter().position(|a| a.0 == seq) else {
+            return Ok(Taken::Unknown);
+        };
+        let (_, len) = self.awaiting.swap_remove(i);
+        let k = self.matches;
+        let off = ack::ring(self.g.queue) + ack::entry(k) as usize;
+        self.acks
+            .store_u64(off, ack::encode(k, seq))
+            .map_err(|_| Corrupt("ack segment too short"))?;
+        self.matches += 1;
+        if len == 0 {
+            return Ok(Taken::Done);
+        }
+        self.expecting.push((seq, len, dst));
+        Ok(Taken::Later)
+    }
+
+    /// Every message announced and not complete (the peer is lost).
+    pub fn abandon(&mut self) -> Vec<MsgToken> {
+        let src = self.src;
+        let mut t: Vec<MsgToken> = self
+            .awaiting
+            .drain(..)
+            .map(|a| a.0)
+            .chain(self.expecting.drain(..).map(|e| e.0))
+            .map(|seq| MsgToken { src, seq })
+            .collect();
+        match self.cur {
+            Cur::Idle => {}
+            Cur::Eager { seq, .. } | Cur::Rdata { seq, .. } => t.push(MsgToken { src, seq }),
+        }
+        self.cur = Cur::Idle;
+        t
+    }
+}

@@ -1,0 +1,426 @@
+//! The sending end of one channel S→R: the queue of sends not yet fully written, the
+//! postbox and pool allocation (S alone allocates, so no locks), and the reading of
+//! R's acknowledgements and matches from S's ack segment.
+//!
+//! Protocols (seed 004 §3.2), chosen per message:
+//! * **short** (`len <= short`, not sync): data inline, 40 bytes in the first postbox
+//!   and 56 in each further one;
+//! * **long** (`len <= eager`, not sync): pool blocks filled, a barrier, then postboxes
+//!   of block references (10 in the first, 14 in each further one), flag last; each
+//!   postbox is written as soon as its blocks are full, so R copies earlier pieces
+//!   while S fills later ones;
+//! * **rendezvous** (`len > eager`, or any sync send): an RTS postbox only; the data
+//!   follows as RDATA postboxes once R's take wrote a match into the ring. A sync
+//!   send of any size goes this way: its match is what lets `SyncMatched` fire, and
+//!   its data would otherwise sit in R's queue and block later messages.
+//!
+//! The pool is a ring of small blocks, allocated in order and freed in order (R
+//! acknowledges postboxes in queue order, and each postbox records how far the pool
+//! had been allocated when it was written): no fragmentation and no search. A large
+//! block never wraps around the ring's end (the tail is skipped and freed with it).
+//! When postboxes or pool run out the send waits in the queue; nothing is lost and
+//! nothing blocks. This module must never allocate per message once the queue's
+//! capacity is reached, nor trust the ack segment for more than "go on".
+
+use std::collections::VecDeque;
+
+use super::layout::{self, ack, area, kind, postbox as pb, Flag, REF_LARGE};
+use super::window::{Mem, SrcBuf};
+use super::Corrupt;
+use crate::p2p::fabric::{Envelope, Event, SendId};
+
+/// A channel's shape, as the sender proposed it and the receiver built it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    pub queue: u32,
+    pub pool_units: u32,
+    pub small: u32,
+    pub large: u32,
+}
+
+impl Geometry {
+    pub fn large_units(&self) -> u32 {
+        self.large / self.small
+    }
+    pub fn pool_bytes(&self) -> usize {
+        self.pool_units as usize * self.small as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proto {
+    Short,
+    Long,
+    Rts,
+    Rdata,
+}
+
+#[derive(Debug)]
+struct Work {
+    id: SendId,
+    seq: u64,
+    env: Envelope,
+    src: SrcBuf,
+    proto: Proto,
+    sent: usize,
+    started: bool,
+}
+
+#[derive(Debug)]
+struct Waiting {
+    id: SendId,
+    seq: u64,
+    src: SrcBuf,
+    env: Envelope,
+}
+
+/// The connected part: the windows and the allocation counters.
+#[derive(Debug)]
+pub struct Link {
+    g: Geometry,
+    /// R's channel area (remote).
+    area: Mem,
+    /// This rank's ack segment (local).
+    acks: Mem,
+    tail: u64,
+    acked: u64,
+    /// Per postbox: the pool allocation count once it was written.
+    release: Box<[u64]>,
+    pool_head: u64,
+    pool_tail: u64,
+    matches: u64,
+}
+
+impl Link {
+    /// `area` must hold `layout::area::len(g.queue, pool bytes)` and `acks`
+    /// `layout::ack::len(g.queue)` (checked).
+    pub fn new(g: Geometry, area: Mem, acks: Mem) -> Result<Link, Corrupt> {
+        if area.len() < area::len(g.queue, g.pool_bytes()) || acks.len() < ack::len(g.queue) {
+            return Err(Corrupt("a channel segment is shorter than its geometry"));
+        }
+        Ok(Link {
+            g,
+            area,
+            acks,
+            tail: 0,
+            acked: 0,
+            release: vec![0; g.queue as usize].into_boxed_slice(),
+            pool_head: 0,
+            pool_tail: 0,
+            matches: 0,
+        })
+    }
+
+    /// Takes back the postboxes (and their blocks) R has acknowledged.
+    #[inline]
+    fn reclaim(&mut self) -> bool {
+        let q = self.g.queue;
+        let start = self.acked;
+        while self.acked < self.tail {
+            let i = (self.acked % q as u64) as usize;
+            match self.acks.load_u8(ack::ACKS + i) {
+                Ok(b) if b == layout::ack_lap(self.acked, q) => {
+                    self.pool_tail = self.release[i];
+                    self.acked += 1;
+                }
+                _ => break,
+            }
+        }
+        self.acked != start
+    }
+
+    fn free_boxes(&self) -> u64 {
+        self.g.queue as u64 - (self.tail - self.acked)
+    }
+
+    /// `units` contiguous small blocks, or None while the pool is full.
+    fn alloc(&mut self, units: u32) -> Option<u32> {
+        let total = self.g.pool_units as u64;
+        let units = units as u64;
+        let used = self.pool_head - self.pool_tail;
+        let pos = self.pool_head % total;
+        let skip = if pos + units > total { total - pos } else { 0 };
+        if used + skip + units > total {
+            return None;
+        }
+        self.pool_head += skip + units;
+        Some(((self.pool_head - units) % total) as u32)
+    }
+
+    /// Writes the postbox at the tail: `body` fills it, then the flag goes last.
+    fn post(
+        &mut self,
+        kind: u8,
+        count: u8,
+        nbytes: u16,
+        body: impl FnOnce(&Mem, usize) -> Result<(), super::window::OutOfBounds>,
+    ) -> Result<(), Corrupt> {
+        let q = self.g.queue;
+        let i = (self.tail % q as u64) as u32;
+        let off = area::postbox(i);
+        body(&self.area, off).map_err(|_| Corrupt("postbox write out of bounds"))?;
+        let flag = Flag {
+            lap: layout::lap(self.tail, q),
+            kind,
+            count,
+            nbytes,
+        };
+        self.area
+            .store_u64(off + pb::FLAG, flag.encode())
+            .map_err(|_| Corrupt("postbox write out of bounds"))?;
+        self.release[i as usize] = self.pool_head;
+        self.tail += 1;
+        Ok(())
+    }
+
+    /// Writes what it can of a short message; true once all is written.
+    fn short(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
+        let len = w.env.len;
+        while !w.started || w.sent < len {
+            if self.free_boxes() == 0 {
+                return Ok(false);
+            }
+            let src = w.src;
+            let at = w.sent;
+            if !w.started {
+                let n = len.min(pb::FIRST_PAYLOAD_LEN);
+                let env = w.env;
+                self.post(kind::SHORT, 0, n as u16, |m, off| {
+                    m.store_u32(off + pb::CTX, env.ctx)?;
+                    m.store_u32(off + pb::TAG, env.tag as u32)?;
+                    m.write(off + pb::LEN, &(len as u64).to_le_bytes())?;
+                    m.write_from(off + pb::FIRST_PAYLOAD, &src, 0, n)
+                })?;
+                w.started = true;
+                w.sent = n;
+            } else {
+                let n = (len - at).min(pb::CONT_PAYLOAD_LEN);
+                self.post(kind::CONT_INLINE, 0, n as u16, |m, off| {
+                    m.write_from(off + pb::CONT_PAYLOAD, &src, at, n)
+                })?;
+                w.sent += n;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Writes what it can of a message in pool blocks (long or rendezvous data).
+    fn blocks(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
+        let len = w.env.len;
+        let small = self.g.small as usize;
+        let pool = area::pool(self.g.queue);
+        while w.sent < len {
+            if self.free_boxes() == 0 {
+                return Ok(false);
+            }
+            let cap = if w.started {
+                pb::CONT_REFS
+            } else {
+                pb::FIRST_REFS
+            };
+            let mut refs = [0u32; pb::CONT_REFS];
+            let mut k = 0;
+            let mut at = w.sent;
+            while k < cap && at < len {
+                let rem = len - at;
+                let (units, bytes, bit) = if rem > small {
+                    let l = self.g.large as usize;
+                    (self.g.large_units(), rem.min(l), REF_LARGE)
+                } else {
+                    (1, rem, 0)
+                };
+                let Some(idx) = self.alloc(units) else { break };
+                self.area
+                    .write_from(pool + idx as usize * small, &w.src, at, bytes)
+                    .map_err(|_| Corrupt("pool write out of bounds"))?;
+                refs[k] = idx | bit;
+                k += 1;
+                at += bytes;
+            }
+            if k == 0 {
+                return Ok(false); // the pool is full: wait for acks
+            }
+            // The data must be in R's memory before the postbox that points to it.
+            self.area.barrier();
+            let first = !w.started;
+            let (env, seq, proto) = (w.env, w.seq, w.proto);
+            let kind = match (first, proto) {
+                (true, Proto::Rdata) => kind::RDATA,
+                (true, _) => kind::LONG,
+                (false, _) => kind::CONT_REFS,
+            };
+            self.post(kind, k as u8, 0, |m, off| {
+                let payload = if first {
+                    if proto == Proto::Rdata {
+                        m.write(off + pb::SEQ, &seq.to_le_bytes())?;
+                    } else {
+                        m.store_u32(off + pb::CTX, env.ctx)?;
+                        m.store_u32(off + pb::TAG, env.tag as u32)?;
+                    }
+                    m.write(off + pb::LEN, &(len as u64).to_le_bytes())?;
+                    off + pb::FIRST_PAYLOAD
+                } else {
+                    off + pb::CONT_PAYLOAD
+                };
+                for (j, r) in refs[..k].iter().enumerate() {
+                    m.store_u32(payload + 4 * j, *r)?;
+                }
+                Ok(())
+            })?;
+            w.started = true;
+            w.sent = at;
+        }
+        Ok(true)
+    }
+
+    fn rts(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
+        if self.free_boxes() == 0 {
+            return Ok(false);
+        }
+        let env = w.env;
+        self.post(kind::RTS, env.sync as u8, 0, |m, off| {
+            m.store_u32(off + pb::CTX, env.ctx)?;
+            m.store_u32(off + pb::TAG, env.tag as u32)?;
+            m.write(off + pb::LEN, &(env.len as u64).to_le_bytes())
+        })?;
+        Ok(true)
+    }
+}
+
+/// The sender's state for one destination: sends queued before and after the
+/// connection exists.
+#[derive(Debug)]
+pub struct Tx {
+    short: usize,
+    eager: usize,
+    queue: VecDeque<Work>,
+    /// Rendezvous and sync messages whose RTS is written, waiting for their match.
+    awaiting: Vec<Waiting>,
+    next_seq: u64,
+    link: Option<Link>,
+}
+
+impl Tx {
+    pub fn new(short: usize, eager: usize) -> Tx {
+        Tx {
+            short,
+            eager,
+            queue: VecDeque::new(),
+            awaiting: Vec::with_capacity(ack::RING_LEN),
+            next_seq: 0,
+            link: None,
+        }
+    }
+
+    pub fn connect(&mut self, link: Link) {
+        self.link = Some(link);
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.link.is_some()
+    }
+
+    /// Whether anything is left to do (queued data, unacknowledged postboxes, matches
+    /// awaited).
+    pub fn busy(&self) -> bool {
+        !self.queue.is_empty()
+            || !self.awaiting.is_empty()
+            || self.link.as_ref().is_some_and(|l| l.acked != l.tail)
+    }
+
+    /// Queues a send; [`Tx::pump`] writes it.
+    pub fn push(&mut self, id: SendId, env: Envelope, src: SrcBuf) {
+        let proto = if env.sync || env.len > self.eager {
+            Proto::Rts
+        } else if env.len <= self.short {
+            Proto::Short
+        } else {
+            Proto::Long
+        };
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.queue.push_back(Work {
+            id,
+            seq,
+            env,
+            src,
+            proto,
+            sent: 0,
+            started: false,
+        });
+    }
+
+    /// Reads acks and matches, writes what fits. Returns whether anything moved.
+    pub fn pump(&mut self, ev: &mut Vec<Event>) -> Result<bool, Corrupt> {
+        let Some(l) = &mut self.link else {
+            return Ok(false);
+        };
+        let mut moved = l.reclaim();
+        while !self.awaiting.is_empty() {
+            let k = l.matches;
+            let off = ack::ring(l.g.queue) + ack::entry(k) as usize;
+            let v = l
+                .acks
+                .load_u64(off)
+                .map_err(|_| Corrupt("ack segment too short"))?;
+            if (v >> 32) as u32 != (k + 1) as u32 {
+                break;
+            }
+            let lo = v as u32;
+            let Some(i) = self.awaiting.iter().position(|w| w.seq as u32 == lo) else {
+                return Err(Corrupt("a match for a message not awaiting one"));
+            };
+            let w = self.awaiting.swap_remove(i);
+            l.matches += 1;
+            moved = true;
+            if w.env.sync {
+                ev.push(Event::SyncMatched { send: w.id });
+            }
+            if w.env.len == 0 {
+                ev.push(Event::SendDone { send: w.id });
+            } else {
+                self.queue.push_back(Work {
+                    id: w.id,
+                    seq: w.seq,
+                    env: w.env,
+                    src: w.src,
+                    proto: Proto::Rdata,
+                    sent: 0,
+                    started: false,
+                });
+            }
+        }
+        while let Some(w) = self.queue.front_mut() {
+            let before = (w.sent, w.started);
+            let done = match w.proto {
+                Proto::Short => l.short(w)?,
+                Proto::Long | Proto::Rdata => l.blocks(w)?,
+                Proto::Rts if self.awaiting.len() < ack::RING_LEN => l.rts(w)?,
+                Proto::Rts => false,
+            };
+            moved |= done || before != (w.sent, w.started);
+            if !done {
+                break;
+            }
+            let w = self.queue.pop_front().expect("front exists");
+            if w.proto == Proto::Rts {
+                self.awaiting.push(Waiting {
+                    id: w.id,
+                    seq: w.seq,
+                    src: w.src,
+                    env: w.env,
+                });
+            } else {
+                ev.push(Event::SendDone { send: w.id });
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Every send not yet done (the peer is lost).
+    pub fn abandon(&mut self) -> Vec<SendId> {
+        let mut ids: Vec<SendId> = self.queue.drain(..).map(|w| w.id).collect();
+        ids.extend(self.awaiting.drain(..).map(|w| w.id));
+        ids
+    }
+}

@@ -1,0 +1,398 @@
+//! The memory views of the channel, and the only `unsafe` of it.
+//!
+//! * A **remote window** is memory of another rank this one writes (a channel area,
+//!   a peer's inbox, an ack segment): on `shm` the mapped pointer of an
+//!   [`myrix_rsm::Import`] ([`myrix_rsm::Mapping::as_ptr`]).
+//! * A **local window** is memory of this rank others write (its inbox, the areas it
+//!   received, its ack segments): [`myrix_rsm::Export::as_ptr`].
+//! * [`Mem::heap`] is plain memory for tests of the state machines: both ends of a
+//!   channel in one thread.
+//!
+//! All three are a [`Mem`]: a pointer, a length and what keeps the memory alive. Every
+//! access is bounds-checked against the length (a hostile peer's offsets end here as a
+//! [`OutOfBounds`], never as a read or write outside the segment). Polled words are
+//! atomics; bulk data is copied with plain copies, which the protocol orders with the
+//! flag words (a peer that writes data it has already released can only garble its
+//! own messages).
+//!
+//! A network controller (`udp`, `eth`: no mapping) plugs in here as a second backing:
+//! remote stores become `Import::put`/`put_scalars` and [`Mem::barrier`] a barrier
+//! close, local loads `Export::load_u64`/`read`. The state machines only call the
+//! methods of [`Mem`]; that is the seam. It is not built yet (shm only).
+//!
+//! [`SrcBuf`] and [`DstBuf`] carry the caller's buffers of `Fabric::send`/`take` (raw
+//! pointers with the trait's safety promise) to the copies here.
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use myrix_rsm::{Export, Mapping};
+
+/// An access outside a window (a peer's bad offset or length).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfBounds;
+
+/// What keeps a window's memory mapped.
+#[derive(Debug)]
+pub enum Backing {
+    /// This rank's exported segment.
+    Export(Export),
+    /// Another rank's segment, mapped.
+    Mapping(Mapping),
+    /// Test memory.
+    Heap(Arc<Heap>),
+}
+
+/// Zeroed, 64-byte aligned memory for tests.
+#[derive(Debug)]
+pub struct Heap {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: `Heap` owns its allocation; all access to it goes through `Mem`, whose
+// methods use atomics for polled words and are bounds-checked.
+unsafe impl Send for Heap {}
+// SAFETY: as above.
+unsafe impl Sync for Heap {}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `Mem::heap` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// A window on a segment.
+#[derive(Debug)]
+pub struct Mem {
+    ptr: NonNull<u8>,
+    len: usize,
+    _keep: Backing,
+}
+
+// SAFETY: the memory stays valid while `_keep` lives; `Mem` hands out no references to
+// it, only copies and atomic accesses.
+unsafe impl Send for Mem {}
+
+impl Mem {
+    /// `len` zeroed bytes (rounded up to 64), shared by the returned views.
+    pub fn heap(len: usize) -> (Mem, Mem) {
+        let len = super::layout::round_up(len.max(64), 64);
+        let layout = Layout::from_size_align(len, 64).expect("test sizes are small");
+        // SAFETY: `layout` has a nonzero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let heap = Arc::new(Heap { ptr, layout });
+        (
+            Mem {
+                ptr,
+                len,
+                _keep: Backing::Heap(heap.clone()),
+            },
+            Mem {
+                ptr,
+                len,
+                _keep: Backing::Heap(heap),
+            },
+        )
+    }
+
+    /// The local window of this rank's export.
+    pub fn export(e: Export) -> Mem {
+        let (ptr, len) = (e.as_ptr(), e.len());
+        Mem {
+            ptr: NonNull::new(ptr).expect("an export has memory"),
+            len,
+            _keep: Backing::Export(e),
+        }
+    }
+
+    /// The remote window of a mapped import.
+    pub fn mapping(m: Mapping) -> Mem {
+        let (ptr, len) = (m.as_ptr(), m.len());
+        Mem {
+            ptr: NonNull::new(ptr).expect("a mapping has memory"),
+            len,
+            _keep: Backing::Mapping(m),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The exported segment behind a local window, if it is one.
+    pub fn as_export(&self) -> Option<&Export> {
+        match &self._keep {
+            Backing::Export(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn check(&self, off: usize, n: usize, align: usize) -> Result<*mut u8, OutOfBounds> {
+        match off.checked_add(n) {
+            Some(end) if end <= self.len && off % align == 0 => {
+                // SAFETY: `off <= len`, inside (or one past) the allocation.
+                Ok(unsafe { self.ptr.as_ptr().add(off) })
+            }
+            _ => Err(OutOfBounds),
+        }
+    }
+
+    #[inline]
+    fn word(&self, off: usize) -> Result<&AtomicU64, OutOfBounds> {
+        let p = self.check(off, 8, 8)?;
+        // SAFETY: in bounds and 8-aligned (the base is page- or 64-aligned); the memory
+        // lives as long as `self`; other processes access it only atomically or with
+        // plain copies, and an atomic view of it is always defined.
+        Ok(unsafe { AtomicU64::from_ptr(p.cast()) })
+    }
+
+    /// Loads the u64 at `off` (8-aligned) with acquire ordering.
+    #[inline]
+    pub fn load_u64(&self, off: usize) -> Result<u64, OutOfBounds> {
+        Ok(self.word(off)?.load(Ordering::Acquire))
+    }
+
+    /// Stores the u64 at `off` (8-aligned) with release ordering: everything written
+    /// before it is visible to whoever sees it.
+    #[inline]
+    pub fn store_u64(&self, off: usize, v: u64) -> Result<(), OutOfBounds> {
+        self.word(off)?.store(v, Ordering::Release);
+        Ok(())
+    }
+
+    /// Stores the u64 at `off` with sequential consistency (a clear that must be
+    /// ordered before later loads).
+    pub fn store_u64_seqcst(&self, off: usize, v: u64) -> Result<(), OutOfBounds> {
+        self.word(off)?.store(v, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    #[inline]
+    pub fn load_u8(&self, off: usize) -> Result<u8, OutOfBounds> {
+        let p = self.check(off, 1, 1)?;
+        // SAFETY: in bounds; see `word`.
+        Ok(unsafe { AtomicU8::from_ptr(p) }.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    pub fn store_u8(&self, off: usize, v: u8) -> Result<(), OutOfBounds> {
+        let p = self.check(off, 1, 1)?;
+        // SAFETY: in bounds; see `word`.
+        unsafe { AtomicU8::from_ptr(p) }.store(v, Ordering::Release);
+        Ok(())
+    }
+
+    /// A u32 field (written before a flag word that publishes it).
+    #[inline]
+    pub fn load_u32(&self, off: usize) -> Result<u32, OutOfBounds> {
+        let mut b = [0u8; 4];
+        self.read(off, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    #[inline]
+    pub fn store_u32(&self, off: usize, v: u32) -> Result<(), OutOfBounds> {
+        self.write(off, &v.to_le_bytes())
+    }
+
+    /// Copies `data` to `off`.
+    #[inline]
+    pub fn write(&self, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
+        let p = self.check(off, data.len(), 1)?;
+        // SAFETY: `p..p+len` is in bounds; `data` is this process's memory and is not
+        // part of a segment window (callers pass their own buffers).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+        Ok(())
+    }
+
+    /// Copies bytes at `off` into `out`.
+    #[inline]
+    pub fn read(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        let p = self.check(off, out.len(), 1)?;
+        // SAFETY: in bounds; `out` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Copies `n` bytes of `src` from `at` to `off`.
+    #[inline]
+    pub fn write_from(
+        &self,
+        off: usize,
+        src: &SrcBuf,
+        at: usize,
+        n: usize,
+    ) -> Result<(), OutOfBounds> {
+        let p = self.check(off, n, 1)?;
+        let s = src.range(at, n)?;
+        // SAFETY: `p..p+n` is in bounds of the window; `s..s+n` of the sender's buffer
+        // (valid by `Fabric::send`'s promise, checked against its length).
+        unsafe { std::ptr::copy_nonoverlapping(s, p, n) };
+        Ok(())
+    }
+
+    /// Copies `n` bytes at `off` into `dst` from `at`; bytes past `dst`'s capacity are
+    /// dropped (truncation).
+    #[inline]
+    pub fn read_into(
+        &self,
+        off: usize,
+        dst: &DstBuf,
+        at: usize,
+        n: usize,
+    ) -> Result<(), OutOfBounds> {
+        let p = self.check(off, n, 1)?;
+        let n = n.min(dst.cap.saturating_sub(at));
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: `at + n <= cap`, inside the receive buffer (valid by `Fabric::take`'s
+        // promise); `p..p+n` in bounds of the window.
+        unsafe { std::ptr::copy_nonoverlapping(p, dst.ptr.add(at), n) };
+        Ok(())
+    }
+
+    /// The barrier between filling pool blocks and writing the postboxes that point
+    /// to them (seed §3.2). On shared memory a release fence.
+    #[inline]
+    pub fn barrier(&self) {
+        fence(Ordering::Release);
+    }
+}
+
+/// A sender's buffer: `len` bytes at `ptr`, valid until the send is reported done.
+#[derive(Debug, Clone, Copy)]
+pub struct SrcBuf {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the caller of `Fabric::send` promised the buffer stays valid for reading
+// until `SendDone`; the fabric only reads it.
+unsafe impl Send for SrcBuf {}
+
+impl SrcBuf {
+    /// # Safety
+    /// `ptr` is valid for reading `len` bytes for as long as the `SrcBuf` (or a copy)
+    /// is used (`Fabric::send`'s promise). `ptr` may be dangling when `len` is 0.
+    pub unsafe fn new(ptr: *const u8, len: usize) -> SrcBuf {
+        SrcBuf { ptr, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn range(&self, at: usize, n: usize) -> Result<*const u8, OutOfBounds> {
+        match at.checked_add(n) {
+            Some(end) if end <= self.len => {
+                // SAFETY: `at <= len`: inside or one past the buffer.
+                Ok(unsafe { self.ptr.add(at) })
+            }
+            _ => Err(OutOfBounds),
+        }
+    }
+
+    /// Copies `n` bytes from `at` into `dst` from `dst_at` (the in-process path to
+    /// self), truncating at `dst`'s capacity.
+    pub fn copy_to(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
+        let n = n.min(dst.cap.saturating_sub(dst_at));
+        let Ok(s) = self.range(at, n) else { return };
+        if n == 0 {
+            return;
+        }
+        // SAFETY: both ranges are inside their buffers (checked above), valid by the
+        // two trait promises; a send and a receive buffer may alias only if the
+        // program passed overlapping buffers, which MPI forbids.
+        unsafe { std::ptr::copy(s, dst.ptr.add(dst_at), n) };
+    }
+
+    /// Reads `n <= 8` bytes as a slice copy (tests of small payloads).
+    pub fn get(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        let s = self.range(at, out.len())?;
+        // SAFETY: in bounds of the sender's buffer.
+        unsafe { std::ptr::copy_nonoverlapping(s, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+}
+
+/// A receiver's buffer: `cap` bytes at `ptr`, valid until its data is reported received.
+#[derive(Debug, Clone, Copy)]
+pub struct DstBuf {
+    ptr: *mut u8,
+    cap: usize,
+}
+
+// SAFETY: as for `SrcBuf`, with `Fabric::take`'s promise.
+unsafe impl Send for DstBuf {}
+
+impl DstBuf {
+    /// # Safety
+    /// `ptr` is valid for writing `cap` bytes for as long as the `DstBuf` is used
+    /// (`Fabric::take`'s promise). `ptr` may be dangling when `cap` is 0.
+    pub unsafe fn new(ptr: *mut u8, cap: usize) -> DstBuf {
+        DstBuf { ptr, cap }
+    }
+
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accesses_are_bounds_checked() {
+        let (a, b) = Mem::heap(128);
+        assert_eq!(a.len(), 128);
+        a.store_u64(120, 7).unwrap();
+        assert_eq!(b.load_u64(120), Ok(7));
+        assert_eq!(a.load_u64(121), Err(OutOfBounds));
+        assert_eq!(a.load_u64(128), Err(OutOfBounds));
+        assert_eq!(a.load_u64(usize::MAX - 3), Err(OutOfBounds));
+        assert_eq!(a.write(100, &[0; 29]), Err(OutOfBounds));
+        a.write(100, &[1; 28]).unwrap();
+        let mut out = [0u8; 4];
+        b.read(124, &mut out).unwrap();
+        assert_eq!(out, [1; 4]);
+        assert_eq!(b.read(125, &mut out), Err(OutOfBounds));
+        b.store_u8(127, 9).unwrap();
+        assert_eq!(a.load_u8(127), Ok(9));
+        assert_eq!(a.load_u8(128), Err(OutOfBounds));
+        a.store_u32(4, 0xabcd).unwrap();
+        assert_eq!(b.load_u32(4), Ok(0xabcd));
+    }
+
+    #[test]
+    fn user_buffers_truncate_and_check() {
+        let (a, _b) = Mem::heap(64);
+        let data = [5u8; 16];
+        // SAFETY: (test) `data` outlives `src`.
+        let src = unsafe { SrcBuf::new(data.as_ptr(), data.len()) };
+        a.write_from(0, &src, 8, 8).unwrap();
+        assert_eq!(a.write_from(0, &src, 9, 8), Err(OutOfBounds));
+        let mut out = [0u8; 4];
+        // SAFETY: (test) `out` outlives `dst`.
+        let dst = unsafe { DstBuf::new(out.as_mut_ptr(), out.len()) };
+        a.read_into(0, &dst, 2, 8).unwrap();
+        src.copy_to(0, &dst, 0, 1);
+        assert_eq!(out, [5, 0, 5, 5]);
+    }
+}
