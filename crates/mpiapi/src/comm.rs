@@ -72,24 +72,41 @@ fn pool() -> MutexGuard<'static, ContextPool> {
 /// ids: MPI_COMM_WORLD 0, MPI_COMM_SELF 2; created communicators get even ids agreed
 /// by their members (`myrix_mpi::commctx`).
 pub fn lookup(comm: MPI_Comm, name: &str) -> Result<CommRef, c_int> {
-    let (rank, size) = runtime::with(name, |rt| Ok((rt.job.rank, rt.job.size)))?;
     match comm {
-        MPI_COMM_WORLD => Ok(CommRef {
-            ctx: 0,
-            rank,
-            ranks: (0..size).collect(),
-        }),
-        MPI_COMM_SELF => Ok(CommRef {
-            ctx: 2,
-            rank: 0,
-            ranks: Arc::from([rank]),
-        }),
+        MPI_COMM_WORLD => Ok(predefined(name)?.0.clone()),
+        MPI_COMM_SELF => Ok(predefined(name)?.1.clone()),
         _ => comms()
             .table
             .get(comm)
             .map(|c| c.cref.clone())
             .ok_or(MPI_ERR_COMM),
     }
+}
+
+/// MPI_COMM_WORLD's and MPI_COMM_SELF's `CommRef`s, made once (a job's ranks do not
+/// change; MPI cannot be initialized twice): every message looks its
+/// communicator up.
+fn predefined(name: &str) -> Result<&'static (CommRef, CommRef), c_int> {
+    static PREDEF: std::sync::OnceLock<(CommRef, CommRef)> = std::sync::OnceLock::new();
+    if let Some(p) = PREDEF.get() {
+        runtime::check(name)?;
+        return Ok(p);
+    }
+    let (rank, size) = runtime::with(name, |rt| Ok((rt.job.rank, rt.job.size)))?;
+    Ok(PREDEF.get_or_init(|| {
+        (
+            CommRef {
+                ctx: 0,
+                rank,
+                ranks: (0..size).collect(),
+            },
+            CommRef {
+                ctx: 2,
+                rank: 0,
+                ranks: Arc::from([rank]),
+            },
+        )
+    }))
 }
 
 /// The error handler of a created communicator (runtime.rs keeps the predefined

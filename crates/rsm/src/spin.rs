@@ -3,12 +3,16 @@
 //! the core between polls when it has not, so the process being waited for gets to run.
 //!
 //! Whether the machine is oversubscribed is read from `/proc/loadavg` (processes
-//! running now against the cores this process may use) when the wait is created and
-//! every 65536 polls after; a wait here must never sleep or make a system call per poll
-//! on the fast path.
+//! running now against the cores this process may use) at most every
+//! [`LOAD_PERIOD`] per process, the answer shared by every wait: creating a wait
+//! reads a cached answer, neither the clock nor the file (an MPI program creates
+//! one per message). A
+//! wait here must never sleep or make a system call per poll on the fast path.
 
-/// Polls between two looks at the machine's load.
-const RECHECK: u32 = 1 << 16;
+/// Polls between two looks at the (cached) machine load.
+const RECHECK: u32 = 1 << 12;
+/// How long one look at `/proc/loadavg` stays good.
+pub const LOAD_PERIOD: std::time::Duration = std::time::Duration::from_millis(20);
 /// Polls after which a wait that still sees no answer pauses between polls.
 const LONG_WAIT: u32 = 1 << 12;
 
@@ -29,7 +33,7 @@ impl SpinWait {
     pub fn new() -> SpinWait {
         SpinWait {
             polls: 0,
-            yield_each: oversubscribed(),
+            yield_each: load::cached(),
         }
     }
 
@@ -39,7 +43,7 @@ impl SpinWait {
     pub fn spin(&mut self) {
         self.polls = self.polls.wrapping_add(1);
         if self.polls % RECHECK == 0 {
-            self.yield_each = oversubscribed();
+            self.yield_each = load::oversubscribed();
         }
         if self.yield_each {
             std::thread::yield_now();
@@ -60,6 +64,42 @@ impl SpinWait {
 pub fn oversubscribed() -> bool {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     running_processes().is_some_and(|r| r > cores)
+}
+
+/// The process-wide cache of [`oversubscribed`].
+mod load {
+    use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+    use std::sync::OnceLock;
+    use std::time::Instant;
+
+    /// 0 unknown, 1 no, 2 yes.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    /// When it was read, in ns since `EPOCH`.
+    static AT: AtomicU64 = AtomicU64::new(0);
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+    /// The last answer, without a clock read (a fresh wait's first guess; its
+    /// polls look again after [`super::RECHECK`]).
+    pub fn cached() -> bool {
+        match STATE.load(Ordering::Relaxed) {
+            0 => oversubscribed(),
+            st => st == 2,
+        }
+    }
+
+    pub fn oversubscribed() -> bool {
+        let now = EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+        let st = STATE.load(Ordering::Relaxed);
+        if st != 0
+            && now.saturating_sub(AT.load(Ordering::Relaxed)) < super::LOAD_PERIOD.as_nanos() as u64
+        {
+            return st == 2;
+        }
+        let v = super::oversubscribed();
+        STATE.store(if v { 2 } else { 1 }, Ordering::Relaxed);
+        AT.store(now, Ordering::Relaxed);
+        v
+    }
 }
 
 fn running_processes() -> Option<usize> {
