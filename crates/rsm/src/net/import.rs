@@ -248,6 +248,11 @@ impl NetImport {
         let (rail, imp) = (st.rails[k].rail, st.rails[k].imp);
         for (i, piece) in data.chunks(PUT_PIECE).enumerate() {
             let o = off + i * PUT_PIECE;
+            if i > 0 {
+                // Keep the pipeline moving between pieces; the last piece goes out with
+                // what the caller does next (a flush, or one progress).
+                self.net.progress();
+            }
             loop {
                 let r = lock(&self.net.rails[rail].core)
                     .engine
@@ -263,7 +268,6 @@ impl NetImport {
                     }
                 }
             }
-            self.net.progress();
         }
         self.net.rails[rail]
             .bytes_put
@@ -368,9 +372,12 @@ impl NetImport {
         }
         if self.implicit.load(Ordering::Relaxed) {
             // Its own scope: in remote memory when it returns (a fail-over on the way
-            // lost nothing, so it is not an error here).
+            // lost nothing, so it is not an error here). The write and the flush leave
+            // together, in the flush's progress.
             self.flush(&mut st, |_| true)?;
             st.failed_over = false;
+        } else {
+            self.net.progress();
         }
         Ok(())
     }
