@@ -272,8 +272,12 @@ impl NetImport {
         self.net.rails[rail]
             .bytes_put
             .fetch_add(data.len() as u64, Ordering::Relaxed);
+        let single = st.rails.len() == 1;
         let rc = &mut st.rails[k];
-        rc.log.push((off, data.to_vec()));
+        // The copy is for a replay on another rail and for ordering against other
+        // rails: an import with one rail keeps only the range.
+        rc.log
+            .push((off, if single { Vec::new() } else { data.to_vec() }));
         rc.log_bytes += data.len();
         if rc.log_bytes > LOG_MAX {
             self.flush(st, |j| j == k)?;
