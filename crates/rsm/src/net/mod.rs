@@ -38,9 +38,11 @@
 //!   for each burst of frames, is measured in `docs/rsm-net.md`.
 //!
 //! Calls that wait (connect, get, barrier close, implicit-mode puts, signal waits)
-//! drive the endpoint themselves, spinning then yielding then sleeping briefly
-//! ([`Net::wait`]), so their latency does not depend on the agent. The importer's agent
-//! keeps pipelined puts flowing after `put` returns.
+//! drive the endpoint themselves ([`Net::wait`]: spinning while the machine has a core
+//! for it, else asleep on the sockets and an eventfd kick), and so does an exporter
+//! polling its memory (`Export::load_u64`), so their latency does not depend on the
+//! agent; while they do, the agent naps rather than being woken by every frame. The
+//! importer's agent keeps pipelined puts flowing after `put` returns.
 //!
 //! One controller per board and process: opening `udp` again in the process gives the
 //! same controller (a second bind of the port would fail).
