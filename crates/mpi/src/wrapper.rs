@@ -7,7 +7,10 @@
 //!    library's build script): its `includedir` and `libdir`;
 //! 3. `libmpi_abi.so` next to the executable or in its `deps/` directory (the newer).
 //!
-//! The compiler is `MYRIX_MPICC_CC`, else `CC`, else `cc`.
+//! The compiler is `MYRIX_MPICC_CC`, else `CC`, else `cc`, split into words (`CC="ccache
+//! cc"` works). `CC` is ignored when it names an MPI wrapper (a word ending in `mpicc`
+//! or the `myrix` executable): autoconf exports `CC=<the wrapper>` to the commands it
+//! runs, and following it would make the wrapper call itself.
 
 use std::path::{Path, PathBuf};
 
@@ -81,8 +84,9 @@ fn compile_only(args: &[String]) -> bool {
 }
 
 /// The compiler command line (program first) for the user's `args`.
-pub fn command_line(cc: &str, loc: &Locations, args: &[String]) -> Vec<String> {
-    let mut v = vec![cc.to_string(), format!("-I{}", loc.include.display())];
+pub fn command_line(cc: &[String], loc: &Locations, args: &[String]) -> Vec<String> {
+    let mut v = cc.to_vec();
+    v.push(format!("-I{}", loc.include.display()));
     v.extend(args.iter().cloned());
     if !compile_only(args) {
         let l = loc.libdir.display();
@@ -93,12 +97,27 @@ pub fn command_line(cc: &str, loc: &Locations, args: &[String]) -> Vec<String> {
     v
 }
 
-/// The compiler to use.
-pub fn compiler(env: &dyn Fn(&str) -> Option<String>) -> String {
+/// The compiler to use, as words (program first).
+pub fn compiler(env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let words = |c: String| -> Vec<String> { c.split_whitespace().map(str::to_string).collect() };
+    let is_wrapper = |w: &Vec<String>| {
+        w.iter().any(|x| {
+            let name = Path::new(x)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(x);
+            name.ends_with("mpicc") || name == "myrix"
+        })
+    };
     env("MYRIX_MPICC_CC")
-        .or_else(|| env("CC"))
-        .filter(|c| !c.trim().is_empty())
-        .unwrap_or_else(|| "cc".to_string())
+        .map(words)
+        .filter(|w| !w.is_empty())
+        .or_else(|| {
+            env("CC")
+                .map(words)
+                .filter(|w| !w.is_empty() && !is_wrapper(w))
+        })
+        .unwrap_or_else(|| vec!["cc".to_string()])
 }
 
 /// A command line for printing: words with spaces or quotes are single-quoted.
@@ -131,14 +150,34 @@ mod tests {
         };
         let a = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            command_line("cc", &loc, &a(&["p.c", "-o", "p"])).join(" "),
+            command_line(&a(&["cc"]), &loc, &a(&["p.c", "-o", "p"])).join(" "),
             "cc -I/i p.c -o p -L/l -Wl,-rpath,/l -lmpi_abi"
         );
         assert_eq!(
-            command_line("cc", &loc, &a(&["-c", "p.c"])).join(" "),
+            command_line(&a(&["cc"]), &loc, &a(&["-c", "p.c"])).join(" "),
             "cc -I/i -c p.c"
         );
         assert_eq!(shell_words(&a(&["a b", "c"])), "'a b' c");
+    }
+
+    #[test]
+    fn the_compiler_never_the_wrapper_itself() {
+        let with = |cc: Option<&'static str>, mine: Option<&'static str>| {
+            compiler(&move |k: &str| match k {
+                "CC" => cc.map(str::to_string),
+                "MYRIX_MPICC_CC" => mine.map(str::to_string),
+                _ => None,
+            })
+            .join(" ")
+        };
+        assert_eq!(with(None, None), "cc");
+        assert_eq!(with(Some("gcc-12"), None), "gcc-12");
+        assert_eq!(with(Some("ccache  cc"), None), "ccache cc");
+        // autoconf exports CC=<the wrapper> to what it runs
+        assert_eq!(with(Some("/opt/target/release/myrix mpicc"), None), "cc");
+        assert_eq!(with(Some("mpicc"), None), "cc");
+        assert_eq!(with(Some("/usr/bin/mpicc"), Some("clang")), "clang");
+        assert_eq!(with(Some("  "), None), "cc");
     }
 
     #[test]
