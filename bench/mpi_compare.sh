@@ -20,37 +20,53 @@
 #   ROUNDS=3 bash bench/mpi_compare.sh        # quicker
 #   SIZES=8,1024,1048576 bash bench/mpi_compare.sh
 #   ONLY=mpich,ompi bash bench/mpi_compare.sh # leave out an MPI (myrix, mpich, ompi)
+#   PPARGS="-i 2000 -r 3" BWARGS="-n 50" ...  # more options for pingpong.c / bw.c
 #
-# Across two network namespaces (issue 23's second comparison) this script does not
-# go: MPICH's hydra and Open MPI's mpirun start remote ranks through ssh, and both
-# namespaces share one host name and /dev/shm, so each MPI would need an ssh stand-in
-# that enters the other namespace plus a separate UTS namespace to be kept from
-# taking shared memory between the "hosts". Until that is set up (see .ci/netns.sh
-# for the namespaces), the comparison is shared memory only; --netns says so and
-# exits 2.
+# --netns: the same two ranks in two network namespaces (myrix-ma 10.79.0.1 and
+# myrix-mb 10.79.0.2, joined by a clean veth pair named myrixv0 on both sides; no loss
+# injected: .ci/netns.sh shows how), as two hosts. Needs root. Both launchers start the
+# remote rank through ssh; the script gives them an ssh stand-in that runs the command
+# in the other namespace (hydra: -launcher-exec, Open MPI: plm_rsh_agent), each
+# namespace with its own host name (unshare --uts) so no MPI takes them for one node:
+#   MPICH     mpiexec.mpich -launcher ssh -launcher-exec NSSSH -iface myrixv0
+#             -hosts 10.79.0.1,10.79.0.2 -n 2, UCX over TCP (UCX_TLS=tcp,self)
+#   Open MPI  mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --mca plm_rsh_agent NSSSH
+#             --mca btl self,tcp --mca pml ob1 (btl and oob on myrixv0)
+#   myrix     the myrix-built programs under the same hydra command (the library speaks
+#             PMI-1 to hydra; myrix mpiexec starts ranks on this host only)
+# The launchers run in myrix-ma. Results go to target/bench/mpi_compare-netns-<date>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+MODE=shm
 case "${1:-}" in
 -h | --help)
   sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit 0
   ;;
---netns)
-  echo "mpi_compare.sh: --netns is not supported yet (hydra and mpirun need an ssh stand-in" >&2
-  echo "into the other namespace and a separate host name; see --help); shared memory only" >&2
-  exit 2
-  ;;
+--netns) MODE=netns ;;
 "") ;;
 *)
-  echo "usage: bash bench/mpi_compare.sh [--help]   (ROUNDS, SIZES, ONLY in the environment)" >&2
+  echo "usage: bash bench/mpi_compare.sh [--netns] [--help]   (ROUNDS, SIZES, ONLY in the environment)" >&2
   exit 2
   ;;
 esac
+if [ $MODE = netns ] && [ "$(id -u)" != 0 ]; then
+  echo "mpi_compare.sh: --netns needs root (network namespaces)" >&2
+  exit 2
+fi
 
 ROUNDS=${ROUNDS:-5}
 [ "$ROUNDS" -lt 3 ] && ROUNDS=3
-SIZES=${SIZES:-8,32,128,512,2048,8192,32768,131072,524288,1048576}
+if [ $MODE = netns ]; then # round trips over TCP take tens of microseconds or more
+  SIZES=${SIZES:-8,1024,65536,1048576}
+  PPARGS=${PPARGS:--i 300 -r 3}
+  BWARGS=${BWARGS:--n 20 -r 3}
+else
+  SIZES=${SIZES:-8,32,128,512,2048,8192,32768,131072,524288,1048576}
+fi
+PPARGS=${PPARGS:-} # more options for pingpong (-i, -r, -w) and bw (-n, -r, -w, -W)
+BWARGS=${BWARGS:-}
 ONLY=${ONLY:-myrix,mpich,ompi}
 LIMIT=${LIMIT:-300} # seconds per program run
 
@@ -63,7 +79,53 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+cleanup() {
+  if [ $MODE = netns ]; then
+    ip netns del myrix-ma 2>/dev/null
+    ip netns del myrix-mb 2>/dev/null
+  fi
+  rm -rf "$W"
+}
+trap cleanup EXIT
+if [ $MODE = netns ]; then
+  ip netns del myrix-ma 2>/dev/null
+  ip netns del myrix-mb 2>/dev/null
+  set -e
+  ip netns add myrix-ma
+  ip netns add myrix-mb
+  ip link add myrix-xa type veth peer name myrix-xb
+  ip link set myrix-xa netns myrix-ma
+  ip link set myrix-xb netns myrix-mb
+  for x in "myrix-ma myrix-xa 10.79.0.1" "myrix-mb myrix-xb 10.79.0.2"; do
+    set -- $x
+    ip -n "$1" link set "$2" name myrixv0
+    ip -n "$1" addr add "$3/24" dev myrixv0
+    ip -n "$1" link set lo up
+    ip -n "$1" link set myrixv0 up
+  done
+  set +e
+  # The ssh stand-in: [ssh options] HOST COMMAND... runs COMMAND (one shell string, as
+  # ssh would) in HOST's namespace under that namespace's own host name.
+  cat >"$W/nsssh" <<'SSH'
+#!/bin/bash
+while [ $# -gt 0 ]; do
+  case $1 in
+  -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;
+  -*) shift ;;
+  *) break ;;
+  esac
+done
+host=$1
+shift
+case $host in
+10.79.0.1) ns=myrix-ma ;;
+10.79.0.2) ns=myrix-mb ;;
+*) echo "nsssh: unknown host $host" >&2; exit 255 ;;
+esac
+exec ip netns exec "$ns" unshare --uts /bin/sh -c "hostname $ns; $*"
+SSH
+  chmod +x "$W/nsssh"
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MYRIX=$PWD/target/release/myrix
 
@@ -92,6 +154,21 @@ want ompi && build ompi mpicc.openmpi
 launch() { # name program args...
   local name=$1
   shift
+  if [ $MODE = netns ]; then
+    local in_a=(timeout "$LIMIT" ip netns exec myrix-ma unshare --uts /bin/sh -c 'hostname myrix-ma; exec "$@"' sh)
+    case $name in
+    myrix | mpich)
+      "${in_a[@]}" mpiexec.mpich -launcher ssh -launcher-exec "$W/nsssh" -iface myrixv0 \
+        -hosts 10.79.0.1,10.79.0.2 -n 2 -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES myrixv0 "$@"
+      ;;
+    ompi)
+      "${in_a[@]}" mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --allow-run-as-root \
+        --mca plm_rsh_agent "$W/nsssh" --mca btl self,tcp --mca pml ob1 \
+        --mca btl_tcp_if_include myrixv0 --mca oob_tcp_if_include myrixv0 "$@"
+      ;;
+    esac
+    return
+  fi
   case $name in
   myrix) timeout "$LIMIT" "$MYRIX" mpiexec -n 2 "$@" ;;
   mpich) timeout "$LIMIT" mpiexec.mpich -n 2 "$@" ;;
@@ -119,12 +196,12 @@ for r in $(seq "$ROUNDS"); do
   order=("${order[@]:$k}" "${order[@]:0:$k}")
   for name in "${order[@]}"; do
     [ -n "${why[$name]:-}" ] && continue
-    if out=$(launch $name "$W/pingpong_$name" -s "$SIZES" 2>>"$W/run_$name.err"); then
+    if out=$(launch $name "$W/pingpong_$name" -s "$SIZES" $PPARGS 2>>"$W/run_$name.err"); then
       echo "$out" | awk -v n=$name '!/^#/ && NF >= 3 {print n, "lat", $1, $2; print n, "ppbw", $1, $3}' >>"$W/res"
     else
       echo "round $r: $name pingpong failed (status $?)" >&2
     fi
-    if out=$(launch $name "$W/bw_$name" -s "$SIZES" 2>>"$W/run_$name.err"); then
+    if out=$(launch $name "$W/bw_$name" -s "$SIZES" $BWARGS 2>>"$W/run_$name.err"); then
       echo "$out" | awk -v n=$name '!/^#/ && NF >= 2 {print n, "bw", $1, $2}' >>"$W/res"
     else
       echo "round $r: $name bw failed (status $?)" >&2
@@ -154,9 +231,15 @@ table() { # test title
 }
 
 mkdir -p target/bench
-out=target/bench/mpi_compare-$(date +%Y%m%d-%H%M%S).txt
+suffix=""
+where="2 ranks on one host (shared memory)"
+if [ $MODE = netns ]; then
+  suffix=-netns
+  where="2 ranks in two network namespaces (veth; MPICH: UCX over TCP, Open MPI: btl tcp)"
+fi
+out=target/bench/mpi_compare$suffix-$(date +%Y%m%d-%H%M%S).txt
 {
-  echo "# bench/mpi_compare.sh: 2 ranks on one host (shared memory), medians of $ROUNDS interleaved rounds"
+  echo "# bench/mpi_compare.sh${suffix:+ --netns}: $where, medians of $ROUNDS interleaved rounds"
   echo "# $(uname -n), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   for name in myrix mpich ompi; do
     [ -n "${why[$name]:-}" ] && echo "# $name: n/a: ${why[$name]}"
@@ -167,5 +250,10 @@ out=target/bench/mpi_compare-$(date +%Y%m%d-%H%M%S).txt
   echo
   table bw "windowed bandwidth, 64 in flight + 1-byte ack, MB/s (ratio > 1: myrix faster)"
 } | tee "$out"
-cp "$out" target/bench/mpi_compare.txt
+{
+  echo
+  echo "# every run's figure (the median of its repetitions): MPI test size value"
+  cat "$W/res"
+} >>"$out"
+cp "$out" target/bench/mpi_compare$suffix.txt
 echo "written to $out" >&2
