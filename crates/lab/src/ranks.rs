@@ -24,8 +24,9 @@
 //! `myrix_mpi::pmi::server::VALLEN_MAX`): the encoded points are cut into values of at
 //! most [`CHUNK`] bytes. Per rank and round there is a header (`ok,CHUNKS,FLAGS`, one
 //! `0`/`1` saturation flag per point, or `err,HEX` with the error's message) and the
-//! chunks. A rank whose points fail publishes the error; every rank then returns it,
-//! so no rank waits at a barrier for one that left.
+//! chunks; a rank measures at most [`MAX_SHARE`] points a round, so the header fits
+//! (long `--loads` lists take several rounds). A rank whose points fail publishes the
+//! error; every rank then returns it, so no rank waits at a barrier for one that left.
 
 use crate::runner::{self, Watch};
 use crate::saturation::Search;
@@ -37,6 +38,10 @@ use myrix_sim::{ChannelRelease, Config, Results, SwitchModel, Ticks};
 
 /// The longest value published (bytes): well inside MPICH's 1024-byte PMI-1 lines.
 pub const CHUNK: usize = 512;
+
+/// The most points one rank measures in a round: its header carries a flag per point
+/// and must fit in a value. [`load_points`] gathers longer lists in several rounds.
+pub const MAX_SHARE: usize = 256;
 
 /// What splitting needs from a job: this rank, the job's size, and a key-value space
 /// with a barrier (PMI's put, fence and get). [`myrix_mpi::Job`] is one; tests use
@@ -109,10 +114,15 @@ pub fn load_points(
     cfgs: &[Config],
     watch: &Watch,
 ) -> Result<Option<Vec<Results>>, LabError> {
-    let got = gather(ex, &format!("{tag}-0"), 0, cfgs.len(), &mut |mine| {
-        let mine: Vec<Config> = mine.iter().map(|&i| cfgs[i].clone()).collect();
-        runner::load_points_watched(t, routes, &mine, watch)
-    })?;
+    let mut got = Vec::with_capacity(cfgs.len());
+    let per_round = MAX_SHARE * ex.size().max(1) as usize;
+    for (k, first) in (0..cfgs.len()).step_by(per_round).enumerate() {
+        let n = per_round.min(cfgs.len() - first);
+        got.extend(gather(ex, &format!("{tag}-{k}"), first, n, &mut |mine| {
+            let mine: Vec<Config> = mine.iter().map(|&i| cfgs[i].clone()).collect();
+            runner::load_points_watched(t, routes, &mine, watch)
+        })?);
+    }
     Ok(on_rank0(ex, got))
 }
 
@@ -185,6 +195,12 @@ pub fn gather(
     measure: &mut Measure,
 ) -> Result<Vec<Gathered>, LabError> {
     let (rank, size) = (ex.rank(), ex.size().max(1));
+    // Checked alike on every rank, before anyone publishes: all fail together.
+    if n.div_ceil(size as usize) > MAX_SHARE {
+        return Err(LabError::Invalid(format!(
+            "{n} load points in one round over {size} ranks: at most {MAX_SHARE} per rank"
+        )));
+    }
     let mine = share(first, n, rank, size);
     let measured = measure(&mine).and_then(|r| {
         if r.len() == mine.len() {
@@ -597,6 +613,33 @@ mod tests {
                 assert!(got[1..].iter().all(|(r, _)| r.is_none()));
             }
         }
+    }
+
+    #[test]
+    fn long_lists_of_fixed_loads_take_several_rounds() {
+        let (t, routes) = irregular_routes(4, 1, Policy::Osud);
+        // More points than two ranks' headers hold in one round; very short points.
+        let n = 2 * MAX_SHARE + 3;
+        let cfgs: Vec<Config> = (1..=n)
+            .map(|i| Config {
+                load: 0.0001 * i as f64,
+                warmup: myrix_link::Picos(100_000),
+                measure: myrix_link::Picos(200_000),
+                ..Config::default()
+            })
+            .collect();
+        let one = runner::load_points(&t, &routes, &cfgs, |_| {}).unwrap();
+        let got = job(2, |ex| {
+            load_points(ex, "long", &t, &routes, &cfgs, &quiet()).unwrap()
+        });
+        assert!(same(got[0].as_ref().unwrap(), &one));
+        assert!(got[1].is_none());
+        // In one round it would not go.
+        let r = &one[0];
+        let too_many = job(2, |ex| {
+            gather(ex, "big", 0, n, &mut |m| Ok(vec![r.clone(); m.len()])).is_err()
+        });
+        assert_eq!(too_many, [true, true], "refused on every rank alike");
     }
 
     #[test]
