@@ -47,15 +47,20 @@ pub fn simulated(p: Picos) -> String {
 
 impl SimProgress {
     /// `points` load points of `per_point` simulated time each (warm-up included), or a
-    /// sweep whose points are not known in advance (`None`).
-    pub fn new(points: Option<usize>, per_point: Picos) -> SimProgress {
+    /// sweep whose points are not known in advance (`None`); drawn only if `shown` (one
+    /// rank of a job draws it).
+    pub fn new(points: Option<usize>, per_point: Picos, shown: bool) -> SimProgress {
         let total = points.map(|n| (n as u64).saturating_mul(per_point.0 / 1000).max(1));
         let template = match total {
             Some(_) => "{bar:20} {percent:>3}% {msg}, {elapsed} so far, about {eta} left",
             None => "{spinner} {msg}, {elapsed} so far",
         };
         SimProgress {
-            bar: bar(total, template),
+            bar: if shown {
+                bar(total, template)
+            } else {
+                ProgressBar::hidden()
+            },
             points,
             done: AtomicUsize::new(0),
             simulated_ps: AtomicU64::new(0),

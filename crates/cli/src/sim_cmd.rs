@@ -9,7 +9,7 @@ use myrix_fabric::named::Named;
 use myrix_lab::failure::Target;
 use myrix_lab::report::{self, Row};
 use myrix_lab::saturation::Search;
-use myrix_lab::{failure, plot, runner};
+use myrix_lab::{failure, plot, ranks, runner};
 use myrix_link::Picos;
 use myrix_sim::fault::FaultConfig;
 use myrix_sim::traffic::Traffic;
@@ -217,29 +217,55 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         }
         return Ok(());
     }
+    // Under an MPI launcher (`mpiexec -n 4 myrix sim --sweep`) the ranks share the load
+    // points and rank 0 prints what one process prints; alone, a job of one.
+    let mut job = ranks::join()?;
+    let (split, rank0) = (job.size > 1, job.rank == 0);
     let mut results: Vec<(Policy, Results)> = Vec::new();
-    for &policy in &policies {
+    for (k, &policy) in policies.iter().enumerate() {
         let routes = RouteTable::new(&t, &ud, policy);
         // Validate once, with a clear message, before spawning anything.
         let first = loads.as_ref().map_or(0.01, |l| l[0]);
         Sim::new(cfg_at(first), &t, &routes).map_err(|e| CliError::Input(e.to_string()))?;
-        // Progress on standard error while the points run, if that is a terminal.
-        let progress =
-            crate::progress::SimProgress::new(loads.as_ref().map(Vec::len), warmup + measure);
+        // Progress on standard error while the points run, if that is a terminal (rank
+        // 0's only).
+        let progress = crate::progress::SimProgress::new(
+            loads.as_ref().map(Vec::len),
+            warmup + measure,
+            rank0,
+        );
         let watch = runner::Watch {
             done: &|cfg: &Config| progress.point_done(cfg.load),
             advanced: &|p| progress.advanced(p),
         };
-        let r = match &loads {
-            Some(l) => {
-                let cfgs: Vec<Config> = l.iter().map(|&x| cfg_at(x)).collect();
-                runner::load_points_watched(&t, &routes, &cfgs, &watch)
-            }
-            None => Search::sweep().run_sim_watched(&t, &routes, &cfg_at, &watch),
+        let cfgs: Option<Vec<Config>> = loads
+            .as_ref()
+            .map(|l| l.iter().map(|&x| cfg_at(x)).collect());
+        let tag = format!("sim{k}");
+        let r = match (&cfgs, split) {
+            (Some(c), false) => runner::load_points_watched(&t, &routes, c, &watch).map(Some),
+            (None, false) => Search::sweep()
+                .run_sim_watched(&t, &routes, &cfg_at, &watch)
+                .map(Some),
+            (Some(c), true) => ranks::load_points(&mut job, &tag, &t, &routes, c, &watch),
+            (None, true) => ranks::sweep(
+                &mut job,
+                &tag,
+                &Search::sweep(),
+                &t,
+                &routes,
+                &cfg_at,
+                &watch,
+            ),
         };
         progress.finish();
-        let r = r?;
-        results.extend(r.into_iter().map(|r| (policy, r)));
+        if let Some(r) = r? {
+            results.extend(r.into_iter().map(|r| (policy, r)));
+        }
+    }
+    if !rank0 {
+        job.finalize().map_err(|e| CliError::Found(e.to_string()))?;
+        return Ok(());
     }
     let rows: Vec<Row> = results
         .iter()
@@ -257,5 +283,6 @@ pub fn run(a: SimArgs) -> Result<(), CliError> {
         plot::write(&report::latency_plot(&rows, &title), p)?;
         eprintln!("plot written to {}", p.display());
     }
+    job.finalize().map_err(|e| CliError::Found(e.to_string()))?;
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! | [`saturation`] | the one saturation search: loads in steps until two points in a row saturate |
 //! | [`report`] | a load point's row, and rows (load points, failure runs) as table, JSON or CSV |
 //! | [`failure`] | a component failing or a host joining under load, per routing policy |
+//! | [`ranks`] | load points split over the ranks of an MPI job, gathered to rank 0 through PMI |
 //! | [`plot`] | line plots of plain `(x, y)` series as SVG or PNG |
 //! | [`experiment`] | the minimal-routing experiment (figures 1–7) beside the paper's values |
 //! | [`mxbench`] | the MX ping-pong/stream benchmark protocol between two processes |
@@ -27,6 +28,7 @@ pub mod fabricbench;
 pub mod failure;
 pub mod mxbench;
 pub mod plot;
+pub mod ranks;
 pub mod report;
 pub mod rsmbench;
 pub mod rsmsim;

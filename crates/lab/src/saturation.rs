@@ -49,21 +49,43 @@ impl Search {
     pub fn run<P, E>(
         &self,
         saturated: impl Fn(&P) -> bool,
+        measure: impl FnMut(&[f64]) -> Result<Vec<P>, E>,
+    ) -> Result<Vec<P>, E> {
+        self.run_wide(1, saturated, measure)
+    }
+
+    /// [`Search::run`] handing `measure` up to `width` rounds at once (the ranks of a
+    /// job each take a share of them: [`crate::ranks`]). The stopping rule is still
+    /// checked after every round of [`batch`](Self::batch) loads, in order, and the
+    /// points of the rounds after the one it stops at are dropped: the points returned
+    /// are exactly [`Search::run`]'s, whatever the width. `measure` must return one
+    /// point per load.
+    pub fn run_wide<P, E>(
+        &self,
+        width: usize,
+        saturated: impl Fn(&P) -> bool,
         mut measure: impl FnMut(&[f64]) -> Result<Vec<P>, E>,
     ) -> Result<Vec<P>, E> {
         let batch = self.batch.max(1);
         let mut all: Vec<P> = Vec::new();
-        let mut loads = Vec::with_capacity(batch);
+        let mut loads = Vec::with_capacity(batch * width.max(1));
+        // Loads measured so far: `k` is the next load's multiple of the step.
         let mut k = 1;
         loop {
+            // Never more rounds than it takes to reach the point limit.
+            let left = self.max_points.saturating_sub(k - 1).div_ceil(batch).max(1);
+            let rounds = width.clamp(1, left);
             loads.clear();
-            loads.extend((k..k + batch).map(|i| self.step * i as f64));
-            k += batch;
+            loads.extend((k..k + rounds * batch).map(|i| self.step * i as f64));
             all.extend(measure(&loads)?);
-            let n = all.len();
-            let two = n >= 2 && saturated(&all[n - 1]) && saturated(&all[n - 2]);
-            if two || k > self.max_points {
-                return Ok(all);
+            for _ in 0..rounds {
+                k += batch;
+                let n = (k - 1).min(all.len());
+                let two = n >= 2 && saturated(&all[n - 1]) && saturated(&all[n - 2]);
+                if two || k > self.max_points {
+                    all.truncate(n);
+                    return Ok(all);
+                }
             }
         }
     }
@@ -166,6 +188,41 @@ mod tests {
         assert_eq!(search(s, f64::INFINITY).0.len(), 12);
         assert_eq!(Search::sweep().max_points, 500);
         assert!(Search::sweep().batch >= 2);
+    }
+
+    /// Any width gives the points of one round at a time, for any saturation point,
+    /// point limit and batch (including a model whose saturation comes and goes).
+    #[test]
+    fn wide_rounds_return_exactly_the_points_of_narrow_ones() {
+        for batch in 1..=5 {
+            for max_points in [1, 2, 7, 10, 23] {
+                let s = Search {
+                    step: 0.002,
+                    batch,
+                    max_points,
+                };
+                for at in [0.0, 0.0031, 0.0105, 0.0155, 0.02, f64::INFINITY] {
+                    // Saturated above `at`, and also at every fifth point (noise).
+                    let sat = |&p: &f64| p > at || ((p / 0.002).round() as i64) % 5 == 0;
+                    let narrow = s.run(sat, |l| Ok::<_, ()>(l.to_vec())).unwrap();
+                    for width in 1..=4 {
+                        let mut asked = 0;
+                        let wide = s
+                            .run_wide(width, sat, |l| {
+                                assert!(l.len() <= width * batch && l.len() % batch == 0);
+                                asked += l.len();
+                                Ok::<_, ()>(l.to_vec())
+                            })
+                            .unwrap();
+                        assert_eq!(
+                            wide, narrow,
+                            "batch {batch} limit {max_points} at {at} width {width}"
+                        );
+                        assert!(asked < narrow.len() + width * batch);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

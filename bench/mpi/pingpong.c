@@ -1,0 +1,158 @@
+/* Ping-pong between ranks 0 and 1 of MPI_COMM_WORLD: one-way latency (half the round
+ * trip) per message size, the median of several timed repetitions, and the ping-pong
+ * bandwidth (size / one-way time; the 1 MiB row is the "1 MiB ping-pong bandwidth").
+ * Standard MPI and C99 only, so the same source builds with any MPI's mpicc.
+ *
+ * Usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]
+ *   -s 8,64,1024  the sizes in bytes (default: 8, 32, 128, ... times FACTOR, then MAX)
+ *   -M 1048576    the largest size of the default list (default 1 MiB)
+ *   -f 4          the factor between sizes of the default list (2 or 4; default 4)
+ *   -i 10000      round trips per repetition up to 4 KiB; above, scaled by 4096/size
+ *                 (at least 50)
+ *   -w N          untimed round trips before each size (default: a tenth of -i's count)
+ *   -r 5          timed repetitions per size; the median is printed
+ *
+ * Prints, from rank 0, one line per size: "bytes latency_us MB/s iterations", after
+ * comment lines starting with '#'. Any MPI error (the program sets MPI_ERRORS_RETURN)
+ * is printed as "pingpong: ..." on standard error and ends the job with status 3. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZES 64
+
+static int check(int rc, const char *what) {
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        msg[0] = 0;
+        MPI_Error_string(rc, msg, &len);
+        fprintf(stderr, "pingpong: %s failed: %s\n", what, msg);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+        exit(3);
+    }
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]\n");
+}
+
+int main(int argc, char **argv) {
+    long sizes[MAX_SIZES];
+    int nsizes = 0;
+    long max = 1L << 20;
+    long factor = 4;
+    long iters = 10000, warm = -1, reps = 5;
+    int rank, nranks;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    for (int a = 1; a < argc; a++) {
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (v == NULL || argv[a][0] != '-' || strlen(argv[a]) != 2) {
+            if (rank == 0) usage();
+            MPI_Finalize();
+            return 2;
+        }
+        switch (argv[a][1]) {
+        case 's': {
+            const char *p = v;
+            while (*p && nsizes < MAX_SIZES) {
+                char *end;
+                long s = strtol(p, &end, 10);
+                if (end == p || s < 0) break;
+                sizes[nsizes++] = s;
+                p = *end == ',' ? end + 1 : end;
+                if (*end != ',') break;
+            }
+            break;
+        }
+        case 'M': max = atol(v); break;
+        case 'f': factor = atol(v); break;
+        case 'i': iters = atol(v); break;
+        case 'w': warm = atol(v); break;
+        case 'r': reps = atol(v); break;
+        default:
+            if (rank == 0) usage();
+            MPI_Finalize();
+            return 2;
+        }
+        a++;
+    }
+    if (factor < 2) factor = 2;
+    if (reps < 1) reps = 1;
+    if (iters < 1) iters = 1;
+    if (nsizes == 0) {
+        for (long s = 8; s < max && nsizes < MAX_SIZES - 1; s *= factor) sizes[nsizes++] = s;
+        sizes[nsizes++] = max;
+    }
+    if (nranks < 2) {
+        if (rank == 0) fprintf(stderr, "pingpong: needs 2 ranks, got %d\n", nranks);
+        MPI_Finalize();
+        return 2;
+    }
+
+    long biggest = 1;
+    for (int k = 0; k < nsizes; k++)
+        if (sizes[k] > biggest) biggest = sizes[k];
+    char *buf = malloc((size_t)biggest);
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    if (buf == NULL || t == NULL) {
+        fprintf(stderr, "pingpong: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    memset(buf, rank + 1, (size_t)biggest);
+
+    if (rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        char *nl = strchr(lib, '\n');
+        if (nl) *nl = 0;
+        printf("# pingpong: one-way latency (half the round trip), median of %ld repetitions\n", reps);
+        printf("# library: %s\n", lib);
+        printf("# %9s %12s %12s %10s\n", "bytes", "latency_us", "MB/s", "iterations");
+    }
+    for (int k = 0; k < nsizes; k++) {
+        long len = sizes[k];
+        long n = len > 4096 ? iters * 4096 / len : iters;
+        if (n < 50) n = 50;
+        long w = warm >= 0 ? warm : (n / 10 > 2 ? n / 10 : 2);
+        int count = (int)len;
+        for (long r = -1; r < reps; r++) {      /* r == -1: the warm-up */
+            long rounds = r < 0 ? w : n;
+            check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+            double t0 = MPI_Wtime();
+            for (long i = 0; i < rounds; i++) {
+                if (rank == 0) {
+                    check(MPI_Send(buf, count, MPI_CHAR, 1, 1, MPI_COMM_WORLD), "MPI_Send");
+                    check(MPI_Recv(buf, count, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+                } else if (rank == 1) {
+                    check(MPI_Recv(buf, count, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+                    check(MPI_Send(buf, count, MPI_CHAR, 0, 1, MPI_COMM_WORLD), "MPI_Send");
+                }
+            }
+            if (r >= 0) t[r] = (MPI_Wtime() - t0) / (2.0 * (double)n);
+        }
+        if (rank == 0) {
+            qsort(t, (size_t)reps, sizeof(double), cmp_double);
+            double med = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+            printf("%11ld %12.3f %12.1f %10ld\n", len, med * 1e6, (double)len / med / 1e6, n);
+            fflush(stdout);
+        }
+    }
+    free(t);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}

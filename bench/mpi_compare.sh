@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# myrix MPI beside MPICH and Open MPI, the same C sources built with each one's mpicc:
+#   bench/mpi/pingpong.c  one-way latency (half the round trip) and ping-pong bandwidth
+#   bench/mpi/bw.c        windowed bandwidth (64 MPI_Isend in flight, 1-byte ack)
+# Two ranks on this host (shared memory), started by each MPI's own launcher:
+#   myrix     target/release/myrix mpiexec -n 2
+#   MPICH     mpiexec.mpich -n 2                    (hydra)
+#   Open MPI  mpirun.openmpi -n 2 --allow-run-as-root --oversubscribe --mca btl self,vader
+# The runs are interleaved: ROUNDS rounds (at least 3), each running myrix, MPICH and
+# Open MPI in turn (the order rotates every round), so load from elsewhere on the
+# machine falls on all three alike; each figure is the median over the rounds of the
+# programs' own medians. Prints a table (size, myrix, MPICH, Open MPI, myrix/OpenMPI,
+# myrix/MPICH) and writes it to target/bench/mpi_compare-<date>.txt (and
+# target/bench/mpi_compare.txt).
+#
+# When myrix's library cannot run the programs yet (MPI_Send and friends still return
+# MPI_ERR_UNSUPPORTED_OPERATION), the myrix column says n/a and the script goes on.
+#
+#   bash bench/mpi_compare.sh                 # 5 rounds, 8 B .. 1 MiB in powers of 4
+#   ROUNDS=3 bash bench/mpi_compare.sh        # quicker
+#   SIZES=8,1024,1048576 bash bench/mpi_compare.sh
+#   ONLY=mpich,ompi bash bench/mpi_compare.sh # leave out an MPI (myrix, mpich, ompi)
+#   PPARGS="-i 2000 -r 3" BWARGS="-n 50" ...  # more options for pingpong.c / bw.c
+#
+# --netns: the same two ranks in two network namespaces (myrix-ma 10.79.0.1 and
+# myrix-mb 10.79.0.2, joined by a clean veth pair named myrixv0 on both sides; no loss
+# injected: .ci/netns.sh shows how), as two hosts. Needs root. Both launchers start the
+# remote rank through ssh; the script gives them an ssh stand-in that runs the command
+# in the other namespace (hydra: -launcher-exec, Open MPI: plm_rsh_agent), each
+# namespace with its own host name (unshare --uts) so no MPI takes them for one node:
+#   MPICH     mpiexec.mpich -launcher ssh -launcher-exec NSSSH -iface myrixv0
+#             -hosts 10.79.0.1,10.79.0.2 -n 2, UCX over TCP (UCX_TLS=tcp,self)
+#   Open MPI  mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --mca plm_rsh_agent NSSSH
+#             --mca btl self,tcp --mca pml ob1 (btl and oob on myrixv0)
+#   myrix     the myrix-built programs under the same hydra command (the library speaks
+#             PMI-1 to hydra; myrix mpiexec starts ranks on this host only)
+# The launchers run in myrix-ma. Results go to target/bench/mpi_compare-netns-<date>.txt.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+MODE=shm
+case "${1:-}" in
+-h | --help)
+  sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+  ;;
+--netns) MODE=netns ;;
+"") ;;
+*)
+  echo "usage: bash bench/mpi_compare.sh [--netns] [--help]   (ROUNDS, SIZES, ONLY in the environment)" >&2
+  exit 2
+  ;;
+esac
+if [ $MODE = netns ] && [ "$(id -u)" != 0 ]; then
+  echo "mpi_compare.sh: --netns needs root (network namespaces)" >&2
+  exit 2
+fi
+
+ROUNDS=${ROUNDS:-5}
+[ "$ROUNDS" -lt 3 ] && ROUNDS=3
+if [ $MODE = netns ]; then # round trips over TCP take tens of microseconds or more
+  SIZES=${SIZES:-8,1024,65536,1048576}
+  PPARGS=${PPARGS:--i 300 -r 3}
+  BWARGS=${BWARGS:--n 20 -r 3}
+else
+  SIZES=${SIZES:-8,32,128,512,2048,8192,32768,131072,524288,1048576}
+fi
+PPARGS=${PPARGS:-} # more options for pingpong (-i, -r, -w) and bw (-n, -r, -w, -W)
+BWARGS=${BWARGS:-}
+ONLY=${ONLY:-myrix,mpich,ompi}
+LIMIT=${LIMIT:-300} # seconds per program run
+
+need=()
+command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
+command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null ||
+    echo "mpi_compare.sh: apt-get install ${need[*]} failed" >&2
+fi
+
+W=$(mktemp -d)
+cleanup() {
+  if [ $MODE = netns ]; then
+    ip netns del myrix-ma 2>/dev/null
+    ip netns del myrix-mb 2>/dev/null
+  fi
+  rm -rf "$W"
+}
+trap cleanup EXIT
+if [ $MODE = netns ]; then
+  ip netns del myrix-ma 2>/dev/null
+  ip netns del myrix-mb 2>/dev/null
+  set -e
+  ip netns add myrix-ma
+  ip netns add myrix-mb
+  ip link add myrix-xa type veth peer name myrix-xb
+  ip link set myrix-xa netns myrix-ma
+  ip link set myrix-xb netns myrix-mb
+  for x in "myrix-ma myrix-xa 10.79.0.1" "myrix-mb myrix-xb 10.79.0.2"; do
+    set -- $x
+    ip -n "$1" link set "$2" name myrixv0
+    ip -n "$1" addr add "$3/24" dev myrixv0
+    ip -n "$1" link set lo up
+    ip -n "$1" link set myrixv0 up
+  done
+  set +e
+  # The ssh stand-in: [ssh options] HOST COMMAND... runs COMMAND (one shell string, as
+  # ssh would) in HOST's namespace under that namespace's own host name.
+  cat >"$W/nsssh" <<'SSH'
+#!/bin/bash
+while [ $# -gt 0 ]; do
+  case $1 in
+  -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;
+  -*) shift ;;
+  *) break ;;
+  esac
+done
+host=$1
+shift
+case $host in
+10.79.0.1) ns=myrix-ma ;;
+10.79.0.2) ns=myrix-mb ;;
+*) echo "nsssh: unknown host $host" >&2; exit 255 ;;
+esac
+exec ip netns exec "$ns" unshare --uts /bin/sh -c "hostname $ns; $*"
+SSH
+  chmod +x "$W/nsssh"
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MYRIX=$PWD/target/release/myrix
+
+declare -A why # why an MPI's column is n/a
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+
+if want myrix; then
+  if ! cargo build --release -q -p myrix-cli; then
+    why[myrix]="cargo build --release -p myrix-cli failed"
+  fi
+fi
+build() { # name compiler...
+  local name=$1
+  shift
+  for p in pingpong bw; do
+    if ! "$@" -O2 -o "$W/${p}_$name" "bench/mpi/$p.c" 2>"$W/cc_$name.err"; then
+      why[$name]="does not compile: $(head -1 "$W/cc_$name.err")"
+      return
+    fi
+  done
+}
+want myrix && [ -z "${why[myrix]:-}" ] && build myrix "$MYRIX" mpicc
+want mpich && build mpich mpicc.mpich
+want ompi && build ompi mpicc.openmpi
+
+launch() { # name program args...
+  local name=$1
+  shift
+  if [ $MODE = netns ]; then
+    local in_a=(timeout "$LIMIT" ip netns exec myrix-ma unshare --uts /bin/sh -c 'hostname myrix-ma; exec "$@"' sh)
+    case $name in
+    myrix | mpich)
+      "${in_a[@]}" mpiexec.mpich -launcher ssh -launcher-exec "$W/nsssh" -iface myrixv0 \
+        -hosts 10.79.0.1,10.79.0.2 -n 2 -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES myrixv0 "$@"
+      ;;
+    ompi)
+      "${in_a[@]}" mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --allow-run-as-root \
+        --mca plm_rsh_agent "$W/nsssh" --mca btl self,tcp --mca pml ob1 \
+        --mca btl_tcp_if_include myrixv0 --mca oob_tcp_if_include myrixv0 "$@"
+      ;;
+    esac
+    return
+  fi
+  case $name in
+  myrix) timeout "$LIMIT" "$MYRIX" mpiexec -n 2 "$@" ;;
+  mpich) timeout "$LIMIT" mpiexec.mpich -n 2 "$@" ;;
+  ompi)
+    timeout "$LIMIT" mpirun.openmpi -n 2 --allow-run-as-root --oversubscribe \
+      --mca btl self,vader "$@"
+    ;;
+  esac
+}
+
+# A first short run per MPI: one that cannot do point-to-point yet is n/a from here on.
+for name in myrix mpich ompi; do
+  want $name || { why[$name]="left out (ONLY=$ONLY)"; continue; }
+  [ -n "${why[$name]:-}" ] && continue
+  if ! out=$(launch $name "$W/pingpong_$name" -s 8 -i 10 -r 1 2>"$W/probe.err") ||
+    ! echo "$out" | grep -q '^ *8 '; then
+    why[$name]="cannot run the ping-pong: $(grep -v '^$' "$W/probe.err" | head -1)"
+  fi
+done
+
+: >"$W/res" # lines: name test size value
+for r in $(seq "$ROUNDS"); do
+  order=(myrix mpich ompi)
+  k=$(((r - 1) % 3))
+  order=("${order[@]:$k}" "${order[@]:0:$k}")
+  for name in "${order[@]}"; do
+    [ -n "${why[$name]:-}" ] && continue
+    if out=$(launch $name "$W/pingpong_$name" -s "$SIZES" $PPARGS 2>>"$W/run_$name.err"); then
+      echo "$out" | awk -v n=$name '!/^#/ && NF >= 3 {print n, "lat", $1, $2; print n, "ppbw", $1, $3}' >>"$W/res"
+    else
+      echo "round $r: $name pingpong failed (status $?)" >&2
+    fi
+    if out=$(launch $name "$W/bw_$name" -s "$SIZES" $BWARGS 2>>"$W/run_$name.err"); then
+      echo "$out" | awk -v n=$name '!/^#/ && NF >= 2 {print n, "bw", $1, $2}' >>"$W/res"
+    else
+      echo "round $r: $name bw failed (status $?)" >&2
+    fi
+  done
+  echo "round $r of $ROUNDS done" >&2
+done
+
+med() { # name test size -> median or n/a
+  awk -v n="$1" -v t="$2" -v s="$3" '$1 == n && $2 == t && $3 == s {print $4}' "$W/res" |
+    sort -g | awk '{a[NR] = $1} END {
+      if (NR == 0) print "n/a";
+      else if (NR % 2) print a[(NR + 1) / 2];
+      else printf "%.4g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
+  if (a == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
+table() { # test title
+  echo "# $2"
+  printf "%9s %10s %10s %10s %14s %12s\n" size myrix MPICH OpenMPI myrix/OpenMPI myrix/MPICH
+  for s in ${SIZES//,/ }; do
+    m=$(med myrix "$1" "$s")
+    a=$(med mpich "$1" "$s")
+    b=$(med ompi "$1" "$s")
+    printf "%9s %10s %10s %10s %14s %12s\n" "$s" "$m" "$a" "$b" "$(ratio "$m" "$b")" "$(ratio "$m" "$a")"
+  done
+}
+
+mkdir -p target/bench
+suffix=""
+where="2 ranks on one host (shared memory)"
+if [ $MODE = netns ]; then
+  suffix=-netns
+  where="2 ranks in two network namespaces (veth; MPICH: UCX over TCP, Open MPI: btl tcp)"
+fi
+out=target/bench/mpi_compare$suffix-$(date +%Y%m%d-%H%M%S).txt
+{
+  echo "# bench/mpi_compare.sh${suffix:+ --netns}: $where, medians of $ROUNDS interleaved rounds"
+  echo "# $(uname -n), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+  for name in myrix mpich ompi; do
+    [ -n "${why[$name]:-}" ] && echo "# $name: n/a: ${why[$name]}"
+  done
+  table lat "ping-pong one-way latency, us (ratio < 1: myrix faster)"
+  echo
+  table ppbw "ping-pong bandwidth, MB/s = size / one-way time (ratio > 1: myrix faster)"
+  echo
+  table bw "windowed bandwidth, 64 in flight + 1-byte ack, MB/s (ratio > 1: myrix faster)"
+} | tee "$out"
+{
+  echo
+  echo "# every run's figure (the median of its repetitions): MPI test size value"
+  cat "$W/res"
+} >>"$out"
+cp "$out" target/bench/mpi_compare$suffix.txt
+echo "written to $out" >&2
