@@ -75,6 +75,8 @@ enum Cmd {
     Mpiexec(mpi_cmd::MpiexecArgs),
     /// Compile and link a C MPI program against myrix's libmpi_abi (`-show` prints the command).
     Mpicc(mpi_cmd::MpiccArgs),
+    /// Compile and link a C++ MPI program against myrix's libmpi_abi (`-show` prints the command).
+    Mpicxx(mpi_cmd::MpiccArgs),
 }
 
 /// What went wrong, and which exit code says so.
@@ -167,7 +169,8 @@ fn main() -> ExitCode {
         Cmd::Bench(c) => bench_cmd::run(c).map(|()| ExitCode::SUCCESS),
         Cmd::Experiment(c) => experiment_cmd::run(c).map(|()| ExitCode::SUCCESS),
         Cmd::Mpiexec(a) => mpi_cmd::mpiexec(a),
-        Cmd::Mpicc(a) => mpi_cmd::mpicc(a),
+        Cmd::Mpicc(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::C),
+        Cmd::Mpicxx(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::Cxx),
     };
     match res {
         Ok(code) => code,

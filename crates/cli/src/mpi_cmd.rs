@@ -55,8 +55,13 @@ pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
     Ok(code(outcome.code))
 }
 
-/// Compiles and links against libmpi_abi.so (or prints the command with `-show`).
-pub fn mpicc(a: MpiccArgs) -> Result<ExitCode, CliError> {
+/// Compiles and links against libmpi_abi.so (or prints the command with `-show`);
+/// `lang` picks the C or the C++ compiler (`myrix mpicc`, `myrix mpicxx`).
+pub fn mpicc(a: MpiccArgs, lang: wrapper::Lang) -> Result<ExitCode, CliError> {
+    let me = match lang {
+        wrapper::Lang::C => "mpicc",
+        wrapper::Lang::Cxx => "mpicxx",
+    };
     let env = |k: &str| std::env::var(k).ok();
     let mut show = false;
     let mut args = Vec::new();
@@ -64,38 +69,43 @@ pub fn mpicc(a: MpiccArgs) -> Result<ExitCode, CliError> {
         match arg.as_str() {
             "-show" | "--show" => show = true,
             "--help" | "-help" => {
-                crate::out(
-                    "Usage: myrix mpicc [-show] CC ARGS...\n\
-                     Compiles and links a C program against myrix's mpi.h and libmpi_abi.so\n\
+                crate::out(&format!(
+                    "Usage: myrix {me} [-show] COMPILER ARGS...\n\
+                     Compiles and links a {} program against myrix's mpi.h and libmpi_abi.so\n\
                      (with an rpath: no LD_LIBRARY_PATH needed). -show prints the command.\n\
-                     Environment: MYRIX_MPICC_CC or CC (the compiler), MYRIX_MPI_INCLUDE,\n\
-                     MYRIX_MPI_LIBDIR.\n",
-                )?;
+                     Environment: {} (the compiler), MYRIX_MPI_INCLUDE, MYRIX_MPI_LIBDIR.\n",
+                    if me == "mpicc" { "C" } else { "C++" },
+                    if me == "mpicc" {
+                        "MYRIX_MPICC_CC or CC"
+                    } else {
+                        "MYRIX_MPICXX_CXX or CXX"
+                    },
+                ))?;
                 return Ok(ExitCode::SUCCESS);
             }
             _ => args.push(arg),
         }
     }
     let exe = std::env::current_exe()
-        .map_err(|e| CliError::Input(format!("mpicc: where is myrix? {e}")))?;
+        .map_err(|e| CliError::Input(format!("{me}: where is myrix? {e}")))?;
     let dir = exe
         .parent()
-        .ok_or_else(|| CliError::Input("mpicc: the executable has no directory".into()))?;
-    let loc = wrapper::locate(dir, &env).map_err(|e| CliError::Input(format!("mpicc: {e}")))?;
-    let line = wrapper::command_line(&wrapper::compiler(&env), &loc, &args);
+        .ok_or_else(|| CliError::Input(format!("{me}: the executable has no directory")))?;
+    let loc = wrapper::locate(dir, &env).map_err(|e| CliError::Input(format!("{me}: {e}")))?;
+    let line = wrapper::command_line(&wrapper::compiler(&env, lang), &loc, &args);
     if show {
         crate::out(&format!("{}\n", wrapper::shell_words(&line)))?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.is_empty() {
-        return Err(CliError::Input(
-            "mpicc: no input files (see myrix mpicc --help)".into(),
-        ));
+        return Err(CliError::Input(format!(
+            "{me}: no input files (see myrix {me} --help)"
+        )));
     }
     let status = Command::new(&line[0])
         .args(&line[1..])
         .status()
-        .map_err(|e| CliError::Input(format!("mpicc: running {}: {e}", line[0])))?;
+        .map_err(|e| CliError::Input(format!("{me}: running {}: {e}", line[0])))?;
     Ok(match status.code() {
         Some(c) => code(c),
         None => ExitCode::from(1),

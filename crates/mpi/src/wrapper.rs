@@ -7,9 +7,10 @@
 //!    library's build script): its `includedir` and `libdir`;
 //! 3. `libmpi_abi.so` next to the executable or in its `deps/` directory (the newer).
 //!
-//! The compiler is `MYRIX_MPICC_CC`, else `CC`, else `cc`, split into words (`CC="ccache
-//! cc"` works). `CC` is ignored when it names an MPI wrapper (a word ending in `mpicc`
-//! or the `myrix` executable): autoconf exports `CC=<the wrapper>` to the commands it
+//! The compiler is `MYRIX_MPICC_CC`, else `CC`, else `cc` (for `myrix mpicxx`:
+//! `MYRIX_MPICXX_CXX`, else `CXX`, else `c++`), split into words (`CC="ccache
+//! cc"` works). `CC`/`CXX` is ignored when it names an MPI wrapper (a word ending in `mpicc`,
+//! `mpicxx`, `mpic++`, `mpiCC`, or the `myrix` executable): autoconf exports `CC=<the wrapper>` to the commands it
 //! runs, and following it would make the wrapper call itself.
 
 use std::path::{Path, PathBuf};
@@ -97,8 +98,26 @@ pub fn command_line(cc: &[String], loc: &Locations, args: &[String]) -> Vec<Stri
     v
 }
 
+/// The language a wrapper compiles: `myrix mpicc` (C) or `myrix mpicxx` (C++).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    C,
+    Cxx,
+}
+
+impl Lang {
+    /// `(myrix's variable, the build systems' variable, the default compiler)`.
+    fn vars(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Lang::C => ("MYRIX_MPICC_CC", "CC", "cc"),
+            Lang::Cxx => ("MYRIX_MPICXX_CXX", "CXX", "c++"),
+        }
+    }
+}
+
 /// The compiler to use, as words (program first).
-pub fn compiler(env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+pub fn compiler(env: &dyn Fn(&str) -> Option<String>, lang: Lang) -> Vec<String> {
+    let (mine, theirs, default) = lang.vars();
     let words = |c: String| -> Vec<String> { c.split_whitespace().map(str::to_string).collect() };
     let is_wrapper = |w: &Vec<String>| {
         w.iter().any(|x| {
@@ -106,18 +125,21 @@ pub fn compiler(env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or(x);
-            name.ends_with("mpicc") || name == "myrix"
+            ["mpicc", "mpicxx", "mpic++", "mpiCC"]
+                .iter()
+                .any(|m| name.ends_with(m))
+                || name == "myrix"
         })
     };
-    env("MYRIX_MPICC_CC")
+    env(mine)
         .map(words)
         .filter(|w| !w.is_empty())
         .or_else(|| {
-            env("CC")
+            env(theirs)
                 .map(words)
                 .filter(|w| !w.is_empty() && !is_wrapper(w))
         })
-        .unwrap_or_else(|| vec!["cc".to_string()])
+        .unwrap_or_else(|| vec![default.to_string()])
 }
 
 /// A command line for printing: words with spaces or quotes are single-quoted.
@@ -163,11 +185,14 @@ mod tests {
     #[test]
     fn the_compiler_never_the_wrapper_itself() {
         let with = |cc: Option<&'static str>, mine: Option<&'static str>| {
-            compiler(&move |k: &str| match k {
-                "CC" => cc.map(str::to_string),
-                "MYRIX_MPICC_CC" => mine.map(str::to_string),
-                _ => None,
-            })
+            compiler(
+                &move |k: &str| match k {
+                    "CC" => cc.map(str::to_string),
+                    "MYRIX_MPICC_CC" => mine.map(str::to_string),
+                    _ => None,
+                },
+                Lang::C,
+            )
             .join(" ")
         };
         assert_eq!(with(None, None), "cc");
@@ -178,6 +203,10 @@ mod tests {
         assert_eq!(with(Some("mpicc"), None), "cc");
         assert_eq!(with(Some("/usr/bin/mpicc"), Some("clang")), "clang");
         assert_eq!(with(Some("  "), None), "cc");
+        let cxx = |k: &str| (k == "CXX").then(|| "mpicxx".to_string());
+        assert_eq!(compiler(&cxx, Lang::Cxx).join(" "), "c++");
+        let cxx = |k: &str| (k == "CXX").then(|| "g++-12".to_string());
+        assert_eq!(compiler(&cxx, Lang::Cxx).join(" "), "g++-12");
     }
 
     #[test]
