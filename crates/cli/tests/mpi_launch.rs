@@ -138,6 +138,33 @@ fn mpicc_show_prints_the_command() {
         "{text}"
     );
     assert!(text.contains("mpiapi/include"), "{text}");
+
+    // Build systems export CC=<the wrapper>: it must not call itself.
+    let o = run(
+        {
+            let mut c = myrix();
+            c.args(["mpicxx", "-show", "x.cc"]).env("CXX", "mpicxx");
+            c
+        },
+        Duration::from_secs(30),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(text.starts_with("c++ -I"), "{text}");
+    let o = run(
+        {
+            let mut c = myrix();
+            c.args(["mpicc", "-show", "x.c"])
+                .env("CC", format!("{MYRIX} mpicc"));
+            c
+        },
+        Duration::from_secs(30),
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("cc -I"),
+        "{}",
+        show(&o)
+    );
 }
 
 #[test]
