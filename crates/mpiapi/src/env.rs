@@ -200,3 +200,34 @@ int_conversions! {
     MPI_Type_toint / PMPI_Type_toint, MPI_Type_fromint / PMPI_Type_fromint;
     MPI_Win_toint / PMPI_Win_toint, MPI_Win_fromint / PMPI_Win_fromint;
 }
+
+mpi_fn! {
+    /// MPI_Alloc_mem: memory from the C heap, aligned for any type (`info` is not
+    /// looked at). Freed by MPI_Free_mem.
+    fn MPI_Alloc_mem / PMPI_Alloc_mem(size: MPI_Aint, _info: MPI_Info, baseptr: *mut std::os::raw::c_void) -> c_int {
+        let r = (|| {
+            let n = usize::try_from(size).map_err(|_| MPI_ERR_ARG)?;
+            if baseptr.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            // SAFETY: malloc of at least one byte; NULL is checked.
+            let p = unsafe { libc::malloc(n.max(1)) };
+            if p.is_null() {
+                return Err(MPI_ERR_NO_MEM);
+            }
+            // SAFETY: baseptr is a `void *` out-parameter (a pointer to a pointer),
+            // non-NULL by the check.
+            unsafe { baseptr.cast::<*mut std::os::raw::c_void>().write(p) };
+            Ok(())
+        })();
+        finish(MPI_COMM_WORLD, "MPI_Alloc_mem", r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Free_mem / PMPI_Free_mem(base: *mut std::os::raw::c_void) -> c_int {
+        // SAFETY: base came from MPI_Alloc_mem (malloc) or is NULL, by the contract.
+        unsafe { libc::free(base) };
+        MPI_SUCCESS
+    }
+}
