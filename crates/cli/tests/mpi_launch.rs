@@ -213,9 +213,9 @@ fn unsupported_functions_say_so_and_are_fatal_by_default() {
     let o = run(c, Duration::from_secs(60));
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(out.contains("MPI_Comm_dup returned 55"), "{}", show(&o));
+    assert!(out.contains("MPI_Comm_spawn returned 55"), "{}", show(&o));
     assert!(
-        err.contains("MPI_Comm_dup is not implemented yet"),
+        err.contains("MPI_Comm_spawn is not implemented yet"),
         "{}",
         show(&o)
     );
