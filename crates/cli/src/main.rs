@@ -21,6 +21,7 @@ mod fabricbench_cmd;
 mod link_cmd;
 mod map_cmd;
 mod mpi_cmd;
+mod mx_cmd;
 mod mxbench_cmd;
 mod packet_cmd;
 mod parse;
@@ -77,6 +78,9 @@ enum Cmd {
     Mpicc(mpi_cmd::MpiccArgs),
     /// Compile and link a C++ MPI program against myrix's libmpi_abi (`-show` prints the command).
     Mpicxx(mpi_cmd::MpiccArgs),
+    /// MX as C programs see it: `myrix mx info` lists boards, NIC ids and the peer table.
+    #[command(subcommand)]
+    Mx(mx_cmd::MxCmd),
 }
 
 /// What went wrong, and which exit code says so.
@@ -171,6 +175,7 @@ fn main() -> ExitCode {
         Cmd::Mpiexec(a) => mpi_cmd::mpiexec(a),
         Cmd::Mpicc(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::C),
         Cmd::Mpicxx(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::Cxx),
+        Cmd::Mx(c) => mx_cmd::run(c).map(|()| ExitCode::SUCCESS),
     };
     match res {
         Ok(code) => code,

@@ -749,3 +749,26 @@ fn bench_fabric_runs_mx_over_the_simulated_network() {
     assert!(rows[1][3] >= 2.0, "{out}");
     assert!(rows[1][2] > 50.0 && rows[1][2] < 160.0, "{out}");
 }
+
+#[test]
+fn mx_info_lists_boards_and_peers_and_names_skipped_lines() {
+    let dir = std::env::temp_dir().join(format!("myrix-mxinfo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let peers = dir.join("peers");
+    std::fs::write(&peers, "# a comment\n02:00:00:00:00:09 far:0\nnot-a-line\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["mx", "info"])
+        .env("MYRIX_MX_PEERS", &peers)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.starts_with("MX boards of this host"), "{out}");
+    assert!(out.contains("02:00:00:00:00:09  far:0"), "{out}");
+    assert!(
+        err.contains(":3: skipped: expected `MAC hostname:board`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -141,14 +141,25 @@ pub fn discover_boards(chosen: Option<&str>) -> Vec<Board> {
 
 /// Reads a peers file: `MAC hostname:board` per line; bad lines are skipped.
 pub fn parse_peers(text: &str) -> Vec<Peer> {
+    parse_peers_checked(text).0
+}
+
+/// [`parse_peers`], with the lines it skipped: `(line number from 1, why)`.
+pub fn parse_peers_checked(text: &str) -> (Vec<Peer>, Vec<(usize, String)>) {
     let mut out = Vec::new();
-    for line in text.lines() {
+    let mut skipped = Vec::new();
+    for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
         let mut words = line.split_whitespace();
         let (Some(mac), Some(name)) = (words.next(), words.next()) else {
+            skipped.push((n + 1, "expected `MAC hostname:board`".to_string()));
             continue;
         };
         let Some(nic) = parse_mac(mac) else {
+            skipped.push((n + 1, format!("{mac:?} is not a MAC address")));
             continue;
         };
         if name.len() < MX_MAX_HOSTNAME_LEN {
@@ -156,12 +167,19 @@ pub fn parse_peers(text: &str) -> Vec<Peer> {
                 nic,
                 hostname: name.to_string(),
             });
+        } else {
+            skipped.push((
+                n + 1,
+                format!(
+                    "the host name is longer than {} bytes",
+                    MX_MAX_HOSTNAME_LEN - 1
+                ),
+            ));
         }
     }
-    out
+    (out, skipped)
 }
 
-/// Builds the tables from the environment; called by `mx_init`.
 pub fn load() {
     let boards = discover_boards(std::env::var("MYRIX_MX_IFACES").ok().as_deref());
     let mut peers: Vec<Peer> = boards
