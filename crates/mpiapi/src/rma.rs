@@ -8,7 +8,7 @@
 
 use crate::abi::*;
 use crate::ffi::{mpi_fn, put};
-use crate::win::{code, lookup, target, win_finish, Win};
+use crate::win::{code, lookup, target, win_finish, with_win, Win};
 use crate::{datatype, op, runtime};
 use myrix_mpi::datatype::Datatype;
 use myrix_mpi::op::BuiltinOp;
@@ -53,6 +53,22 @@ fn args(
     Ok(Args { w, r, tdt, tcount })
 }
 
+/// The byte count of a transfer whose origin and target are the same count of
+/// the same predefined type (the fast path); `None` otherwise.
+#[inline]
+fn same_basic(
+    oc: MPI_Count,
+    odt: MPI_Datatype,
+    tc: MPI_Count,
+    tdt: MPI_Datatype,
+) -> Option<Result<usize, c_int>> {
+    if odt != tdt || oc != tc {
+        return None;
+    }
+    let b = datatype::predefined(odt)?;
+    Some(count(oc).and_then(|n| n.checked_mul(b.size()).ok_or(MPI_ERR_COUNT)))
+}
+
 /// MPI_Put's body.
 ///
 /// # Safety
@@ -69,6 +85,20 @@ unsafe fn do_put(
     win: MPI_Win,
     name: &str,
 ) -> Result<(), c_int> {
+    if let Some(n) = same_basic(ocount, odt, tcount, tdt) {
+        runtime::check(name)?;
+        let n = n?;
+        if n > 0 && origin.is_null() {
+            return Err(MPI_ERR_BUFFER);
+        }
+        return with_win(win, |w| match target(w, rank)? {
+            Some(r) => {
+                // SAFETY: the C contract for origin: readable for n bytes (a predefined type).
+                unsafe { w.w.put_bytes(origin.cast(), n, r, disp) }.map_err(|e| code(&e, name))
+            }
+            None => Ok(()),
+        })?;
+    }
     let a = args(win, rank, tcount, tdt, name)?;
     let oc = count(ocount)?;
     let odt = datatype::lookup_committed(odt)?;
@@ -98,6 +128,20 @@ unsafe fn do_get(
     win: MPI_Win,
     name: &str,
 ) -> Result<(), c_int> {
+    if let Some(n) = same_basic(ocount, odt, tcount, tdt) {
+        runtime::check(name)?;
+        let n = n?;
+        if n > 0 && origin.is_null() {
+            return Err(MPI_ERR_BUFFER);
+        }
+        return with_win(win, |w| match target(w, rank)? {
+            Some(r) => {
+                // SAFETY: the C contract for origin: writable for n bytes (a predefined type).
+                unsafe { w.w.get_bytes(origin.cast(), n, r, disp) }.map_err(|e| code(&e, name))
+            }
+            None => Ok(()),
+        })?;
+    }
     let a = args(win, rank, tcount, tdt, name)?;
     let oc = count(ocount)?;
     let odt = datatype::lookup_committed(odt)?;

@@ -21,7 +21,7 @@ use myrix_mpi::group::Group;
 use myrix_mpi::rma::{Flavor, LockKind, Memory, RmaError, Window};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The predefined attribute values of a window, at stable addresses.
@@ -58,6 +58,35 @@ fn wins() -> MutexGuard<'static, Table<Arc<Win>>> {
 /// The window behind a handle (`MPI_ERR_WIN` for MPI_WIN_NULL, freed or unknown).
 pub fn lookup(win: MPI_Win) -> Result<Arc<Win>, c_int> {
     wins().get(win).cloned().ok_or(MPI_ERR_WIN)
+}
+
+/// Windows whose table index is below this are also reachable without the
+/// table's lock (the put/get/flush path).
+const FAST: usize = 256;
+static FAST_H: [AtomicUsize; FAST] = [const { AtomicUsize::new(0) }; FAST];
+static FAST_P: [AtomicPtr<Win>; FAST] = [const { AtomicPtr::new(std::ptr::null_mut()) }; FAST];
+
+fn fast_slot(h: MPI_Win) -> Option<usize> {
+    Some(h & 0xff_ffff).filter(|&i| i < FAST)
+}
+
+/// Runs `f` on the window behind `win`, without the table's lock or a reference
+/// count when it can: MPI_THREAD_SERIALIZED (the most myrix provides) means no
+/// call frees a window while another call uses it, and MPI_Win_free clears the
+/// slot before the table lets go of the window.
+pub fn with_win<R>(win: MPI_Win, f: impl FnOnce(&Win) -> R) -> Result<R, c_int> {
+    if let Some(i) = fast_slot(win) {
+        if FAST_H[i].load(Ordering::Acquire) == win {
+            let p = FAST_P[i].load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: set from a live window's Arc (kept in the table until the
+                // slot is cleared), and no call frees it meanwhile (above).
+                return Ok(f(unsafe { &*p }));
+            }
+        }
+    }
+    let w = lookup(win)?;
+    Ok(f(&w))
 }
 
 /// The MPI error code of a core error (reported on stderr with its reason).
@@ -167,6 +196,10 @@ fn create(
         attrs,
     });
     let h = wins().insert(win.clone()).ok_or(MPI_ERR_NO_MEM)?;
+    if let Some(i) = fast_slot(h) {
+        FAST_P[i].store(Arc::as_ptr(&win).cast_mut(), Ordering::Release);
+        FAST_H[i].store(h, Ordering::Release);
+    }
     // SAFETY: out is non-NULL (checked), an MPI_Win by the C contract.
     unsafe { out.write(h) };
     Ok(win)
@@ -336,6 +369,10 @@ mpi_fn! {
         let h = unsafe { win.read() };
         let r = lookup(h).and_then(|w| {
             w.w.free(&mut pt2pt(&w.cref)).map_err(|e| code(&e, name))?;
+            if let Some(i) = fast_slot(h) {
+                FAST_H[i].store(0, Ordering::Release);
+                FAST_P[i].store(std::ptr::null_mut(), Ordering::Release);
+            }
             wins().remove(h);
             let mut dup = w.dup;
             // SAFETY: the window's own duplicate communicator.
@@ -458,10 +495,11 @@ mpi_fn! {
 
 /// The body of MPI_Win_flush and MPI_Win_flush_local.
 fn flush_one(win: MPI_Win, rank: c_int, name: &str) -> c_int {
-    let r = lookup(win).and_then(|w| match target(&w, rank)? {
+    let r = with_win(win, |w| match target(w, rank)? {
         Some(r) => w.w.flush(Some(r)).map_err(|e| code(&e, name)),
         None => Ok(()),
-    });
+    })
+    .and_then(|r| r);
     win_finish(win, name, r)
 }
 

@@ -8,6 +8,71 @@ use crate::rma::{acc, Flavor, RmaError};
 use myrix_rsm::{Perm, SegmentId};
 
 impl Window {
+    /// MPI_Put of `n` contiguous bytes at `disp` (in displacement units) of rank
+    /// `r`: the path of a put of a predefined type.
+    ///
+    /// # Safety
+    /// `origin` is readable for `n` bytes.
+    #[inline]
+    pub unsafe fn put_bytes(
+        &self,
+        origin: *const u8,
+        n: usize,
+        r: usize,
+        disp: isize,
+    ) -> Result<(), RmaError> {
+        let t = self.fast_span(r, disp, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: the origin's contract; the target range is inside the mapped
+        // window (fast_span). They may overlap in a shared window.
+        unsafe { std::ptr::copy(origin, t, n) };
+        Ok(())
+    }
+
+    /// MPI_Get of `n` contiguous bytes (a predefined type).
+    ///
+    /// # Safety
+    /// `origin` is writable for `n` bytes.
+    #[inline]
+    pub unsafe fn get_bytes(
+        &self,
+        origin: *mut u8,
+        n: usize,
+        r: usize,
+        disp: isize,
+    ) -> Result<(), RmaError> {
+        let t = self.fast_span(r, disp, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: as in put_bytes.
+        unsafe { std::ptr::copy(t, origin, n) };
+        Ok(())
+    }
+
+    /// [`Window::span`] for `n` contiguous bytes.
+    #[inline]
+    fn fast_span(&self, r: usize, disp: isize, n: usize) -> Result<*mut u8, RmaError> {
+        if self.flavor == Flavor::Dynamic {
+            let dt = Datatype::basic(crate::datatype::Basic::Byte);
+            return self.span(r, disp, n, &dt);
+        }
+        let t = self.target(r)?;
+        let off = disp as i128 * t.disp_unit as i128;
+        let hi = off + n as i128;
+        if off < 0 || hi > t.len as i128 {
+            return Err(RmaError::Range {
+                rank: r,
+                lo: off,
+                hi,
+                len: t.len,
+            });
+        }
+        Ok((t.base as *mut u8).wrapping_add(off as usize))
+    }
+
     /// The address of element 0 of `count` elements of `dt` at displacement `disp`
     /// of rank `r`'s window, after checking they lie inside it.
     fn span(
