@@ -78,6 +78,12 @@ fn p2p() -> &'static Path {
     EXE.get_or_init(|| build("p2p"))
 }
 
+/// `rma.c`, built once.
+fn rma() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| build("rma"))
+}
+
 /// Checks one "p2p ok <rank>" line per rank.
 fn check_p2p(o: &Output, n: usize) {
     let text = String::from_utf8_lossy(&o.stdout);
@@ -348,4 +354,27 @@ fn slurm() {
     assert_eq!(o.status.code(), Some(137), "{}", show(&o));
     assert!(t.elapsed() < Duration::from_secs(60), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("MPI_Abort called with code 7"));
+}
+
+/// One-sided communication (`rma.c`: fence, locks, counters, CAS lock, PSCW,
+/// shared and dynamic windows, refusals) alone and on 2 and 4 ranks.
+#[test]
+fn one_sided_under_myrix_mpiexec() {
+    let check = |o: &Output, n: usize| {
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", show(o));
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("rma ok {r}")),
+                "rank {r} did not finish:\n{}",
+                show(o)
+            );
+        }
+    };
+    check(&run(Command::new(rma()), Duration::from_secs(60)), 1);
+    for n in ["2", "4"] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", n]).arg(rma());
+        check(&run(c, Duration::from_secs(120)), n.parse().unwrap());
+    }
 }

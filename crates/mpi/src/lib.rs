@@ -15,6 +15,7 @@
 //! * [`commctx`] — context ids for new communicators, agreed collectively.
 //! * [`channel`] — MPI messages in RSM segments (seed 004 §3): postboxes, pools,
 //!   acknowledgements, deferred connections; a [`p2p::fabric::Fabric`].
+//! * [`rma`] — one-sided communication: windows over RSM segments.
 //! * [`p2p`] — point-to-point: MPI's matching engine over a transport
 //!   ([`p2p::fabric::Fabric`]).
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
@@ -29,6 +30,7 @@ pub mod launch;
 pub mod op;
 pub mod p2p;
 pub mod pmi;
+pub mod rma;
 pub mod wrapper;
 
 pub use job::Job;

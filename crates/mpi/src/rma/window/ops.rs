@@ -1,0 +1,338 @@
+//! The operations of a window: put, get, accumulate (and its fetching forms),
+//! compare-and-swap, and where a target's bytes are.
+
+use super::{rsm, Window};
+use crate::datatype::Datatype;
+use crate::op::BuiltinOp;
+use crate::rma::{acc, Flavor, RmaError};
+use myrix_rsm::{Perm, SegmentId};
+
+impl Window {
+    /// MPI_Put of `n` contiguous bytes at `disp` (in displacement units) of rank
+    /// `r`: the path of a put of a predefined type.
+    ///
+    /// # Safety
+    /// `origin` is readable for `n` bytes.
+    #[inline]
+    pub unsafe fn put_bytes(
+        &self,
+        origin: *const u8,
+        n: usize,
+        r: usize,
+        disp: isize,
+    ) -> Result<(), RmaError> {
+        let t = self.fast_span(r, disp, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: the origin's contract; the target range is inside the mapped
+        // window (fast_span). They may overlap in a shared window.
+        unsafe { std::ptr::copy(origin, t, n) };
+        Ok(())
+    }
+
+    /// MPI_Get of `n` contiguous bytes (a predefined type).
+    ///
+    /// # Safety
+    /// `origin` is writable for `n` bytes.
+    #[inline]
+    pub unsafe fn get_bytes(
+        &self,
+        origin: *mut u8,
+        n: usize,
+        r: usize,
+        disp: isize,
+    ) -> Result<(), RmaError> {
+        let t = self.fast_span(r, disp, n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: as in put_bytes.
+        unsafe { std::ptr::copy(t, origin, n) };
+        Ok(())
+    }
+
+    /// [`Window::span`] for `n` contiguous bytes.
+    #[inline]
+    fn fast_span(&self, r: usize, disp: isize, n: usize) -> Result<*mut u8, RmaError> {
+        if self.flavor == Flavor::Dynamic {
+            let dt = Datatype::basic(crate::datatype::Basic::Byte);
+            return self.span(r, disp, n, &dt);
+        }
+        let t = self.target(r)?;
+        let off = disp as i128 * t.disp_unit as i128;
+        let hi = off + n as i128;
+        if off < 0 || hi > t.len as i128 {
+            return Err(RmaError::Range {
+                rank: r,
+                lo: off,
+                hi,
+                len: t.len,
+            });
+        }
+        Ok((t.base as *mut u8).wrapping_add(off as usize))
+    }
+
+    /// The address of element 0 of `count` elements of `dt` at displacement `disp`
+    /// of rank `r`'s window, after checking they lie inside it.
+    fn span(
+        &self,
+        r: usize,
+        disp: isize,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<*mut u8, RmaError> {
+        let t = self.target(r)?;
+        let unit = if self.flavor == Flavor::Dynamic {
+            1
+        } else {
+            t.disp_unit as i128
+        };
+        let off = disp as i128 * unit;
+        if count == 0 || dt.size() == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        let last = (count as i128 - 1) * dt.extent() as i128;
+        let lo = off + dt.true_lb() as i128 + last.min(0);
+        let hi = off + dt.true_lb() as i128 + dt.true_extent() as i128 + last.max(0);
+        let range = || RmaError::Range {
+            rank: r,
+            lo,
+            hi,
+            len: t.len,
+        };
+        if self.flavor == Flavor::Dynamic {
+            let (lo64, n) = (u64::try_from(lo).map_err(|_| range())?, (hi - lo) as u64);
+            return self
+                .dynamic_addr(r, lo64, n)
+                .map(|p| p.wrapping_offset((off - lo) as isize));
+        }
+        if lo < 0 || hi > t.len as i128 {
+            return Err(range());
+        }
+        Ok((t.base as *mut u8).wrapping_offset(off as isize))
+    }
+
+    /// Where absolute address `addr` of rank `r` (`n` bytes, attached there) is here.
+    fn dynamic_addr(&self, r: usize, addr: u64, n: u64) -> Result<*mut u8, RmaError> {
+        let t = &self.targets[r];
+        let a = t
+            .ctrl
+            .find_attachment(addr, n)
+            .ok_or_else(|| RmaError::Range {
+                rank: r,
+                lo: addr as i128,
+                hi: addr as i128 + n as i128,
+                len: 0,
+            })?;
+        if r == self.rank {
+            return Ok(addr as *mut u8);
+        }
+        let mut maps = self.dyn_maps.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (r, a.seg, a.page);
+        let m = match maps.entry(key) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let nd = self.targets[r]
+                    .import
+                    .as_ref()
+                    .map_or(self.ctl.local_node(), |i| i.node());
+                let i = self
+                    .ctl
+                    .import_connect(nd, SegmentId(a.seg), Perm::RDWR)
+                    .map_err(rsm("connecting to attached memory"))?;
+                let m = i.map().map_err(rsm("mapping attached memory"))?;
+                v.insert((i, m))
+            }
+        };
+        let m = &m.1;
+        Ok(m.as_ptr().wrapping_add((addr - a.page) as usize))
+    }
+
+    /// MPI_Put: `ocount` elements of `odt` at `origin` into rank `r`'s window.
+    ///
+    /// # Safety
+    /// `origin` holds `ocount` elements of `odt`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn put(
+        &self,
+        origin: *const u8,
+        ocount: usize,
+        odt: &Datatype,
+        r: usize,
+        disp: isize,
+        tcount: usize,
+        tdt: &Datatype,
+    ) -> Result<(), RmaError> {
+        let n = same_bytes(ocount, odt, tcount, tdt)?;
+        let t = self.span(r, disp, tcount, tdt)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if odt.is_contiguous() && tdt.is_contiguous() {
+            // SAFETY: the origin's contract; the target range was checked inside the
+            // mapped window. They may overlap (a shared window): copy, not
+            // copy_nonoverlapping.
+            unsafe {
+                std::ptr::copy(
+                    origin.wrapping_offset(odt.true_lb()),
+                    t.wrapping_offset(tdt.true_lb()),
+                    n,
+                )
+            };
+            return Ok(());
+        }
+        let mut buf = vec![0u8; n];
+        // SAFETY: the origin's contract; the target range checked.
+        unsafe {
+            odt.pack(origin, ocount, &mut buf);
+            tdt.unpack(&buf, t, tcount);
+        }
+        Ok(())
+    }
+
+    /// MPI_Get: rank `r`'s window into `ocount` elements of `odt` at `origin`.
+    ///
+    /// # Safety
+    /// `origin` is writable for `ocount` elements of `odt`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn get(
+        &self,
+        origin: *mut u8,
+        ocount: usize,
+        odt: &Datatype,
+        r: usize,
+        disp: isize,
+        tcount: usize,
+        tdt: &Datatype,
+    ) -> Result<(), RmaError> {
+        let n = same_bytes(ocount, odt, tcount, tdt)?;
+        let t = self.span(r, disp, tcount, tdt)?;
+        if n == 0 {
+            return Ok(());
+        }
+        if odt.is_contiguous() && tdt.is_contiguous() {
+            // SAFETY: as in put.
+            unsafe {
+                std::ptr::copy(
+                    t.wrapping_offset(tdt.true_lb()),
+                    origin.wrapping_offset(odt.true_lb()),
+                    n,
+                )
+            };
+            return Ok(());
+        }
+        let mut buf = vec![0u8; n];
+        // SAFETY: as in put.
+        unsafe {
+            tdt.pack(t, tcount, &mut buf);
+            odt.unpack(&buf, origin, ocount);
+        }
+        Ok(())
+    }
+
+    /// MPI_Accumulate and MPI_Get_accumulate on packed origin data: `origin`
+    /// (whole elements of the target type's basic type; empty for MPI_NO_OP) is
+    /// combined into `tcount` elements of `tdt` at `disp` of rank `r`; the old
+    /// values, packed, are returned when `fetch`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn accumulate(
+        &self,
+        op: BuiltinOp,
+        origin: &[u8],
+        fetch: bool,
+        r: usize,
+        disp: isize,
+        tcount: usize,
+        tdt: &Datatype,
+    ) -> Result<Vec<u8>, RmaError> {
+        let basic = tdt.uniform_basic().ok_or(RmaError::Type(
+            "accumulate needs a target type of one predefined type",
+        ))?;
+        acc::check(op, basic).map_err(|_| RmaError::Op)?;
+        let n = tcount
+            .checked_mul(tdt.size())
+            .ok_or(RmaError::Arg("count overflows".into()))?;
+        let zeros;
+        let origin = if op == BuiltinOp::NoOp {
+            zeros = vec![0u8; n];
+            &zeros[..]
+        } else {
+            origin
+        };
+        if origin.len() != n {
+            return Err(RmaError::Type("origin and target type signatures differ"));
+        }
+        let t = self.span(r, disp, tcount, tdt)?;
+        let ctrl = &self.targets[r].ctrl;
+        let mut old = if fetch { vec![0u8; n] } else { Vec::new() };
+        if n == 0 {
+            return Ok(old);
+        }
+        let mut at = 0usize;
+        let mut piece = |p: *mut u8, len: usize| -> Result<(), RmaError> {
+            let res = if fetch {
+                Some(&mut old[at..at + len])
+            } else {
+                None
+            };
+            // SAFETY: p..p+len lies in the checked range of the mapped window.
+            unsafe { acc::accumulate(op, basic, &origin[at..at + len], p, res, ctrl) }
+                .map_err(|_| RmaError::Op)?;
+            at += len;
+            Ok(())
+        };
+        if tdt.is_contiguous() {
+            piece(t.wrapping_offset(tdt.true_lb()), n)?;
+        } else {
+            for i in 0..tcount {
+                let e = t.wrapping_offset(i as isize * tdt.extent());
+                for run in tdt.runs() {
+                    for k in 0..run.reps {
+                        piece(
+                            e.wrapping_offset(run.off + k as isize * run.stride),
+                            run.len,
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(old)
+    }
+
+    /// MPI_Compare_and_swap on one element of `dt` (a predefined type) at `disp`.
+    pub fn compare_and_swap(
+        &self,
+        dt: &Datatype,
+        origin: &[u8],
+        compare: &[u8],
+        r: usize,
+        disp: isize,
+    ) -> Result<Vec<u8>, RmaError> {
+        let basic = dt
+            .as_basic()
+            .ok_or(RmaError::Type("compare_and_swap needs a predefined type"))?;
+        if !acc::cas_allowed(basic) {
+            return Err(RmaError::Type(
+                "compare_and_swap needs an integer, logical or byte type",
+            ));
+        }
+        let t = self.span(r, disp, 1, dt)?;
+        let mut old = vec![0u8; basic.size()];
+        // SAFETY: one element at t, checked inside the mapped window.
+        unsafe {
+            acc::compare_and_swap(basic, origin, compare, t, &mut old, &self.targets[r].ctrl)
+        }
+        .map_err(|_| RmaError::Type("compare_and_swap arguments"))?;
+        Ok(old)
+    }
+}
+
+fn same_bytes(oc: usize, odt: &Datatype, tc: usize, tdt: &Datatype) -> Result<usize, RmaError> {
+    let o = oc.checked_mul(odt.size());
+    let t = tc.checked_mul(tdt.size());
+    match (o, t) {
+        (Some(o), Some(t)) if o == t => Ok(o),
+        _ => Err(RmaError::Type("origin and target type signatures differ")),
+    }
+}

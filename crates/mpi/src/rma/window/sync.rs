@@ -1,0 +1,332 @@
+//! The synchronization of a window: fence, lock/unlock, lock_all, flush, sync,
+//! post/start/complete/wait, attach/detach, free.
+
+use super::{export_pages, Window, EXCLUSIVE, NONE, SHARED, STARTED};
+use crate::coll::{self, Pt2Pt};
+use crate::rma::ctrl::{self, Attachment};
+use crate::rma::{Flavor, LockKind, RmaError};
+use myrix_rsm::spin::SpinWait;
+use std::sync::atomic::{fence, Ordering};
+
+impl Window {
+    /// Errors of the accesses since the last check: a target freed its window or
+    /// its process is gone (a full check per touched target: use at epoch ends).
+    fn check_touched(&self, which: impl Iterator<Item = usize>) -> Result<(), RmaError> {
+        fence(Ordering::SeqCst);
+        let mut err = Ok(());
+        for r in which {
+            if !self.touched[r].swap(false, Ordering::Relaxed) {
+                continue;
+            }
+            let t = &self.targets[r];
+            if t.ctrl.state() != ctrl::LIVE {
+                err = Err(RmaError::Gone(r));
+            }
+            if let Some(i) = &t.import {
+                if i.check().is_err() {
+                    err = Err(RmaError::Gone(r));
+                }
+            }
+        }
+        err
+    }
+
+    /// MPI_Win_fence (collective): ends the previous fence epoch and (unless
+    /// `nosucceed`) opens the next one.
+    pub fn fence(&self, p: &mut dyn Pt2Pt, nosucceed: bool) -> Result<(), RmaError> {
+        let mut e = self.epochs();
+        if e.lock_all || e.start.is_some() || e.post.is_some() || self.any_lock() {
+            return Err(RmaError::Sync(
+                "MPI_Win_fence inside a lock or PSCW epoch".into(),
+            ));
+        }
+        let checked = self.check_touched(0..self.size);
+        coll::barrier(p)?;
+        fence(Ordering::SeqCst);
+        e.fence = !nosucceed;
+        self.refresh_all(&e);
+        checked
+    }
+
+    fn any_lock(&self) -> bool {
+        self.access
+            .iter()
+            .any(|a| a.load(Ordering::Relaxed) & (SHARED | EXCLUSIVE) != 0)
+    }
+
+    /// MPI_Win_lock (`nocheck`: MPI_MODE_NOCHECK, no lock is taken).
+    pub fn lock(&self, kind: LockKind, r: usize, nocheck: bool) -> Result<(), RmaError> {
+        let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
+        let e = self.epochs();
+        if e.lock_all
+            || e.fence
+            || e.start.is_some()
+            || self.access[r].load(Ordering::Relaxed) != NONE
+        {
+            return Err(RmaError::Sync(format!(
+                "MPI_Win_lock of rank {r} inside another epoch to it"
+            )));
+        }
+        if !nocheck {
+            match kind {
+                LockKind::Shared => t.ctrl.lock_shared(),
+                LockKind::Exclusive => t.ctrl.lock_exclusive(),
+            }
+        }
+        let st = match (kind, nocheck) {
+            (_, true) => SHARED | 8,
+            (LockKind::Shared, _) => SHARED,
+            (LockKind::Exclusive, _) => EXCLUSIVE,
+        };
+        self.access[r].store(st, Ordering::Release);
+        Ok(())
+    }
+
+    /// MPI_Win_unlock: completes the accesses to `r` and releases its lock.
+    pub fn unlock(&self, r: usize) -> Result<(), RmaError> {
+        let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
+        let _e = self.epochs();
+        let st = self.access[r].load(Ordering::Relaxed);
+        if st & (SHARED | EXCLUSIVE) == 0 {
+            return Err(RmaError::Sync(format!(
+                "MPI_Win_unlock of rank {r}, not locked"
+            )));
+        }
+        let checked = self.check_touched(std::iter::once(r));
+        match st {
+            SHARED => t.ctrl.unlock_shared(),
+            EXCLUSIVE => t.ctrl.unlock_exclusive(),
+            _ => {}
+        }
+        self.access[r].store(NONE, Ordering::Release);
+        checked
+    }
+
+    /// MPI_Win_lock_all: a shared lock on every rank.
+    pub fn lock_all(&self, nocheck: bool) -> Result<(), RmaError> {
+        let mut e = self.epochs();
+        if e.lock_all || e.fence || e.start.is_some() || self.any_lock() {
+            return Err(RmaError::Sync(
+                "MPI_Win_lock_all inside another epoch".into(),
+            ));
+        }
+        if !nocheck {
+            for t in &self.targets {
+                t.ctrl.lock_shared();
+            }
+        }
+        e.lock_all = true;
+        self.lock_all_nocheck.store(nocheck, Ordering::Relaxed);
+        self.refresh_all(&e);
+        Ok(())
+    }
+
+    pub fn unlock_all(&self) -> Result<(), RmaError> {
+        let mut e = self.epochs();
+        if !e.lock_all {
+            return Err(RmaError::Sync("MPI_Win_unlock_all without lock_all".into()));
+        }
+        let checked = self.check_touched(0..self.size);
+        if !self.lock_all_nocheck.load(Ordering::Relaxed) {
+            for t in &self.targets {
+                t.ctrl.unlock_shared();
+            }
+        }
+        e.lock_all = false;
+        self.refresh_all(&e);
+        checked
+    }
+
+    /// MPI_Win_flush(_local)(_all): every access so far is complete at the target
+    /// (they complete when issued; this orders them before later accesses and
+    /// reports a target that freed its window). `None`: every rank.
+    pub fn flush(&self, r: Option<usize>) -> Result<(), RmaError> {
+        fence(Ordering::SeqCst);
+        match r {
+            Some(r) => {
+                let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
+                if !self.access_all.load(Ordering::Relaxed)
+                    && self.access[r].load(Ordering::Relaxed) & (SHARED | EXCLUSIVE) == 0
+                {
+                    return Err(RmaError::Sync(format!(
+                        "flush of rank {r} outside a passive-target epoch to it"
+                    )));
+                }
+                if t.ctrl.state() != ctrl::LIVE {
+                    return Err(RmaError::Gone(r));
+                }
+            }
+            None => {
+                if let Some(r) = self
+                    .targets
+                    .iter()
+                    .position(|t| t.ctrl.state() != ctrl::LIVE)
+                {
+                    return Err(RmaError::Gone(r));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// MPI_Win_sync: a full memory barrier between this process's loads and stores
+    /// of its window and RMA.
+    pub fn sync(&self) {
+        fence(Ordering::SeqCst);
+    }
+
+    /// MPI_Win_post: exposes this rank's window to `group` (window ranks).
+    pub fn post(&self, group: &[usize]) -> Result<(), RmaError> {
+        let mut e = self.epochs();
+        if e.post.is_some() || e.fence {
+            return Err(RmaError::Sync(
+                "MPI_Win_post inside another exposure epoch".into(),
+            ));
+        }
+        check_group(group, self.size)?;
+        fence(Ordering::SeqCst);
+        for &o in group {
+            self.targets[o].ctrl.post_from(self.rank);
+        }
+        e.post = Some(group.to_vec());
+        Ok(())
+    }
+
+    /// MPI_Win_start: waits for each rank of `group` to post (unless `nocheck`).
+    pub fn start(&self, group: &[usize], nocheck: bool) -> Result<(), RmaError> {
+        let mut e = self.epochs();
+        if e.start.is_some() || e.fence || e.lock_all {
+            return Err(RmaError::Sync(
+                "MPI_Win_start inside another access epoch".into(),
+            ));
+        }
+        check_group(group, self.size)?;
+        if group
+            .iter()
+            .any(|&t| self.access[t].load(Ordering::Relaxed) != NONE)
+        {
+            return Err(RmaError::Sync("MPI_Win_start of a locked rank".into()));
+        }
+        let me = &self.targets[self.rank].ctrl;
+        for &t in group {
+            if !nocheck {
+                let mut s = SpinWait::new();
+                while me.posts(t) <= e.posts_seen[t] {
+                    s.spin();
+                }
+                e.posts_seen[t] += 1;
+            }
+            self.access[t].store(STARTED, Ordering::Release);
+        }
+        e.start = Some(group.to_vec());
+        Ok(())
+    }
+
+    /// MPI_Win_complete: ends the access epoch of start.
+    pub fn complete(&self) -> Result<(), RmaError> {
+        let mut e = self.epochs();
+        let g = e
+            .start
+            .take()
+            .ok_or_else(|| RmaError::Sync("MPI_Win_complete without start".into()))?;
+        let checked = self.check_touched(g.iter().copied());
+        for &t in &g {
+            self.targets[t].ctrl.complete_from(self.rank);
+            self.access[t].store(NONE, Ordering::Release);
+        }
+        checked
+    }
+
+    /// MPI_Win_wait (`block`) or MPI_Win_test: whether every rank of the post
+    /// group completed; the exposure epoch ends when they have.
+    pub fn wait(&self, block: bool) -> Result<bool, RmaError> {
+        let mut e = self.epochs();
+        let g = e
+            .post
+            .clone()
+            .ok_or_else(|| RmaError::Sync("MPI_Win_wait without post".into()))?;
+        let me = &self.targets[self.rank].ctrl;
+        let mut s = SpinWait::new();
+        loop {
+            if g.iter().all(|&o| me.completes(o) > e.completes_seen[o]) {
+                break;
+            }
+            if !block {
+                return Ok(false);
+            }
+            s.spin();
+        }
+        for &o in &g {
+            e.completes_seen[o] += 1;
+        }
+        e.post = None;
+        fence(Ordering::SeqCst);
+        Ok(true)
+    }
+
+    /// MPI_Win_attach: exposes `len` bytes at `ptr` in this dynamic window.
+    pub fn attach(&self, ptr: *mut u8, len: usize) -> Result<(), RmaError> {
+        if self.flavor != Flavor::Dynamic {
+            return Err(RmaError::Flavor);
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let (x, id, off) = export_pages(&self.ctl, ptr, len)?;
+        let a = Attachment {
+            addr: ptr as u64,
+            len: len as u64,
+            seg: id.0,
+            page: (ptr as usize - off) as u64,
+        };
+        if !self.targets[self.rank].ctrl.attach(a) {
+            return Err(RmaError::Attach(format!(
+                "at most {} regions may be attached at once",
+                ctrl::ATTACH_MAX
+            )));
+        }
+        self.attached
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((ptr as usize, x));
+        Ok(())
+    }
+
+    /// MPI_Win_detach.
+    pub fn detach(&self, ptr: *const u8) -> Result<(), RmaError> {
+        if self.flavor != Flavor::Dynamic {
+            return Err(RmaError::Flavor);
+        }
+        let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
+        let i = at
+            .iter()
+            .position(|a| a.0 == ptr as usize)
+            .ok_or_else(|| RmaError::Attach(format!("{ptr:p} is not attached")))?;
+        self.targets[self.rank].ctrl.detach(ptr as u64);
+        at.remove(i);
+        Ok(())
+    }
+
+    /// MPI_Win_free (collective): refused inside an epoch; waits for every rank,
+    /// then removes this rank's segments.
+    pub fn free(&self, p: &mut dyn Pt2Pt) -> Result<(), RmaError> {
+        {
+            let e = self.epochs();
+            if e.lock_all || e.start.is_some() || e.post.is_some() || self.any_lock() {
+                return Err(RmaError::Sync(
+                    "MPI_Win_free inside a lock or PSCW epoch".into(),
+                ));
+            }
+        }
+        coll::barrier(p)?;
+        self.targets[self.rank].ctrl.set_state(ctrl::FREED);
+        Ok(())
+    }
+}
+
+fn check_group(g: &[usize], size: usize) -> Result<(), RmaError> {
+    match g.iter().find(|&&r| r >= size) {
+        Some(&r) => Err(RmaError::Rank(r)),
+        None => Ok(()),
+    }
+}
