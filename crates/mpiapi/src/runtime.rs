@@ -116,6 +116,17 @@ pub fn finalize(name: &str) -> Result<(), c_int> {
         if let Some(p) = rt.p2p.as_mut() {
             p.drain_orphans()?;
         }
+        // Past this fence no rank makes progress on a channel any more (each one
+        // returned from the barrier above, taking in and acknowledging everything
+        // sent to it): the segments can go, instead of waiting for the next RSM
+        // user on this host to reap them.
+        if rt.job.size > 1 {
+            rt.job.barrier().map_err(|e| {
+                eprintln!("myrix MPI: {name}: {e}");
+                MPI_ERR_OTHER
+            })?;
+        }
+        rt.p2p = None;
         rt.job.finalize().map_err(|e| {
             eprintln!("myrix MPI: {name}: {e}");
             MPI_ERR_OTHER
