@@ -133,8 +133,23 @@ impl Link {
         self.g.queue as u64 - (self.tail - self.acked)
     }
 
-    /// `units` contiguous small blocks, or None while the pool is full.
+    /// Whether a postbox is free, reading R's acks only when none seems to be: on the
+    /// fast path the sender never reads the line R writes.
+    #[inline]
+    fn room(&mut self) -> bool {
+        self.free_boxes() > 0 || (self.reclaim() && self.free_boxes() > 0)
+    }
+
+    /// `units` contiguous small blocks, or None while the pool is full (even after
+    /// taking back what R has acknowledged).
     fn alloc(&mut self, units: u32) -> Option<u32> {
+        match self.try_alloc(units) {
+            None if self.reclaim() => self.try_alloc(units),
+            r => r,
+        }
+    }
+
+    fn try_alloc(&mut self, units: u32) -> Option<u32> {
         let total = self.g.pool_units as u64;
         let units = units as u64;
         let used = self.pool_head - self.pool_tail;
@@ -177,7 +192,7 @@ impl Link {
     fn short(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
         let len = w.env.len;
         while !w.started || w.sent < len {
-            if self.free_boxes() == 0 {
+            if !self.room() {
                 return Ok(false);
             }
             let src = w.src;
@@ -210,7 +225,7 @@ impl Link {
         let small = self.g.small as usize;
         let pool = area::pool(self.g.queue);
         while w.sent < len {
-            if self.free_boxes() == 0 {
+            if !self.room() {
                 return Ok(false);
             }
             let cap = if w.started {
@@ -274,7 +289,7 @@ impl Link {
     }
 
     fn rts(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
-        if self.free_boxes() == 0 {
+        if !self.room() {
             return Ok(false);
         }
         let env = w.env;
@@ -321,11 +336,19 @@ impl Tx {
     }
 
     /// Whether anything is left to do (queued data, unacknowledged postboxes, matches
-    /// awaited).
-    pub fn busy(&self) -> bool {
+    /// awaited). Reads R's acks.
+    pub fn busy(&mut self) -> bool {
+        if let Some(l) = self.link.as_mut() {
+            l.reclaim();
+        }
         !self.queue.is_empty()
             || !self.awaiting.is_empty()
             || self.link.as_ref().is_some_and(|l| l.acked != l.tail)
+    }
+
+    /// Whether the pump has nothing to do: no queued data, no match awaited.
+    pub fn idle(&self) -> bool {
+        self.queue.is_empty() && self.awaiting.is_empty()
     }
 
     /// Queues a send; [`Tx::pump`] writes it.
@@ -355,7 +378,8 @@ impl Tx {
         let Some(l) = &mut self.link else {
             return Ok(false);
         };
-        let mut moved = l.reclaim();
+        // Acks are read only when the queue or the pool looks full (`room`, `alloc`).
+        let mut moved = false;
         while !self.awaiting.is_empty() {
             let k = l.matches;
             let off = ack::ring(l.g.queue) + ack::entry(k) as usize;

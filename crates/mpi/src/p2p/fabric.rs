@@ -92,6 +92,23 @@ pub trait Fabric {
         data: *const u8,
     ) -> Result<SendId, FabricError>;
 
+    /// As [`Fabric::send`], but `Ok(None)` when every byte has left `data` before the
+    /// call returns: then no id is given and no event follows (the engine completes
+    /// the send at once, without an event round). The message is ordered after every
+    /// earlier send to `dest` all the same. The default is [`Fabric::send`].
+    ///
+    /// # Safety
+    /// As [`Fabric::send`].
+    unsafe fn send_eager(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<Option<SendId>, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.send(dest, env, data) }.map(Some)
+    }
+
     /// Matches message `token`: its first `min(len, cap)` bytes go to `buf`, the rest
     /// is dropped (the engine reports the truncation). Returns `true` when the data is
     /// already all in `buf` (no [`Event::Received`] follows), `false` when
@@ -130,6 +147,15 @@ impl<F: Fabric + ?Sized> Fabric for Box<F> {
     ) -> Result<SendId, FabricError> {
         // SAFETY: the caller's contract, forwarded.
         unsafe { (**self).send(dest, env, data) }
+    }
+    unsafe fn send_eager(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<Option<SendId>, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (**self).send_eager(dest, env, data) }
     }
     unsafe fn take(
         &mut self,

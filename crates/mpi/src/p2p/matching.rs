@@ -5,10 +5,11 @@
 //! the earliest arrived is the earliest sent; among posted receives the earliest
 //! posted wins. Holds only keys: the requests and messages live in their slabs.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::accepts;
 use super::fabric::Rank;
+use super::hash::IntMap;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Posted {
@@ -32,7 +33,7 @@ struct Queues {
 
 #[derive(Default)]
 pub(crate) struct Matching {
-    ctxs: HashMap<u32, Queues>,
+    ctxs: IntMap<u32, Queues>,
 }
 
 impl Matching {
