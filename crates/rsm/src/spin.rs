@@ -9,9 +9,12 @@
 //! * otherwise the machine's load, read from `/proc/loadavg` (processes running now
 //!   against the cores this process may use) at most every [`LOAD_PERIOD`] per
 //!   process, the answer shared by every wait. It is consulted only once a wait has
-//!   spun [`HARD_POLLS`] polls for nothing: an answer that comes within a few
-//!   microseconds (a ping-pong whose peer has a core) never pays for a yield because
-//!   somebody else's compiler is running too.
+//!   spun a budget of polls for nothing ([`HARD_POLLS_MIN`]..=[`HARD_POLLS_MAX`],
+//!   halved by every wait that had to yield, doubled back by every wait answered well
+//!   within it): an answer that comes within a few microseconds (a ping-pong whose
+//!   peer has a core) never pays for a yield because somebody else's compiler is
+//!   running too, and a pair that the scheduler put on one core soon stops spinning
+//!   its peer's time away.
 //!
 //! Creating a wait reads neither the clock nor the file (an MPI program creates one
 //! per message). A wait here must never sleep or make a system call per poll on the
@@ -25,9 +28,11 @@ const RECHECK: u32 = 1 << 15;
 pub const LOAD_PERIOD: std::time::Duration = std::time::Duration::from_millis(20);
 /// Polls after which a wait that still sees no answer pauses between polls.
 const LONG_WAIT: u32 = 1 << 12;
-/// Empty polls a wait spins hard before it asks whether it should yield (unless its
-/// own job oversubscribes the machine).
-pub const HARD_POLLS: u32 = 1 << 13;
+/// The most and the fewest empty polls a wait spins hard before it asks whether it
+/// should yield (unless its own job oversubscribes the machine). The budget between
+/// them adapts ([`budget`]).
+pub const HARD_POLLS_MAX: u32 = 1 << 13;
+pub const HARD_POLLS_MIN: u32 = 1 << 6;
 
 /// Busy processes the caller's job runs on this machine; 0 unknown.
 static LOCAL_PROCS: AtomicUsize = AtomicUsize::new(0);
@@ -60,7 +65,11 @@ pub fn job_oversubscribed() -> bool {
 #[derive(Debug)]
 pub struct SpinWait {
     polls: u32,
+    /// This wait's hard budget (read from [`budget`] when it starts).
+    hard: u32,
     yield_each: bool,
+    /// Whether this wait has yielded since its last answer.
+    yielded: bool,
 }
 
 impl Default for SpinWait {
@@ -73,7 +82,9 @@ impl SpinWait {
     pub fn new() -> SpinWait {
         SpinWait {
             polls: 0,
+            hard: budget::get(),
             yield_each: job_oversubscribed(),
+            yielded: false,
         }
     }
 
@@ -82,10 +93,11 @@ impl SpinWait {
     #[inline]
     pub fn spin(&mut self) {
         self.polls = self.polls.wrapping_add(1);
-        if self.polls % RECHECK == HARD_POLLS % RECHECK {
+        if self.polls == self.hard || self.polls % RECHECK == 0 {
             self.yield_each = job_oversubscribed() || load::oversubscribed();
         }
         if self.yield_each {
+            self.yielded = true;
             std::thread::yield_now();
         } else if self.polls >= LONG_WAIT {
             std::hint::spin_loop();
@@ -96,7 +108,12 @@ impl SpinWait {
     /// job that oversubscribes the machine keeps yielding).
     #[inline]
     pub fn reset(&mut self) {
+        if self.polls > 0 {
+            budget::settle(self.polls, self.yielded);
+            self.hard = budget::get();
+        }
         self.polls = 0;
+        self.yielded = false;
         self.yield_each = job_oversubscribed();
     }
 
@@ -110,6 +127,38 @@ impl SpinWait {
 /// `/proc/loadavg`, "running/total", counts this process too).
 pub fn oversubscribed() -> bool {
     running_processes().is_some_and(|r| r > cores())
+}
+
+/// How long waits spin hard before they consider yielding, shared by the waits of a
+/// process and adapted to what they see: a wait that had to yield before its answer
+/// came halves it (the process it waits for probably shares this core: spinning only
+/// keeps it off), a wait answered well within it doubles it back (the peer runs
+/// beside this one). Between [`HARD_POLLS_MIN`] and [`HARD_POLLS_MAX`].
+mod budget {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    static HARD: AtomicU32 = AtomicU32::new(super::HARD_POLLS_MAX);
+
+    #[inline]
+    pub fn get() -> u32 {
+        HARD.load(Ordering::Relaxed)
+    }
+
+    /// A wait ended (an answer came) after `polls` empty polls, having yielded or not.
+    #[inline]
+    pub fn settle(polls: u32, yielded: bool) {
+        let h = get();
+        let n = if yielded {
+            (h / 2).max(super::HARD_POLLS_MIN)
+        } else if polls < h / 2 {
+            (h * 2).min(super::HARD_POLLS_MAX)
+        } else {
+            h
+        };
+        if n != h {
+            HARD.store(n, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The process-wide cache of [`oversubscribed`].

@@ -59,6 +59,10 @@ pub struct Rx {
     /// S's ack segment (remote).
     acks: Mem,
     head: u64,
+    /// `head % queue` and the lap the head postbox's flag must show, kept as the head
+    /// moves (no division on the poll).
+    idx: u32,
+    lap: u32,
     next_seq: u64,
     cur: Cur,
     /// Announced rendezvous messages not yet taken: (seq, len).
@@ -83,6 +87,8 @@ impl Rx {
             area,
             acks,
             head: 0,
+            idx: 0,
+            lap: layout::lap(0, g.queue),
             next_seq: 0,
             cur: Cur::Idle,
             awaiting: Vec::with_capacity(ack::RING_LEN),
@@ -91,8 +97,9 @@ impl Rx {
         })
     }
 
+    #[inline]
     fn head_off(&self) -> usize {
-        area::postbox((self.head % self.g.queue as u64) as u32)
+        area::postbox(self.idx)
     }
 
     /// The flag of the head postbox, if it holds the expected lap.
@@ -103,16 +110,20 @@ impl Rx {
             .load_u64(self.head_off() + pb::FLAG)
             .map_err(oob)?;
         let f = Flag::decode(w);
-        Ok((f.lap == layout::lap(self.head, self.g.queue)).then_some(f))
+        Ok((f.lap == self.lap).then_some(f))
     }
 
     fn consume(&mut self) -> Result<(), Corrupt> {
-        let q = self.g.queue;
-        let i = (self.head % q as u64) as usize;
+        debug_assert_eq!(self.lap as u8, layout::ack_lap(self.head, self.g.queue));
         self.acks
-            .store_u8(ack::ACKS + i, layout::ack_lap(self.head, q))
+            .store_u8(ack::ACKS + self.idx as usize, self.lap as u8)
             .map_err(|_| Corrupt("ack segment too short"))?;
         self.head += 1;
+        self.idx += 1;
+        if self.idx == self.g.queue {
+            self.idx = 0;
+            self.lap = self.lap.wrapping_add(1);
+        }
         Ok(())
     }
 

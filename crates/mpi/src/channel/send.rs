@@ -83,6 +83,9 @@ pub struct Link {
     /// This rank's ack segment (local).
     acks: Mem,
     tail: u64,
+    /// `tail % queue` and the tail postbox's lap, kept as the tail moves.
+    tail_idx: u32,
+    tail_lap: u32,
     acked: u64,
     /// Per postbox: the pool allocation count once it was written.
     release: Box<[u64]>,
@@ -103,6 +106,8 @@ impl Link {
             area,
             acks,
             tail: 0,
+            tail_idx: 0,
+            tail_lap: layout::lap(0, g.queue),
             acked: 0,
             release: vec![0; g.queue as usize].into_boxed_slice(),
             pool_head: 0,
@@ -170,12 +175,11 @@ impl Link {
         nbytes: u16,
         body: impl FnOnce(&Mem, usize) -> Result<(), super::window::OutOfBounds>,
     ) -> Result<(), Corrupt> {
-        let q = self.g.queue;
-        let i = (self.tail % q as u64) as u32;
+        let i = self.tail_idx;
         let off = area::postbox(i);
         body(&self.area, off).map_err(|_| Corrupt("postbox write out of bounds"))?;
         let flag = Flag {
-            lap: layout::lap(self.tail, q),
+            lap: self.tail_lap,
             kind,
             count,
             nbytes,
@@ -185,6 +189,11 @@ impl Link {
             .map_err(|_| Corrupt("postbox write out of bounds"))?;
         self.release[i as usize] = self.pool_head;
         self.tail += 1;
+        self.tail_idx += 1;
+        if self.tail_idx == self.g.queue {
+            self.tail_idx = 0;
+            self.tail_lap = self.tail_lap.wrapping_add(1);
+        }
         Ok(())
     }
 
@@ -371,6 +380,38 @@ impl Tx {
             sent: 0,
             started: false,
         });
+    }
+
+    /// The fast path of a short message: when the channel is up, nothing is queued
+    /// ahead (the non-overtaking rule) and its postboxes are free, writes it whole now
+    /// and returns true (no `SendDone` follows: the buffer is free). Otherwise does
+    /// nothing and returns false ([`Tx::push`] it).
+    pub fn send_short_now(&mut self, env: Envelope, src: SrcBuf) -> Result<bool, Corrupt> {
+        if env.sync || env.len > self.short || !self.queue.is_empty() {
+            return Ok(false);
+        }
+        let Some(l) = &mut self.link else {
+            return Ok(false);
+        };
+        let rest = env.len.saturating_sub(pb::FIRST_PAYLOAD_LEN);
+        let boxes = 1 + rest.div_ceil(pb::CONT_PAYLOAD_LEN) as u64;
+        if l.free_boxes() < boxes && (!l.reclaim() || l.free_boxes() < boxes) {
+            return Ok(false);
+        }
+        let mut w = Work {
+            id: SendId(u64::MAX),
+            seq: self.next_seq,
+            env,
+            src,
+            proto: Proto::Short,
+            sent: 0,
+            started: false,
+        };
+        if !l.short(&mut w)? {
+            return Err(Corrupt("postboxes counted free were not"));
+        }
+        self.next_seq += 1;
+        Ok(true)
     }
 
     /// Reads acks and matches, writes what fits. Returns whether anything moved.
