@@ -669,10 +669,8 @@ unsafe fn fast_recv(
                 p.reap_orphans();
             }
             // SAFETY: `ptr` is the caller's buffer of `cap` bytes (the C contract),
-            // and this call waits for the request before it returns.
-            let id = unsafe { p.engine.irecv(src, c.ctx, tag, ptr, cap) }
-                .map_err(|e| report(name, &e))?;
-            p.engine.wait(id).map_err(|e| report(name, &e))
+            // valid for this whole blocking call.
+            unsafe { p.engine.recv_raw(src, c.ctx, tag, ptr, cap) }.map_err(|e| report(name, &e))
         })?;
         let cs = cstatus(&c.ranks, &s);
         // SAFETY: the contract for st.

@@ -630,6 +630,37 @@ impl Fabric for ChannelFabric {
         Ok(Some(id))
     }
 
+    unsafe fn recv_now(
+        &mut self,
+        src: Rank,
+        accept: &mut dyn FnMut(&Envelope) -> bool,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<Option<Envelope>, FabricError> {
+        let Some(i) = self
+            .peers
+            .get(src as usize)
+            .and_then(|p| p.as_deref())
+            .and_then(|p| p.rx)
+        else {
+            return Ok(None);
+        };
+        // SAFETY: the caller promises `buf` is writable for `cap` bytes during the call.
+        let dst = unsafe { DstBuf::new(buf, cap) };
+        match self.rx_active[i].rx.recv_now(accept, dst) {
+            Ok(r) => Ok(r),
+            Err(c) => {
+                let mut ev = std::mem::take(&mut self.pending);
+                self.lose(src, c.0.into(), &mut ev);
+                self.pending = ev;
+                Err(FabricError::PeerLost {
+                    rank: src,
+                    why: c.0.into(),
+                })
+            }
+        }
+    }
+
     unsafe fn take(
         &mut self,
         token: MsgToken,

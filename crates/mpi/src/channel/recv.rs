@@ -295,6 +295,64 @@ impl Rx {
         }
     }
 
+    /// The message at the head, if it is the next one (nothing of an earlier message
+    /// pending), short and in this one postbox, and `accept` takes it: copied into
+    /// `dst`, consumed, never announced.
+    pub fn recv_now(
+        &mut self,
+        accept: &mut dyn FnMut(&Envelope) -> bool,
+        dst: DstBuf,
+    ) -> Result<Option<Envelope>, Corrupt> {
+        if !matches!(self.cur, Cur::Idle) {
+            return Ok(None);
+        }
+        let Some(f) = self.head_flag()? else {
+            return Ok(None);
+        };
+        let off = self.head_off();
+        let whole = match f.kind {
+            kind::SHORT => self.len_at(off + pb::LEN)? <= pb::FIRST_PAYLOAD_LEN,
+            kind::LONG => self.first_covers(f, self.len_at(off + pb::LEN)?)?,
+            _ => false,
+        };
+        if !whole {
+            return Ok(None);
+        }
+        let len = self.len_at(off + pb::LEN)?;
+        let env = Envelope {
+            ctx: self.area.load_u32(off + pb::CTX).map_err(oob)?,
+            tag: self.area.load_u32(off + pb::TAG).map_err(oob)? as i32,
+            len,
+            sync: false,
+        };
+        if !accept(&env) {
+            return Ok(None);
+        }
+        self.copy_head(f, true, len, 0, &dst)?;
+        self.consume()?;
+        self.next_seq += 1;
+        Ok(Some(env))
+    }
+
+    /// Whether the blocks the head postbox (the first of a message in blocks) points
+    /// to hold all `len` bytes: then the whole message is here (S fills the blocks
+    /// before it writes the postbox).
+    fn first_covers(&self, f: Flag, len: usize) -> Result<bool, Corrupt> {
+        let k = (f.count as usize).min(pb::FIRST_REFS);
+        let payload = self.head_off() + pb::FIRST_PAYLOAD;
+        let small = self.g.small as usize;
+        let mut at = 0usize;
+        for j in 0..k {
+            let r = self.area.load_u32(payload + 4 * j).map_err(oob)?;
+            at += if r & REF_LARGE != 0 {
+                self.g.large as usize
+            } else {
+                small
+            };
+        }
+        Ok(at >= len)
+    }
+
     /// After a copy: the message is complete (Received) or still arriving.
     fn advance(
         &mut self,

@@ -59,6 +59,19 @@ impl Matching {
         }
     }
 
+    /// Whether a receive (`src`, `tag`) in `ctx` may take the next message from `src`
+    /// straight from the fabric: no receive is posted in `ctx` (an earlier one could
+    /// match it first) and no message already here would match this receive first.
+    pub(crate) fn direct_ok(&self, ctx: u32, src: Rank, tag: Option<i32>) -> bool {
+        self.ctxs.get(&ctx).is_none_or(|q| {
+            q.posted.is_empty()
+                && !q
+                    .unexpected
+                    .iter()
+                    .any(|w| accepts(Some(src), tag, w.src, w.tag))
+        })
+    }
+
     pub(crate) fn push_unexpected(&mut self, ctx: u32, w: Waiting) {
         self.ctxs.entry(ctx).or_default().unexpected.push_back(w);
     }
