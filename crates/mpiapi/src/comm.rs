@@ -83,11 +83,26 @@ pub fn lookup(comm: MPI_Comm, name: &str) -> Result<CommRef, c_int> {
     }
 }
 
+static PREDEF: std::sync::OnceLock<(CommRef, CommRef)> = std::sync::OnceLock::new();
+
+/// MPI_COMM_WORLD's or MPI_COMM_SELF's `CommRef` without a lock or a clone, once made
+/// (the first [`lookup`] of either makes both); `None` for any other handle, or
+/// before. The caller checks that MPI is initialized (the hot path does, under the
+/// runtime's lock it takes anyway).
+#[inline]
+pub fn predefined_ref(comm: MPI_Comm) -> Option<&'static CommRef> {
+    let p = PREDEF.get()?;
+    match comm {
+        MPI_COMM_WORLD => Some(&p.0),
+        MPI_COMM_SELF => Some(&p.1),
+        _ => None,
+    }
+}
+
 /// MPI_COMM_WORLD's and MPI_COMM_SELF's `CommRef`s, made once (a job's ranks do not
 /// change; MPI cannot be initialized twice): every message looks its
 /// communicator up.
 fn predefined(name: &str) -> Result<&'static (CommRef, CommRef), c_int> {
-    static PREDEF: std::sync::OnceLock<(CommRef, CommRef)> = std::sync::OnceLock::new();
     if let Some(p) = PREDEF.get() {
         runtime::check(name)?;
         return Ok(p);

@@ -100,15 +100,25 @@ pub fn predefined(dt: MPI_Datatype) -> Option<Basic> {
     })
 }
 
-fn basic_arc(b: Basic) -> Arc<Datatype> {
+fn basics() -> &'static [Arc<Datatype>] {
     static ALL: OnceLock<Vec<Arc<Datatype>>> = OnceLock::new();
     ALL.get_or_init(|| {
         Basic::ALL
             .iter()
             .map(|&b| Arc::new(Datatype::basic(b)))
             .collect()
-    })[b.index()]
-    .clone()
+    })
+}
+
+fn basic_arc(b: Basic) -> Arc<Datatype> {
+    basics()[b.index()].clone()
+}
+
+/// A predefined type by its handle, without a lock or a reference count (the hot
+/// path of point-to-point); `None` for derived types and invalid handles.
+#[inline]
+pub fn predefined_ref(dt: MPI_Datatype) -> Option<&'static Datatype> {
+    predefined(dt).map(|b| &*basics()[b.index()])
 }
 
 /// The datatype behind a handle: predefined, or derived and not freed

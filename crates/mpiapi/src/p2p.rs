@@ -491,25 +491,29 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
     if !r.active {
         return Ok(Some(CStatus::empty()));
     }
-    let ranks = r.ranks.clone();
     match r.id {
         None => {
             let st = r.ready.unwrap_or_else(CStatus::empty);
             Ok(Some(complete(p, h, st)))
         }
         Some(id) => match p.engine.test(id) {
-            Ok(Some(s)) => {
-                let st = cstatus(&ranks, &s);
-                Ok(Some(complete(p, h, st)))
-            }
             Ok(None) => Ok(None),
-            Err(e) => {
-                let mut st = CStatus::empty();
-                st.error = error_code(&e);
-                Ok(Some(complete(p, h, st)))
-            }
+            Ok(Some(s)) => Ok(Some(engine_done(p, h, Ok(s)))),
+            Err(e) => Ok(Some(engine_done(p, h, Err(e)))),
         },
     }
+}
+
+/// Completes the C side of request `h` whose engine request ended with `r`.
+fn engine_done(p: &mut P2p, h: MPI_Request, r: Result<Status, P2pError>) -> CStatus {
+    let st = match r {
+        Ok(s) => cstatus(p.reqs.get(h).map_or(&[][..], |r| &r.ranks), &s),
+        Err(e) => CStatus {
+            error: error_code(&e),
+            ..CStatus::empty()
+        },
+    };
+    complete(p, h, st)
 }
 
 /// Whether the handle is a null or inactive request.
@@ -524,7 +528,9 @@ pub(crate) fn spin_until(
 ) -> Result<(), c_int> {
     let mut spin = SpinWait::new();
     loop {
-        p.reap_orphans();
+        if !p.orphans.is_empty() {
+            p.reap_orphans();
+        }
         if done(p)? {
             return Ok(());
         }
@@ -553,6 +559,15 @@ pub(crate) unsafe fn wait_handle(
         if h != MPI_REQUEST_NULL && p.reqs.get(h).is_none() {
             return Err(MPI_ERR_REQUEST);
         }
+        // An active request of the engine: the engine's own wait loop.
+        if let Some(id) = p.reqs.get(h).filter(|r| r.active).and_then(|r| r.id) {
+            if !p.orphans.is_empty() {
+                p.reap_orphans();
+            }
+            let r = p.engine.wait(id);
+            let st = engine_done(p, h, r);
+            return Ok((st, p.reqs.get(h).is_some()));
+        }
         let mut out = None;
         spin_until(p, |p| {
             out = test_one(p, h)?;
@@ -574,6 +589,100 @@ pub(crate) unsafe fn wait_handle(
     Ok(())
 }
 
+/// MPI_Send/Ssend/Rsend on a predefined communicator with a predefined contiguous
+/// datatype: no handle, no reference count, one lock around the issue and the wait.
+/// `None`: the general path applies.
+///
+/// # Safety
+/// The C contract for `buf`.
+unsafe fn fast_send(a: &SendArgs<'_>) -> Option<Result<(), c_int>> {
+    if a.buffered {
+        return None;
+    }
+    let c = comm::predefined_ref(a.comm)?;
+    let dt = datatype::predefined_ref(a.dt)?;
+    if !dt.is_contiguous() {
+        return None;
+    }
+    Some((|| {
+        let count = check_count(a.count)?;
+        let tag = send_tag(a.tag)?;
+        let Some(dest) = send_peer(c, a.dest)? else {
+            return runtime::check(a.name);
+        };
+        let len = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let ptr = if len == 0 {
+            std::ptr::NonNull::dangling().as_ptr()
+        } else {
+            a.buf.cast::<u8>().wrapping_offset(dt.true_lb())
+        };
+        runtime::with(a.name, |rt| {
+            let p = p2p(rt)?;
+            if !p.orphans.is_empty() {
+                p.reap_orphans();
+            }
+            // SAFETY: `ptr` holds `len` bytes of the caller's data (the C contract),
+            // and this call waits for the request before it returns.
+            let id = unsafe { p.engine.isend(dest, c.ctx, tag, ptr, len, a.mode) }
+                .map_err(|e| report(a.name, &e))?;
+            let s = p.engine.wait(id).map_err(|e| report(a.name, &e))?;
+            s.error.map_or(Ok(()), |e| Err(error_code(&e)))
+        })
+    })())
+}
+
+/// MPI_Recv on a predefined communicator with a predefined contiguous datatype
+/// (see [`fast_send`]).
+///
+/// # Safety
+/// As [`blocking_recv`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn fast_recv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    st: *mut MPI_Status,
+    name: &str,
+) -> Option<Result<(), c_int>> {
+    let c = comm::predefined_ref(comm)?;
+    let d = datatype::predefined_ref(dt)?;
+    if !d.is_contiguous() {
+        return None;
+    }
+    Some((|| {
+        let count = check_count(count)?;
+        let tag = recv_tag(tag)?;
+        let Some(src) = recv_peer(c, src)? else {
+            runtime::check(name)?;
+            // SAFETY: the contract for st.
+            unsafe { CStatus::empty().store(st) };
+            return Ok(());
+        };
+        let cap = d.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let ptr = buf.cast::<u8>().wrapping_offset(d.true_lb());
+        let s = runtime::with(name, |rt| {
+            let p = p2p(rt)?;
+            if !p.orphans.is_empty() {
+                p.reap_orphans();
+            }
+            // SAFETY: `ptr` is the caller's buffer of `cap` bytes (the C contract),
+            // valid for this whole blocking call.
+            unsafe { p.engine.recv_raw(src, c.ctx, tag, ptr, cap) }.map_err(|e| report(name, &e))
+        })?;
+        let cs = cstatus(&c.ranks, &s);
+        // SAFETY: the contract for st.
+        unsafe { cs.store(st) };
+        if cs.error != MPI_SUCCESS {
+            Err(cs.error)
+        } else {
+            Ok(())
+        }
+    })())
+}
+
 /// # Safety
 /// `buf` holds `count` elements of `dt`; `st` is NULL or an MPI_Status.
 #[allow(clippy::too_many_arguments)]
@@ -588,6 +697,10 @@ pub(crate) unsafe fn blocking_recv(
     name: &str,
 ) -> Result<(), c_int> {
     // SAFETY: forwarded.
+    if let Some(r) = unsafe { fast_recv(buf, count, dt, src, tag, comm, st, name) } {
+        return r;
+    }
+    // SAFETY: forwarded.
     let mut h = unsafe { start_recv(buf, count, dt, src, tag, comm, name, false)? };
     // SAFETY: h is ours; st by the contract.
     unsafe { wait_handle(&mut h, st, name) }
@@ -596,6 +709,10 @@ pub(crate) unsafe fn blocking_recv(
 /// # Safety
 /// The C contract for `buf`.
 pub(crate) unsafe fn blocking_send(a: &SendArgs<'_>) -> Result<(), c_int> {
+    // SAFETY: forwarded.
+    if let Some(r) = unsafe { fast_send(a) } {
+        return r;
+    }
     // SAFETY: forwarded.
     let mut h = unsafe { start_send(a)? };
     // SAFETY: h is ours.

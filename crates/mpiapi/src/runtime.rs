@@ -63,6 +63,8 @@ pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
         MPI_ERR_OTHER
     })?;
     let provided = thread_level(required);
+    // Waits spin hard unless this job alone has more ranks here than cores.
+    myrix_rsm::spin::set_local_procs(job.local_size as usize);
     let mut job = job;
     let fabric = crate::p2p::open_fabric(&mut job).map_err(|e| {
         eprintln!("myrix MPI: {name}: cannot set up point-to-point: {e}");

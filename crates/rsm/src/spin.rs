@@ -2,25 +2,74 @@
 //! receive): poll hard while the machine has a core for every busy process, and yield
 //! the core between polls when it has not, so the process being waited for gets to run.
 //!
-//! Whether the machine is oversubscribed is read from `/proc/loadavg` (processes
-//! running now against the cores this process may use) at most every
-//! [`LOAD_PERIOD`] per process, the answer shared by every wait: creating a wait
-//! reads a cached answer, neither the clock nor the file (an MPI program creates
-//! one per message). A
-//! wait here must never sleep or make a system call per poll on the fast path.
+//! Two things decide:
+//! * the caller's own share of the machine, when it knows it ([`set_local_procs`]: an
+//!   MPI job's ranks on this host). A job with more busy processes than cores yields
+//!   from its first empty poll: the process it waits for may need this very core.
+//! * otherwise the machine's load, read from `/proc/loadavg` (processes running now
+//!   against the cores this process may use) at most every [`LOAD_PERIOD`] per
+//!   process, the answer shared by every wait. It is consulted only once a wait has
+//!   spun a budget of polls for nothing ([`HARD_POLLS_MIN`]..=[`HARD_POLLS_MAX`],
+//!   halved by every wait that had to yield, doubled back by every wait answered well
+//!   within it): an answer that comes within a few microseconds (a ping-pong whose
+//!   peer has a core) never pays for a yield because somebody else's compiler is
+//!   running too, and a pair that the scheduler put on one core soon stops spinning
+//!   its peer's time away.
+//!
+//! Creating a wait reads neither the clock nor the file (an MPI program creates one
+//! per message). A wait here must never sleep or make a system call per poll on the
+//! fast path.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Polls between two looks at the (cached) machine load.
-const RECHECK: u32 = 1 << 12;
+const RECHECK: u32 = 1 << 15;
 /// How long one look at `/proc/loadavg` stays good.
 pub const LOAD_PERIOD: std::time::Duration = std::time::Duration::from_millis(20);
 /// Polls after which a wait that still sees no answer pauses between polls.
 const LONG_WAIT: u32 = 1 << 12;
+/// The most and the fewest empty polls a wait spins hard before it asks whether it
+/// should yield (unless its own job oversubscribes the machine). The budget between
+/// them adapts ([`budget`]).
+pub const HARD_POLLS_MAX: u32 = 1 << 13;
+pub const HARD_POLLS_MIN: u32 = 1 << 10;
+
+/// Busy processes the caller's job runs on this machine; 0 unknown.
+static LOCAL_PROCS: AtomicUsize = AtomicUsize::new(0);
+
+/// Tells the waits of this process how many busy-polling processes its job runs on
+/// this machine (an MPI job's local ranks). More than the cores: every wait yields
+/// from its first empty poll.
+pub fn set_local_procs(n: usize) {
+    LOCAL_PROCS.store(n, Ordering::Relaxed);
+}
+
+fn cores() -> usize {
+    static CORES: AtomicUsize = AtomicUsize::new(0);
+    match CORES.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            CORES.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
+}
+
+/// Whether this process's own job has more busy processes on the machine than cores.
+pub fn job_oversubscribed() -> bool {
+    LOCAL_PROCS.load(Ordering::Relaxed) > cores()
+}
 
 /// A spin wait. Call [`SpinWait::spin`] after every empty poll.
 #[derive(Debug)]
 pub struct SpinWait {
     polls: u32,
+    /// This wait's hard budget (read from [`budget`] when it starts).
+    hard: u32,
     yield_each: bool,
+    /// Whether this wait has yielded since its last answer.
+    yielded: bool,
 }
 
 impl Default for SpinWait {
@@ -33,7 +82,9 @@ impl SpinWait {
     pub fn new() -> SpinWait {
         SpinWait {
             polls: 0,
-            yield_each: load::cached(),
+            hard: budget::get(),
+            yield_each: job_oversubscribed(),
+            yielded: false,
         }
     }
 
@@ -42,28 +93,72 @@ impl SpinWait {
     #[inline]
     pub fn spin(&mut self) {
         self.polls = self.polls.wrapping_add(1);
-        if self.polls % RECHECK == 0 {
-            self.yield_each = load::oversubscribed();
+        if self.polls == self.hard || self.polls % RECHECK == 0 {
+            self.yield_each = job_oversubscribed() || load::oversubscribed();
         }
         if self.yield_each {
+            self.yielded = true;
             std::thread::yield_now();
         } else if self.polls >= LONG_WAIT {
             std::hint::spin_loop();
         }
     }
 
-    /// The poll found what it waited for: the next wait starts hard again.
+    /// The poll found what it waited for: the next wait starts hard again (a
+    /// job that oversubscribes the machine keeps yielding).
     #[inline]
     pub fn reset(&mut self) {
+        if self.polls > 0 {
+            budget::settle(self.polls, self.yielded);
+            self.hard = budget::get();
+        }
         self.polls = 0;
+        self.yielded = false;
+        self.yield_each = job_oversubscribed();
+    }
+
+    /// Whether empty polls yield the core now.
+    pub fn yields(&self) -> bool {
+        self.yield_each
     }
 }
 
 /// Whether more processes are running than this process has cores (the fourth field of
 /// `/proc/loadavg`, "running/total", counts this process too).
 pub fn oversubscribed() -> bool {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    running_processes().is_some_and(|r| r > cores)
+    running_processes().is_some_and(|r| r > cores())
+}
+
+/// How long waits spin hard before they consider yielding, shared by the waits of a
+/// process and adapted to what they see: a wait that had to yield before its answer
+/// came halves it (the process it waits for probably shares this core: spinning only
+/// keeps it off), a wait answered well within it doubles it back (the peer runs
+/// beside this one). Between [`HARD_POLLS_MIN`] and [`HARD_POLLS_MAX`].
+mod budget {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    static HARD: AtomicU32 = AtomicU32::new(super::HARD_POLLS_MAX);
+
+    #[inline]
+    pub fn get() -> u32 {
+        HARD.load(Ordering::Relaxed)
+    }
+
+    /// A wait ended (an answer came) after `polls` empty polls, having yielded or not.
+    #[inline]
+    pub fn settle(polls: u32, yielded: bool) {
+        let h = get();
+        let n = if yielded {
+            (h / 2).max(super::HARD_POLLS_MIN)
+        } else if polls < h / 2 {
+            (h * 2).min(super::HARD_POLLS_MAX)
+        } else {
+            h
+        };
+        if n != h {
+            HARD.store(n, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The process-wide cache of [`oversubscribed`].
@@ -77,15 +172,6 @@ mod load {
     /// When it was read, in ns since `EPOCH`.
     static AT: AtomicU64 = AtomicU64::new(0);
     static EPOCH: OnceLock<Instant> = OnceLock::new();
-
-    /// The last answer, without a clock read (a fresh wait's first guess; its
-    /// polls look again after [`super::RECHECK`]).
-    pub fn cached() -> bool {
-        match STATE.load(Ordering::Relaxed) {
-            0 => oversubscribed(),
-            st => st == 2,
-        }
-    }
 
     pub fn oversubscribed() -> bool {
         let now = EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64;
@@ -110,6 +196,18 @@ fn running_processes() -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_job_with_more_processes_than_cores_yields_at_once() {
+        super::set_local_procs(usize::MAX);
+        assert!(super::SpinWait::new().yields());
+        super::set_local_procs(1);
+        let mut w = super::SpinWait::new();
+        assert!(!w.yields(), "one process per core spins hard first");
+        w.spin();
+        assert!(!w.yields());
+        super::set_local_procs(0);
+    }
+
     #[test]
     fn loadavg_parses() {
         assert!(super::running_processes().is_some_and(|r| r >= 1));

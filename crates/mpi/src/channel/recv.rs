@@ -59,6 +59,10 @@ pub struct Rx {
     /// S's ack segment (remote).
     acks: Mem,
     head: u64,
+    /// `head % queue` and the lap the head postbox's flag must show, kept as the head
+    /// moves (no division on the poll).
+    idx: u32,
+    lap: u32,
     next_seq: u64,
     cur: Cur,
     /// Announced rendezvous messages not yet taken: (seq, len).
@@ -83,6 +87,8 @@ impl Rx {
             area,
             acks,
             head: 0,
+            idx: 0,
+            lap: layout::lap(0, g.queue),
             next_seq: 0,
             cur: Cur::Idle,
             awaiting: Vec::with_capacity(ack::RING_LEN),
@@ -91,8 +97,9 @@ impl Rx {
         })
     }
 
+    #[inline]
     fn head_off(&self) -> usize {
-        area::postbox((self.head % self.g.queue as u64) as u32)
+        area::postbox(self.idx)
     }
 
     /// The flag of the head postbox, if it holds the expected lap.
@@ -103,16 +110,20 @@ impl Rx {
             .load_u64(self.head_off() + pb::FLAG)
             .map_err(oob)?;
         let f = Flag::decode(w);
-        Ok((f.lap == layout::lap(self.head, self.g.queue)).then_some(f))
+        Ok((f.lap == self.lap).then_some(f))
     }
 
     fn consume(&mut self) -> Result<(), Corrupt> {
-        let q = self.g.queue;
-        let i = (self.head % q as u64) as usize;
+        debug_assert_eq!(self.lap as u8, layout::ack_lap(self.head, self.g.queue));
         self.acks
-            .store_u8(ack::ACKS + i, layout::ack_lap(self.head, q))
+            .store_u8(ack::ACKS + self.idx as usize, self.lap as u8)
             .map_err(|_| Corrupt("ack segment too short"))?;
         self.head += 1;
+        self.idx += 1;
+        if self.idx == self.g.queue {
+            self.idx = 0;
+            self.lap = self.lap.wrapping_add(1);
+        }
         Ok(())
     }
 
@@ -282,6 +293,64 @@ impl Rx {
                 _ => return Err(Corrupt("unexpected postbox kind")),
             }
         }
+    }
+
+    /// The message at the head, if it is the next one (nothing of an earlier message
+    /// pending), short and in this one postbox, and `accept` takes it: copied into
+    /// `dst`, consumed, never announced.
+    pub fn recv_now(
+        &mut self,
+        accept: &mut dyn FnMut(&Envelope) -> bool,
+        dst: DstBuf,
+    ) -> Result<Option<Envelope>, Corrupt> {
+        if !matches!(self.cur, Cur::Idle) {
+            return Ok(None);
+        }
+        let Some(f) = self.head_flag()? else {
+            return Ok(None);
+        };
+        let off = self.head_off();
+        let whole = match f.kind {
+            kind::SHORT => self.len_at(off + pb::LEN)? <= pb::FIRST_PAYLOAD_LEN,
+            kind::LONG => self.first_covers(f, self.len_at(off + pb::LEN)?)?,
+            _ => false,
+        };
+        if !whole {
+            return Ok(None);
+        }
+        let len = self.len_at(off + pb::LEN)?;
+        let env = Envelope {
+            ctx: self.area.load_u32(off + pb::CTX).map_err(oob)?,
+            tag: self.area.load_u32(off + pb::TAG).map_err(oob)? as i32,
+            len,
+            sync: false,
+        };
+        if !accept(&env) {
+            return Ok(None);
+        }
+        self.copy_head(f, true, len, 0, &dst)?;
+        self.consume()?;
+        self.next_seq += 1;
+        Ok(Some(env))
+    }
+
+    /// Whether the blocks the head postbox (the first of a message in blocks) points
+    /// to hold all `len` bytes: then the whole message is here (S fills the blocks
+    /// before it writes the postbox).
+    fn first_covers(&self, f: Flag, len: usize) -> Result<bool, Corrupt> {
+        let k = (f.count as usize).min(pb::FIRST_REFS);
+        let payload = self.head_off() + pb::FIRST_PAYLOAD;
+        let small = self.g.small as usize;
+        let mut at = 0usize;
+        for j in 0..k {
+            let r = self.area.load_u32(payload + 4 * j).map_err(oob)?;
+            at += if r & REF_LARGE != 0 {
+                self.g.large as usize
+            } else {
+                small
+            };
+        }
+        Ok(at >= len)
     }
 
     /// After a copy: the message is complete (Received) or still arriving.

@@ -83,6 +83,9 @@ pub struct Link {
     /// This rank's ack segment (local).
     acks: Mem,
     tail: u64,
+    /// `tail % queue` and the tail postbox's lap, kept as the tail moves.
+    tail_idx: u32,
+    tail_lap: u32,
     acked: u64,
     /// Per postbox: the pool allocation count once it was written.
     release: Box<[u64]>,
@@ -103,6 +106,8 @@ impl Link {
             area,
             acks,
             tail: 0,
+            tail_idx: 0,
+            tail_lap: layout::lap(0, g.queue),
             acked: 0,
             release: vec![0; g.queue as usize].into_boxed_slice(),
             pool_head: 0,
@@ -133,8 +138,23 @@ impl Link {
         self.g.queue as u64 - (self.tail - self.acked)
     }
 
-    /// `units` contiguous small blocks, or None while the pool is full.
+    /// Whether a postbox is free, reading R's acks only when none seems to be: on the
+    /// fast path the sender never reads the line R writes.
+    #[inline]
+    fn room(&mut self) -> bool {
+        self.free_boxes() > 0 || (self.reclaim() && self.free_boxes() > 0)
+    }
+
+    /// `units` contiguous small blocks, or None while the pool is full (even after
+    /// taking back what R has acknowledged).
     fn alloc(&mut self, units: u32) -> Option<u32> {
+        match self.try_alloc(units) {
+            None if self.reclaim() => self.try_alloc(units),
+            r => r,
+        }
+    }
+
+    fn try_alloc(&mut self, units: u32) -> Option<u32> {
         let total = self.g.pool_units as u64;
         let units = units as u64;
         let used = self.pool_head - self.pool_tail;
@@ -155,12 +175,11 @@ impl Link {
         nbytes: u16,
         body: impl FnOnce(&Mem, usize) -> Result<(), super::window::OutOfBounds>,
     ) -> Result<(), Corrupt> {
-        let q = self.g.queue;
-        let i = (self.tail % q as u64) as u32;
+        let i = self.tail_idx;
         let off = area::postbox(i);
         body(&self.area, off).map_err(|_| Corrupt("postbox write out of bounds"))?;
         let flag = Flag {
-            lap: layout::lap(self.tail, q),
+            lap: self.tail_lap,
             kind,
             count,
             nbytes,
@@ -170,6 +189,11 @@ impl Link {
             .map_err(|_| Corrupt("postbox write out of bounds"))?;
         self.release[i as usize] = self.pool_head;
         self.tail += 1;
+        self.tail_idx += 1;
+        if self.tail_idx == self.g.queue {
+            self.tail_idx = 0;
+            self.tail_lap = self.tail_lap.wrapping_add(1);
+        }
         Ok(())
     }
 
@@ -177,7 +201,7 @@ impl Link {
     fn short(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
         let len = w.env.len;
         while !w.started || w.sent < len {
-            if self.free_boxes() == 0 {
+            if !self.room() {
                 return Ok(false);
             }
             let src = w.src;
@@ -210,7 +234,7 @@ impl Link {
         let small = self.g.small as usize;
         let pool = area::pool(self.g.queue);
         while w.sent < len {
-            if self.free_boxes() == 0 {
+            if !self.room() {
                 return Ok(false);
             }
             let cap = if w.started {
@@ -274,7 +298,7 @@ impl Link {
     }
 
     fn rts(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
-        if self.free_boxes() == 0 {
+        if !self.room() {
             return Ok(false);
         }
         let env = w.env;
@@ -321,11 +345,19 @@ impl Tx {
     }
 
     /// Whether anything is left to do (queued data, unacknowledged postboxes, matches
-    /// awaited).
-    pub fn busy(&self) -> bool {
+    /// awaited). Reads R's acks.
+    pub fn busy(&mut self) -> bool {
+        if let Some(l) = self.link.as_mut() {
+            l.reclaim();
+        }
         !self.queue.is_empty()
             || !self.awaiting.is_empty()
             || self.link.as_ref().is_some_and(|l| l.acked != l.tail)
+    }
+
+    /// Whether the pump has nothing to do: no queued data, no match awaited.
+    pub fn idle(&self) -> bool {
+        self.queue.is_empty() && self.awaiting.is_empty()
     }
 
     /// Queues a send; [`Tx::pump`] writes it.
@@ -350,12 +382,45 @@ impl Tx {
         });
     }
 
+    /// The fast path of a short message: when the channel is up, nothing is queued
+    /// ahead (the non-overtaking rule) and its postboxes are free, writes it whole now
+    /// and returns true (no `SendDone` follows: the buffer is free). Otherwise does
+    /// nothing and returns false ([`Tx::push`] it).
+    pub fn send_short_now(&mut self, env: Envelope, src: SrcBuf) -> Result<bool, Corrupt> {
+        if env.sync || env.len > self.short || !self.queue.is_empty() {
+            return Ok(false);
+        }
+        let Some(l) = &mut self.link else {
+            return Ok(false);
+        };
+        let rest = env.len.saturating_sub(pb::FIRST_PAYLOAD_LEN);
+        let boxes = 1 + rest.div_ceil(pb::CONT_PAYLOAD_LEN) as u64;
+        if l.free_boxes() < boxes && (!l.reclaim() || l.free_boxes() < boxes) {
+            return Ok(false);
+        }
+        let mut w = Work {
+            id: SendId(u64::MAX),
+            seq: self.next_seq,
+            env,
+            src,
+            proto: Proto::Short,
+            sent: 0,
+            started: false,
+        };
+        if !l.short(&mut w)? {
+            return Err(Corrupt("postboxes counted free were not"));
+        }
+        self.next_seq += 1;
+        Ok(true)
+    }
+
     /// Reads acks and matches, writes what fits. Returns whether anything moved.
     pub fn pump(&mut self, ev: &mut Vec<Event>) -> Result<bool, Corrupt> {
         let Some(l) = &mut self.link else {
             return Ok(false);
         };
-        let mut moved = l.reclaim();
+        // Acks are read only when the queue or the pool looks full (`room`, `alloc`).
+        let mut moved = false;
         while !self.awaiting.is_empty() {
             let k = l.matches;
             let off = ack::ring(l.g.queue) + ack::entry(k) as usize;

@@ -23,9 +23,9 @@
 //! peer lost. (Both make the safe API in [`super::api`] sound.)
 
 use myrix_rsm::spin::SpinWait;
-use std::collections::HashMap;
 
 use super::fabric::{Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+use super::hash::IntMap;
 use super::matching::{Matching, Posted};
 use super::request::{recv_status, Phase, Request, UserBuf};
 use super::slab::Slab;
@@ -49,9 +49,9 @@ pub struct Engine<F: Fabric> {
     pub(crate) msgs: Slab<Msg>,
     pub(crate) matching: Matching,
     /// Messages taken and not yet reported received.
-    pub(crate) takes: HashMap<MsgToken, Target>,
+    pub(crate) takes: IntMap<MsgToken, Target>,
     /// Sends not yet complete.
-    pub(crate) sends: HashMap<SendId, u64>,
+    pub(crate) sends: IntMap<SendId, u64>,
     pub(crate) pool: Pool,
     pub(crate) events: Vec<Event>,
     pub(crate) lost: Vec<(Rank, String)>,
@@ -71,8 +71,8 @@ impl<F: Fabric> Engine<F> {
             reqs: Slab::new(),
             msgs: Slab::new(),
             matching: Matching::default(),
-            takes: HashMap::new(),
-            sends: HashMap::new(),
+            takes: IntMap::default(),
+            sends: IntMap::default(),
             pool: Pool::new(eager_limit),
             events: Vec::new(),
             lost: Vec::new(),
@@ -150,14 +150,24 @@ impl<F: Fabric> Engine<F> {
         };
         // SAFETY: the caller keeps `data` readable for `len` bytes until this request
         // completes, and the request completes only after `SendDone` (or the loss of
-        // `dest`, after which the fabric no longer reads it).
-        let id = unsafe { self.fabric.send(dest, env, data) }?;
+        // `dest`, after which the fabric no longer reads it) — or at once when the
+        // fabric says every byte has already left `data`.
+        let sent = unsafe { self.fabric.send_eager(dest, env, data) }?;
         let status = Status {
             source: dest,
             tag,
             len,
             cancelled: false,
             error: None,
+        };
+        let no_buf = UserBuf {
+            ptr: std::ptr::null_mut(),
+            cap: 0,
+        };
+        let Some(id) = sent else {
+            return Ok(ReqId(
+                self.reqs.insert(Request::new(Phase::Done(status), no_buf)),
+            ));
         };
         let phase = Phase::Send {
             id,
@@ -166,13 +176,7 @@ impl<F: Fabric> Engine<F> {
             await_sync: sync,
             status,
         };
-        let key = self.reqs.insert(Request::new(
-            phase,
-            UserBuf {
-                ptr: std::ptr::null_mut(),
-                cap: 0,
-            },
-        ));
+        let key = self.reqs.insert(Request::new(phase, no_buf));
         self.sends.insert(id, key);
         Ok(ReqId(key))
     }

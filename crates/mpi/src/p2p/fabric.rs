@@ -92,6 +92,44 @@ pub trait Fabric {
         data: *const u8,
     ) -> Result<SendId, FabricError>;
 
+    /// As [`Fabric::send`], but `Ok(None)` when every byte has left `data` before the
+    /// call returns: then no id is given and no event follows (the engine completes
+    /// the send at once, without an event round). The message is ordered after every
+    /// earlier send to `dest` all the same. The default is [`Fabric::send`].
+    ///
+    /// # Safety
+    /// As [`Fabric::send`].
+    unsafe fn send_eager(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<Option<SendId>, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { self.send(dest, env, data) }.map(Some)
+    }
+
+    /// The next message from `src` (not this rank), if the fabric has it wholly here,
+    /// short, and has not announced it yet, and `accept` takes its envelope: its first
+    /// `min(len, cap)` bytes go to `buf` and it is consumed as if announced and taken
+    /// (it is never announced). `Ok(None)`: nothing changed (nothing there, not short,
+    /// refused, or an earlier message from `src` still being delivered). The caller
+    /// keeps MPI's matching rules: nothing earlier queued or posted may match it. The
+    /// default has no such path.
+    ///
+    /// # Safety
+    /// `buf` is valid for writing `cap` bytes during the call.
+    unsafe fn recv_now(
+        &mut self,
+        src: Rank,
+        accept: &mut dyn FnMut(&Envelope) -> bool,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<Option<Envelope>, FabricError> {
+        let _ = (src, accept, buf, cap);
+        Ok(None)
+    }
+
     /// Matches message `token`: its first `min(len, cap)` bytes go to `buf`, the rest
     /// is dropped (the engine reports the truncation). Returns `true` when the data is
     /// already all in `buf` (no [`Event::Received`] follows), `false` when
@@ -130,6 +168,25 @@ impl<F: Fabric + ?Sized> Fabric for Box<F> {
     ) -> Result<SendId, FabricError> {
         // SAFETY: the caller's contract, forwarded.
         unsafe { (**self).send(dest, env, data) }
+    }
+    unsafe fn send_eager(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<Option<SendId>, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (**self).send_eager(dest, env, data) }
+    }
+    unsafe fn recv_now(
+        &mut self,
+        src: Rank,
+        accept: &mut dyn FnMut(&Envelope) -> bool,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<Option<Envelope>, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (**self).recv_now(src, accept, buf, cap) }
     }
     unsafe fn take(
         &mut self,

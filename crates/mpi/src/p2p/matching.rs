@@ -5,10 +5,11 @@
 //! the earliest arrived is the earliest sent; among posted receives the earliest
 //! posted wins. Holds only keys: the requests and messages live in their slabs.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::accepts;
 use super::fabric::Rank;
+use super::hash::IntMap;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Posted {
@@ -32,7 +33,7 @@ struct Queues {
 
 #[derive(Default)]
 pub(crate) struct Matching {
-    ctxs: HashMap<u32, Queues>,
+    ctxs: IntMap<u32, Queues>,
 }
 
 impl Matching {
@@ -56,6 +57,19 @@ impl Matching {
             Some(i) => q.posted.remove(i).is_some(),
             None => false,
         }
+    }
+
+    /// Whether a receive (`src`, `tag`) in `ctx` may take the next message from `src`
+    /// straight from the fabric: no receive is posted in `ctx` (an earlier one could
+    /// match it first) and no message already here would match this receive first.
+    pub(crate) fn direct_ok(&self, ctx: u32, src: Rank, tag: Option<i32>) -> bool {
+        self.ctxs.get(&ctx).is_none_or(|q| {
+            q.posted.is_empty()
+                && !q
+                    .unexpected
+                    .iter()
+                    .any(|w| accepts(Some(src), tag, w.src, w.tag))
+        })
     }
 
     pub(crate) fn push_unexpected(&mut self, ctx: u32, w: Waiting) {

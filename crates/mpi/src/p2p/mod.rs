@@ -23,6 +23,7 @@ pub mod api;
 pub mod blocking;
 pub mod engine;
 pub mod fabric;
+mod hash;
 pub mod loopnet;
 mod matching;
 mod progress;

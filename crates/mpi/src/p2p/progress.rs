@@ -16,14 +16,16 @@ impl<F: Fabric> Engine<F> {
     /// moved. A fatal fabric error is returned once and poisons the engine.
     pub fn progress(&mut self) -> Result<bool, P2pError> {
         self.check_usable()?;
-        let mut events = std::mem::take(&mut self.events);
-        events.clear();
-        let r = self.fabric.progress(&mut events);
-        let mut moved = !events.is_empty();
-        for ev in events.drain(..) {
-            self.handle(ev);
+        // `events` is empty between calls; an empty poll touches nothing else.
+        let r = self.fabric.progress(&mut self.events);
+        let mut moved = !self.events.is_empty();
+        if moved {
+            let mut events = std::mem::take(&mut self.events);
+            for ev in events.drain(..) {
+                self.handle(ev);
+            }
+            self.events = events;
         }
-        self.events = events;
         match r {
             Ok(m) => Ok(moved || m),
             Err(FabricError::PeerLost { rank, why }) => {
