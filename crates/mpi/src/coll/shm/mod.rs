@@ -40,6 +40,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Bytes per flag line.
 pub const LINE: usize = 128;
 
+/// Polls of a flag before a wait turns to [`SpinWait`] (a few microseconds).
+pub const HARD_SPIN: u32 = 1000;
+
 /// Memory every rank of the communicator maps at some address of its own.
 pub trait SharedMem: Send {
     /// The first byte (aligned to 8 at least).
@@ -104,6 +107,8 @@ pub struct ShmColl {
     seq: u64,
     /// Every rank's flag is known to be at least this.
     all_at: u64,
+    /// Polls of a flag before a wait turns to [`SpinWait`].
+    hard_spin: u32,
 }
 
 // SAFETY: the raw base pointer points into `mem`, which is Send; a ShmColl is used
@@ -129,7 +134,13 @@ impl ShmColl {
             me,
             seq: 0,
             all_at: 0,
+            hard_spin: HARD_SPIN,
         })
+    }
+
+    /// Polls of a flag before a wait turns to [`SpinWait`] (default [`HARD_SPIN`]).
+    pub fn set_hard_spin(&mut self, polls: u32) {
+        self.hard_spin = polls;
     }
 
     pub fn rank(&self) -> usize {
@@ -197,6 +208,16 @@ impl ShmColl {
         let mut v = f.load(Ordering::Acquire);
         if v >= s {
             return v;
+        }
+        // A short hard spin first: a peer a few hundred nanoseconds behind is the
+        // common case, and yielding then (SpinWait yields at once when the machine
+        // looks busy) costs microseconds.
+        for _ in 0..self.hard_spin {
+            std::hint::spin_loop();
+            v = f.load(Ordering::Acquire);
+            if v >= s {
+                return v;
+            }
         }
         let mut w = SpinWait::new();
         loop {
