@@ -378,3 +378,38 @@ fn one_sided_under_myrix_mpiexec() {
         check(&run(c, Duration::from_secs(120)), n.parse().unwrap());
     }
 }
+
+/// `coll_ranks.c`, built once.
+fn coll_ranks() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| build("coll_ranks"))
+}
+
+/// Every collective on 2, 3 and 4 ranks (4 on two cores: the waits must yield), on
+/// the world and on split communicators, through shared memory and through
+/// point-to-point (`MYRIX_MPI_COLL`), checked against locally computed values.
+#[test]
+fn collectives_on_several_ranks_through_shm_and_p2p() {
+    for how in ["shm", "p2p"] {
+        for n in [2usize, 3, 4] {
+            let mut c = myrix();
+            c.env("MYRIX_MPI_COLL", how)
+                .env("MYRIX_MPI_COLL_DEBUG", "1")
+                .args(["mpiexec", "-n", &n.to_string()])
+                .arg(coll_ranks());
+            let o = run(c, Duration::from_secs(300));
+            assert!(o.status.success(), "{how} n={n}: {}", show(&o));
+            let text = String::from_utf8_lossy(&o.stdout);
+            for r in 0..n {
+                assert!(
+                    text.lines().any(|l| l == format!("coll_ranks ok {r}")),
+                    "{how} n={n}: rank {r} did not finish:\n{}",
+                    show(&o)
+                );
+            }
+            let err = String::from_utf8_lossy(&o.stderr);
+            let shm = err.contains("MPI_Allreduce of 4 bytes through shared memory");
+            assert_eq!(shm, how == "shm", "{how} n={n}: the choice:\n{err}");
+        }
+    }
+}

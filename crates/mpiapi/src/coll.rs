@@ -10,12 +10,16 @@
 //! copy in memory layout for non-contiguous types). Never panics on bad
 //! arguments; errors go through the communicator's handler.
 
+#[path = "coll_shm.rs"]
+pub mod shm;
+
 use crate::abi::*;
 use crate::coll_glue::pt2pt;
 use crate::comm::{lookup, CommRef};
 use crate::ffi::{finish, mpi_fn};
 use crate::{datatype, op};
 use myrix_mpi::coll::{self, CollError, Pt2Pt, ReduceOp};
+use shm::Which;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
@@ -100,6 +104,26 @@ unsafe fn unpack(data: &[u8], buf: *mut u8, n: usize, t: &Dt) -> Result<(), c_in
     // SAFETY: the caller's contract.
     unsafe { t.unpack(data, buf, n) };
     Ok(())
+}
+
+/// The memory of `n` elements of `t` at `buf` when it is their packed form (a
+/// contiguous type), else None.
+///
+/// # Safety
+/// `buf` holds `n` elements of `t` (the C contract), and nothing else refers to them
+/// while the slice lives.
+unsafe fn contig<'a>(buf: *const c_void, n: usize, t: &Dt) -> Result<Option<&'a mut [u8]>, c_int> {
+    if !t.is_contiguous() {
+        return Ok(None);
+    }
+    let len = bytes(n, t)?;
+    if len == 0 {
+        return Ok(Some(&mut []));
+    }
+    need(buf, n, t)?;
+    let p = buf.cast::<u8>().wrapping_offset(t.true_lb()).cast_mut();
+    // SAFETY: a contiguous type's n elements are len bytes at buf + true_lb.
+    Ok(Some(unsafe { std::slice::from_raw_parts_mut(p, len) }))
 }
 
 /// `n` ints at `p`.
@@ -237,6 +261,10 @@ fn run(name: &str, r: Result<(), CollError>) -> Result<(), c_int> {
 
 fn barrier(comm: MPI_Comm, name: &str) -> Result<(), c_int> {
     let c = lookup(comm, name)?;
+    if let Some(s) = shm::get(&c, Which::Barrier, 0) {
+        shm::lock(&s).barrier();
+        return Ok(());
+    }
     coll::barrier(&mut pt2pt(&c)).map_err(|e| coll_code(&e, name))
 }
 
@@ -263,6 +291,13 @@ unsafe fn bcast(
     let n = count(cnt)?;
     let root = check_root(root, &c)?;
     let me = c.rank as usize;
+    let shm = shm::get(&c, Which::Bcast, bytes(n, &t)?);
+    if let Some(s) = &shm {
+        // SAFETY: the buffer holds n elements.
+        if let Some(mem) = unsafe { contig(buf, n, &t) }? {
+            return run(name, shm::lock(s).bcast(root, mem));
+        }
+    }
     let mut data = if me == root {
         // SAFETY: the root's buffer holds n elements.
         unsafe { pack(buf.cast(), n, &t) }?
@@ -270,7 +305,10 @@ unsafe fn bcast(
         need(buf, n, &t)?;
         vec![0u8; bytes(n, &t)?]
     };
-    run(name, coll::bcast(&mut pt2pt(&c), root, &mut data))?;
+    match &shm {
+        Some(s) => run(name, shm::lock(s).bcast(root, &mut data))?,
+        None => run(name, coll::bcast(&mut pt2pt(&c), root, &mut data))?,
+    }
     if me != root {
         // SAFETY: the buffer is valid for n elements.
         unsafe { unpack(&data, buf.cast(), n, &t) }?;
@@ -318,8 +356,24 @@ unsafe fn reduce(
     if me == root {
         need(recv, n, t)?;
     }
-    let mut p = pt2pt(&c);
-    red.run(name, |rop| coll::reduce(&mut p, root, &data, &mut out, rop))?;
+    if let Some(s) = shm::get(&c, Which::Reduce, data.len()) {
+        let elem = t.size().max(1);
+        if me == root {
+            // SAFETY: recvbuf holds n elements at the root (its contribution was
+            // copied out above when in place).
+            if let Some(mem) = unsafe { contig(recv, n, t) }? {
+                return red.run(name, |rop| {
+                    shm::lock(&s).reduce(root, &data, mem, elem, rop)
+                });
+            }
+        }
+        red.run(name, |rop| {
+            shm::lock(&s).reduce(root, &data, &mut out, elem, rop)
+        })?;
+    } else {
+        let mut p = pt2pt(&c);
+        red.run(name, |rop| coll::reduce(&mut p, root, &data, &mut out, rop))?;
+    }
     if me == root {
         // SAFETY: recvbuf is valid for n elements at the root.
         unsafe { unpack(&out, recv.cast(), n, t) }?;
@@ -345,6 +399,7 @@ unsafe fn all_like(
     name: &str,
     f: AllFn,
     exscan: bool,
+    allreduce: bool,
     send: *const c_void,
     recv: *mut c_void,
     cnt: c_int,
@@ -356,6 +411,38 @@ unsafe fn all_like(
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
     let t = &red.t;
+    let len = bytes(n, t)?;
+    if let Some(s) = allreduce
+        .then(|| shm::get(&c, Which::Allreduce, len))
+        .flatten()
+    {
+        let elem = t.size().max(1);
+        // SAFETY: recvbuf holds n elements.
+        if let Some(out) = unsafe { contig(recv, n, t) }? {
+            if in_place(send) {
+                let data = out.to_vec();
+                return red.run(name, |rop| shm::lock(&s).allreduce(&data, out, elem, rop));
+            }
+            // SAFETY: sendbuf holds n elements, apart from recvbuf.
+            if let Some(data) = unsafe { contig(send, n, t) }? {
+                return red.run(name, |rop| shm::lock(&s).allreduce(data, out, elem, rop));
+            }
+        }
+        let data = if in_place(send) {
+            // SAFETY: in place: recvbuf holds the contribution.
+            unsafe { pack(recv.cast_const().cast(), n, t) }?
+        } else {
+            // SAFETY: sendbuf holds n elements.
+            unsafe { pack(send.cast(), n, t) }?
+        };
+        need(recv, n, t)?;
+        let mut out = vec![0u8; data.len()];
+        red.run(name, |rop| {
+            shm::lock(&s).allreduce(&data, &mut out, elem, rop)
+        })?;
+        // SAFETY: recvbuf is valid for n elements.
+        return unsafe { unpack(&out, recv.cast(), n, t) };
+    }
     let data = if in_place(send) {
         // SAFETY: in place: recvbuf holds the contribution.
         unsafe { pack(recv.cast_const().cast(), n, t) }?
@@ -378,7 +465,7 @@ mpi_fn! {
     fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         let name = "MPI_Allreduce";
         // SAFETY: the C contract for the buffers.
-        finish(comm, name, unsafe { all_like(name, coll::allreduce, false, sendbuf, recvbuf, count, datatype, op, comm) })
+        finish(comm, name, unsafe { all_like(name, coll::allreduce, false, true, sendbuf, recvbuf, count, datatype, op, comm) })
     }
 }
 
@@ -386,7 +473,7 @@ mpi_fn! {
     fn MPI_Scan / PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         let name = "MPI_Scan";
         // SAFETY: the C contract for the buffers.
-        finish(comm, name, unsafe { all_like(name, coll::scan, false, sendbuf, recvbuf, count, datatype, op, comm) })
+        finish(comm, name, unsafe { all_like(name, coll::scan, false, false, sendbuf, recvbuf, count, datatype, op, comm) })
     }
 }
 
@@ -395,7 +482,7 @@ mpi_fn! {
     fn MPI_Exscan / PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         let name = "MPI_Exscan";
         // SAFETY: the C contract for the buffers.
-        finish(comm, name, unsafe { all_like(name, coll::exscan, true, sendbuf, recvbuf, count, datatype, op, comm) })
+        finish(comm, name, unsafe { all_like(name, coll::exscan, true, false, sendbuf, recvbuf, count, datatype, op, comm) })
     }
 }
 
@@ -510,6 +597,11 @@ unsafe fn gather(
     if me != root {
         // SAFETY: the C contract (MPI_IN_PLACE is refused off the root).
         let data = unsafe { contribution(send, sc, st, recv, None) }?;
+        if rcounts.is_none() {
+            if let Some(s) = shm::get(&c, Which::Gather, data.len()) {
+                return run(name, shm::lock(&s).gather(root, &data, &mut []));
+            }
+        }
         return run(name, coll::gatherv(&mut p, root, &data, &mut [], &[], &[]));
     }
     let rt = datatype::lookup(rt)?;
@@ -537,7 +629,13 @@ unsafe fn gather(
     }
     let (pd, total) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
     let mut out = vec![0u8; total];
-    run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?;
+    match rcounts
+        .is_none()
+        .then(|| shm::get(&c, Which::Gather, by[me]))
+    {
+        Some(Some(s)) => run(name, shm::lock(&s).gather(root, &data, &mut out))?,
+        _ => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
+    }
     let skip = in_place(send).then_some(me);
     // SAFETY: recvbuf is valid for the blocks the root named.
     unsafe { unpack_blocks(&out, recv, &el, &by, &displs, &rt, skip) }
@@ -593,7 +691,13 @@ unsafe fn scatter(
     if me != root {
         let rt = rt.ok_or(MPI_ERR_INTERN)?;
         let mut out = vec![0u8; bytes(rn, &rt)?];
-        run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?;
+        match scounts
+            .is_none()
+            .then(|| shm::get(&c, Which::Scatter, out.len()))
+        {
+            Some(Some(s)) => run(name, shm::lock(&s).scatter(root, &[], &mut out))?,
+            _ => run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?,
+        }
         // SAFETY: recvbuf is valid for recvcount elements.
         return unsafe { unpack(&out, recv.cast(), rn, &rt) };
     }
@@ -620,10 +724,16 @@ unsafe fn scatter(
             return Err(MPI_ERR_TRUNCATE);
         }
     }
-    run(
-        name,
-        coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
-    )?;
+    match scounts
+        .is_none()
+        .then(|| shm::get(&c, Which::Scatter, by[me]))
+    {
+        Some(Some(s)) => run(name, shm::lock(&s).scatter(root, &data, &mut out))?,
+        _ => run(
+            name,
+            coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
+        )?,
+    }
     match rt {
         // SAFETY: recvbuf is valid for recvcount elements.
         Some(rt) => unsafe { unpack(&out, recv.cast(), rn, &rt) },
@@ -690,10 +800,18 @@ unsafe fn allgather(
     }
     let (pd, total) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
     let mut out = vec![0u8; total];
-    run(
-        name,
-        coll::allgatherv(&mut pt2pt(&c), &data, &mut out, &by, &pd),
-    )?;
+    let which = if rcounts.is_none() {
+        Which::Allgather
+    } else {
+        Which::Allgatherv
+    };
+    match shm::get(&c, which, total) {
+        Some(s) => run(name, shm::lock(&s).allgatherv(&data, &mut out, &by, &pd))?,
+        None => run(
+            name,
+            coll::allgatherv(&mut pt2pt(&c), &data, &mut out, &by, &pd),
+        )?,
+    }
     let skip = in_place(send).then_some(me);
     // SAFETY: recvbuf is valid for every rank's block.
     unsafe { unpack_blocks(&out, recv, &el, &by, &displs, &rt, skip) }
@@ -788,19 +906,26 @@ unsafe fn alltoall(
         }
         let (rd, total) = coll::packed_displs(&r.by).map_err(|e| coll_code(&e, name))?;
         let mut out = vec![0u8; total];
-        run(
-            name,
-            coll::alltoallv(&mut pt2pt(&c), &d, &s.by, &sd, &mut out, &r.by, &rd),
-        )?;
+        let regular = scd.is_none() && rcd.is_none() && d.len() == total;
+        match regular.then(|| shm::get(&c, Which::Alltoall, total)) {
+            Some(Some(sh)) => run(name, shm::lock(&sh).alltoall(&d, &mut out))?,
+            _ => run(
+                name,
+                coll::alltoallv(&mut pt2pt(&c), &d, &s.by, &sd, &mut out, &r.by, &rd),
+            )?,
+        }
         // SAFETY: recvbuf is valid for the receive side's blocks.
         return unsafe { unpack_blocks(&out, recv, &r.el, &r.by, &r.displs, &r.t, None) };
     };
     let (rd, total) = coll::packed_displs(&r.by).map_err(|e| coll_code(&e, name))?;
     let mut out = vec![0u8; total];
-    run(
-        name,
-        coll::alltoallv(&mut pt2pt(&c), &data, &r.by, &rd, &mut out, &r.by, &rd),
-    )?;
+    match rcd.is_none().then(|| shm::get(&c, Which::Alltoall, total)) {
+        Some(Some(sh)) => run(name, shm::lock(&sh).alltoall(&data, &mut out))?,
+        _ => run(
+            name,
+            coll::alltoallv(&mut pt2pt(&c), &data, &r.by, &rd, &mut out, &r.by, &rd),
+        )?,
+    }
     // SAFETY: recvbuf is valid for the receive side's blocks.
     unsafe { unpack_blocks(&out, recv, &r.el, &r.by, &r.displs, &r.t, None) }
 }

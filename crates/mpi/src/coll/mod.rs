@@ -25,6 +25,7 @@ mod bcast;
 mod gather;
 mod reduce;
 mod scan;
+pub mod shm;
 pub mod testing;
 
 pub use alltoall::{alltoall, alltoallv};

@@ -1,0 +1,196 @@
+/* Collective latency on MPI_COMM_WORLD: MPI_Allreduce (MPI_SUM of doubles),
+ * MPI_Bcast (bytes, root 0), MPI_Alltoall (the size is each rank's whole send
+ * buffer, split evenly among the ranks) and MPI_Barrier, per message size; the
+ * median of several timed repetitions, each the mean over its iterations, measured
+ * on every rank and the slowest rank's taken (MPI_MAX), as OSU's benchmarks do.
+ * Standard MPI and C99 only, so the same source builds with any MPI's mpicc.
+ *
+ * Usage: coll [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]
+ *   -t allreduce,bcast,alltoall,barrier   the tests (default: all four)
+ *   -s 8,64,1024  the sizes in bytes (default: 8, 32, 128, ... times FACTOR, to MAX)
+ *   -M 1048576    the largest size of the default list (default 1 MiB)
+ *   -f 4          the factor between sizes of the default list (default 4)
+ *   -i 2000       iterations per repetition up to 4 KiB; above, scaled by 4096/size
+ *                 (at least 20)
+ *   -r 5          timed repetitions per size (after one untimed warm-up of a tenth)
+ *
+ * Prints, from rank 0, "test bytes latency_us iterations" per line after '#'
+ * comment lines (barrier: one line, size 0). Results are checked once per size
+ * (allreduce sums, bcast and alltoall bytes); a wrong result prints
+ * "coll: wrong ..." and ends the job with status 4. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZES 64
+
+static void check(int rc, const char *what) {
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        msg[0] = 0;
+        MPI_Error_string(rc, msg, &len);
+        fprintf(stderr, "coll: %s failed: %s\n", what, msg);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+        exit(3);
+    }
+}
+
+static void wrong(const char *what, long size) {
+    fprintf(stderr, "coll: wrong %s result at %ld bytes\n", what, size);
+    MPI_Abort(MPI_COMM_WORLD, 4);
+    exit(4);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int rank, nranks;
+static char *sbuf, *rbuf;
+
+/* One call of test t on `size` bytes. */
+static void once(int t, long size) {
+    switch (t) {
+    case 0:
+        check(MPI_Allreduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Allreduce");
+        break;
+    case 1:
+        check(MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+        break;
+    case 2:
+        check(MPI_Alltoall(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
+                           MPI_BYTE, MPI_COMM_WORLD),
+              "MPI_Alltoall");
+        break;
+    default:
+        check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    }
+}
+
+static void fill(long size) {
+    double *d = (double *)sbuf;
+    for (long i = 0; i < size / 8; i++) d[i] = rank + 1 + (double)(i % 7);
+}
+
+static void verify(int t, long size) {
+    if (t == 0) {
+        fill(size);
+        once(t, size);
+        const double *d = (const double *)rbuf;
+        double ranks = (double)nranks * (nranks + 1) / 2;
+        for (long i = 0; i < size / 8; i++)
+            if (d[i] != ranks + (double)nranks * (double)(i % 7)) wrong("allreduce", size);
+    } else if (t == 1) {
+        for (long i = 0; i < size; i++) sbuf[i] = rank == 0 ? (char)(i * 7 + 1) : 0;
+        once(t, size);
+        for (long i = 0; i < size; i++)
+            if (sbuf[i] != (char)(i * 7 + 1)) wrong("bcast", size);
+    } else if (t == 2) {
+        long b = size / nranks;
+        for (int q = 0; q < nranks; q++)
+            for (long i = 0; i < b; i++) sbuf[q * b + i] = (char)(rank * 31 + q * 7 + i);
+        once(t, size);
+        for (int q = 0; q < nranks; q++)
+            for (long i = 0; i < b; i++)
+                if (rbuf[q * b + i] != (char)(q * 31 + rank * 7 + i)) wrong("alltoall", size);
+    }
+}
+
+int main(int argc, char **argv) {
+    static const char *names[] = {"allreduce", "bcast", "alltoall", "barrier"};
+    long sizes[MAX_SIZES];
+    int nsizes = 0, tests[4] = {1, 1, 1, 1};
+    long max = 1L << 20, factor = 4, iters = 2000, reps = 5;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    for (int a = 1; a < argc; a++) {
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (!v) goto usage;
+        if (!strcmp(argv[a], "-t")) {
+            memset(tests, 0, sizeof tests);
+            for (int t = 0; t < 4; t++)
+                if (strstr(v, names[t])) tests[t] = 1;
+        } else if (!strcmp(argv[a], "-s")) {
+            char *p = (char *)v;
+            while (*p && nsizes < MAX_SIZES) {
+                sizes[nsizes++] = strtol(p, &p, 10);
+                if (*p == ',') p++;
+            }
+        } else if (!strcmp(argv[a], "-M")) {
+            max = atol(v);
+        } else if (!strcmp(argv[a], "-f")) {
+            factor = atol(v);
+        } else if (!strcmp(argv[a], "-i")) {
+            iters = atol(v);
+        } else if (!strcmp(argv[a], "-r")) {
+            reps = atol(v);
+        } else {
+            goto usage;
+        }
+        a++;
+    }
+    if (nsizes == 0)
+        for (long s = 8; s <= max && nsizes < MAX_SIZES; s *= factor) sizes[nsizes++] = s;
+    if (reps < 1 || iters < 1 || factor < 2) goto usage;
+    long most = 8;
+    for (int i = 0; i < nsizes; i++)
+        if (sizes[i] > most) most = sizes[i];
+    sbuf = malloc(most + 64);
+    rbuf = malloc(most + 64);
+    double *times = malloc(sizeof(double) * reps);
+    if (!sbuf || !rbuf || !times) {
+        fprintf(stderr, "coll: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(sbuf, 0, most + 64);
+    memset(rbuf, 0, most + 64);
+    if (rank == 0) {
+        printf("# coll: %d ranks, median of %ld repetitions, slowest rank's mean per call\n",
+               nranks, reps);
+        printf("# test bytes latency_us iterations\n");
+    }
+    for (int t = 0; t < 4; t++) {
+        if (!tests[t]) continue;
+        for (int k = 0; k < (t == 3 ? 1 : nsizes); k++) {
+            long size = t == 3 ? 0 : sizes[k];
+            if (t == 2) size = size / nranks * nranks;
+            if (t == 0) size = size / 8 * 8;
+            long it = size <= 4096 ? iters : iters * 4096 / size;
+            if (it < 20) it = 20;
+            verify(t, size);
+            for (long i = 0; i < it / 10 + 1; i++) once(t, size);
+            for (long r = 0; r < reps; r++) {
+                check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+                double t0 = MPI_Wtime();
+                for (long i = 0; i < it; i++) once(t, size);
+                double us = (MPI_Wtime() - t0) * 1e6 / (double)it, worst = 0;
+                check(MPI_Allreduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+                      "MPI_Allreduce");
+                times[r] = worst;
+            }
+            qsort(times, reps, sizeof(double), cmp_double);
+            if (rank == 0) {
+                printf("%s %ld %.3f %ld\n", names[t], size, times[reps / 2], it);
+                fflush(stdout);
+            }
+        }
+    }
+    free(times);
+    free(sbuf);
+    free(rbuf);
+    MPI_Finalize();
+    return 0;
+usage:
+    if (rank == 0)
+        fprintf(stderr, "usage: coll [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]\n");
+    MPI_Finalize();
+    return 2;
+}

@@ -1,0 +1,354 @@
+//! Which collectives go through shared memory, and the segments they use: the OS
+//! side of `myrix_mpi::coll::shm`.
+//!
+//! At the first collective on a communicator (of the kinds `coll::shm` does), its
+//! ranks exchange their node ids over point-to-point (an allgather); when every rank
+//! is on this node, rank 0 creates and publishes one RSM `shm` segment (geometry
+//! from `MYRIX_MPI_SHM_SLOT` and `MYRIX_MPI_SHM_DEPTH`, rank 0's values win) and
+//! broadcasts its id, the others import and map it, and an allgather of everyone's
+//! success decides, alike on every rank, whether the communicator's collectives use
+//! it. A communicator of one rank uses heap memory.
+//!
+//! Per call, [`get`] answers whether this collective, at this size, goes through
+//! shared memory: `MYRIX_MPI_COLL=p2p` never, `=shm` whenever the communicator has a
+//! segment, otherwise up to the switch point of [`Limits`] (each tunable with an
+//! environment variable, the same on every rank). `MYRIX_MPI_COLL_DEBUG=1` prints
+//! the choice once per communicator and collective.
+//!
+//! Communicators are told apart by context id and by their rank table (the
+//! `Arc<[u32]>` of `CommRef`, one per communicator). A communicator's segment is
+//! released at the next set-up after the communicator is freed (the registry then
+//! holds the last reference to its rank table), and at process exit otherwise (the
+//! shm controller's cleaner removes a dead exporter's files).
+
+use crate::coll_glue::pt2pt;
+use crate::comm::CommRef;
+use crate::runtime;
+use myrix_mpi::coll;
+use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, SharedMem, ShmColl};
+use myrix_rsm::{Controller, Export, ExportFlags, Import, Mapping, NodeId, Perm, SegmentId};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// The collectives `coll::shm` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Gather,
+    Scatter,
+    Allgather,
+    Allgatherv,
+    Alltoall,
+}
+
+impl Which {
+    fn name(self) -> &'static str {
+        match self {
+            Which::Barrier => "MPI_Barrier",
+            Which::Bcast => "MPI_Bcast",
+            Which::Reduce => "MPI_Reduce",
+            Which::Allreduce => "MPI_Allreduce",
+            Which::Gather => "MPI_Gather",
+            Which::Scatter => "MPI_Scatter",
+            Which::Allgather => "MPI_Allgather",
+            Which::Allgatherv => "MPI_Allgatherv",
+            Which::Alltoall => "MPI_Alltoall",
+        }
+    }
+}
+
+/// `MYRIX_MPI_COLL`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Force {
+    Auto,
+    P2p,
+    Shm,
+}
+
+/// The largest message (bytes: the buffer of one rank; alltoall: one rank's whole
+/// send buffer) each collective sends through shared memory by default; larger
+/// ones go point-to-point. `MYRIX_MPI_SHM_MAX` sets them all,
+/// `MYRIX_MPI_SHM_MAX_<COLLECTIVE>` (e.g. `MYRIX_MPI_SHM_MAX_BCAST`) one.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    max: [usize; 9],
+}
+
+struct Config {
+    force: Force,
+    debug: bool,
+    geometry_slot: usize,
+    geometry_depth: usize,
+    hard_spin: Option<usize>,
+    limits: Limits,
+}
+
+fn env_size(name: &str) -> Option<usize> {
+    let v = std::env::var(name).ok()?;
+    let v = v.trim();
+    let (num, mul) = match v.as_bytes().last()? {
+        b'k' | b'K' => (&v[..v.len() - 1], 1024),
+        b'm' | b'M' => (&v[..v.len() - 1], 1024 * 1024),
+        _ => (v, 1),
+    };
+    match num.parse::<usize>() {
+        Ok(n) => n.checked_mul(mul),
+        Err(_) => {
+            eprintln!("myrix MPI: {name}={v} is not a size; ignored");
+            None
+        }
+    }
+}
+
+fn config() -> &'static Config {
+    static C: OnceLock<Config> = OnceLock::new();
+    C.get_or_init(|| {
+        let force = match std::env::var("MYRIX_MPI_COLL").as_deref() {
+            Ok("p2p") => Force::P2p,
+            Ok("shm") => Force::Shm,
+            Ok("") | Ok("auto") | Err(_) => Force::Auto,
+            Ok(v) => {
+                eprintln!("myrix MPI: MYRIX_MPI_COLL={v}: not p2p, shm or auto; auto");
+                Force::Auto
+            }
+        };
+        let all = env_size("MYRIX_MPI_SHM_MAX");
+        let which = [
+            Which::Barrier,
+            Which::Bcast,
+            Which::Reduce,
+            Which::Allreduce,
+            Which::Gather,
+            Which::Scatter,
+            Which::Allgather,
+            Which::Allgatherv,
+            Which::Alltoall,
+        ];
+        let mut max = [usize::MAX; 9];
+        for w in which {
+            let var = format!(
+                "MYRIX_MPI_SHM_MAX_{}",
+                w.name().trim_start_matches("MPI_").to_uppercase()
+            );
+            if let Some(v) = env_size(&var).or(all) {
+                max[w as usize] = v;
+            }
+        }
+        Config {
+            force,
+            debug: std::env::var("MYRIX_MPI_COLL_DEBUG").is_ok_and(|v| v != "0" && !v.is_empty()),
+            geometry_slot: env_size("MYRIX_MPI_SHM_SLOT").unwrap_or(Geometry::SLOT),
+            geometry_depth: env_size("MYRIX_MPI_SHM_DEPTH").unwrap_or(Geometry::DEPTH),
+            hard_spin: env_size("MYRIX_MPI_SHM_SPIN"),
+            limits: Limits { max },
+        }
+    })
+}
+
+/// The segment of a communicator, as this rank holds it.
+enum Segment {
+    Exported(Export),
+    Imported(#[allow(dead_code)] Import, Mapping),
+    Heap(HeapMem),
+}
+
+impl SharedMem for Segment {
+    fn ptr(&self) -> *mut u8 {
+        match self {
+            Segment::Exported(e) => e.as_ptr(),
+            Segment::Imported(_, m) => m.as_ptr(),
+            Segment::Heap(h) => h.ptr(),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Segment::Exported(e) => e.len(),
+            Segment::Imported(_, m) => m.len(),
+            Segment::Heap(h) => h.len(),
+        }
+    }
+}
+
+/// What a communicator's collectives go through.
+struct Entry {
+    ctx: u32,
+    ranks: Arc<[u32]>,
+    shm: Option<Arc<Mutex<ShmColl>>>,
+    /// Collectives whose choice was printed (MYRIX_MPI_COLL_DEBUG).
+    printed: u32,
+}
+
+static REG: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+fn reg() -> MutexGuard<'static, Vec<Entry>> {
+    REG.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A communicator's shared-memory collectives, locked for one call.
+pub type Shm = Arc<Mutex<ShmColl>>;
+
+/// Whether `which` on `bytes` goes through shared memory on `c`: its state, to lock
+/// for the call. Collective: the first call on a communicator sets it up (alike on
+/// every rank, since every rank makes the same calls).
+pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
+    let cfg = config();
+    if cfg.force == Force::P2p {
+        return None;
+    }
+    let found = {
+        let mut r = reg();
+        r.iter_mut()
+            .find(|e| e.ctx == c.ctx && Arc::ptr_eq(&e.ranks, &c.ranks))
+            .map(|e| pick(e, c, which, bytes, cfg))
+    };
+    if let Some(f) = found {
+        return f;
+    }
+    let shm = setup(c, cfg).map(|mut s| {
+        if let Some(polls) = cfg.hard_spin {
+            s.set_hard_spin(polls.min(u32::MAX as usize) as u32);
+        }
+        Arc::new(Mutex::new(s))
+    });
+    let mut r = reg();
+    // Communicators freed since: the registry holds the last reference to their
+    // rank tables.
+    r.retain(|e| Arc::strong_count(&e.ranks) > 1);
+    r.push(Entry {
+        ctx: c.ctx,
+        ranks: c.ranks.clone(),
+        shm,
+        printed: 0,
+    });
+    let e = r.last_mut()?;
+    pick(e, c, which, bytes, cfg)
+}
+
+fn pick(e: &mut Entry, c: &CommRef, which: Which, bytes: usize, cfg: &Config) -> Option<Shm> {
+    let shm = e.shm.as_ref()?;
+    let yes = cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize];
+    if cfg.debug && e.printed & (1 << which as u32) == 0 {
+        e.printed |= 1 << which as u32;
+        eprintln!(
+            "myrix MPI: rank {} of context {} ({} ranks): {} of {bytes} bytes through {}",
+            c.rank,
+            c.ctx,
+            c.ranks.len(),
+            which.name(),
+            if yes {
+                "shared memory"
+            } else {
+                "point-to-point"
+            }
+        );
+    }
+    yes.then(|| shm.clone())
+}
+
+/// Sets up `c`'s segment (collective); None when its ranks are not all on this node
+/// or something failed (then alike on every rank).
+fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
+    let n = c.ranks.len();
+    let me = c.rank as usize;
+    if n == 1 {
+        let g = Geometry::new(1);
+        let h = HeapMem::new(g.len());
+        return ShmColl::new(Box::new(Segment::Heap(h)), g, 0).ok();
+    }
+    let debug = |why: &str| {
+        if cfg.debug {
+            eprintln!(
+                "myrix MPI: rank {me} of context {}: collectives point-to-point: {why}",
+                c.ctx
+            );
+        }
+    };
+    let mut p = pt2pt(c);
+    let node = runtime::with("a collective", |rt| Ok(rt.job.node_id)).ok()?;
+    let mut nodes = vec![0u8; 4 * n];
+    coll::allgather(&mut p, &node.to_le_bytes(), &mut nodes).ok()?;
+    if nodes.chunks_exact(4).any(|x| x != node.to_le_bytes()) {
+        debug("ranks on other nodes");
+        return None;
+    }
+    // Rank 0: [ok, rsm node, segment id, slot, depth].
+    let mut card = [0u32; 5];
+    let mut made: Result<Option<Segment>, String> = Ok(None);
+    if me == 0 {
+        let g = Geometry {
+            n,
+            slot: cfg.geometry_slot,
+            depth: cfg.geometry_depth,
+        };
+        made = export(&g).map(Some);
+        if let Ok(Some(Segment::Exported(e))) = &made {
+            if let (Some(id), Ok(ctl)) = (e.id(), Controller::get("shm")) {
+                card = [1, ctl.local_node().0, id.0, g.slot as u32, g.depth as u32];
+            }
+        }
+    }
+    let mut bytes: Vec<u8> = card.iter().flat_map(|v| v.to_le_bytes()).collect();
+    coll::bcast(&mut p, 0, &mut bytes).ok()?;
+    for (i, w) in bytes.chunks_exact(4).enumerate() {
+        card[i] = u32::from_le_bytes(w.try_into().ok()?);
+    }
+    let g = Geometry {
+        n,
+        slot: card[3] as usize,
+        depth: card[4] as usize,
+    };
+    if me != 0 && card[0] == 1 {
+        made = import(NodeId(card[1]), SegmentId(card[2])).map(Some);
+    }
+    let shm = match made {
+        Ok(Some(seg)) if card[0] == 1 => {
+            ShmColl::new(Box::new(seg), g, me).map_err(|e| e.to_string())
+        }
+        Ok(_) => Err("rank 0 made no segment".into()),
+        Err(e) => Err(e),
+    };
+    let ok = [u8::from(shm.is_ok())];
+    let mut oks = vec![0u8; n];
+    coll::allgather(&mut p, &ok, &mut oks).ok()?;
+    match shm {
+        Ok(s) if oks.iter().all(|&x| x == 1) => Some(s),
+        Ok(_) => {
+            debug("another rank could not map the segment");
+            None
+        }
+        Err(e) => {
+            debug(&e);
+            None
+        }
+    }
+}
+
+fn export(g: &Geometry) -> Result<Segment, String> {
+    let ctl = Controller::get("shm").map_err(|e| format!("shm controller: {e}"))?;
+    let page = ctl.attr().page_size;
+    let len = g.len().div_ceil(page) * page;
+    let e = ctl
+        .export_create(len, ExportFlags::default())
+        .map_err(|e| format!("segment of {len} bytes: {e}"))?;
+    e.publish(None, &[])
+        .map_err(|e| format!("publishing the segment: {e}"))?;
+    Ok(Segment::Exported(e))
+}
+
+fn import(node: NodeId, id: SegmentId) -> Result<Segment, String> {
+    let ctl = Controller::get("shm").map_err(|e| format!("shm controller: {e}"))?;
+    let i = ctl
+        .import_connect(node, id, Perm::RDWR)
+        .map_err(|e| format!("importing segment {}: {e}", id.0))?;
+    let m = i
+        .map()
+        .map_err(|e| format!("mapping segment {}: {e}", id.0))?;
+    Ok(Segment::Imported(i, m))
+}
+
+/// Locks a communicator's shared-memory state for one collective.
+pub fn lock(s: &Shm) -> MutexGuard<'_, ShmColl> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
