@@ -186,6 +186,14 @@ fn reg() -> MutexGuard<'static, Vec<Entry>> {
     REG.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Drops every communicator's segment (MPI_Finalize, after the fence past which no
+/// rank runs a collective): the exports are destroyed now rather than by the next
+/// RSM user's cleaner. Freeing one at MPI_Comm_free is not done: a peer may still be
+/// reading the last collective's data from it.
+pub fn release_all() {
+    reg().clear();
+}
+
 /// A communicator's shared-memory collectives, locked for one call.
 pub type Shm = Arc<Mutex<ShmColl>>;
 

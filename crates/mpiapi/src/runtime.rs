@@ -128,6 +128,7 @@ pub fn finalize(name: &str) -> Result<(), c_int> {
                 MPI_ERR_OTHER
             })?;
         }
+        crate::coll::shm::release_all();
         rt.p2p = None;
         rt.job.finalize().map_err(|e| {
             eprintln!("myrix MPI: {name}: {e}");
