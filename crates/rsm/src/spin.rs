@@ -32,7 +32,7 @@ const LONG_WAIT: u32 = 1 << 12;
 /// should yield (unless its own job oversubscribes the machine). The budget between
 /// them adapts ([`budget`]).
 pub const HARD_POLLS_MAX: u32 = 1 << 13;
-pub const HARD_POLLS_MIN: u32 = 1 << 10;
+pub const HARD_POLLS_MIN: u32 = 1 << 6;
 
 /// Busy processes the caller's job runs on this machine; 0 unknown.
 static LOCAL_PROCS: AtomicUsize = AtomicUsize::new(0);
