@@ -82,6 +82,10 @@ pub(crate) trait ExportBackend: Send + Sync {
     fn release_pollfd(&self) -> Result<(), RsmError>;
     /// Unpublishes if published and frees library memory; called once.
     fn destroy(&self) -> Result<(), RsmError>;
+    /// The exporter polls its memory ([`crate::Export::load_u64`]): a backend whose
+    /// remote writes are applied by this process (the network's) takes in what arrived,
+    /// so a polling exporter sees a write without waiting for its progress thread.
+    fn poll(&self) {}
 }
 
 pub(crate) trait ImportBackend: Send + Sync {

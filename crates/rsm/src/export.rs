@@ -73,12 +73,16 @@ impl Export {
     /// ordering: how an exporter polls a flag that importers set with an 8-byte
     /// [`crate::Import::put_scalars`], after which the bytes they put before it are
     /// visible. `BadOffset`/`BadLength` outside the segment, `MisalignedOffset`.
+    /// On a network controller each call also takes in the frames that arrived (a
+    /// non-blocking receive), so a polling exporter applies remote writes itself.
     #[allow(unsafe_code)]
     pub fn load_u64(&self, offset: usize) -> Result<u64, RsmError> {
         crate::import::bounds(self.len(), offset, 8)?;
         if offset % 8 != 0 {
             return Err(RsmError::MisalignedOffset);
         }
+        // Over the network: apply what arrived first (the caller drives the endpoint).
+        self.b.poll();
         // SAFETY: in bounds and 8-aligned (segments are page-aligned) in memory that
         // stays mapped while `self` lives; other processes write it only with atomic
         // 8-byte accesses or plain copies, and an atomic load of it is always defined.

@@ -69,6 +69,9 @@ pub(crate) struct Core {
     pub(crate) rail: usize,
     /// Fault injection: every frame in and out is dropped (a dead link).
     pub(crate) down: bool,
+    /// The endpoint's clock at its last call into the engine: the agent's deadlines
+    /// are on that clock, not its own.
+    pub(crate) last_now: u64,
 }
 
 impl Core {
@@ -83,6 +86,7 @@ impl Core {
             unreachable: HashSet::new(),
             rail,
             down: false,
+            last_now: 0,
         }
     }
 
@@ -146,6 +150,7 @@ impl Protocol for RsmProtocol {
         };
         let mut c = lock(&self.core);
         let c = &mut *c;
+        c.last_now = now;
         if c.down {
             return Verdict::Taken;
         }
@@ -156,6 +161,7 @@ impl Protocol for RsmProtocol {
 
     fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
         let mut c = lock(&self.core);
+        c.last_now = now;
         c.engine.poll_transmit(now, buf).map(|(a, n)| (a.loc(), n))
     }
 
@@ -175,6 +181,15 @@ impl Protocol for RsmProtocol {
 pub(crate) const AGENT_MAX_SLEEP: Duration = Duration::from_millis(20);
 /// How long the agent backs off when the application holds the endpoint.
 const AGENT_BUSY_BACKOFF: Duration = Duration::from_micros(200);
+/// The application drove the endpoint this recently: it is polling, so the agent
+/// leaves the socket to it (a frame woke nobody but the caller that reads it).
+pub(crate) const APP_ACTIVE_NS: u64 = 200_000;
+/// How long the agent naps while the application polls, before it looks again.
+const AGENT_NAP: Duration = Duration::from_micros(100);
+/// How long the agent keeps polling the socket after a frame before it sleeps in
+/// `poll(2)`, when the machine has a core for every busy process: the next frame of a
+/// burst (a put's flush, the next put of a sequence) then costs no wake-up.
+const AGENT_SPIN_NS: u64 = 50_000;
 
 /// Starts the progress thread of `net`. It holds the controller only weakly (and a
 /// duplicate of the socket's descriptor to sleep on), so it ends within
@@ -200,42 +215,80 @@ pub(crate) fn spawn_agent(net: &Arc<Net>, rail: usize, fd: Option<RawFd>) -> std
     Ok(())
 }
 
+/// What one round of the agent decided.
+enum Next {
+    /// The application polls the endpoint itself (or holds it): nap.
+    Nap(Duration),
+    /// Frames came in: keep polling a little while the machine has a core for it.
+    Spin,
+    /// Sleep on the socket until a frame arrives or the engine's next timer.
+    Sleep(Duration),
+}
+
+/// One round: progress on the endpoint if the application is not driving it, and what
+/// to do next.
+fn agent_round(net: &Net, rail: usize) -> Next {
+    let r = &net.rails[rail];
+    if net.app_active() {
+        return Next::Nap(AGENT_NAP);
+    }
+    let got = match r.ep.try_lock() {
+        Ok(mut ep) => ep.progress().unwrap_or(0),
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().progress().unwrap_or(0),
+        Err(std::sync::TryLockError::WouldBlock) => return Next::Nap(AGENT_BUSY_BACKOFF),
+    };
+    if got > 0 {
+        net.took_frames();
+        return Next::Spin;
+    }
+    // The engine's next deadline, on the endpoint's clock (the `now` the endpoint
+    // gave the engine in the progress just made).
+    let c = lock(&r.core);
+    let d = match c.engine.poll_timeout() {
+        Some(t) => Duration::from_nanos(t.saturating_sub(c.last_now)).min(AGENT_MAX_SLEEP),
+        None => AGENT_MAX_SLEEP,
+    };
+    Next::Sleep(d)
+}
+
 fn agent_loop(weak: Weak<Net>, rail: usize, fd: Option<OwnedFd>) {
+    // While spinning: when the last frame came.
+    let mut spin_from: Option<Instant> = None;
     loop {
-        let (sleep, on_fd) = {
+        let next = {
             let Some(net) = weak.upgrade() else { return };
-            let r = &net.rails[rail];
-            let progressed = match r.ep.try_lock() {
-                Ok(mut ep) => {
-                    let _ = ep.progress();
-                    true
+            let next = agent_round(&net, rail);
+            if !matches!(next, Next::Spin) {
+                // Counted as a wake-up unless it only goes on spinning.
+                let spinning = matches!(next, Next::Sleep(_)) && spin_from.is_some();
+                if !spinning {
+                    net.agent_rounds
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
-                Err(std::sync::TryLockError::Poisoned(p)) => {
-                    let _ = p.into_inner().progress();
-                    true
-                }
-                Err(std::sync::TryLockError::WouldBlock) => false,
-            };
-            net.agent_rounds
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if !progressed {
-                (AGENT_BUSY_BACKOFF, false)
-            } else {
-                let due = lock(&r.core).engine.poll_timeout();
-                let d = match due {
-                    Some(t) => {
-                        let now = net.epoch.elapsed().as_nanos() as u64;
-                        Duration::from_nanos(t.saturating_sub(now)).min(AGENT_MAX_SLEEP)
-                    }
-                    None => AGENT_MAX_SLEEP,
-                };
-                (d, true)
             }
+            next
         };
-        if on_fd {
-            wait_readable(fd.as_ref(), sleep);
-        } else {
-            std::thread::sleep(sleep);
+        match next {
+            Next::Nap(d) => {
+                spin_from = None;
+                std::thread::sleep(d);
+            }
+            Next::Spin => {
+                let may = weak.upgrade().is_some_and(|n| n.may_spin());
+                if may {
+                    spin_from = Some(Instant::now());
+                }
+            }
+            Next::Sleep(d) => {
+                let spinning =
+                    spin_from.is_some_and(|t| t.elapsed() < Duration::from_nanos(AGENT_SPIN_NS));
+                if spinning {
+                    std::hint::spin_loop();
+                } else {
+                    spin_from = None;
+                    wait_readable(fd.as_ref(), d);
+                }
+            }
         }
     }
 }
@@ -252,10 +305,16 @@ fn wait_readable(fd: Option<&OwnedFd>, d: Duration) {
         events: libc::POLLIN,
         revents: 0,
     };
-    let ms = d.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+    // At least a microsecond: a deadline due now was just handled by the progress
+    // before (a zero timeout would make this a busy loop).
+    let d = d.max(Duration::from_micros(1));
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    };
     let start = Instant::now();
-    // SAFETY: one live pollfd, count 1.
-    let r = unsafe { libc::poll(&mut p, 1, ms) };
+    // SAFETY: one live pollfd, count 1; a live timespec; no signal mask.
+    let r = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
     if r < 0 && start.elapsed() < d {
         // Interrupted: no busy loop.
         std::thread::sleep(Duration::from_micros(100));

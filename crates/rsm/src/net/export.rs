@@ -254,6 +254,10 @@ impl ExportBackend for NetExport {
         Ok(())
     }
 
+    fn poll(&self) {
+        self.net.try_progress();
+    }
+
     fn destroy(&self) -> Result<(), RsmError> {
         let mut st = lock(&self.st);
         if st.destroyed {

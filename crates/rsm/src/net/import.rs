@@ -248,6 +248,11 @@ impl NetImport {
         let (rail, imp) = (st.rails[k].rail, st.rails[k].imp);
         for (i, piece) in data.chunks(PUT_PIECE).enumerate() {
             let o = off + i * PUT_PIECE;
+            if i > 0 {
+                // Keep the pipeline moving between pieces; the last piece goes out with
+                // what the caller does next (a flush, or one progress).
+                self.net.progress();
+            }
             loop {
                 let r = lock(&self.net.rails[rail].core)
                     .engine
@@ -263,13 +268,16 @@ impl NetImport {
                     }
                 }
             }
-            self.net.progress();
         }
         self.net.rails[rail]
             .bytes_put
             .fetch_add(data.len() as u64, Ordering::Relaxed);
+        let single = st.rails.len() == 1;
         let rc = &mut st.rails[k];
-        rc.log.push((off, data.to_vec()));
+        // The copy is for a replay on another rail and for ordering against other
+        // rails: an import with one rail keeps only the range.
+        rc.log
+            .push((off, if single { Vec::new() } else { data.to_vec() }));
         rc.log_bytes += data.len();
         if rc.log_bytes > LOG_MAX {
             self.flush(st, |j| j == k)?;
@@ -368,9 +376,12 @@ impl NetImport {
         }
         if self.implicit.load(Ordering::Relaxed) {
             // Its own scope: in remote memory when it returns (a fail-over on the way
-            // lost nothing, so it is not an error here).
+            // lost nothing, so it is not an error here). The write and the flush leave
+            // together, in the flush's progress.
             self.flush(&mut st, |_| true)?;
             st.failed_over = false;
+        } else {
+            self.net.progress();
         }
         Ok(())
     }

@@ -38,9 +38,11 @@
 //!   for each burst of frames, is measured in `docs/rsm-net.md`.
 //!
 //! Calls that wait (connect, get, barrier close, implicit-mode puts, signal waits)
-//! drive the endpoint themselves, spinning then yielding then sleeping briefly
-//! ([`Net::wait`]), so their latency does not depend on the agent. The importer's agent
-//! keeps pipelined puts flowing after `put` returns.
+//! drive the endpoint themselves ([`Net::wait`]: spinning while the machine has a core
+//! for it, else asleep on the sockets and an eventfd kick), and so does an exporter
+//! polling its memory (`Export::load_u64`), so their latency does not depend on the
+//! agent; while they do, the agent naps rather than being woken by every frame. The
+//! importer's agent keeps pipelined puts flowing after `put` returns.
 //!
 //! One controller per board and process: opening `udp` again in the process gives the
 //! same controller (a second bind of the port would fail).
@@ -53,8 +55,9 @@ pub mod node_table;
 pub(crate) mod signal;
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
 use myrix_mx::Endpoint;
@@ -62,7 +65,6 @@ use myrix_rsm_proto::engine::{Config, Engine};
 use myrix_rsm_proto::{Credentials, NodeId, Perm, RsmError, SegmentId};
 
 use crate::backend::{CtlrBackend, ExportBackend, ImportBackend};
-use crate::spin::SpinWait;
 use crate::{ControllerAttr, ExportFlags};
 use agent::{lock, Addr, Core, RsmProtocol};
 use node_table::{Board, NodeTable, NodeTableError};
@@ -83,6 +85,11 @@ pub fn default_config() -> Config {
     }
 }
 
+/// How often the machine's load is looked at ([`Net::may_spin`]).
+const LOAD_RECHECK_NS: u64 = 10_000_000;
+/// The longest a waiting caller sleeps on the sockets before it polls again.
+const WAIT_BLOCK_MAX: Duration = Duration::from_millis(1);
+
 /// One rail: an endpoint on one of the node's boards, with its own engine.
 pub(crate) struct Rail {
     pub(crate) board: String,
@@ -95,6 +102,9 @@ pub(crate) struct Rail {
     /// Nodes an import failed over from on this rail: later connects leave the rail
     /// out for them (the engines cannot resynchronise on it; see docs/rsm-net.md).
     pub(crate) failed: Mutex<std::collections::HashSet<NodeId>>,
+    /// The endpoint's socket (owned by the endpoint, open while the rail lives): what a
+    /// waiting caller sleeps on when the machine has no core to spin on.
+    wait_fd: Option<RawFd>,
 }
 
 /// A rail's counters ([`crate::Controller::rail_stats`]).
@@ -123,6 +133,47 @@ pub(crate) struct Net {
     pub(crate) who: Credentials,
     /// Rounds the agent made (woken by a frame or a timer): its cost, for the docs.
     pub(crate) agent_rounds: AtomicU64,
+    /// When (ns since `epoch`) the application last drove an endpoint: while that is
+    /// recent the agent leaves the sockets to it.
+    pub(crate) app_at: AtomicU64,
+    /// When (ns since `epoch`, 0: never) the machine's load was last looked at, and
+    /// whether it then had a core for every busy process ([`Net::may_spin`]).
+    load_at: AtomicU64,
+    spin_ok: AtomicBool,
+    /// Callers asleep on the sockets in [`Net::wait_with`], and how they are woken
+    /// when another thread took in the frame they wait for.
+    waiters: AtomicU32,
+    kick: Kick,
+}
+
+/// An eventfd that wakes callers asleep in `poll(2)`.
+struct Kick(OwnedFd);
+
+impl Kick {
+    #[allow(unsafe_code)]
+    fn new() -> std::io::Result<Kick> {
+        // SAFETY: creates a new descriptor; no memory is passed.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and is owned by nothing else.
+        Ok(Kick(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    #[allow(unsafe_code)]
+    fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
+        let _ = unsafe { libc::write(self.0.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    #[allow(unsafe_code)]
+    fn drain(&self) {
+        let mut v: u64 = 0;
+        // SAFETY: reads 8 bytes into a live u64 from our own non-blocking eventfd.
+        let _ = unsafe { libc::read(self.0.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
+    }
 }
 
 fn conf(e: NodeTableError) -> RsmError {
@@ -195,7 +246,9 @@ impl Net {
             ep.attach(Box::new(RsmProtocol { core: core.clone() }))
                 .map_err(|e| bad(format!("cannot attach RSM: {e}")))?;
             fds.push(ep.wait_fd());
+            let wait_fd = ep.wait_fd();
             rails.push(Rail {
+                wait_fd,
                 board: board.open_string(),
                 ep: Mutex::new(ep),
                 core,
@@ -214,6 +267,11 @@ impl Net {
             page: crate::shm::mem::page_size(),
             who: Credentials { uid, gid },
             agent_rounds: AtomicU64::new(0),
+            app_at: AtomicU64::new(0),
+            load_at: AtomicU64::new(0),
+            spin_ok: AtomicBool::new(false),
+            waiters: AtomicU32::new(0),
+            kick: Kick::new().map_err(|e| bad(format!("cannot make an eventfd: {e}")))?,
         });
         for (r, fd) in fds.into_iter().enumerate() {
             agent::spawn_agent(&net, r, fd).map_err(|e| bad(format!("cannot start agent: {e}")))?;
@@ -221,10 +279,74 @@ impl Net {
         Ok(net)
     }
 
-    /// Moves frames now on every rail (sends what calls queued, takes in what arrived).
+    /// Whether the machine has a core for every busy process (the project's spin rule,
+    /// [`crate::spin::oversubscribed`]), looked at every [`LOAD_RECHECK_NS`].
+    pub(crate) fn may_spin(&self) -> bool {
+        let now = self.epoch.elapsed().as_nanos() as u64 + 1;
+        let at = self.load_at.load(Ordering::Relaxed);
+        if at == 0 || now.saturating_sub(at) >= LOAD_RECHECK_NS {
+            self.load_at.store(now, Ordering::Relaxed);
+            let ok = std::thread::available_parallelism().map_or(1, |n| n.get()) > 1
+                && !crate::spin::oversubscribed();
+            self.spin_ok.store(ok, Ordering::Relaxed);
+            return ok;
+        }
+        self.spin_ok.load(Ordering::Relaxed)
+    }
+
+    /// The application drives the endpoints now. Only while it may spin: on an
+    /// oversubscribed machine a polling caller yields its core and may not run again
+    /// for a time slice, so the agent, woken by each frame, keeps serving.
+    fn mark_active(&self) {
+        if self.may_spin() {
+            let now = self.epoch.elapsed().as_nanos() as u64 + 1;
+            self.app_at.store(now, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the application drove an endpoint in the last
+    /// [`agent::APP_ACTIVE_NS`] (and could spin).
+    pub(crate) fn app_active(&self) -> bool {
+        let at = self.app_at.load(Ordering::Relaxed);
+        at != 0
+            && (self.epoch.elapsed().as_nanos() as u64).saturating_sub(at) < agent::APP_ACTIVE_NS
+    }
+
+    /// Frames were taken in (by the agent or a caller): a caller asleep in
+    /// [`Net::wait_with`] may have been waiting for one of them.
+    pub(crate) fn took_frames(&self) {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            self.kick.wake();
+        }
+    }
+
+    /// Moves frames now on every rail (sends what calls queued, takes in what arrived),
+    /// waiting for an endpoint the agent holds.
     pub(crate) fn progress(&self) {
+        self.mark_active();
+        let mut got = 0;
         for r in &self.rails {
-            let _ = lock(&r.ep).progress();
+            got += lock(&r.ep).progress().unwrap_or(0);
+        }
+        if got > 0 {
+            self.took_frames();
+        }
+    }
+
+    /// [`Net::progress`] on the rails nobody else is driving right now: a poll of a
+    /// wait, where a rail the agent holds is being driven anyway.
+    pub(crate) fn try_progress(&self) {
+        self.mark_active();
+        let mut got = 0;
+        for r in &self.rails {
+            got += match r.ep.try_lock() {
+                Ok(mut ep) => ep.progress().unwrap_or(0),
+                Err(TryLockError::Poisoned(p)) => p.into_inner().progress().unwrap_or(0),
+                Err(TryLockError::WouldBlock) => 0,
+            };
+        }
+        if got > 0 {
+            self.took_frames();
         }
     }
 
@@ -238,36 +360,88 @@ impl Net {
         self.wait_with(timeout, || f(&mut lock(&self.rails[rail].core)))
     }
 
-    /// Polls `f`, driving progress between polls (spin, then yield, then sleep 50 µs),
-    /// until it gives a value or `timeout` passes (`None`: never).
+    /// Polls `f`, driving progress between polls, until it gives a value or `timeout`
+    /// passes (`None`: never). While the machine has a core for every busy process the
+    /// caller spins (a long wait then sleeps 50 µs between polls); when it has not, the
+    /// caller sleeps on the sockets and is woken by the next frame (or by the thread
+    /// that took it in): a woken thread gets the core at once, where one that yields
+    /// may wait a whole time slice of another process.
     pub(crate) fn wait_with<T>(
         &self,
         timeout: Option<Duration>,
         mut f: impl FnMut() -> Option<T>,
     ) -> Option<T> {
         let deadline = timeout.map(|t| Instant::now() + t);
-        // Made after the first polls: it reads /proc/loadavg, which a short wait (a get
-        // on a quiet network) should not pay for.
-        let mut sw: Option<SpinWait> = None;
         let mut polls = 0u32;
         loop {
             if let Some(v) = f() {
                 return Some(v);
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return None;
-            }
-            self.progress();
+            let left = match deadline {
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return None;
+                    }
+                    Some(d - now)
+                }
+                None => None,
+            };
+            self.try_progress();
             polls = polls.saturating_add(1);
             if polls < 64 {
                 std::hint::spin_loop();
-            } else if polls < 2_000 {
-                sw.get_or_insert_with(SpinWait::new).spin();
-            } else if polls < 4_000 {
-                std::thread::yield_now();
+            } else if self.may_spin() {
+                if polls < 20_000 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
             } else {
-                std::thread::sleep(Duration::from_micros(50));
+                self.waiters.fetch_add(1, Ordering::SeqCst);
+                // Again after announcing ourselves: a frame taken in by another thread
+                // from now on kicks us.
+                if let Some(v) = f() {
+                    self.waiters.fetch_sub(1, Ordering::SeqCst);
+                    return Some(v);
+                }
+                let nap = left.map_or(WAIT_BLOCK_MAX, |l| l.min(WAIT_BLOCK_MAX));
+                self.sleep_on_sockets(nap);
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
             }
+        }
+    }
+
+    /// Sleeps until a frame arrives on a rail, a kick, or `d`.
+    #[allow(unsafe_code)]
+    fn sleep_on_sockets(&self, d: Duration) {
+        let mut fds: Vec<libc::pollfd> = self
+            .rails
+            .iter()
+            .filter_map(|r| r.wait_fd)
+            .chain(std::iter::once(self.kick.0.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let ts = libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: live pollfds and their count; a live timespec; no signal mask. The
+        // sockets stay open while `self` (their endpoints) lives.
+        let _ = unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
+        if fds.last().is_some_and(|p| p.revents != 0) {
+            self.kick.drain();
         }
     }
 
