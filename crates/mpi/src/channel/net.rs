@@ -1,0 +1,145 @@
+//! The channel between nodes: ranks whose [`crate::job::node_identity`] differs (another
+//! host, or another network namespace of this one) talk through RSM's `udp` network
+//! controller instead of `shm`.
+//!
+//! * **Which address.** Each rank binds a UDP port on the IPv4 address of
+//!   `MYRIX_MPI_IFACE` if set, else of the first interface (in `getifaddrs(3)` order)
+//!   that is up, not loopback and has an IPv4 address, else `127.0.0.1`. In a network
+//!   namespace that is its veth end. The port is chosen by the kernel (a bind to port 0,
+//!   released and bound again by the controller: another process could take it in
+//!   between, which fails the job's start with the bind's error).
+//! * **The node table** is built in memory from the addresses every rank publishes
+//!   through PMI at `MPI_Init`: RSM node `rank + 1` is the rank's endpoint (a node of
+//!   a network controller is one process). No file, no `MYRIX_RSM_NODES`.
+//! * **When.** Only a job whose ranks are on more than one node opens it: all ranks
+//!   compute the same node ids, so they agree, and open it between two PMI barriers (an
+//!   inbox must be published before anyone connects to it).
+//! * The network inbox has a fixed segment id ([`NET_INBOX`]): it is the only segment
+//!   of its controller a peer must find before any connection exists.
+//! * Messages up to [`NET_SHORT_DEFAULT`] bytes (`MYRIX_MPI_NET_SHORT`) go inline in
+//!   postboxes to a remote rank (see the measurement in `docs/mpi.md`).
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+
+use myrix_rsm::net::node_table::NodeTable;
+use myrix_rsm::{Controller, NodeId, SegmentId};
+
+use crate::p2p::fabric::Rank;
+
+/// The segment id of every rank's network inbox.
+pub const NET_INBOX: SegmentId = SegmentId(SegmentId::USER_BASE | 0x4d50_0001);
+
+/// Default largest message sent inline to a rank on another node.
+pub const NET_SHORT_DEFAULT: usize = 40;
+
+/// The short limit toward other nodes: `MYRIX_MPI_NET_SHORT`, bounded like
+/// `MYRIX_MPI_SHORT` (at most 56 bytes per postbox of the queue less one).
+pub fn net_short(queue: u32, eager: usize) -> Result<usize, String> {
+    let max = super::config::CONT_INLINE * (queue as usize - 1);
+    match std::env::var("MYRIX_MPI_NET_SHORT") {
+        Err(_) => Ok(NET_SHORT_DEFAULT.min(max).min(eager)),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n <= max && n <= eager => Ok(n),
+            _ => Err(format!(
+                "MYRIX_MPI_NET_SHORT={v:?}: must be a number up to {} (56 bytes per \
+                 postbox, queue - 1 postboxes, and at most the eager limit)",
+                max.min(eager)
+            )),
+        },
+    }
+}
+
+/// The RSM node of `rank` on the network controller.
+pub fn node_of_rank(rank: Rank) -> NodeId {
+    NodeId(rank + 1)
+}
+
+/// The rank of a network controller's node (inverse of [`node_of_rank`]).
+pub fn rank_of_node(node: NodeId) -> Option<Rank> {
+    node.0.checked_sub(1)
+}
+
+/// The IPv4 address of interface `name`, or of the first up, non-loopback interface
+/// with one when `name` is None; None if there is none.
+#[allow(unsafe_code)]
+pub fn iface_ipv4(name: Option<&str>) -> Option<Ipv4Addr> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list we free below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut p = head;
+    while !p.is_null() {
+        // SAFETY: `p` is a node of the list getifaddrs returned, alive until freed.
+        let ifa = unsafe { &*p };
+        p = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
+            continue;
+        }
+        // SAFETY: a non-null `ifa_addr` points to a sockaddr of its family.
+        if i32::from(unsafe { (*ifa.ifa_addr).sa_family }) != libc::AF_INET {
+            continue;
+        }
+        // SAFETY: a NUL-terminated name owned by the list.
+        let iname = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy();
+        // SAFETY: the family is AF_INET, so the address is a sockaddr_in.
+        let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
+        let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+        let up = ifa.ifa_flags & libc::IFF_UP as u32 != 0;
+        let lo = ifa.ifa_flags & libc::IFF_LOOPBACK as u32 != 0;
+        let take = match name {
+            Some(n) => iname == n,
+            None => up && !lo && !ip.is_loopback(),
+        };
+        if take {
+            found = Some(ip);
+            break;
+        }
+    }
+    // SAFETY: the list from getifaddrs, freed once.
+    unsafe { libc::freeifaddrs(head) };
+    found
+}
+
+/// The address this rank's UDP endpoint binds (see the module docs): the interface's
+/// address and a port free now.
+pub fn local_endpoint() -> Result<SocketAddr, String> {
+    let ip = match std::env::var("MYRIX_MPI_IFACE") {
+        Ok(name) if !name.is_empty() => iface_ipv4(Some(&name)).ok_or_else(|| {
+            format!("MYRIX_MPI_IFACE={name:?}: no such interface with an IPv4 address")
+        })?,
+        _ => iface_ipv4(None).unwrap_or(Ipv4Addr::LOCALHOST),
+    };
+    let s = UdpSocket::bind((ip, 0)).map_err(|e| format!("binding a UDP port on {ip}: {e}"))?;
+    s.local_addr().map_err(|e| format!("UDP port on {ip}: {e}"))
+}
+
+/// Opens the `udp` controller as `me`'s node, every rank at its published address.
+pub fn open_controller(me: Rank, addrs: &[SocketAddr]) -> Result<Controller, String> {
+    let boards: Vec<String> = addrs.iter().map(|a| format!("udp:{a}")).collect();
+    let table = NodeTable::from_pairs(
+        boards
+            .iter()
+            .enumerate()
+            .map(|(r, b)| (node_of_rank(r as Rank).0, b.as_str())),
+    )
+    .map_err(|e| e.to_string())?;
+    Controller::udp(node_of_rank(me), table).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_and_addresses() {
+        assert_eq!(rank_of_node(node_of_rank(7)), Some(7));
+        assert_eq!(rank_of_node(NodeId(0)), None);
+        assert_eq!(iface_ipv4(Some("lo")), Some(Ipv4Addr::LOCALHOST));
+        assert_eq!(iface_ipv4(Some("no-such-iface0")), None);
+        let a = local_endpoint().unwrap();
+        assert_ne!(a.port(), 0);
+        assert!(net_short(64, 65536).unwrap() <= 56 * 63);
+    }
+}
