@@ -91,6 +91,18 @@ enum TxState {
 struct TxChan {
     tx: Tx,
     state: TxState,
+    /// Toward another node: whether sends are unacknowledged, for the flush at exit
+    /// ([`net::flush_at_exit`]).
+    busy: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl TxChan {
+    #[inline]
+    fn note_busy(&self) {
+        if let Some(b) = &self.busy {
+            b.store(self.tx.busy(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -454,7 +466,11 @@ impl ChannelFabric {
                     small: self.cfg.small_block,
                     large: self.cfg.large_block,
                 };
+                let remote = self.net.is_some() && self.remote(dest);
                 let tx = self.peer(dest).tx.as_mut().expect("tx exists");
+                if remote {
+                    tx.busy = Some(net::flush_at_exit(&area_imp));
+                }
                 let TxState::Requested { ack } =
                     std::mem::replace(&mut tx.state, TxState::Up { area: area_imp })
                 else {
@@ -671,10 +687,13 @@ impl Fabric for ChannelFabric {
         let tx = p.tx.get_or_insert_with(|| TxChan {
             tx: Tx::new(short, eager),
             state: TxState::Fresh,
+            busy: None,
         });
         tx.tx.push(id, env, src);
         if tx.tx.is_connected() {
-            if let Err(c) = tx.tx.pump(&mut self.pending) {
+            let r = tx.tx.pump(&mut self.pending);
+            tx.note_busy();
+            if let Err(c) = r {
                 let mut ev = std::mem::take(&mut self.pending);
                 self.lose(dest, c.0.into(), &mut ev);
                 self.pending = ev;
@@ -772,7 +791,9 @@ impl Fabric for ChannelFabric {
                 self.tx_active.swap_remove(i);
                 continue;
             };
-            match tx.tx.pump(events) {
+            let r = tx.tx.pump(events);
+            tx.note_busy();
+            match r {
                 Ok(m) => moved |= m,
                 Err(c) => {
                     self.lose(dest, c.0.into(), events);

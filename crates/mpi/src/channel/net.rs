@@ -16,13 +16,26 @@
 //!   inbox must be published before anyone connects to it).
 //! * The network inbox has a fixed segment id ([`NET_INBOX`]): it is the only segment
 //!   of its controller a peer must find before any connection exists.
+//! * **Exit.** A put returns once queued: a rank that exits right after `MPI_Finalize`
+//!   could take its last message (still unacknowledged by the peer's engine, a frame
+//!   lost on the way) with it. So every channel area on another node whose sends the
+//!   receiver has not all acknowledged is flushed (a barrier close: a round trip) when
+//!   the process exits ([`flush_at_exit`], an `atexit` handler). Channels whose sends
+//!   were all acknowledged are left alone: their receiver may have exited, and a
+//!   flush toward it would wait for the engine's timeout (5 s); a flag not yet updated
+//!   (the ack arrived after the rank's last progress) costs at most
+//!   [`EXIT_FLUSH_WAIT`]. Ack segments and
+//!   inboxes are not flushed (a peer that needs an ack or a reply is alive and the
+//!   engine resends).
 //! * Messages up to [`NET_SHORT_DEFAULT`] bytes (`MYRIX_MPI_NET_SHORT`) go inline in
 //!   postboxes to a remote rank (see the measurement in `docs/mpi.md`).
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Once, Weak};
 
 use myrix_rsm::net::node_table::NodeTable;
-use myrix_rsm::{Controller, NodeId, SegmentId};
+use myrix_rsm::{BarrierType, Controller, Import, NodeId, SegmentId};
 
 use crate::p2p::fabric::Rank;
 
@@ -126,6 +139,72 @@ pub fn open_controller(me: Rank, addrs: &[SocketAddr]) -> Result<Controller, Str
     )
     .map_err(|e| e.to_string())?;
     Controller::udp(node_of_rank(me), table).map_err(|e| e.to_string())
+}
+
+type ExitList = Mutex<Vec<(Weak<Import>, Arc<AtomicBool>)>>;
+
+fn exit_list() -> &'static ExitList {
+    static L: ExitList = Mutex::new(Vec::new());
+    &L
+}
+
+/// Registers a channel area's import for the flush at exit; the returned flag says
+/// whether its channel has unacknowledged sends (the fabric keeps it current).
+pub fn flush_at_exit(area: &Arc<Import>) -> Arc<AtomicBool> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        // SAFETY: registers a function with no arguments that never unwinds.
+        unsafe { libc::atexit(exit_flush) };
+    });
+    let busy = Arc::new(AtomicBool::new(false));
+    let mut l = exit_list().lock().unwrap_or_else(|p| p.into_inner());
+    l.retain(|(w, _)| w.strong_count() > 0);
+    l.push((Arc::downgrade(area), busy.clone()));
+    busy
+}
+
+/// How long the flush at exit waits at most: a live peer answers within a round
+/// trip and a few resends (5 ms each); a peer that exited never does.
+pub const EXIT_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Flushes the busy channel areas now, each on a thread of its own, waiting at most
+/// [`EXIT_FLUSH_WAIT`] for all (what the `atexit` handler does).
+pub fn flush_busy() {
+    let list: Vec<_> = match exit_list().try_lock() {
+        Ok(l) => l.clone(),
+        Err(_) => return,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut n = 0;
+    for (w, busy) in list {
+        if !busy.load(Ordering::Relaxed) {
+            continue;
+        }
+        let Some(i) = w.upgrade() else { continue };
+        let tx = tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("myrix-mpi-exit".into())
+            .spawn(move || {
+                if let Ok(mut b) = i.init_barrier(BarrierType::Segment) {
+                    if b.open().is_ok() {
+                        let _ = b.close();
+                    }
+                }
+                let _ = tx.send(());
+            });
+        n += usize::from(spawned.is_ok());
+    }
+    let end = std::time::Instant::now() + EXIT_FLUSH_WAIT;
+    for _ in 0..n {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if rx.recv_timeout(left).is_err() {
+            return;
+        }
+    }
+}
+
+extern "C" fn exit_flush() {
+    let _ = std::panic::catch_unwind(flush_busy);
 }
 
 #[cfg(test)]
