@@ -385,7 +385,13 @@ fn mpi_p2p_across_namespaces_with_loss() {
     let netns = MPI_NS.join(",");
     // A namespace that does not exist: one clear error, no rank started.
     let o = Command::new(env!("CARGO_BIN_EXE_myrix"))
-        .args(["mpiexec", "--netns", "myrix-mpi-a,myrix-no-such-ns", "-n", "2"])
+        .args([
+            "mpiexec",
+            "--netns",
+            "myrix-mpi-a,myrix-no-such-ns",
+            "-n",
+            "2",
+        ])
         .arg(&exe)
         .output()
         .unwrap();
@@ -403,7 +409,10 @@ fn mpi_p2p_across_namespaces_with_loss() {
             .arg(&exe);
         expect_p2p_ok(c, n, &format!("myrix mpiexec --netns, {n} ranks"));
         // Hundreds of frames crossed the veth (a few hundred KiB at least).
-        assert!(ns.rx_packets() > before + 100, "the ranks did not talk across");
+        assert!(
+            ns.rx_packets() > before + 100,
+            "the ranks did not talk across"
+        );
     }
     if Command::new("mpiexec.hydra")
         .arg("--version")
