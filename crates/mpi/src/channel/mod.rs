@@ -110,6 +110,8 @@ struct RxChan {
     src: Rank,
     rx: Rx,
     ack: Arc<Import>,
+    /// Toward another node: puts the acks staged in the lazy ack window.
+    acks: Option<window::NetFlush>,
 }
 
 /// What this rank keeps for a peer it talks to (either way).
@@ -530,9 +532,15 @@ impl ChannelFabric {
             .write(inbox, me);
             return Err(format!("it asked for a bad channel geometry: {req:?}"));
         };
-        let (ack_imp, acks) = self
+        let (ack_imp, mut acks) = self
             .import_mapped(src, req.node, req.ack)
             .map_err(|e| format!("its ack segment: {e}"))?;
+        let lazy = if self.net.is_some() && self.remote(src) {
+            acks = Mem::net_lazy(ack_imp.clone());
+            acks.net_flush().inspect(net::flush_acks_at_exit)
+        } else {
+            None
+        };
         let (area, area_id) = self
             .export(src, layout::area::len(g.queue, g.pool_bytes()), req.node)
             .map_err(|e| format!("channel area: {e}"))?;
@@ -541,6 +549,7 @@ impl ChannelFabric {
             src,
             rx,
             ack: ack_imp,
+            acks: lazy,
         });
         let idx = self.rx_active.len() - 1;
         let p = self.peer(src);
@@ -762,6 +771,11 @@ impl Fabric for ChannelFabric {
         }
         let mut changed = false;
         if let Some(n) = &self.net {
+            for c in &self.rx_active {
+                if let Some(f) = &c.acks {
+                    f.flush();
+                }
+            }
             n.inbox.poll_net();
             changed = connect::take_changed(&n.inbox);
         }

@@ -16,6 +16,8 @@
 //!   inbox must be published before anyone connects to it).
 //! * The network inbox has a fixed segment id ([`NET_INBOX`]): it is the only segment
 //!   of its controller a peer must find before any connection exists.
+//! * **Acks** of messages from another node are staged and put at the start of the
+//!   receiver's next progress (and at exit): see `window`'s lazy windows.
 //! * **Exit.** A put returns once queued: a rank that exits right after `MPI_Finalize`
 //!   could take its last message (still unacknowledged by the peer's engine, a frame
 //!   lost on the way) with it. So every channel area on another node whose sends the
@@ -148,14 +150,32 @@ fn exit_list() -> &'static ExitList {
     &L
 }
 
-/// Registers a channel area's import for the flush at exit; the returned flag says
-/// whether its channel has unacknowledged sends (the fabric keeps it current).
-pub fn flush_at_exit(area: &Arc<Import>) -> Arc<AtomicBool> {
+fn ack_list() -> &'static Mutex<Vec<super::window::NetFlush>> {
+    static L: Mutex<Vec<super::window::NetFlush>> = Mutex::new(Vec::new());
+    &L
+}
+
+fn exit_hook() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         // SAFETY: registers a function with no arguments that never unwinds.
         unsafe { libc::atexit(exit_flush) };
     });
+}
+
+/// Registers a lazy ack window: its staged acks are put at exit (no wait).
+pub fn flush_acks_at_exit(f: &super::window::NetFlush) {
+    exit_hook();
+    ack_list()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(f.clone());
+}
+
+/// Registers a channel area's import for the flush at exit; the returned flag says
+/// whether its channel has unacknowledged sends (the fabric keeps it current).
+pub fn flush_at_exit(area: &Arc<Import>) -> Arc<AtomicBool> {
+    exit_hook();
     let busy = Arc::new(AtomicBool::new(false));
     let mut l = exit_list().lock().unwrap_or_else(|p| p.into_inner());
     l.retain(|(w, _)| w.strong_count() > 0);
@@ -165,11 +185,16 @@ pub fn flush_at_exit(area: &Arc<Import>) -> Arc<AtomicBool> {
 
 /// How long the flush at exit waits at most: a live peer answers within a round
 /// trip and a few resends (5 ms each); a peer that exited never does.
-pub const EXIT_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+pub const EXIT_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Flushes the busy channel areas now, each on a thread of its own, waiting at most
 /// [`EXIT_FLUSH_WAIT`] for all (what the `atexit` handler does).
 pub fn flush_busy() {
+    if let Ok(acks) = ack_list().try_lock() {
+        for f in acks.iter() {
+            f.flush();
+        }
+    }
     let list: Vec<_> = match exit_list().try_lock() {
         Ok(l) => l.clone(),
         Err(_) => return,

@@ -20,13 +20,19 @@
 //!   ([`Mem::write`], [`Mem::write_from`], [`Mem::store_u32`]) are staged and
 //!   coalesced while contiguous; a *publishing* store ([`Mem::store_u64`],
 //!   [`Mem::store_u8`]: a postbox flag, an ack byte, a request's generation word)
-//!   puts the staged data first and then the word as a put of its own; [`Mem::barrier`]
-//!   puts what is staged. Why that orders data before flag without a round trip: the
-//!   RSM engine applies one import's writes in order, each with one copy into the
-//!   exporter's memory (`rsm::net::memory`), on one thread, so the flag's copy comes
-//!   after the data's and a reader that sees the flag (acquire load) sees the data
-//!   (x86's store order; the copies are separate calls). Inside *one* put the copy's
-//!   order is the C library's, so a flag must never share a put with its data. Pool
+//!   puts the staged data and the word. Why the data is visible before the flag
+//!   without a round trip: the RSM engine applies one import's writes in order, each
+//!   a write into the exporter's memory (`rsm::net::memory`) that stores its first
+//!   8 bytes last, atomically, after a release fence. A flag word just before the
+//!   staged run (a postbox's flag at its offset 0, its body after it) leads the run in
+//!   one put of at most 512 bytes, which travels as one frame and so as one write: one
+//!   frame per postbox. Any other flag is put after the staged run, as a put of its
+//!   own (applied after it). A copy within a write is otherwise in the C library's
+//!   order, so a flag never sits *inside* a put with its data. On a *lazy* window
+//!   ([`Mem::net_lazy`], the receiver's acks) byte stores are only staged and put
+//!   by [`NetFlush::flush`], which the fabric calls at the start of each progress:
+//!   the ack of a message leaves after the reply the program sends to it, not before.
+//!   [`Mem::barrier`] puts what is staged. Pool
 //!   blocks stay below the striping size of the import (64 KiB) and so travel on one
 //!   rail; a fail-over replays a rail's writes in order on the next. The receiver reads
 //!   its own exported memory as on shm.
@@ -37,7 +43,6 @@
 //! pointers with the trait's safety promise) to the copies here.
 
 use std::alloc::Layout;
-use std::cell::RefCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -66,12 +71,31 @@ pub enum Backing {
 const NET_PUTS_PER_CLOSE: u32 = 4096;
 /// Staged bytes above which they are put without waiting for the flag.
 const NET_STAGE_MAX: usize = 256 << 10;
+/// The longest put a flag word may lead: it travels as one frame, applied first word
+/// last (`rsm::net::memory`).
+const NET_ONE_WRITE: usize = 512;
 
-/// A network window's import and its staged writes.
+/// A network window: its import and its staged writes (shared with [`NetFlush`]).
 #[derive(Debug)]
-pub struct NetWin {
+pub struct NetWin(Arc<NetInner>);
+
+/// A handle that puts a lazy network window's staged writes (the fabric's progress).
+#[derive(Debug, Clone)]
+pub struct NetFlush(Arc<NetInner>);
+
+impl NetFlush {
+    /// Puts what is staged (a failed put shows at the window's next store).
+    pub fn flush(&self) {
+        let _ = self.0.flush();
+    }
+}
+
+#[derive(Debug)]
+struct NetInner {
     imp: Arc<Import>,
-    st: RefCell<Staged>,
+    /// Byte stores (acks) are staged too, put at the next [`NetFlush::flush`].
+    lazy: bool,
+    st: std::sync::Mutex<Staged>,
 }
 
 #[derive(Debug, Default)]
@@ -84,11 +108,15 @@ struct Staged {
     failed: bool,
 }
 
-impl NetWin {
+impl NetInner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Staged> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Appends `n` bytes at `off` (filled by `fill`) to the staged run, putting the
     /// run first if `off` does not continue it.
     fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
-        let mut st = self.st.borrow_mut();
+        let mut st = self.lock();
         if !st.data.is_empty() && st.off + st.data.len() != off {
             self.put_staged(&mut st)?;
         }
@@ -139,21 +167,54 @@ impl NetWin {
         r
     }
 
-    /// Puts what is staged, then `word` as a put of its own.
+    /// A publishing store of `word` at `off`. An 8-byte word just before the staged
+    /// run leads it in one put (one frame, applied first word last: the data is
+    /// visible once the word is); otherwise the staged run is put, then the word. On
+    /// a lazy window a byte is only staged.
     fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
-        let mut st = self.st.borrow_mut();
+        if self.lazy && word.len() == 1 {
+            return self.stage(off, 1, |d| d.copy_from_slice(word));
+        }
+        let mut st = self.lock();
+        if word.len() == 8
+            && off % 8 == 0
+            && !st.data.is_empty()
+            && off + 8 == st.off
+            && st.data.len() + 8 <= NET_ONE_WRITE
+        {
+            let mut one = Vec::with_capacity(st.data.len() + 8);
+            one.extend_from_slice(word);
+            one.extend_from_slice(&st.data);
+            st.data.clear();
+            return self.put(&mut st, off, &one);
+        }
         self.put_staged(&mut st)?;
         self.put(&mut st, off, word)
     }
 
     fn flush(&self) -> Result<(), OutOfBounds> {
-        let mut st = self.st.borrow_mut();
+        let mut st = self.lock();
         self.put_staged(&mut st)
     }
 
     fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
         self.flush()?;
         self.imp.get(off, out).map_err(|_| OutOfBounds)
+    }
+}
+
+impl NetWin {
+    fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
+        self.0.stage(off, n, fill)
+    }
+    fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
+        self.0.publish(off, word)
+    }
+    fn flush(&self) -> Result<(), OutOfBounds> {
+        self.0.flush()
+    }
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        self.0.get(off, out)
     }
 }
 
@@ -241,15 +302,31 @@ impl Mem {
     /// The remote window of an import over a network controller (explicit barrier
     /// mode: puts are queued, not waited for). See the module docs.
     pub fn net(imp: Arc<Import>) -> Mem {
+        Self::net_with(imp, false)
+    }
+
+    /// A network window whose byte stores (acks) wait for [`NetFlush::flush`]: the
+    /// receiver's window on an ack segment.
+    pub fn net_lazy(imp: Arc<Import>) -> Mem {
+        Self::net_with(imp, true)
+    }
+
+    fn net_with(imp: Arc<Import>, lazy: bool) -> Mem {
         let _ = imp.set_mode(myrix_rsm::BarrierMode::Explicit);
         Mem {
             ptr: NonNull::dangling(),
             len: imp.len(),
-            _keep: Backing::Net(NetWin {
+            _keep: Backing::Net(NetWin(Arc::new(NetInner {
                 imp,
-                st: RefCell::new(Staged::default()),
-            }),
+                lazy,
+                st: std::sync::Mutex::new(Staged::default()),
+            }))),
         }
+    }
+
+    /// The flush handle of a network window.
+    pub fn net_flush(&self) -> Option<NetFlush> {
+        self.net_win().map(|w| NetFlush(w.0.clone()))
     }
 
     #[inline]
