@@ -94,11 +94,17 @@ struct TxChan {
     /// Toward another node: whether sends are unacknowledged, for the flush at exit
     /// ([`net::flush_at_exit`]).
     busy: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// Toward another node: puts the postboxes the pump staged.
+    flush: Option<window::NetFlush>,
 }
 
 impl TxChan {
+    /// After a pump: the staged postboxes leave, and the exit flag is updated.
     #[inline]
     fn note_busy(&self) {
+        if let Some(f) = &self.flush {
+            f.flush();
+        }
         if let Some(b) = &self.busy {
             b.store(self.tx.busy(), std::sync::atomic::Ordering::Relaxed);
         }
@@ -164,6 +170,10 @@ struct NetSide {
     page: usize,
     inbox: Mem,
     short: usize,
+    /// Since when progress finds nothing to do, and how long before the staged acks
+    /// leave.
+    idle_since: Option<std::time::Instant>,
+    ack_idle: std::time::Duration,
 }
 
 impl std::fmt::Debug for ChannelFabric {
@@ -262,6 +272,8 @@ impl ChannelFabric {
             page,
             inbox: Mem::export(e),
             short,
+            idle_since: None,
+            ack_idle: net::ack_idle(),
         }));
         Ok(())
     }
@@ -469,9 +481,15 @@ impl ChannelFabric {
                     large: self.cfg.large_block,
                 };
                 let remote = self.net.is_some() && self.remote(dest);
+                let area = if remote {
+                    Mem::net_batch(area_imp.clone())
+                } else {
+                    area
+                };
                 let tx = self.peer(dest).tx.as_mut().expect("tx exists");
                 if remote {
                     tx.busy = Some(net::flush_at_exit(&area_imp));
+                    tx.flush = area.net_flush();
                 }
                 let TxState::Requested { ack } =
                     std::mem::replace(&mut tx.state, TxState::Up { area: area_imp })
@@ -697,6 +715,7 @@ impl Fabric for ChannelFabric {
             tx: Tx::new(short, eager),
             state: TxState::Fresh,
             busy: None,
+            flush: None,
         });
         tx.tx.push(id, env, src);
         if tx.tx.is_connected() {
@@ -771,11 +790,6 @@ impl Fabric for ChannelFabric {
         }
         let mut changed = false;
         if let Some(n) = &self.net {
-            for c in &self.rx_active {
-                if let Some(f) = &c.acks {
-                    f.flush();
-                }
-            }
             n.inbox.poll_net();
             changed = connect::take_changed(&n.inbox);
         }
@@ -821,6 +835,24 @@ impl Fabric for ChannelFabric {
                 }
             }
             i += 1;
+        }
+        if let Some(n) = self.net.as_deref_mut() {
+            // Idle long enough: the acks staged for other nodes leave (after any reply
+            // the program sent meanwhile; see `window`'s lazy windows).
+            if moved {
+                n.idle_since = None;
+            } else {
+                let now = std::time::Instant::now();
+                let since = *n.idle_since.get_or_insert(now);
+                if now.duration_since(since) >= n.ack_idle {
+                    n.idle_since = None;
+                    for c in &self.rx_active {
+                        if let Some(f) = &c.acks {
+                            f.flush();
+                        }
+                    }
+                }
+            }
         }
         self.polls = self.polls.wrapping_add(1);
         if self.polls % LIVENESS_EVERY == 0 {

@@ -17,7 +17,7 @@
 //! * The network inbox has a fixed segment id ([`NET_INBOX`]): it is the only segment
 //!   of its controller a peer must find before any connection exists.
 //! * **Acks** of messages from another node are staged and put at the start of the
-//!   receiver's next progress (and at exit): see `window`'s lazy windows.
+//!   receiver's next idle progress, or once 32 are staged (and at exit): see `window`'s lazy windows.
 //! * **Exit.** A put returns once queued: a rank that exits right after `MPI_Finalize`
 //!   could take its last message (still unacknowledged by the peer's engine, a frame
 //!   lost on the way) with it. So every channel area on another node whose sends the
@@ -44,8 +44,11 @@ use crate::p2p::fabric::Rank;
 /// The segment id of every rank's network inbox.
 pub const NET_INBOX: SegmentId = SegmentId(SegmentId::USER_BASE | 0x4d50_0001);
 
-/// Default largest message sent inline to a rank on another node.
-pub const NET_SHORT_DEFAULT: usize = 40;
+/// Default largest message sent inline to a rank on another node: 16 postboxes, which
+/// a batch window puts as one frame (the pool protocol takes two: the block, then the
+/// postbox). Measured across two namespaces (`docs/mpi.md`, "Across namespaces"):
+/// frames per message 2.0 (96 B) to 2.45 (880 B) inline against 3.0 in the pool.
+pub const NET_SHORT_DEFAULT: usize = 880;
 
 /// The short limit toward other nodes: `MYRIX_MPI_NET_SHORT`, bounded like
 /// `MYRIX_MPI_SHORT` (at most 56 bytes per postbox of the queue less one).
@@ -62,6 +65,18 @@ pub fn net_short(queue: u32, eager: usize) -> Result<usize, String> {
             )),
         },
     }
+}
+
+/// How long a receiver's progress must have found nothing to do before it puts the
+/// acks it staged for other nodes: `MYRIX_MPI_NET_ACK_IDLE_US` (default 0: at the
+/// first idle progress). They also leave once 32 are staged.
+pub fn ack_idle() -> std::time::Duration {
+    let us = std::env::var("MYRIX_MPI_NET_ACK_IDLE_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        .min(1_000_000);
+    std::time::Duration::from_micros(us)
 }
 
 /// The RSM node of `rank` on the network controller.

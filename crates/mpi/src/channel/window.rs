@@ -30,8 +30,14 @@
 //!   own (applied after it). A copy within a write is otherwise in the C library's
 //!   order, so a flag never sits *inside* a put with its data. On a *lazy* window
 //!   ([`Mem::net_lazy`], the receiver's acks) byte stores are only staged and put
-//!   by [`NetFlush::flush`], which the fabric calls at the start of each progress:
-//!   the ack of a message leaves after the reply the program sends to it, not before.
+//!   by [`NetFlush::flush`], which the fabric calls at the end of a progress that
+//!   found nothing to do, or once 32 are staged: the ack of a message leaves after the
+//!   reply the program sends to it, not before, and the acks of a message of several
+//!   postboxes leave together.
+//!   On a *batch* window ([`Mem::net_batch`], the sender's channel areas) a flag-led
+//!   run stays staged while the next postboxes (body, then flag into the gap left for
+//!   it) extend it, up to 1 KiB, and is put at [`NetFlush::flush`] (the fabric calls
+//!   it after each pump): a message of up to 16 postboxes inline is one frame.
 //!   [`Mem::barrier`] puts what is staged. Pool
 //!   blocks stay below the striping size of the import (64 KiB) and so travel on one
 //!   rail; a fail-over replays a rail's writes in order on the next. The receiver reads
@@ -73,7 +79,11 @@ const NET_PUTS_PER_CLOSE: u32 = 4096;
 const NET_STAGE_MAX: usize = 256 << 10;
 /// The longest put a flag word may lead: it travels as one frame, applied first word
 /// last (`rsm::net::memory`).
-const NET_ONE_WRITE: usize = 512;
+const NET_ONE_WRITE: usize = 1024;
+
+/// Acks a lazy window stages at most before it puts them without waiting for the
+/// flush (a busy receiver still frees the sender's postboxes and pool).
+const NET_LAZY_ACKS: usize = 32;
 
 /// A network window: its import and its staged writes (shared with [`NetFlush`]).
 #[derive(Debug)]
@@ -95,6 +105,9 @@ struct NetInner {
     imp: Arc<Import>,
     /// Byte stores (acks) are staged too, put at the next [`NetFlush::flush`].
     lazy: bool,
+    /// A run led by a flag waits for more postboxes (their bodies and flags fill it in
+    /// order) until [`NetFlush::flush`]: the sender's window on a channel area.
+    batch: bool,
     st: std::sync::Mutex<Staged>,
 }
 
@@ -102,6 +115,10 @@ struct NetInner {
 struct Staged {
     off: usize,
     data: Vec<u8>,
+    /// The run starts with a published flag word (one put, first word last).
+    led: bool,
+    /// An 8-byte gap in the run (at this offset of the segment) its flag fills.
+    hole: Option<usize>,
     puts: u32,
     barrier: Option<Barrier>,
     /// A put failed: every later access fails too (no flag after lost data).
@@ -117,7 +134,22 @@ impl NetInner {
     /// run first if `off` does not continue it.
     fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
         let mut st = self.lock();
-        if !st.data.is_empty() && st.off + st.data.len() != off {
+        let end = st.off + st.data.len();
+        if self.batch
+            && st.led
+            && st.hole.is_none()
+            && off == end + 8
+            && off % 8 == 0
+            && st.data.len() + 8 + n <= NET_ONE_WRITE
+        {
+            // The next postbox's body: its flag will fill the gap.
+            st.hole = Some(end);
+            let at = st.data.len();
+            st.data.resize(at + 8, 0);
+        } else if !st.data.is_empty()
+            && (end != off || (st.led && st.data.len() + n > NET_ONE_WRITE))
+        {
+            // Not a continuation, or past what one write (one frame) may hold.
             self.put_staged(&mut st)?;
         }
         if st.data.is_empty() {
@@ -126,7 +158,7 @@ impl NetInner {
         let at = st.data.len();
         st.data.resize(at + n, 0);
         fill(&mut st.data[at..]);
-        if st.data.len() >= NET_STAGE_MAX {
+        if !st.led && st.data.len() >= NET_STAGE_MAX {
             self.put_staged(&mut st)?;
         }
         Ok(())
@@ -161,7 +193,17 @@ impl NetInner {
             return Ok(());
         }
         let data = std::mem::take(&mut st.data);
-        let r = self.put(st, st.off, &data);
+        let r = match st.hole.take() {
+            // A body whose flag has not come (never at a flush point of the channel):
+            // the part before it, then the body; its flag will be a put after both.
+            Some(h) => {
+                let cut = h - st.off;
+                self.put(st, st.off, &data[..cut])
+                    .and_then(|()| self.put(st, h + 8, &data[cut + 8..]))
+            }
+            None => self.put(st, st.off, &data),
+        };
+        st.led = false;
         st.data = data;
         st.data.clear();
         r
@@ -173,12 +215,26 @@ impl NetInner {
     /// a lazy window a byte is only staged.
     fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
         if self.lazy && word.len() == 1 {
-            return self.stage(off, 1, |d| d.copy_from_slice(word));
+            self.stage(off, 1, |d| d.copy_from_slice(word))?;
+            let mut st = self.lock();
+            if st.data.len() >= NET_LAZY_ACKS {
+                self.put_staged(&mut st)?;
+            }
+            return Ok(());
         }
         let mut st = self.lock();
+        if word.len() == 8 && st.hole == Some(off) {
+            // The flag of a later postbox of the batch.
+            let at = off - st.off;
+            st.data[at..at + 8].copy_from_slice(word);
+            st.hole = None;
+            return Ok(());
+        }
         if word.len() == 8
             && off % 8 == 0
             && !st.data.is_empty()
+            && !st.led
+            && st.hole.is_none()
             && off + 8 == st.off
             && st.data.len() + 8 <= NET_ONE_WRITE
         {
@@ -186,6 +242,13 @@ impl NetInner {
             one.extend_from_slice(word);
             one.extend_from_slice(&st.data);
             st.data.clear();
+            if self.batch {
+                // Wait for more postboxes until the flush.
+                st.off = off;
+                st.data = one;
+                st.led = true;
+                return Ok(());
+            }
             return self.put(&mut st, off, &one);
         }
         self.put_staged(&mut st)?;
@@ -302,16 +365,22 @@ impl Mem {
     /// The remote window of an import over a network controller (explicit barrier
     /// mode: puts are queued, not waited for). See the module docs.
     pub fn net(imp: Arc<Import>) -> Mem {
-        Self::net_with(imp, false)
+        Self::net_with(imp, false, false)
     }
 
     /// A network window whose byte stores (acks) wait for [`NetFlush::flush`]: the
     /// receiver's window on an ack segment.
     pub fn net_lazy(imp: Arc<Import>) -> Mem {
-        Self::net_with(imp, true)
+        Self::net_with(imp, true, false)
     }
 
-    fn net_with(imp: Arc<Import>, lazy: bool) -> Mem {
+    /// A network window whose postboxes wait for [`NetFlush::flush`] and leave
+    /// together, up to 1 KiB in one put: the sender's window on a channel area.
+    pub fn net_batch(imp: Arc<Import>) -> Mem {
+        Self::net_with(imp, false, true)
+    }
+
+    fn net_with(imp: Arc<Import>, lazy: bool, batch: bool) -> Mem {
         let _ = imp.set_mode(myrix_rsm::BarrierMode::Explicit);
         Mem {
             ptr: NonNull::dangling(),
@@ -319,6 +388,7 @@ impl Mem {
             _keep: Backing::Net(NetWin(Arc::new(NetInner {
                 imp,
                 lazy,
+                batch,
                 st: std::sync::Mutex::new(Staged::default()),
             }))),
         }
