@@ -12,6 +12,10 @@ pub struct MpiexecArgs {
     /// Number of ranks to start on this host (1 to 4096).
     #[arg(short = 'n', long = "np", value_name = "N")]
     n: u64,
+    /// Network namespaces (names as `ip netns list` shows them): rank i runs in the
+    /// (i mod k)-th; ranks in different namespaces count as different hosts.
+    #[arg(long, value_name = "NS,NS...", value_delimiter = ',')]
+    netns: Vec<String>,
     /// The program and its arguments.
     #[arg(
         required = true,
@@ -47,6 +51,7 @@ pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
         program,
         args: command.collect(),
         env: Vec::new(),
+        netns: a.netns,
     };
     let outcome = launch::run(&spec).map_err(|e| CliError::Found(format!("mpiexec: {e}")))?;
     if let Some(why) = &outcome.reason {

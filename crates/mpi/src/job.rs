@@ -110,6 +110,42 @@ pub fn parse_slurm_tasks_per_node(text: &str) -> Option<Vec<u32>> {
     Some(out)
 }
 
+/// This process's node identity, `host/netns`: the host name and the inode of its
+/// network namespace (`/proc/self/ns/net`). Ranks with different identities are
+/// different nodes (they talk over the network, not shared memory), even under a
+/// launcher that thinks they share a host (hydra with `ip netns exec`).
+pub fn node_identity() -> String {
+    use std::os::unix::fs::MetadataExt;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    let ns = std::fs::metadata("/proc/self/ns/net").map_or(0, |m| m.ino());
+    // The identity travels in PMI values: keep it free of separators and spaces.
+    let host: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '|' && c != '/' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{host}/{ns}")
+}
+
+/// Node ids from every rank's identity: the index of the identity among the sorted
+/// unique identities, so every rank computes the same ids.
+pub fn assign_nodes(idents: &[String]) -> Vec<u32> {
+    let mut uniq: Vec<&String> = idents.iter().collect();
+    uniq.sort_unstable();
+    uniq.dedup();
+    idents
+        .iter()
+        .map(|i| uniq.binary_search(&i).expect("present") as u32)
+        .collect()
+}
+
 /// The PMI key of `rank`'s card `name`.
 fn card_key(name: &str, rank: u32) -> String {
     format!("myrix-{name}-{rank}")
@@ -167,6 +203,17 @@ impl Job {
             local_size: place.1,
             node_id: place.2,
             nnodes: place.3,
+        }
+    }
+
+    /// Replaces the launcher's idea of where ranks run by `node_of` (from the ranks'
+    /// [`node_identity`]s): node id, local rank and size, node count.
+    pub fn set_layout(&mut self, node_of: &[u32]) {
+        let l = Layout {
+            node_of: node_of.to_vec(),
+        };
+        if let Some((lr, ls, node, n)) = l.place(self.rank) {
+            (self.local_rank, self.local_size, self.node_id, self.nnodes) = (lr, ls, node, n);
         }
     }
 
@@ -250,6 +297,24 @@ mod tests {
         };
         let j = Job::from_client(PmiClient::singleton(), &env);
         assert_eq!((j.local_rank, j.local_size), (1, 2));
+    }
+
+    #[test]
+    fn node_ids_are_the_same_everywhere() {
+        let ids: Vec<String> = ["b/2", "a/1", "b/2", "a/3", "a/1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(assign_nodes(&ids), vec![2, 0, 2, 1, 0]);
+        let me = node_identity();
+        assert!(me.contains('/') && !me.contains('|'), "{me}");
+        assert_eq!(me, node_identity());
+        let mut j = Job::from_client(PmiClient::singleton(), &|_| None);
+        j.set_layout(&[0]);
+        assert_eq!(
+            (j.local_rank, j.local_size, j.node_id, j.nnodes),
+            (0, 1, 0, 1)
+        );
     }
 
     proptest! {

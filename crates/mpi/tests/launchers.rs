@@ -92,6 +92,7 @@ fn myrix_launcher() {
                 .join(format!("myrix-job-info-{}", std::process::id()))
                 .into(),
         )],
+        netns: vec![],
     };
     let outcome = launch::run(&spec).expect("launch");
     assert_eq!(outcome.code, 0, "{:?}", outcome.reason);
@@ -113,6 +114,7 @@ fn myrix_launcher() {
         program: example().into(),
         args: vec!["abort".into()],
         env: vec![],
+        netns: vec![],
     };
     assert_eq!(launch::run(&spec).expect("launch").code, 7);
 }

@@ -44,11 +44,13 @@ pub mod config;
 pub mod connect;
 pub mod directory;
 pub mod layout;
+pub mod net;
 pub mod recv;
 pub mod send;
 pub mod window;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use myrix_rsm::{AccessEntry, Controller, ExportFlags, Import, NodeId, Perm, RsmError, SegmentId};
 
@@ -81,7 +83,7 @@ enum TxState {
         ack: Mem,
     },
     Up {
-        area: Import,
+        area: Arc<Import>,
     },
 }
 
@@ -89,20 +91,40 @@ enum TxState {
 struct TxChan {
     tx: Tx,
     state: TxState,
+    /// Toward another node: whether sends are unacknowledged, for the flush at exit
+    /// ([`net::flush_at_exit`]).
+    busy: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// Toward another node: puts the postboxes the pump staged.
+    flush: Option<window::NetFlush>,
+}
+
+impl TxChan {
+    /// After a pump: the staged postboxes leave, and the exit flag is updated.
+    #[inline]
+    fn note_busy(&mut self) {
+        if let Some(f) = &self.flush {
+            f.flush();
+        }
+        if let Some(b) = &self.busy {
+            b.store(self.tx.busy(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 #[derive(Debug)]
 struct RxChan {
     src: Rank,
     rx: Rx,
-    ack: Import,
+    ack: Arc<Import>,
+    /// Toward another node: puts the acks staged in the lazy ack window.
+    acks: Option<window::NetFlush>,
 }
 
 /// What this rank keeps for a peer it talks to (either way).
 #[derive(Debug, Default)]
 struct Peer {
-    /// The peer's inbox, imported and mapped.
-    inbox: Option<(Import, Mem)>,
+    /// The peer's inbox, imported and mapped (or behind the network controller).
+    inbox: Option<(Arc<Import>, Mem)>,
     tx: Option<TxChan>,
     /// Index of its channel in `rx_active`.
     rx: Option<usize>,
@@ -140,6 +162,20 @@ pub struct ChannelFabric {
     next_send: u64,
     polls: u32,
     watch_next: usize,
+    /// The network controller's side, when the job spans several nodes ([`net`]).
+    net: Option<Box<NetSide>>,
+}
+
+/// The network controller and this rank's inbox on it.
+struct NetSide {
+    ctl: Controller,
+    page: usize,
+    inbox: Mem,
+    short: usize,
+    /// Since when progress finds nothing to do, and how long before the staged acks
+    /// leave.
+    idle_since: Option<std::time::Instant>,
+    ack_idle: std::time::Duration,
 }
 
 impl std::fmt::Debug for ChannelFabric {
@@ -154,15 +190,16 @@ impl std::fmt::Debug for ChannelFabric {
 
 impl ChannelFabric {
     /// Opens the fabric of a job launched with PMI: exports the inbox on `shm`,
-    /// publishes the card, barriers, and reads the cards of the other ranks.
+    /// publishes the card with this rank's node identity and UDP endpoint, barriers,
+    /// reads the others' cards, assigns node ids (the job's layout is set from them),
+    /// and when the ranks are on several nodes opens the network side ([`net`]) and
+    /// barriers again.
     pub fn open(job: &mut crate::Job, cfg: &ChannelConfig) -> Result<ChannelFabric, FabricError> {
         let pmi = |e: crate::pmi::PmiError| FabricError::Other(format!("PMI: {e}"));
-        let mut node_of = vec![0u32; job.size as usize];
-        node_of[job.rank as usize] = job.node_id;
         let mut f = ChannelFabric::with_directory(
             job.rank,
             job.size,
-            node_of,
+            vec![0; job.size as usize],
             CardList(vec![None; job.size as usize]),
             cfg,
         )?;
@@ -170,23 +207,91 @@ impl ChannelFabric {
             node: f.ctl.local_node(),
             inbox: f.inbox_id,
         };
-        job.publish("chan", &format!("{}:{}", job.node_id, me.encode()))
-            .map_err(pmi)?;
+        let ident = crate::job::node_identity();
+        // Only needed if the job spans nodes; an error is reported then.
+        let ep = net::local_endpoint();
+        let mine = format!(
+            "{ident}|{}|{}",
+            ep.as_ref().map_or("-".to_string(), |a| a.to_string()),
+            me.encode()
+        );
+        job.publish("chan", &mine).map_err(pmi)?;
         job.barrier().map_err(pmi)?;
-        let mut cards = vec![None; job.size as usize];
+        let (mut cards, mut idents, mut addrs) = (Vec::new(), Vec::new(), Vec::new());
         for r in 0..job.size {
             let v = if r == job.rank {
-                format!("{}:{}", job.node_id, me.encode())
+                mine.clone()
             } else {
                 job.lookup("chan", r).map_err(pmi)?
             };
             let bad = || FabricError::Other(format!("bad card of rank {r}: {v:?}"));
-            let (node, card) = v.split_once(':').ok_or_else(bad)?;
-            f.node_of[r as usize] = node.parse().map_err(|_| bad())?;
-            cards[r as usize] = Some(Card::decode(card).ok_or_else(bad)?);
+            let mut it = v.split('|');
+            let (Some(id), Some(addr), Some(card), None) =
+                (it.next(), it.next(), it.next(), it.next())
+            else {
+                return Err(bad());
+            };
+            idents.push(id.to_string());
+            addrs.push(addr.parse::<std::net::SocketAddr>().ok());
+            cards.push(Some(Card::decode(card).ok_or_else(bad)?));
         }
+        f.node_of = crate::job::assign_nodes(&idents);
+        job.set_layout(&f.node_of);
         f.dir = Box::new(CardList(cards));
+        if job.nnodes > 1 {
+            // Every rank opens its side, then all barrier (whether it worked or not:
+            // the others would wait for this one).
+            let opened = match ep {
+                Err(e) => Err(FabricError::Other(e)),
+                Ok(_) => match addrs.iter().position(|a| a.is_none()) {
+                    Some(r) => Err(FabricError::Other(format!(
+                        "rank {r} has no UDP endpoint: it could not bind one"
+                    ))),
+                    None => f.open_net(&addrs.into_iter().flatten().collect::<Vec<_>>()),
+                },
+            };
+            job.barrier().map_err(pmi)?;
+            opened?;
+        }
         Ok(f)
+    }
+
+    /// Opens the network controller with every rank at `addrs[rank]` and exports this
+    /// rank's network inbox ([`net::NET_INBOX`]).
+    fn open_net(&mut self, addrs: &[std::net::SocketAddr]) -> Result<(), FabricError> {
+        let ctl = net::open_controller(self.rank, addrs)
+            .map_err(|e| FabricError::Other(format!("network controller: {e}")))?;
+        let page = ctl.attr().page_size;
+        let len = layout::round_up(layout::inbox::len(self.size), page);
+        let e = ctl
+            .export_create(len, ExportFlags::default())
+            .map_err(|e| rsm("network inbox", e))?;
+        e.publish(Some(net::NET_INBOX), &[])
+            .map_err(|e| rsm("network inbox", e))?;
+        let short = net::net_short(self.cfg.queue, self.cfg.eager).map_err(FabricError::Other)?;
+        self.net = Some(Box::new(NetSide {
+            ctl,
+            page,
+            inbox: Mem::export(e),
+            short,
+            idle_since: None,
+            ack_idle: net::ack_idle(),
+        }));
+        Ok(())
+    }
+
+    /// Whether `r` is on another node (reached through the network side).
+    #[inline]
+    fn remote(&self, r: Rank) -> bool {
+        self.node_of[r as usize] != self.node_of[self.rank as usize]
+    }
+
+    /// This rank's inbox toward `r`.
+    fn inbox_for(&self, r: Rank) -> &Mem {
+        match &self.net {
+            Some(n) if self.remote(r) => &n.inbox,
+            _ => &self.inbox,
+        }
     }
 
     /// A fabric whose ranks find each other through `dir` (`node_of[rank]`: the node
@@ -243,6 +348,7 @@ impl ChannelFabric {
             next_send: 0,
             polls: 0,
             watch_next: 0,
+            net: None,
         })
     }
 
@@ -273,15 +379,31 @@ impl ChannelFabric {
         self.peers[r as usize].get_or_insert_with(Box::default)
     }
 
-    fn import_mapped(&self, node: NodeId, id: SegmentId) -> Result<(Import, Mem), RsmError> {
+    /// Imports segment `id` of `node` on the controller toward `peer`: mapped on shm,
+    /// a network window otherwise.
+    fn import_mapped(
+        &self,
+        peer: Rank,
+        node: NodeId,
+        id: SegmentId,
+    ) -> Result<(Arc<Import>, Mem), RsmError> {
+        if let Some(n) = self.net.as_ref().filter(|_| self.remote(peer)) {
+            let i = Arc::new(n.ctl.import_connect(node, id, Perm::RDWR)?);
+            return Ok((i.clone(), Mem::net(i)));
+        }
         let i = self.ctl.import_connect(node, id, Perm::RDWR)?;
         let m = i.map()?;
-        Ok((i, Mem::mapping(m)))
+        Ok((Arc::new(i), Mem::mapping(m)))
     }
 
-    fn export(&self, len: usize, to: NodeId) -> Result<(Mem, SegmentId), RsmError> {
-        let len = layout::round_up(len, self.page);
-        let e = self.ctl.export_create(len, ExportFlags::default())?;
+    /// Exports `len` bytes for `peer` (on its controller), open to `to` only.
+    fn export(&self, peer: Rank, len: usize, to: NodeId) -> Result<(Mem, SegmentId), RsmError> {
+        let (ctl, page) = match self.net.as_ref().filter(|_| self.remote(peer)) {
+            Some(n) => (&n.ctl, n.page),
+            None => (&self.ctl, self.page),
+        };
+        let len = layout::round_up(len, page);
+        let e = ctl.export_create(len, ExportFlags::default())?;
         let id = e.publish(
             None,
             &[AccessEntry {
@@ -303,20 +425,31 @@ impl ChannelFabric {
                 state: TxState::Fresh,
                 ..
             }) => {
-                let Some(card) = self.dir.lookup(dest)? else {
-                    return Ok(());
+                let card = if self.net.is_some() && self.remote(dest) {
+                    Card {
+                        node: net::node_of_rank(dest),
+                        inbox: net::NET_INBOX,
+                    }
+                } else {
+                    let Some(card) = self.dir.lookup(dest)? else {
+                        return Ok(());
+                    };
+                    card
                 };
                 if p.inbox.is_none() {
                     let inbox = self
-                        .import_mapped(card.node, card.inbox)
+                        .import_mapped(dest, card.node, card.inbox)
                         .map_err(|e| rsm(&format!("inbox of rank {dest}"), e))?;
                     self.peer(dest).inbox = Some(inbox);
                 }
                 let (ack, ack_id) = self
-                    .export(layout::ack::len(self.cfg.queue), card.node)
+                    .export(dest, layout::ack::len(self.cfg.queue), card.node)
                     .map_err(|e| rsm("ack segment", e))?;
-                let req =
-                    Request::from_config(self.ctl.local_node(), ack_id, self.inbox_id, &self.cfg);
+                let (node, inbox_id) = match self.net.as_ref().filter(|_| self.remote(dest)) {
+                    Some(n) => (n.ctl.local_node(), net::NET_INBOX),
+                    None => (self.ctl.local_node(), self.inbox_id),
+                };
+                let req = Request::from_config(node, ack_id, inbox_id, &self.cfg);
                 let p = self.peer(dest);
                 let (_, inbox) = p.inbox.as_ref().expect("imported above");
                 req.write(inbox, me)
@@ -328,7 +461,7 @@ impl ChannelFabric {
                 state: TxState::Requested { .. },
                 ..
             }) => {
-                let Ok(Some(rep)) = Reply::read(&self.inbox, dest) else {
+                let Ok(Some(rep)) = Reply::read(self.inbox_for(dest), dest) else {
                     return Ok(());
                 };
                 if rep.status != 0 {
@@ -342,7 +475,7 @@ impl ChannelFabric {
                     .as_ref()
                     .map_or(self.ctl.local_node(), |(i, _)| i.node());
                 let (area_imp, area) = self
-                    .import_mapped(node, rep.area)
+                    .import_mapped(dest, node, rep.area)
                     .map_err(|e| rsm(&format!("channel area of rank {dest}"), e))?;
                 let g = Geometry {
                     queue: self.cfg.queue,
@@ -350,7 +483,17 @@ impl ChannelFabric {
                     small: self.cfg.small_block,
                     large: self.cfg.large_block,
                 };
+                let remote = self.net.is_some() && self.remote(dest);
+                let area = if remote {
+                    Mem::net_batch(area_imp.clone())
+                } else {
+                    area
+                };
                 let tx = self.peer(dest).tx.as_mut().expect("tx exists");
+                if remote {
+                    tx.busy = Some(net::flush_at_exit(&area_imp));
+                    tx.flush = area.net_flush();
+                }
                 let TxState::Requested { ack } =
                     std::mem::replace(&mut tx.state, TxState::Up { area: area_imp })
                 else {
@@ -373,7 +516,7 @@ impl ChannelFabric {
             if src == self.rank {
                 continue;
             }
-            let Ok(Some(req)) = Request::read(&self.inbox, src) else {
+            let Ok(Some(req)) = Request::read(self.inbox_for(src), src) else {
                 continue;
             };
             let p = self.peers[src as usize].as_deref();
@@ -396,7 +539,7 @@ impl ChannelFabric {
     fn accept(&mut self, src: Rank, req: Request) -> Result<(), String> {
         if self.peer(src).inbox.is_none() {
             let inbox = self
-                .import_mapped(req.node, req.inbox)
+                .import_mapped(src, req.node, req.inbox)
                 .map_err(|e| format!("its inbox: {e}"))?;
             self.peer(src).inbox = Some(inbox);
         }
@@ -410,17 +553,24 @@ impl ChannelFabric {
             .write(inbox, me);
             return Err(format!("it asked for a bad channel geometry: {req:?}"));
         };
-        let (ack_imp, acks) = self
-            .import_mapped(req.node, req.ack)
+        let (ack_imp, mut acks) = self
+            .import_mapped(src, req.node, req.ack)
             .map_err(|e| format!("its ack segment: {e}"))?;
+        let lazy = if self.net.is_some() && self.remote(src) {
+            acks = Mem::net_lazy(ack_imp.clone());
+            acks.net_flush().inspect(net::flush_acks_at_exit)
+        } else {
+            None
+        };
         let (area, area_id) = self
-            .export(layout::area::len(g.queue, g.pool_bytes()), req.node)
+            .export(src, layout::area::len(g.queue, g.pool_bytes()), req.node)
             .map_err(|e| format!("channel area: {e}"))?;
         let rx = Rx::new(src, g, area, acks).map_err(|c| c.0.to_string())?;
         self.rx_active.push(RxChan {
             src,
             rx,
             ack: ack_imp,
+            acks: lazy,
         });
         let idx = self.rx_active.len() - 1;
         let p = self.peer(src);
@@ -545,14 +695,17 @@ impl Fabric for ChannelFabric {
             self.self_seq += 1;
             return Ok(id);
         }
-        if self.node_of[dest as usize] != self.node_of[self.rank as usize] {
-            return Err(FabricError::Other(format!(
-                "rank {dest} runs on node {} and this one on node {}: no network controller \
-                 for the channel (shm only)",
-                self.node_of[dest as usize], self.node_of[self.rank as usize]
-            )));
+        let (mut short, eager) = (self.cfg.short, self.cfg.eager);
+        if self.remote(dest) {
+            let Some(n) = &self.net else {
+                return Err(FabricError::Other(format!(
+                    "rank {dest} runs on node {} and this one on node {}: no network \
+                     controller open (a fabric made without PMI is shm only)",
+                    self.node_of[dest as usize], self.node_of[self.rank as usize]
+                )));
+            };
+            short = n.short;
         }
-        let (short, eager) = (self.cfg.short, self.cfg.eager);
         if self.peer(dest).lost {
             return Err(FabricError::PeerLost {
                 rank: dest,
@@ -565,10 +718,14 @@ impl Fabric for ChannelFabric {
         let tx = p.tx.get_or_insert_with(|| TxChan {
             tx: Tx::new(short, eager),
             state: TxState::Fresh,
+            busy: None,
+            flush: None,
         });
         tx.tx.push(id, env, src);
         if tx.tx.is_connected() {
-            if let Err(c) = tx.tx.pump(&mut self.pending) {
+            let r = tx.tx.pump(&mut self.pending);
+            tx.note_busy();
+            if let Err(c) = r {
                 let mut ev = std::mem::take(&mut self.pending);
                 self.lose(dest, c.0.into(), &mut ev);
                 self.pending = ev;
@@ -593,10 +750,12 @@ impl Fabric for ChannelFabric {
     ) -> Result<Option<SendId>, FabricError> {
         // A short message on a channel that is up with nothing queued: straight into
         // the postbox.
-        if let Some(TxChan {
-            tx,
-            state: TxState::Up { .. },
-        }) = self
+        if let Some(
+            ch @ TxChan {
+                state: TxState::Up { .. },
+                ..
+            },
+        ) = self
             .peers
             .get_mut(dest as usize)
             .and_then(|p| p.as_deref_mut())
@@ -605,8 +764,12 @@ impl Fabric for ChannelFabric {
             // SAFETY: the caller promises `data` is readable for `env.len` bytes; it is
             // read only inside this call.
             let src = unsafe { SrcBuf::new(data, env.len) };
-            match tx.send_short_now(env, src) {
-                Ok(true) => return Ok(None),
+            match ch.tx.send_short_now(env, src) {
+                Ok(true) => {
+                    // Toward another node the postbox was staged: put it now.
+                    ch.note_busy();
+                    return Ok(None);
+                }
                 Ok(false) => {}
                 Err(c) => {
                     let mut ev = std::mem::take(&mut self.pending);
@@ -719,7 +882,12 @@ impl Fabric for ChannelFabric {
                 });
             }
         }
-        if connect::take_changed(&self.inbox) {
+        let mut changed = false;
+        if let Some(n) = &self.net {
+            n.inbox.poll_net();
+            changed = connect::take_changed(&n.inbox);
+        }
+        if connect::take_changed(&self.inbox) || changed {
             moved = true;
             self.scan_inbox(events);
         }
@@ -749,7 +917,9 @@ impl Fabric for ChannelFabric {
                 i += 1;
                 continue;
             }
-            match tx.tx.pump(events) {
+            let r = tx.tx.pump(events);
+            tx.note_busy();
+            match r {
                 Ok(m) => moved |= m,
                 Err(c) => {
                     self.lose(dest, c.0.into(), events);
@@ -763,6 +933,24 @@ impl Fabric for ChannelFabric {
                 }
             }
             i += 1;
+        }
+        if let Some(n) = self.net.as_deref_mut() {
+            // Idle long enough: the acks staged for other nodes leave (after any reply
+            // the program sent meanwhile; see `window`'s lazy windows).
+            if moved {
+                n.idle_since = None;
+            } else {
+                let now = std::time::Instant::now();
+                let since = *n.idle_since.get_or_insert(now);
+                if now.duration_since(since) >= n.ack_idle {
+                    n.idle_since = None;
+                    for c in &self.rx_active {
+                        if let Some(f) = &c.acks {
+                            f.flush();
+                        }
+                    }
+                }
+            }
         }
         self.polls = self.polls.wrapping_add(1);
         if self.polls % LIVENESS_EVERY == 0 {

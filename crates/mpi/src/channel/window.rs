@@ -15,10 +15,35 @@
 //! flag words (a peer that writes data it has already released can only garble its
 //! own messages).
 //!
-//! A network controller (`udp`, `eth`: no mapping) plugs in here as a second backing:
-//! remote stores become `Import::put`/`put_scalars` and [`Mem::barrier`] a barrier
-//! close, local loads `Export::load_u64`/`read`. The state machines only call the
-//! methods of [`Mem`]; that is the seam. It is not built yet (shm only).
+//! * A **network window** ([`Mem::net`]) is another rank's segment behind a network
+//!   controller (`udp`: no mapping). Its stores become `Import::put`s: data stores
+//!   ([`Mem::write`], [`Mem::write_from`], [`Mem::store_u32`]) are staged and
+//!   coalesced while contiguous; a *publishing* store ([`Mem::store_u64`],
+//!   [`Mem::store_u8`]: a postbox flag, an ack byte, a request's generation word)
+//!   puts the staged data and the word. Why the data is visible before the flag
+//!   without a round trip: the RSM engine applies one import's writes in order, each
+//!   a write into the exporter's memory (`rsm::net::memory`) that stores its first
+//!   8 bytes last, atomically, after a release fence. A flag word just before the
+//!   staged run (a postbox's flag at its offset 0, its body after it) leads the run in
+//!   one put of at most 512 bytes, which travels as one frame and so as one write: one
+//!   frame per postbox. Any other flag is put after the staged run, as a put of its
+//!   own (applied after it). A copy within a write is otherwise in the C library's
+//!   order, so a flag never sits *inside* a put with its data. On a *lazy* window
+//!   ([`Mem::net_lazy`], the receiver's acks) byte stores are only staged and put
+//!   by [`NetFlush::flush`], which the fabric calls at the end of a progress that
+//!   found nothing to do, or once 32 are staged: the ack of a message leaves after the
+//!   reply the program sends to it, not before, and the acks of a message of several
+//!   postboxes leave together.
+//!   On a *batch* window ([`Mem::net_batch`], the sender's channel areas) a flag-led
+//!   run stays staged while the next postboxes (body, then flag into the gap left for
+//!   it) extend it, up to 1 KiB, and is put at [`NetFlush::flush`] (the fabric calls
+//!   it after each pump): a message of up to 16 postboxes inline is one frame.
+//!   [`Mem::barrier`] puts what is staged. Pool
+//!   blocks stay below the striping size of the import (64 KiB) and so travel on one
+//!   rail; a fail-over replays a rail's writes in order on the next. The receiver reads
+//!   its own exported memory as on shm.
+//!   Loads from a network window are `Import::get`s (a round trip; the channel never
+//!   does them on its fast path).
 //!
 //! [`SrcBuf`] and [`DstBuf`] carry the caller's buffers of `Fabric::send`/`take` (raw
 //! pointers with the trait's safety promise) to the copies here.
@@ -28,7 +53,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
-use myrix_rsm::{Export, Mapping};
+use myrix_rsm::{Barrier, BarrierType, Export, Import, Mapping};
 
 /// An access outside a window (a peer's bad offset or length).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +68,223 @@ pub enum Backing {
     Mapping(Mapping),
     /// Test memory.
     Heap(Arc<Heap>),
+    /// Another rank's segment over the network: no memory here.
+    Net(NetWin),
+}
+
+/// Puts between two barrier closes of a network window: a close lets the import
+/// forget the ranges of its unflushed writes (a round trip every so many puts).
+const NET_PUTS_PER_CLOSE: u32 = 4096;
+/// Staged bytes above which they are put without waiting for the flag.
+const NET_STAGE_MAX: usize = 256 << 10;
+/// The longest put a flag word may lead: it travels as one frame, applied first word
+/// last (`rsm::net::memory`).
+const NET_ONE_WRITE: usize = 1024;
+
+/// Acks a lazy window stages at most before it puts them without waiting for the
+/// flush (a busy receiver still frees the sender's postboxes and pool).
+const NET_LAZY_ACKS: usize = 32;
+
+/// A network window: its import and its staged writes (shared with [`NetFlush`]).
+#[derive(Debug)]
+pub struct NetWin(Arc<NetInner>);
+
+/// A handle that puts a lazy network window's staged writes (the fabric's progress).
+#[derive(Debug, Clone)]
+pub struct NetFlush(Arc<NetInner>);
+
+impl NetFlush {
+    /// Puts what is staged (a failed put shows at the window's next store).
+    pub fn flush(&self) {
+        let _ = self.0.flush();
+    }
+}
+
+#[derive(Debug)]
+struct NetInner {
+    imp: Arc<Import>,
+    /// Byte stores (acks) are staged too, put at the next [`NetFlush::flush`].
+    lazy: bool,
+    /// A run led by a flag waits for more postboxes (their bodies and flags fill it in
+    /// order) until [`NetFlush::flush`]: the sender's window on a channel area.
+    batch: bool,
+    st: std::sync::Mutex<Staged>,
+}
+
+#[derive(Debug, Default)]
+struct Staged {
+    off: usize,
+    data: Vec<u8>,
+    /// The run starts with a published flag word (one put, first word last).
+    led: bool,
+    /// An 8-byte gap in the run (at this offset of the segment) its flag fills.
+    hole: Option<usize>,
+    puts: u32,
+    barrier: Option<Barrier>,
+    /// A put failed: every later access fails too (no flag after lost data).
+    failed: bool,
+}
+
+impl NetInner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Staged> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends `n` bytes at `off` (filled by `fill`) to the staged run, putting the
+    /// run first if `off` does not continue it.
+    fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
+        let mut st = self.lock();
+        let end = st.off + st.data.len();
+        if self.batch
+            && st.led
+            && st.hole.is_none()
+            && off == end + 8
+            && off % 8 == 0
+            && st.data.len() + 8 + n <= NET_ONE_WRITE
+        {
+            // The next postbox's body: its flag will fill the gap.
+            st.hole = Some(end);
+            let at = st.data.len();
+            st.data.resize(at + 8, 0);
+        } else if !st.data.is_empty()
+            && (end != off || (st.led && st.data.len() + n > NET_ONE_WRITE))
+        {
+            // Not a continuation, or past what one write (one frame) may hold.
+            self.put_staged(&mut st)?;
+        }
+        if st.data.is_empty() {
+            st.off = off;
+        }
+        let at = st.data.len();
+        st.data.resize(at + n, 0);
+        fill(&mut st.data[at..]);
+        if !st.led && st.data.len() >= NET_STAGE_MAX {
+            self.put_staged(&mut st)?;
+        }
+        Ok(())
+    }
+
+    fn put(&self, st: &mut Staged, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
+        if st.failed {
+            return Err(OutOfBounds);
+        }
+        st.failed = true;
+        self.imp.put(off, data).map_err(|_| OutOfBounds)?;
+        st.puts += 1;
+        if st.puts >= NET_PUTS_PER_CLOSE {
+            st.puts = 0;
+            let b = match &mut st.barrier {
+                Some(b) => b,
+                None => st.barrier.insert(
+                    self.imp
+                        .init_barrier(BarrierType::Segment)
+                        .map_err(|_| OutOfBounds)?,
+                ),
+            };
+            b.open().map_err(|_| OutOfBounds)?;
+            b.close().map_err(|_| OutOfBounds)?;
+        }
+        st.failed = false;
+        Ok(())
+    }
+
+    fn put_staged(&self, st: &mut Staged) -> Result<(), OutOfBounds> {
+        if st.data.is_empty() {
+            return Ok(());
+        }
+        let data = std::mem::take(&mut st.data);
+        let r = match st.hole.take() {
+            // A body whose flag has not come (never at a flush point of the channel):
+            // the part before it, then the body; its flag will be a put after both.
+            Some(h) => {
+                let cut = h - st.off;
+                self.put(st, st.off, &data[..cut])
+                    .and_then(|()| self.put(st, h + 8, &data[cut + 8..]))
+            }
+            None => self.put(st, st.off, &data),
+        };
+        st.led = false;
+        st.data = data;
+        st.data.clear();
+        r
+    }
+
+    /// A publishing store of `word` at `off`. An 8-byte word just before the staged
+    /// run leads it in one put (one frame, applied first word last: the data is
+    /// visible once the word is); otherwise the staged run is put, then the word. On
+    /// a lazy window a byte is only staged.
+    fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
+        if self.lazy && word.len() == 1 {
+            self.stage(off, 1, |d| d.copy_from_slice(word))?;
+            let mut st = self.lock();
+            if st.data.len() >= NET_LAZY_ACKS {
+                self.put_staged(&mut st)?;
+            }
+            return Ok(());
+        }
+        let mut st = self.lock();
+        if word.len() == 8 && st.hole == Some(off) {
+            // The flag of a later postbox of the batch.
+            let at = off - st.off;
+            st.data[at..at + 8].copy_from_slice(word);
+            st.hole = None;
+            return Ok(());
+        }
+        if word.len() == 8
+            && off % 8 == 0
+            && !st.data.is_empty()
+            && !st.led
+            && st.hole.is_none()
+            && off + 8 == st.off
+            && st.data.len() + 8 <= NET_ONE_WRITE
+        {
+            let mut one = Vec::with_capacity(st.data.len() + 8);
+            one.extend_from_slice(word);
+            one.extend_from_slice(&st.data);
+            st.data.clear();
+            if self.batch {
+                // Wait for more postboxes until the flush.
+                st.off = off;
+                st.data = one;
+                st.led = true;
+                return Ok(());
+            }
+            return self.put(&mut st, off, &one);
+        }
+        self.put_staged(&mut st)?;
+        self.put(&mut st, off, word)
+    }
+
+    fn flush(&self) -> Result<(), OutOfBounds> {
+        let mut st = self.lock();
+        self.put_staged(&mut st)
+    }
+
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        self.flush()?;
+        self.imp.get(off, out).map_err(|_| OutOfBounds)
+    }
+}
+
+impl NetWin {
+    fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
+        self.0.stage(off, n, fill)
+    }
+    fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
+        self.0.publish(off, word)
+    }
+    fn flush(&self) -> Result<(), OutOfBounds> {
+        self.0.flush()
+    }
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        self.0.get(off, out)
+    }
+}
+
+impl Drop for NetWin {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
 }
 
 /// Zeroed, 64-byte aligned memory for tests.
@@ -120,6 +362,68 @@ impl Mem {
         }
     }
 
+    /// The remote window of an import over a network controller (explicit barrier
+    /// mode: puts are queued, not waited for). See the module docs.
+    pub fn net(imp: Arc<Import>) -> Mem {
+        Self::net_with(imp, false, false)
+    }
+
+    /// A network window whose byte stores (acks) wait for [`NetFlush::flush`]: the
+    /// receiver's window on an ack segment.
+    pub fn net_lazy(imp: Arc<Import>) -> Mem {
+        Self::net_with(imp, true, false)
+    }
+
+    /// A network window whose postboxes wait for [`NetFlush::flush`] and leave
+    /// together, up to 1 KiB in one put: the sender's window on a channel area.
+    pub fn net_batch(imp: Arc<Import>) -> Mem {
+        Self::net_with(imp, false, true)
+    }
+
+    fn net_with(imp: Arc<Import>, lazy: bool, batch: bool) -> Mem {
+        let _ = imp.set_mode(myrix_rsm::BarrierMode::Explicit);
+        Mem {
+            ptr: NonNull::dangling(),
+            len: imp.len(),
+            _keep: Backing::Net(NetWin(Arc::new(NetInner {
+                imp,
+                lazy,
+                batch,
+                st: std::sync::Mutex::new(Staged::default()),
+            }))),
+        }
+    }
+
+    /// The flush handle of a network window.
+    pub fn net_flush(&self) -> Option<NetFlush> {
+        self.net_win().map(|w| NetFlush(w.0.clone()))
+    }
+
+    #[inline]
+    fn net_win(&self) -> Option<&NetWin> {
+        match &self._keep {
+            Backing::Net(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Bounds of a network window's access (no pointer to compute).
+    fn net_check(&self, off: usize, n: usize, align: usize) -> Result<(), OutOfBounds> {
+        match off.checked_add(n) {
+            Some(end) if end <= self.len && off % align == 0 => Ok(()),
+            _ => Err(OutOfBounds),
+        }
+    }
+
+    /// On a local window of a network export: takes in the frames that arrived (the
+    /// caller drives the endpoint, so remote writes land without waiting for the
+    /// controller's thread). Nothing on other windows.
+    pub fn poll_net(&self) {
+        if let Backing::Export(e) = &self._keep {
+            let _ = e.load_u64(0);
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -159,6 +463,12 @@ impl Mem {
     /// Loads the u64 at `off` (8-aligned) with acquire ordering.
     #[inline]
     pub fn load_u64(&self, off: usize) -> Result<u64, OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, 8, 8)?;
+            let mut b = [0u8; 8];
+            w.get(off, &mut b)?;
+            return Ok(u64::from_ne_bytes(b));
+        }
         Ok(self.word(off)?.load(Ordering::Acquire))
     }
 
@@ -166,6 +476,10 @@ impl Mem {
     /// before it is visible to whoever sees it.
     #[inline]
     pub fn store_u64(&self, off: usize, v: u64) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, 8, 8)?;
+            return w.publish(off, &v.to_ne_bytes());
+        }
         self.word(off)?.store(v, Ordering::Release);
         Ok(())
     }
@@ -173,6 +487,9 @@ impl Mem {
     /// Stores the u64 at `off` with sequential consistency (a clear that must be
     /// ordered before later loads).
     pub fn store_u64_seqcst(&self, off: usize, v: u64) -> Result<(), OutOfBounds> {
+        if self.net_win().is_some() {
+            return self.store_u64(off, v);
+        }
         self.word(off)?.store(v, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         Ok(())
@@ -180,6 +497,12 @@ impl Mem {
 
     #[inline]
     pub fn load_u8(&self, off: usize) -> Result<u8, OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, 1, 1)?;
+            let mut b = [0u8; 1];
+            w.get(off, &mut b)?;
+            return Ok(b[0]);
+        }
         let p = self.check(off, 1, 1)?;
         // SAFETY: in bounds; see `word`.
         Ok(unsafe { AtomicU8::from_ptr(p) }.load(Ordering::Acquire))
@@ -187,6 +510,10 @@ impl Mem {
 
     #[inline]
     pub fn store_u8(&self, off: usize, v: u8) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, 1, 1)?;
+            return w.publish(off, &[v]);
+        }
         let p = self.check(off, 1, 1)?;
         // SAFETY: in bounds; see `word`.
         unsafe { AtomicU8::from_ptr(p) }.store(v, Ordering::Release);
@@ -209,6 +536,10 @@ impl Mem {
     /// Copies `data` to `off`.
     #[inline]
     pub fn write(&self, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, data.len(), 1)?;
+            return w.stage(off, data.len(), |d| d.copy_from_slice(data));
+        }
         let p = self.check(off, data.len(), 1)?;
         // SAFETY: `p..p+len` is in bounds; `data` is this process's memory and is not
         // part of a segment window (callers pass their own buffers).
@@ -219,6 +550,10 @@ impl Mem {
     /// Copies bytes at `off` into `out`.
     #[inline]
     pub fn read(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, out.len(), 1)?;
+            return w.get(off, out);
+        }
         let p = self.check(off, out.len(), 1)?;
         // SAFETY: in bounds; `out` is ours.
         unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) };
@@ -234,6 +569,15 @@ impl Mem {
         at: usize,
         n: usize,
     ) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, n, 1)?;
+            let s = src.range(at, n)?;
+            // SAFETY: `s..s+n` is inside the sender's buffer (checked), valid by
+            // `Fabric::send`'s promise; `d` is the staging buffer, ours.
+            return w.stage(off, n, |d| unsafe {
+                std::ptr::copy_nonoverlapping(s, d.as_mut_ptr(), n)
+            });
+        }
         let p = self.check(off, n, 1)?;
         let s = src.range(at, n)?;
         // SAFETY: `p..p+n` is in bounds of the window; `s..s+n` of the sender's buffer
@@ -252,6 +596,16 @@ impl Mem {
         at: usize,
         n: usize,
     ) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, n, 1)?;
+            let n = n.min(dst.cap.saturating_sub(at));
+            let mut tmp = vec![0u8; n];
+            w.get(off, &mut tmp)?;
+            // SAFETY: `at + n <= cap`, inside the receive buffer (valid by
+            // `Fabric::take`'s promise); `tmp` is ours.
+            unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), dst.ptr.add(at), n) };
+            return Ok(());
+        }
         let p = self.check(off, n, 1)?;
         let n = n.min(dst.cap.saturating_sub(at));
         if n == 0 {
@@ -264,9 +618,15 @@ impl Mem {
     }
 
     /// The barrier between filling pool blocks and writing the postboxes that point
-    /// to them (seed §3.2). On shared memory a release fence.
+    /// to them (seed §3.2). On shared memory a release fence; on a network window the
+    /// staged data is put (one import's writes are applied in order: no round trip).
     #[inline]
     pub fn barrier(&self) {
+        if let Some(w) = self.net_win() {
+            // A failed put shows at the next publishing store (the same import).
+            let _ = w.flush();
+            return;
+        }
         fence(Ordering::Release);
     }
 }

@@ -12,6 +12,12 @@
 //!   standard input, the others read nothing.
 //! * If the launcher itself dies (killed), the ranks get SIGKILL (Linux's
 //!   parent-death signal), so no rank outlives its job.
+//! * `--netns a,b` ([`LaunchSpec::netns`]): rank `i` runs in the network namespace
+//!   `/run/netns/<list[i % k]>` (as `ip netns add` makes them), entered with
+//!   `setns(2)` in the child before exec (needs `CAP_SYS_ADMIN`). Every namespace is
+//!   opened before any rank starts: a missing one is one [`LaunchError::Netns`].
+//!   `MPI_LOCALRANKID`/`MPI_LOCALNRANKS` count the ranks of the rank's namespace; the
+//!   library finds the nodes itself anyway (`crate::job::node_identity`).
 
 use crate::pmi::server::{Action, Server};
 use crate::pmi::wire::{Decoder, Framing, Message};
@@ -35,6 +41,9 @@ pub struct LaunchSpec {
     pub args: Vec<OsString>,
     /// Extra environment for every rank.
     pub env: Vec<(OsString, OsString)>,
+    /// Network namespaces (names under `/run/netns`): rank `i` runs in
+    /// `netns[i % len]`. Empty: the launcher's own.
+    pub netns: Vec<String>,
 }
 
 /// Why a job could not be started.
@@ -50,6 +59,38 @@ pub enum LaunchError {
     },
     #[error("creating the PMI socket for rank {rank}: {err}")]
     Socket { rank: u32, err: std::io::Error },
+    #[error("network namespace {name:?} (/run/netns/{name}): {err}")]
+    Netns { name: String, err: std::io::Error },
+}
+
+/// Opens `/run/netns/<name>` for each name (a name with a `/` or empty is refused).
+fn open_netns(names: &[String]) -> Result<Vec<std::fs::File>, LaunchError> {
+    names
+        .iter()
+        .map(|name| {
+            let err = |err| LaunchError::Netns {
+                name: name.clone(),
+                err,
+            };
+            if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+                return Err(err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a namespace name",
+                )));
+            }
+            let f = std::fs::File::open(format!("/run/netns/{name}")).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    err(std::io::Error::new(
+                        e.kind(),
+                        "no such network namespace (see `ip netns list`)",
+                    ))
+                } else {
+                    err(e)
+                }
+            })?;
+            Ok(f)
+        })
+        .collect()
 }
 
 /// How a job ended.
@@ -107,16 +148,29 @@ fn kill_all(ranks: &mut [Rank]) {
     }
 }
 
-fn spawn_rank(spec: &LaunchSpec, rank: u32, kvsname: &str) -> Result<Rank, LaunchError> {
+fn spawn_rank(
+    spec: &LaunchSpec,
+    rank: u32,
+    kvsname: &str,
+    netns: &[std::fs::File],
+) -> Result<Rank, LaunchError> {
     let (ours, theirs) = UnixStream::pair().map_err(|err| LaunchError::Socket { rank, err })?;
     let fd = theirs.as_raw_fd();
+    let (ns_fd, local, nlocal) = match netns.len() as u32 {
+        0 => (None, rank, spec.ranks),
+        k => (
+            Some(netns[(rank % k) as usize].as_raw_fd()),
+            rank / k,
+            spec.ranks / k + u32::from(rank % k < spec.ranks % k),
+        ),
+    };
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .env("PMI_FD", fd.to_string())
         .env("PMI_RANK", rank.to_string())
         .env("PMI_SIZE", spec.ranks.to_string())
-        .env("MPI_LOCALRANKID", rank.to_string())
-        .env("MPI_LOCALNRANKS", spec.ranks.to_string())
+        .env("MPI_LOCALRANKID", local.to_string())
+        .env("MPI_LOCALNRANKS", nlocal.to_string())
         .env("MYRIX_MPI_KVSNAME", kvsname)
         .env_remove("PMI_PORT")
         .env_remove("PMI_ID")
@@ -130,14 +184,20 @@ fn spawn_rank(spec: &LaunchSpec, rank: u32, kvsname: &str) -> Result<Rank, Launc
         cmd.env(k, v);
     }
     // SAFETY: the closure runs in the child between fork and exec and only calls
-    // fcntl and prctl, which are async-signal-safe; it clears close-on-exec on the
-    // child's end of the socketpair so the program inherits it as PMI_FD, and (on
-    // Linux) asks for SIGKILL if the launcher dies, so no rank outlives its job.
-    // `run` forks from the thread that reaps the ranks, which lives until they end.
+    // fcntl, setns and prctl, which are async-signal-safe; it clears close-on-exec on
+    // the child's end of the socketpair so the program inherits it as PMI_FD, enters
+    // the rank's network namespace (an fd `run` keeps open until every rank started),
+    // and (on Linux) asks for SIGKILL if the launcher dies, so no rank outlives its
+    // job. `run` forks from the thread that reaps the ranks, which lives until they end.
     unsafe {
         cmd.pre_exec(move || {
             if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(ns) = ns_fd {
+                if libc::setns(ns, libc::CLONE_NEWNET) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             #[cfg(target_os = "linux")]
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -189,11 +249,12 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
         std::process::id(),
         JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
+    let netns = open_netns(&spec.netns)?;
     let mut server = Server::new(spec.ranks, &kvsname);
     let (tx, rx) = mpsc::channel();
     let mut ranks: Vec<Rank> = Vec::with_capacity(spec.ranks as usize);
     for r in 0..spec.ranks {
-        let rank = match spawn_rank(spec, r, &kvsname) {
+        let rank = match spawn_rank(spec, r, &kvsname, &netns) {
             Ok(rank) => rank,
             Err(e) => {
                 kill_all(&mut ranks);
@@ -349,6 +410,7 @@ mod tests {
             program: "/bin/bash".into(),
             args: vec!["-c".into(), script.into()],
             env: vec![],
+            netns: vec![],
         }
     }
 
@@ -406,6 +468,7 @@ mod tests {
             program: "/nonexistent/prog".into(),
             args: vec![],
             env: vec![],
+            netns: vec![],
         };
         assert!(matches!(run(&spec), Err(LaunchError::Spawn { .. })));
     }

@@ -8,6 +8,14 @@
 //! outlives the memory. The application may load and store the same memory meanwhile
 //! (through `Export::as_ptr`): as on real RSM hardware, concurrent access to one byte
 //! from both sides is the application's to order.
+//!
+//! **First word last.** A write that starts 8-aligned and is at least 8 bytes long is
+//! stored from its ninth byte on first, then (after a release fence) its first 8
+//! bytes with one atomic store (so an 8-byte write is never seen torn): an exporter that sees the first word with an acquire
+//! load ([`crate::Export::load_u64`]) sees the rest of that write. A put travels as one
+//! write when it fits one frame (the board's MTU less the headers; 64-byte postboxes
+//! always do), so a flag word at the start of such a put is published after its data
+//! with no second put (MPI's network channel relies on it).
 
 use std::collections::HashMap;
 
@@ -58,6 +66,24 @@ impl Memory for Segments {
         let Some(dst) = self.at(seg, offset, data.len()) else {
             return;
         };
+        if data.len() >= 8 && dst % 8 == 0 {
+            // SAFETY: as below, for the bytes after the first 8.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    data.as_ptr().add(8),
+                    (dst + 8) as *mut u8,
+                    data.len() - 8,
+                )
+            };
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&data[..8]);
+            // SAFETY: `dst` is 8-aligned and in the range (as below); an atomic view of
+            // segment memory is always defined.
+            unsafe { std::sync::atomic::AtomicU64::from_ptr(dst as *mut u64) }
+                .store(u64::from_ne_bytes(w), std::sync::atomic::Ordering::Release);
+            return;
+        }
         // SAFETY: `dst..dst + data.len()` lies inside a range `bind` was given, which
         // its caller keeps mapped and writable while it is in the table (we hold the
         // table, so it is); `data` is a frame buffer, not segment memory, so the two do

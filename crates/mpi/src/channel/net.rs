@@ -1,0 +1,264 @@
+//! The channel between nodes: ranks whose [`crate::job::node_identity`] differs (another
+//! host, or another network namespace of this one) talk through RSM's `udp` network
+//! controller instead of `shm`.
+//!
+//! * **Which address.** Each rank binds a UDP port on the IPv4 address of
+//!   `MYRIX_MPI_IFACE` if set, else of the first interface (in `getifaddrs(3)` order)
+//!   that is up, not loopback and has an IPv4 address, else `127.0.0.1`. In a network
+//!   namespace that is its veth end. The port is chosen by the kernel (a bind to port 0,
+//!   released and bound again by the controller: another process could take it in
+//!   between, which fails the job's start with the bind's error).
+//! * **The node table** is built in memory from the addresses every rank publishes
+//!   through PMI at `MPI_Init`: RSM node `rank + 1` is the rank's endpoint (a node of
+//!   a network controller is one process). No file, no `MYRIX_RSM_NODES`.
+//! * **When.** Only a job whose ranks are on more than one node opens it: all ranks
+//!   compute the same node ids, so they agree, and open it between two PMI barriers (an
+//!   inbox must be published before anyone connects to it).
+//! * The network inbox has a fixed segment id ([`NET_INBOX`]): it is the only segment
+//!   of its controller a peer must find before any connection exists.
+//! * **Acks** of messages from another node are staged and put at the start of the
+//!   receiver's next idle progress, or once 32 are staged (and at exit): see `window`'s lazy windows.
+//! * **Exit.** A put returns once queued: a rank that exits right after `MPI_Finalize`
+//!   could take its last message (still unacknowledged by the peer's engine, a frame
+//!   lost on the way) with it. So every channel area on another node whose sends the
+//!   receiver has not all acknowledged is flushed (a barrier close: a round trip) when
+//!   the process exits ([`flush_at_exit`], an `atexit` handler). Channels whose sends
+//!   were all acknowledged are left alone: their receiver may have exited, and a
+//!   flush toward it would wait for the engine's timeout (5 s); a flag not yet updated
+//!   (the ack arrived after the rank's last progress) costs at most
+//!   [`EXIT_FLUSH_WAIT`]. Ack segments and
+//!   inboxes are not flushed (a peer that needs an ack or a reply is alive and the
+//!   engine resends).
+//! * Messages up to [`NET_SHORT_DEFAULT`] bytes (`MYRIX_MPI_NET_SHORT`) go inline in
+//!   postboxes to a remote rank (see the measurement in `docs/mpi.md`).
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Once, Weak};
+
+use myrix_rsm::net::node_table::NodeTable;
+use myrix_rsm::{BarrierType, Controller, Import, NodeId, SegmentId};
+
+use crate::p2p::fabric::Rank;
+
+/// The segment id of every rank's network inbox.
+pub const NET_INBOX: SegmentId = SegmentId(SegmentId::USER_BASE | 0x4d50_0001);
+
+/// Default largest message sent inline to a rank on another node: 16 postboxes, which
+/// a batch window puts as one frame (the pool protocol takes two: the block, then the
+/// postbox). Measured across two namespaces (`docs/mpi.md`, "Across namespaces"):
+/// frames per message 2.0 (96 B) to 2.45 (880 B) inline against 3.0 in the pool.
+pub const NET_SHORT_DEFAULT: usize = 880;
+
+/// The short limit toward other nodes: `MYRIX_MPI_NET_SHORT`, bounded like
+/// `MYRIX_MPI_SHORT` (at most 56 bytes per postbox of the queue less one).
+pub fn net_short(queue: u32, eager: usize) -> Result<usize, String> {
+    let max = super::config::CONT_INLINE * (queue as usize - 1);
+    match std::env::var("MYRIX_MPI_NET_SHORT") {
+        Err(_) => Ok(NET_SHORT_DEFAULT.min(max).min(eager)),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n <= max && n <= eager => Ok(n),
+            _ => Err(format!(
+                "MYRIX_MPI_NET_SHORT={v:?}: must be a number up to {} (56 bytes per \
+                 postbox, queue - 1 postboxes, and at most the eager limit)",
+                max.min(eager)
+            )),
+        },
+    }
+}
+
+/// How long a receiver's progress must have found nothing to do before it puts the
+/// acks it staged for other nodes: `MYRIX_MPI_NET_ACK_IDLE_US` (default 0: at the
+/// first idle progress). They also leave once 32 are staged.
+pub fn ack_idle() -> std::time::Duration {
+    let us = std::env::var("MYRIX_MPI_NET_ACK_IDLE_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        .min(1_000_000);
+    std::time::Duration::from_micros(us)
+}
+
+/// The RSM node of `rank` on the network controller.
+pub fn node_of_rank(rank: Rank) -> NodeId {
+    NodeId(rank + 1)
+}
+
+/// The rank of a network controller's node (inverse of [`node_of_rank`]).
+pub fn rank_of_node(node: NodeId) -> Option<Rank> {
+    node.0.checked_sub(1)
+}
+
+/// The IPv4 address of interface `name`, or of the first up, non-loopback interface
+/// with one when `name` is None; None if there is none.
+#[allow(unsafe_code)]
+pub fn iface_ipv4(name: Option<&str>) -> Option<Ipv4Addr> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list we free below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut p = head;
+    while !p.is_null() {
+        // SAFETY: `p` is a node of the list getifaddrs returned, alive until freed.
+        let ifa = unsafe { &*p };
+        p = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
+            continue;
+        }
+        // SAFETY: a non-null `ifa_addr` points to a sockaddr of its family.
+        if i32::from(unsafe { (*ifa.ifa_addr).sa_family }) != libc::AF_INET {
+            continue;
+        }
+        // SAFETY: a NUL-terminated name owned by the list.
+        let iname = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy();
+        // SAFETY: the family is AF_INET, so the address is a sockaddr_in.
+        let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
+        let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+        let up = ifa.ifa_flags & libc::IFF_UP as u32 != 0;
+        let lo = ifa.ifa_flags & libc::IFF_LOOPBACK as u32 != 0;
+        let take = match name {
+            Some(n) => iname == n,
+            None => up && !lo && !ip.is_loopback(),
+        };
+        if take {
+            found = Some(ip);
+            break;
+        }
+    }
+    // SAFETY: the list from getifaddrs, freed once.
+    unsafe { libc::freeifaddrs(head) };
+    found
+}
+
+/// The address this rank's UDP endpoint binds (see the module docs): the interface's
+/// address and a port free now.
+pub fn local_endpoint() -> Result<SocketAddr, String> {
+    let ip = match std::env::var("MYRIX_MPI_IFACE") {
+        Ok(name) if !name.is_empty() => iface_ipv4(Some(&name)).ok_or_else(|| {
+            format!("MYRIX_MPI_IFACE={name:?}: no such interface with an IPv4 address")
+        })?,
+        _ => iface_ipv4(None).unwrap_or(Ipv4Addr::LOCALHOST),
+    };
+    let s = UdpSocket::bind((ip, 0)).map_err(|e| format!("binding a UDP port on {ip}: {e}"))?;
+    s.local_addr().map_err(|e| format!("UDP port on {ip}: {e}"))
+}
+
+/// Opens the `udp` controller as `me`'s node, every rank at its published address.
+pub fn open_controller(me: Rank, addrs: &[SocketAddr]) -> Result<Controller, String> {
+    let boards: Vec<String> = addrs.iter().map(|a| format!("udp:{a}")).collect();
+    let table = NodeTable::from_pairs(
+        boards
+            .iter()
+            .enumerate()
+            .map(|(r, b)| (node_of_rank(r as Rank).0, b.as_str())),
+    )
+    .map_err(|e| e.to_string())?;
+    Controller::udp(node_of_rank(me), table).map_err(|e| e.to_string())
+}
+
+type ExitList = Mutex<Vec<(Weak<Import>, Arc<AtomicBool>)>>;
+
+fn exit_list() -> &'static ExitList {
+    static L: ExitList = Mutex::new(Vec::new());
+    &L
+}
+
+fn ack_list() -> &'static Mutex<Vec<super::window::NetFlush>> {
+    static L: Mutex<Vec<super::window::NetFlush>> = Mutex::new(Vec::new());
+    &L
+}
+
+fn exit_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        // SAFETY: registers a function with no arguments that never unwinds.
+        unsafe { libc::atexit(exit_flush) };
+    });
+}
+
+/// Registers a lazy ack window: its staged acks are put at exit (no wait).
+pub fn flush_acks_at_exit(f: &super::window::NetFlush) {
+    exit_hook();
+    ack_list()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(f.clone());
+}
+
+/// Registers a channel area's import for the flush at exit; the returned flag says
+/// whether its channel has unacknowledged sends (the fabric keeps it current).
+pub fn flush_at_exit(area: &Arc<Import>) -> Arc<AtomicBool> {
+    exit_hook();
+    let busy = Arc::new(AtomicBool::new(false));
+    let mut l = exit_list().lock().unwrap_or_else(|p| p.into_inner());
+    l.retain(|(w, _)| w.strong_count() > 0);
+    l.push((Arc::downgrade(area), busy.clone()));
+    busy
+}
+
+/// How long the flush at exit waits at most: a live peer answers within a round
+/// trip and a few resends (5 ms each); a peer that exited never does.
+pub const EXIT_FLUSH_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Flushes the busy channel areas now, each on a thread of its own, waiting at most
+/// [`EXIT_FLUSH_WAIT`] for all (what the `atexit` handler does).
+pub fn flush_busy() {
+    if let Ok(acks) = ack_list().try_lock() {
+        for f in acks.iter() {
+            f.flush();
+        }
+    }
+    let list: Vec<_> = match exit_list().try_lock() {
+        Ok(l) => l.clone(),
+        Err(_) => return,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut n = 0;
+    for (w, busy) in list {
+        if !busy.load(Ordering::Relaxed) {
+            continue;
+        }
+        let Some(i) = w.upgrade() else { continue };
+        let tx = tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("myrix-mpi-exit".into())
+            .spawn(move || {
+                if let Ok(mut b) = i.init_barrier(BarrierType::Segment) {
+                    if b.open().is_ok() {
+                        let _ = b.close();
+                    }
+                }
+                let _ = tx.send(());
+            });
+        n += usize::from(spawned.is_ok());
+    }
+    let end = std::time::Instant::now() + EXIT_FLUSH_WAIT;
+    for _ in 0..n {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if rx.recv_timeout(left).is_err() {
+            return;
+        }
+    }
+}
+
+extern "C" fn exit_flush() {
+    let _ = std::panic::catch_unwind(flush_busy);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_and_addresses() {
+        assert_eq!(rank_of_node(node_of_rank(7)), Some(7));
+        assert_eq!(rank_of_node(NodeId(0)), None);
+        assert_eq!(iface_ipv4(Some("lo")), Some(Ipv4Addr::LOCALHOST));
+        assert_eq!(iface_ipv4(Some("no-such-iface0")), None);
+        let a = local_endpoint().unwrap();
+        assert_ne!(a.port(), 0);
+        assert!(net_short(64, 65536).unwrap() <= 56 * 63);
+    }
+}
