@@ -441,3 +441,210 @@ mpi_fn! {
         finish(MPI_COMM_WORLD, "MPI_Startall", r)
     }
 }
+
+// ---- Request state behind the calls above ----
+
+/// MPI_Cancel: an unmatched receive is cancelled; a send is not (its status says
+/// so); a null request is an error.
+pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
+    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+    if let Some(id) = r.id {
+        p.engine.cancel(id).map_err(|e| report("MPI_Cancel", &e))?;
+    }
+    Ok(())
+}
+
+/// MPI_Request_free: an active request finishes in the background (the engine
+/// keeps its buffer until then); an inactive persistent one is dropped.
+pub(crate) fn free(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
+    let r = p.reqs.remove(h).ok_or(MPI_ERR_REQUEST)?;
+    if let Some(id) = r.id {
+        match r.finish {
+            Finish::None => p.engine.free(id),
+            // The buffer must outlive the operation: keep it until the engine is done.
+            f => p.orphans.push((id, f)),
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Request_get_status: the status if complete, without freeing.
+pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Some(CStatus::empty()));
+    }
+    let _ = p
+        .engine
+        .progress()
+        .map_err(|e| report("MPI_Request_get_status", &e))?;
+    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+    if !r.active {
+        return Ok(Some(CStatus::empty()));
+    }
+    match r.id {
+        None => Ok(r.ready),
+        Some(id) => Ok(p.engine.status(id).map(|s| cstatus(&r.ranks, &s))),
+    }
+}
+
+pub(crate) fn attach(p: &mut P2p, buf: usize, size: usize) -> Result<(), c_int> {
+    if p.bsend.size != 0 {
+        eprintln!("myrix MPI: MPI_Buffer_attach: a buffer is already attached");
+        return Err(MPI_ERR_BUFFER);
+    }
+    p.bsend = Bsend { buf, size, used: 0 };
+    Ok(())
+}
+
+/// Waits for the buffered sends, then detaches.
+pub(crate) fn detach(p: &mut P2p) -> Result<(usize, usize), c_int> {
+    spin_until(p, |p| {
+        p.reap_orphans();
+        Ok(p.bsend.used == 0)
+    })?;
+    let b = std::mem::take(&mut p.bsend);
+    Ok((b.buf, b.size))
+}
+
+impl P2p {
+    /// Ends what a completed request held: unpacks a receive of `bytes` bytes,
+    /// gives buffered-send space back.
+    pub(crate) fn release(&mut self, f: Finish, bytes: usize) {
+        match f {
+            Finish::None => {}
+            Finish::Hold(v, buffered) => {
+                if buffered {
+                    self.bsend.used = self.bsend.used.saturating_sub(v.len() + MPI_BSEND_OVERHEAD);
+                }
+            }
+            Finish::Unpack {
+                tmp,
+                dt,
+                buf,
+                count,
+            } => {
+                let n = bytes.min(tmp.len());
+                // SAFETY: buf holds count elements of dt (the C caller's contract,
+                // kept since the receive was posted).
+                unsafe { dt.unpack(&tmp[..n], buf, count) };
+            }
+        }
+    }
+
+    /// Waits for the freed and buffered sends still running (MPI_Finalize).
+    pub(crate) fn drain_orphans(&mut self) -> Result<(), c_int> {
+        spin_until(self, |p| Ok(p.orphans.is_empty()))
+    }
+
+    /// Releases the buffers of freed requests the engine has finished with.
+    pub(crate) fn reap_orphans(&mut self) {
+        let mut i = 0;
+        while i < self.orphans.len() {
+            let id = self.orphans[i].0;
+            if self.engine.is_complete(id) {
+                let (_, f) = self.orphans.swap_remove(i);
+                let st = self.engine.test(id).ok().flatten();
+                self.release(f, st.map_or(0, |s| s.len));
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Makes a persistent request (inactive until MPI_Start).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn persistent(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    peer: c_int,
+    tag: c_int,
+    comm_h: MPI_Comm,
+    send: bool,
+    mode: SendMode,
+    buffered: bool,
+    name: &str,
+) -> Result<MPI_Request, c_int> {
+    let c = comm::lookup(comm_h, name)?;
+    let count = check_count(count)?;
+    let dt = datatype::lookup_committed(dt)?;
+    if send {
+        send_tag(tag)?;
+        send_peer(&c, peer)?;
+    } else {
+        recv_tag(tag)?;
+        recv_peer(&c, peer)?;
+    }
+    let pers = Persist {
+        send,
+        mode,
+        buffered,
+        buf: buf.cast(),
+        count,
+        dt,
+        peer,
+        tag,
+        comm: c.clone(),
+    };
+    runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let h = insert(p, None, None, c.ranks.clone(), Finish::None, Some(pers))?;
+        if let Some(r) = p.reqs.get_mut(h) {
+            r.active = false;
+        }
+        Ok(h)
+    })
+}
+
+/// MPI_Start: issues a persistent request's operation.
+pub(crate) fn start(h: MPI_Request, name: &str) -> Result<(), c_int> {
+    let pers = runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+        match (&r.persist, r.active) {
+            (Some(pe), false) => Ok(pe.clone()),
+            _ => Err(MPI_ERR_REQUEST),
+        }
+    })?;
+    let c = &pers.comm;
+    // SAFETY: the persistent request's buffer, by the contract of its _init call.
+    let tmp = unsafe {
+        if pers.send {
+            issue_send(
+                c,
+                pers.buf.cast_const().cast(),
+                pers.count,
+                pers.dt.clone(),
+                send_peer(c, pers.peer)?,
+                pers.tag,
+                pers.mode,
+                pers.buffered,
+                name,
+                None,
+            )?
+        } else {
+            issue_recv(
+                c,
+                pers.buf,
+                pers.count,
+                pers.dt.clone(),
+                recv_peer(c, pers.peer)?,
+                recv_tag(pers.tag)?,
+                name,
+                None,
+            )?
+        }
+    };
+    // Move the fresh request's state into the persistent handle.
+    runtime::with(name, |rt| {
+        let p = p2p(rt)?;
+        let fresh = p.reqs.remove(tmp).ok_or(MPI_ERR_INTERN)?;
+        let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
+        r.id = fresh.id;
+        r.ready = fresh.ready;
+        r.finish = fresh.finish;
+        r.active = true;
+        Ok(())
+    })
+}
