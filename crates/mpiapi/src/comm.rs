@@ -8,7 +8,7 @@
 //! except the context pool's own.
 
 use crate::abi::*;
-use crate::coll::coll_code;
+use crate::coll::args::coll_code;
 use crate::coll_glue::pt2pt;
 use crate::ffi::{finish, mpi_fn, put, put_str};
 use crate::handles::{base, Table};
