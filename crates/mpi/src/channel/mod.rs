@@ -9,7 +9,8 @@
 //! * [`layout`] — every offset of the inbox, the channel area, the ack segment.
 //! * [`window`] — the memory views (shm mappings, exports, test memory); the only
 //!   `unsafe`, plus the two trait entry points that receive raw buffers.
-//! * [`connect`] — the inbox handshake. [`directory`] — business cards.
+//! * [`connect`] — the inbox handshake slots; `peers` — making and losing connections.
+//!   [`directory`] — business cards. [`net`] — ranks on other nodes (RSM `udp`).
 //! * [`send`], [`recv`] — the per-channel state machines.
 //!
 //! Decisions where the design was silent:
