@@ -1,0 +1,273 @@
+//! The connections of a [`ChannelFabric`]: the deferred half-duplex handshake
+//! through the inboxes (the sender's side in `connect_step`, the receiver's in
+//! `scan_inbox`/`accept`), the segments each side exports or imports for it, and
+//! losing a peer (`lose`, `watch`). What the handshake slots hold is `connect`'s.
+
+use super::*;
+
+impl ChannelFabric {
+    /// Imports segment `id` of `node` on the controller toward `peer`: mapped on shm,
+    /// a network window otherwise.
+    pub(super) fn import_mapped(
+        &self,
+        peer: Rank,
+        node: NodeId,
+        id: SegmentId,
+    ) -> Result<(Arc<Import>, Mem), RsmError> {
+        if let Some(n) = self.net.as_ref().filter(|_| self.remote(peer)) {
+            let i = Arc::new(n.ctl.import_connect(node, id, Perm::RDWR)?);
+            return Ok((i.clone(), Mem::net(i)));
+        }
+        let i = self.ctl.import_connect(node, id, Perm::RDWR)?;
+        let m = i.map()?;
+        Ok((Arc::new(i), Mem::mapping(m)))
+    }
+
+    /// Exports `len` bytes for `peer` (on its controller), open to `to` only.
+    pub(super) fn export(
+        &self,
+        peer: Rank,
+        len: usize,
+        to: NodeId,
+    ) -> Result<(Mem, SegmentId), RsmError> {
+        let (ctl, page) = match self.net.as_ref().filter(|_| self.remote(peer)) {
+            Some(n) => (&n.ctl, n.page),
+            None => (&self.ctl, self.page),
+        };
+        let len = layout::round_up(len, page);
+        let e = ctl.export_create(len, ExportFlags::default())?;
+        let id = e.publish(
+            None,
+            &[AccessEntry {
+                node: to,
+                perm: Perm::RDWR,
+            }],
+        )?;
+        Ok((Mem::export(e), id))
+    }
+
+    /// Moves the connection to `dest` on as far as it goes now.
+    pub(super) fn connect_step(&mut self, dest: Rank) -> Result<(), FabricError> {
+        let me = self.rank;
+        let Some(p) = self.peers[dest as usize].as_deref() else {
+            return Ok(());
+        };
+        match &p.tx {
+            Some(TxChan {
+                state: TxState::Fresh,
+                ..
+            }) => {
+                let card = if self.net.is_some() && self.remote(dest) {
+                    Card {
+                        node: net::node_of_rank(dest),
+                        inbox: net::NET_INBOX,
+                    }
+                } else {
+                    let Some(card) = self.dir.lookup(dest)? else {
+                        return Ok(());
+                    };
+                    card
+                };
+                if p.inbox.is_none() {
+                    let inbox = self
+                        .import_mapped(dest, card.node, card.inbox)
+                        .map_err(|e| rsm(&format!("inbox of rank {dest}"), e))?;
+                    self.peer(dest).inbox = Some(inbox);
+                }
+                let (ack, ack_id) = self
+                    .export(dest, layout::ack::len(self.cfg.queue), card.node)
+                    .map_err(|e| rsm("ack segment", e))?;
+                let (node, inbox_id) = match self.net.as_ref().filter(|_| self.remote(dest)) {
+                    Some(n) => (n.ctl.local_node(), net::NET_INBOX),
+                    None => (self.ctl.local_node(), self.inbox_id),
+                };
+                let req = Request::from_config(node, ack_id, inbox_id, &self.cfg);
+                let p = self.peer(dest);
+                let (_, inbox) = p.inbox.as_ref().expect("imported above");
+                req.write(inbox, me)
+                    .map_err(|_| FabricError::Other(format!("inbox of rank {dest} too short")))?;
+                p.tx.as_mut().expect("tx exists").state = TxState::Requested { ack };
+                Ok(())
+            }
+            Some(TxChan {
+                state: TxState::Requested { .. },
+                ..
+            }) => {
+                let Ok(Some(rep)) = Reply::read(self.inbox_for(dest), dest) else {
+                    return Ok(());
+                };
+                if rep.status != 0 {
+                    return Err(FabricError::PeerLost {
+                        rank: dest,
+                        why: "it refused the channel's geometry".into(),
+                    });
+                }
+                let node = p
+                    .inbox
+                    .as_ref()
+                    .map_or(self.ctl.local_node(), |(i, _)| i.node());
+                let (area_imp, area) = self
+                    .import_mapped(dest, node, rep.area)
+                    .map_err(|e| rsm(&format!("channel area of rank {dest}"), e))?;
+                let g = Geometry {
+                    queue: self.cfg.queue,
+                    pool_units: self.cfg.pool_units(),
+                    small: self.cfg.small_block,
+                    large: self.cfg.large_block,
+                };
+                let remote = self.net.is_some() && self.remote(dest);
+                let area = if remote {
+                    Mem::net_batch(area_imp.clone())
+                } else {
+                    area
+                };
+                let tx = self.peer(dest).tx.as_mut().expect("tx exists");
+                if remote {
+                    tx.busy = Some(net::flush_at_exit(&area_imp));
+                    tx.flush = area.net_flush();
+                }
+                let TxState::Requested { ack } =
+                    std::mem::replace(&mut tx.state, TxState::Up { area: area_imp })
+                else {
+                    unreachable!("matched above")
+                };
+                let link = Link::new(g, area, ack).map_err(|c| FabricError::PeerLost {
+                    rank: dest,
+                    why: c.0.into(),
+                })?;
+                tx.tx.connect(link);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Answers the requests in this rank's inbox.
+    pub(super) fn scan_inbox(&mut self, ev: &mut Vec<Event>) {
+        for src in 0..self.size {
+            if src == self.rank {
+                continue;
+            }
+            let Ok(Some(req)) = Request::read(self.inbox_for(src), src) else {
+                continue;
+            };
+            let p = self.peers[src as usize].as_deref();
+            if p.is_some_and(|p| p.rx.is_some() || p.lost) {
+                continue;
+            }
+            if let Err(why) = self.accept(src, req) {
+                self.lose(src, why, ev);
+            }
+        }
+        // Replies to this rank's requests.
+        for i in 0..self.tx_active.len() {
+            let dest = self.tx_active[i];
+            if let Err(e) = self.connect_step(dest) {
+                self.lose(dest, e.to_string(), ev);
+            }
+        }
+    }
+
+    pub(super) fn accept(&mut self, src: Rank, req: Request) -> Result<(), String> {
+        if self.peer(src).inbox.is_none() {
+            let inbox = self
+                .import_mapped(src, req.node, req.inbox)
+                .map_err(|e| format!("its inbox: {e}"))?;
+            self.peer(src).inbox = Some(inbox);
+        }
+        let me = self.rank;
+        let Some(g) = req.geometry() else {
+            let (_, inbox) = self.peer(src).inbox.as_ref().expect("imported above");
+            let _ = Reply {
+                area: SegmentId(0),
+                status: layout::REFUSED,
+            }
+            .write(inbox, me);
+            return Err(format!("it asked for a bad channel geometry: {req:?}"));
+        };
+        let (ack_imp, mut acks) = self
+            .import_mapped(src, req.node, req.ack)
+            .map_err(|e| format!("its ack segment: {e}"))?;
+        let lazy = if self.net.is_some() && self.remote(src) {
+            acks = Mem::net_lazy(ack_imp.clone());
+            acks.net_flush().inspect(net::flush_acks_at_exit)
+        } else {
+            None
+        };
+        let (area, area_id) = self
+            .export(src, layout::area::len(g.queue, g.pool_bytes()), req.node)
+            .map_err(|e| format!("channel area: {e}"))?;
+        let rx = Rx::new(src, g, area, acks).map_err(|c| c.0.to_string())?;
+        self.rx_active.push(RxChan {
+            src,
+            rx,
+            ack: ack_imp,
+            acks: lazy,
+        });
+        let idx = self.rx_active.len() - 1;
+        let p = self.peer(src);
+        p.rx = Some(idx);
+        let (_, inbox) = p.inbox.as_ref().expect("imported above");
+        Reply {
+            area: area_id,
+            status: 0,
+        }
+        .write(inbox, me)
+        .map_err(|_| "its inbox is too short".to_string())
+    }
+
+    /// Forgets a peer and reports it lost (once).
+    pub(super) fn lose(&mut self, r: Rank, why: String, ev: &mut Vec<Event>) {
+        let Some(p) = self.peers[r as usize].as_deref_mut() else {
+            return;
+        };
+        if p.lost {
+            return;
+        }
+        p.lost = true;
+        p.tx = None;
+        p.inbox = None;
+        if let Some(i) = p.rx.take() {
+            self.rx_active.swap_remove(i);
+            if let Some(moved) = self.rx_active.get(i) {
+                let s = moved.src;
+                self.peer(s).rx = Some(i);
+            }
+        }
+        self.tx_active.retain(|&d| d != r);
+        ev.push(Event::PeerLost { rank: r, why });
+    }
+
+    /// Checks one peer's imports (round robin).
+    pub(super) fn watch(&mut self, ev: &mut Vec<Event>) {
+        let n = self.peers.len();
+        for _ in 0..n {
+            let r = self.watch_next % n;
+            self.watch_next = (r + 1) % n;
+            let Some(p) = self.peers[r].as_deref() else {
+                continue;
+            };
+            if p.lost {
+                continue;
+            }
+            let mut bad = None;
+            if let Some((i, _)) = &p.inbox {
+                bad = i.check().err();
+            }
+            if let Some(TxChan {
+                state: TxState::Up { area },
+                ..
+            }) = &p.tx
+            {
+                bad = bad.or(area.check().err());
+            }
+            if let Some(i) = p.rx {
+                bad = bad.or(self.rx_active[i].ack.check().err());
+            }
+            if let Some(e) = bad {
+                self.lose(r as Rank, format!("its segments are gone ({e})"), ev);
+            }
+            return;
+        }
+    }
+}

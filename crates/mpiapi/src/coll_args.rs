@@ -1,0 +1,250 @@
+//! What the C collectives share: argument checks (counts, roots, buffers, in-place),
+//! packing to and from the contiguous bytes `myrix_mpi::coll` works on, and
+//! reductions of packed elements through `op`. Never panics on bad arguments.
+
+use crate::abi::*;
+use crate::comm::CommRef;
+use crate::{datatype, op};
+use myrix_mpi::coll::{CollError, ReduceOp};
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+pub(super) type Dt = Arc<myrix_mpi::datatype::Datatype>;
+
+/// The MPI error code of a collective's failure (reported on stderr when it is
+/// not the program's fault).
+pub fn coll_code(e: &CollError, name: &str) -> c_int {
+    match e {
+        CollError::Root { .. } => MPI_ERR_ROOT,
+        CollError::Args(_) => MPI_ERR_ARG,
+        CollError::Length { .. } | CollError::Truncated { .. } => MPI_ERR_TRUNCATE,
+        CollError::Transport(why) => {
+            eprintln!("myrix MPI: {name}: {why}");
+            MPI_ERR_OTHER
+        }
+        CollError::Unavailable(why) => {
+            eprintln!("myrix MPI: {name}: point-to-point not yet available: {why}");
+            MPI_ERR_UNSUPPORTED_OPERATION
+        }
+    }
+}
+
+pub(super) fn count(c: c_int) -> Result<usize, c_int> {
+    usize::try_from(c).map_err(|_| MPI_ERR_COUNT)
+}
+
+pub(super) fn in_place(p: *const c_void) -> bool {
+    p as usize == MPI_IN_PLACE
+}
+
+pub(super) fn check_root(root: c_int, c: &CommRef) -> Result<usize, c_int> {
+    usize::try_from(root)
+        .ok()
+        .filter(|&r| r < c.ranks.len())
+        .ok_or(MPI_ERR_ROOT)
+}
+
+pub(super) fn bytes(n: usize, t: &Dt) -> Result<usize, c_int> {
+    t.size().checked_mul(n).ok_or(MPI_ERR_COUNT)
+}
+
+/// The address of element `i` of an array of `t` at `buf` (no access).
+pub(super) fn elem(buf: *const c_void, i: isize, t: &Dt) -> Result<*mut u8, c_int> {
+    let off = i.checked_mul(t.extent()).ok_or(MPI_ERR_COUNT)?;
+    Ok(buf.cast::<u8>().wrapping_offset(off).cast_mut())
+}
+
+/// A buffer for `n` elements of `t` must not be NULL (unless `t` has absolute
+/// addresses: MPI_BOTTOM).
+pub(super) fn need(buf: *const c_void, n: usize, t: &Dt) -> Result<(), c_int> {
+    if n > 0 && t.size() > 0 && buf.is_null() && t.true_lb() == 0 {
+        Err(MPI_ERR_BUFFER)
+    } else {
+        Ok(())
+    }
+}
+
+/// `n` elements of `t` at `buf`, packed.
+///
+/// # Safety
+/// `buf` holds `n` elements of `t` (the C contract).
+pub(super) unsafe fn pack(buf: *const u8, n: usize, t: &Dt) -> Result<Vec<u8>, c_int> {
+    need(buf.cast(), n, t)?;
+    let mut v = vec![0u8; bytes(n, t)?];
+    if !v.is_empty() {
+        // SAFETY: the caller's contract; v holds n elements' bytes.
+        unsafe { t.pack(buf, n, &mut v) };
+    }
+    Ok(v)
+}
+
+/// Stores packed `data` as `n` elements of `t` at `buf`.
+///
+/// # Safety
+/// `buf` is valid for writing `n` elements of `t` (the C contract).
+pub(super) unsafe fn unpack(data: &[u8], buf: *mut u8, n: usize, t: &Dt) -> Result<(), c_int> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    need(buf.cast_const().cast(), n, t)?;
+    // SAFETY: the caller's contract.
+    unsafe { t.unpack(data, buf, n) };
+    Ok(())
+}
+
+/// The memory of `n` elements of `t` at `buf` when it is their packed form (a
+/// contiguous type), else None.
+///
+/// # Safety
+/// `buf` holds `n` elements of `t` (the C contract), and nothing else refers to them
+/// while the slice lives.
+pub(super) unsafe fn contig<'a>(
+    buf: *const c_void,
+    n: usize,
+    t: &Dt,
+) -> Result<Option<&'a mut [u8]>, c_int> {
+    if !t.is_contiguous() {
+        return Ok(None);
+    }
+    let len = bytes(n, t)?;
+    if len == 0 {
+        return Ok(Some(&mut []));
+    }
+    need(buf, n, t)?;
+    let p = buf.cast::<u8>().wrapping_offset(t.true_lb()).cast_mut();
+    // SAFETY: a contiguous type's n elements are len bytes at buf + true_lb.
+    Ok(Some(unsafe { std::slice::from_raw_parts_mut(p, len) }))
+}
+
+/// `n` ints at `p`.
+///
+/// # Safety
+/// `p` is NULL or valid for `n` ints.
+pub(super) unsafe fn ints<'a>(p: *const c_int, n: usize) -> Result<&'a [c_int], c_int> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: non-NULL, n ints by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Per-rank counts (elements) from C, and the same in packed bytes.
+pub(super) fn counts(cs: &[c_int], t: &Dt) -> Result<(Vec<usize>, Vec<usize>), c_int> {
+    let el: Vec<usize> = cs.iter().map(|&c| count(c)).collect::<Result<_, _>>()?;
+    let by = el.iter().map(|&n| bytes(n, t)).collect::<Result<_, _>>()?;
+    Ok((el, by))
+}
+
+/// Packs block `i` (`el[i]` elements at element `displs[i]` of `buf`) for each rank.
+///
+/// # Safety
+/// `buf` holds those blocks (the C contract).
+pub(super) unsafe fn pack_blocks(
+    buf: *const c_void,
+    el: &[usize],
+    displs: &[c_int],
+    t: &Dt,
+) -> Result<Vec<u8>, c_int> {
+    let mut v = Vec::new();
+    for (&n, &d) in el.iter().zip(displs) {
+        // SAFETY: the caller's contract for block i.
+        v.extend(unsafe { pack(elem(buf, d as isize, t)?, n, t) }?);
+    }
+    Ok(v)
+}
+
+/// Unpacks packed `data` (blocks of `by[i]` bytes end to end) into block `i`
+/// (`el[i]` elements at element `displs[i]`) of `buf`, skipping block `skip`.
+///
+/// # Safety
+/// `buf` is valid for writing those blocks (the C contract).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn unpack_blocks(
+    data: &[u8],
+    buf: *mut c_void,
+    el: &[usize],
+    by: &[usize],
+    displs: &[c_int],
+    t: &Dt,
+    skip: Option<usize>,
+) -> Result<(), c_int> {
+    let mut at = 0;
+    for i in 0..el.len() {
+        let chunk = data.get(at..at + by[i]).ok_or(MPI_ERR_INTERN)?;
+        at += by[i];
+        if Some(i) != skip {
+            // SAFETY: the caller's contract for block i.
+            unsafe { unpack(chunk, elem(buf, displs[i] as isize, t)?, el[i], t) }?;
+        }
+    }
+    Ok(())
+}
+
+/// The displacements, in elements, of `n` blocks of `each` elements end to end.
+pub(super) fn regular(n: usize, each: usize) -> Result<Vec<c_int>, c_int> {
+    (0..n)
+        .map(|i| {
+            i.checked_mul(each)
+                .and_then(|d| c_int::try_from(d).ok())
+                .ok_or(MPI_ERR_COUNT)
+        })
+        .collect()
+}
+
+/// An op on a datatype, ready to combine packed elements.
+pub(super) struct Reduction {
+    pub(super) op: op::OpRef,
+    pub(super) dt: MPI_Datatype,
+    pub(super) t: Dt,
+    pub(super) commutative: bool,
+}
+
+pub(super) fn reduction(opx: MPI_Op, dt: MPI_Datatype) -> Result<Reduction, c_int> {
+    let t = datatype::lookup(dt)?;
+    let o = op::lookup(opx)?;
+    // Refuses an op the type does not support before anything is sent.
+    op::check(&o, dt)?;
+    Ok(Reduction {
+        commutative: o.commutative(),
+        op: o,
+        dt,
+        t,
+    })
+}
+
+impl Reduction {
+    /// `inout = input op inout` on packed whole elements.
+    pub(super) fn apply(&self, input: &[u8], inout: &mut [u8]) -> Result<(), c_int> {
+        op::apply_packed(&self.op, self.dt, input, inout)
+    }
+
+    /// Runs a collective with this reduction; the first error the op met wins.
+    pub(super) fn run(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut ReduceOp) -> Result<(), CollError>,
+    ) -> Result<(), c_int> {
+        let mut err = None;
+        let r = {
+            let mut g = |input: &[u8], inout: &mut [u8]| {
+                if err.is_none() {
+                    err = self.apply(input, inout).err();
+                }
+            };
+            let mut rop = ReduceOp {
+                op: &mut g,
+                commutative: self.commutative,
+            };
+            f(&mut rop)
+        };
+        r.map_err(|e| coll_code(&e, name))?;
+        err.map_or(Ok(()), Err)
+    }
+}
+
+pub(super) fn run(name: &str, r: Result<(), CollError>) -> Result<(), c_int> {
+    r.map_err(|e| coll_code(&e, name))
+}
