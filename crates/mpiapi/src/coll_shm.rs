@@ -239,8 +239,8 @@ fn pick(e: &mut Entry, c: &CommRef, which: Which, bytes: usize, cfg: &Config) ->
     let yes = cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize];
     if cfg.debug && e.printed & (1 << which as u32) == 0 {
         e.printed |= 1 << which as u32;
-        eprintln!(
-            "myrix MPI: rank {} of context {} ({} ranks): {} of {bytes} bytes through {}",
+        let line = format!(
+            "myrix MPI: rank {} of context {} ({} ranks): {} of {bytes} bytes through {}\n",
             c.rank,
             c.ctx,
             c.ranks.len(),
@@ -251,6 +251,9 @@ fn pick(e: &mut Entry, c: &CommRef, which: Which, bytes: usize, cfg: &Config) ->
                 "point-to-point"
             }
         );
+        // One write, so the lines of ranks sharing a terminal or pipe stay whole
+        // (eprintln! writes its pieces one by one).
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }
     yes.then(|| shm.clone())
 }
