@@ -19,11 +19,11 @@ pub fn coll_code(e: &CollError, name: &str) -> c_int {
         CollError::Args(_) => MPI_ERR_ARG,
         CollError::Length { .. } | CollError::Truncated { .. } => MPI_ERR_TRUNCATE,
         CollError::Transport(why) => {
-            eprintln!("myrix MPI: {name}: {why}");
+            crate::ffi::say!("myrix MPI: {name}: {why}");
             MPI_ERR_OTHER
         }
         CollError::Unavailable(why) => {
-            eprintln!("myrix MPI: {name}: point-to-point not yet available: {why}");
+            crate::ffi::say!("myrix MPI: {name}: point-to-point not yet available: {why}");
             MPI_ERR_UNSUPPORTED_OPERATION
         }
     }

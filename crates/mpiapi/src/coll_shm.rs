@@ -96,7 +96,7 @@ fn env_size(name: &str) -> Option<usize> {
     match num.parse::<usize>() {
         Ok(n) => n.checked_mul(mul),
         Err(_) => {
-            eprintln!("myrix MPI: {name}={v} is not a size; ignored");
+            crate::ffi::say!("myrix MPI: {name}={v} is not a size; ignored");
             None
         }
     }
@@ -110,7 +110,7 @@ fn config() -> &'static Config {
             Ok("shm") => Force::Shm,
             Ok("") | Ok("auto") | Err(_) => Force::Auto,
             Ok(v) => {
-                eprintln!("myrix MPI: MYRIX_MPI_COLL={v}: not p2p, shm or auto; auto");
+                crate::ffi::say!("myrix MPI: MYRIX_MPI_COLL={v}: not p2p, shm or auto; auto");
                 Force::Auto
             }
         };
@@ -270,7 +270,7 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
     }
     let debug = |why: &str| {
         if cfg.debug {
-            eprintln!(
+            crate::ffi::say!(
                 "myrix MPI: rank {me} of context {}: collectives point-to-point: {why}",
                 c.ctx
             );

@@ -95,7 +95,7 @@ mpi_fn! {
 mpi_fn! {
     /// MPI_Abort: ends every rank of the job (through the launcher) with `errorcode`.
     fn MPI_Abort / PMPI_Abort(_comm: MPI_Comm, errorcode: c_int) -> c_int {
-        eprintln!("myrix MPI: MPI_Abort called with code {errorcode}");
+        crate::ffi::say!("myrix MPI: MPI_Abort called with code {errorcode}");
         runtime::abort(errorcode, &format!("MPI_Abort({errorcode})"))
     }
 }

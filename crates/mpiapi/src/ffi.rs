@@ -31,10 +31,28 @@ impl OnPanic for isize {
     }
 }
 
+/// Writes one line to stderr in a single write, so the messages of ranks sharing a
+/// terminal or a pipe do not interleave mid-line (`eprintln!` writes its pieces one
+/// by one).
+pub fn say_line(line: &str) {
+    let mut b = String::with_capacity(line.len() + 1);
+    b.push_str(line);
+    b.push('\n');
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), b.as_bytes());
+}
+
+/// `eprintln!` for the library's messages: one write per line ([`say_line`]).
+macro_rules! say {
+    ($($t:tt)*) => {
+        $crate::ffi::say_line(&format!($($t)*))
+    };
+}
+pub(crate) use say;
+
 /// Runs an exported function's body; a panic is reported and becomes an error.
 pub fn guard<R: OnPanic>(name: &str, f: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        eprintln!("myrix MPI: internal error (panic) in {name}");
+        say!("myrix MPI: internal error (panic) in {name}");
         R::on_panic()
     })
 }
@@ -96,7 +114,7 @@ pub unsafe fn put_str(buf: *mut c_char, cap: usize, len: *mut c_int, s: &str) ->
 /// The body of every declared function that is not implemented yet.
 pub fn unsupported(name: &str) -> c_int {
     guard(name, || {
-        eprintln!("myrix MPI: {name} is not implemented yet");
+        say!("myrix MPI: {name} is not implemented yet");
         runtime::error(MPI_COMM_WORLD, MPI_ERR_UNSUPPORTED_OPERATION, name)
     })
 }

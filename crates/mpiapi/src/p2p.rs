@@ -176,7 +176,7 @@ pub fn error_code(e: &P2pError) -> c_int {
 
 pub(crate) fn report(name: &str, e: &P2pError) -> c_int {
     if !matches!(e, P2pError::Truncated { .. }) {
-        eprintln!("myrix MPI: {name}: {e}");
+        crate::ffi::say!("myrix MPI: {name}: {e}");
     }
     error_code(e)
 }
@@ -329,7 +329,7 @@ pub(crate) unsafe fn issue_send(
             p.reap_orphans();
             let need = len + MPI_BSEND_OVERHEAD;
             if p.bsend.used + need > p.bsend.size {
-                eprintln!(
+                crate::ffi::say!(
                     "myrix MPI: {name}: {len} bytes do not fit in the attached buffer ({} of {} bytes used)",
                     p.bsend.used, p.bsend.size
                 );

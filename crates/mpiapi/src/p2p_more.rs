@@ -489,7 +489,7 @@ pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int
 
 pub(crate) fn attach(p: &mut P2p, buf: usize, size: usize) -> Result<(), c_int> {
     if p.bsend.size != 0 {
-        eprintln!("myrix MPI: MPI_Buffer_attach: a buffer is already attached");
+        crate::ffi::say!("myrix MPI: MPI_Buffer_attach: a buffer is already attached");
         return Err(MPI_ERR_BUFFER);
     }
     p.bsend = Bsend { buf, size, used: 0 };

@@ -55,11 +55,11 @@ pub fn thread_level(required: c_int) -> c_int {
 pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
     let mut rt = lock();
     if PHASE.load(Ordering::SeqCst) != NOT_INITIALIZED {
-        eprintln!("myrix MPI: {name}: MPI was already initialized (or finalized)");
+        crate::ffi::say!("myrix MPI: {name}: MPI was already initialized (or finalized)");
         return Err(MPI_ERR_OTHER);
     }
     let job = Job::init().map_err(|e| {
-        eprintln!("myrix MPI: {name}: cannot join the job: {e}");
+        crate::ffi::say!("myrix MPI: {name}: cannot join the job: {e}");
         MPI_ERR_OTHER
     })?;
     let provided = thread_level(required);
@@ -67,7 +67,7 @@ pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
     myrix_rsm::spin::set_local_procs(job.local_size as usize);
     let mut job = job;
     let fabric = crate::p2p::open_fabric(&mut job).map_err(|e| {
-        eprintln!("myrix MPI: {name}: cannot set up point-to-point: {e}");
+        crate::ffi::say!("myrix MPI: {name}: cannot set up point-to-point: {e}");
         MPI_ERR_OTHER
     })?;
     *rt = Some(Runtime {
@@ -87,11 +87,11 @@ pub fn with<T>(name: &str, f: impl FnOnce(&mut Runtime) -> Result<T, c_int>) -> 
     match (PHASE.load(Ordering::SeqCst), rt.as_mut()) {
         (INITIALIZED, Some(r)) => f(r),
         (FINALIZED, _) => {
-            eprintln!("myrix MPI: {name} called after MPI_Finalize");
+            crate::ffi::say!("myrix MPI: {name} called after MPI_Finalize");
             Err(MPI_ERR_OTHER)
         }
         _ => {
-            eprintln!("myrix MPI: {name} called before MPI_Init");
+            crate::ffi::say!("myrix MPI: {name} called before MPI_Init");
             Err(MPI_ERR_OTHER)
         }
     }
@@ -111,7 +111,7 @@ pub fn finalize(name: &str) -> Result<(), c_int> {
     // into; buffered sends still in flight are delivered first.
     let world = crate::comm::lookup(MPI_COMM_WORLD, name)?;
     myrix_mpi::coll::barrier(&mut crate::coll_glue::pt2pt(&world)).map_err(|e| {
-        eprintln!("myrix MPI: {name}: the closing barrier failed: {e}");
+        crate::ffi::say!("myrix MPI: {name}: the closing barrier failed: {e}");
         MPI_ERR_OTHER
     })?;
     with(name, |rt| {
@@ -124,14 +124,14 @@ pub fn finalize(name: &str) -> Result<(), c_int> {
         // user on this host to reap them.
         if rt.job.size > 1 {
             rt.job.barrier().map_err(|e| {
-                eprintln!("myrix MPI: {name}: {e}");
+                crate::ffi::say!("myrix MPI: {name}: {e}");
                 MPI_ERR_OTHER
             })?;
         }
         crate::coll::shm::release_all();
         rt.p2p = None;
         rt.job.finalize().map_err(|e| {
-            eprintln!("myrix MPI: {name}: {e}");
+            crate::ffi::say!("myrix MPI: {name}: {e}");
             MPI_ERR_OTHER
         })
     })?;
@@ -200,7 +200,7 @@ pub fn error(comm: MPI_Comm, code: c_int, name: &str) -> c_int {
     }
     let (class, text) = error_text(code).unwrap_or(("MPI_ERR_UNKNOWN", "unknown error"));
     let rank = with_rank();
-    eprintln!(
+    crate::ffi::say!(
         "myrix MPI: {name} failed{rank}: {class}: {text}; ending the job (MPI_ERRORS_ARE_FATAL)"
     );
     abort(code, name)

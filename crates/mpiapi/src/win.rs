@@ -91,7 +91,7 @@ pub fn with_win<R>(win: MPI_Win, f: impl FnOnce(&Win) -> R) -> Result<R, c_int> 
 
 /// The MPI error code of a core error (reported on stderr with its reason).
 pub fn code(e: &RmaError, name: &str) -> c_int {
-    eprintln!("myrix MPI: {name}: {e}");
+    crate::ffi::say!("myrix MPI: {name}: {e}");
     match e {
         RmaError::Arg(_) => MPI_ERR_ARG,
         RmaError::Rank(_) => MPI_ERR_RANK,
@@ -121,7 +121,9 @@ pub fn win_finish(win: MPI_Win, name: &str, r: Result<(), c_int>) -> c_int {
         return c;
     }
     let (class, text) = runtime::error_text(c).unwrap_or(("MPI_ERR_UNKNOWN", "unknown error"));
-    eprintln!("myrix MPI: {name} failed: {class}: {text}; ending the job (MPI_ERRORS_ARE_FATAL)");
+    crate::ffi::say!(
+        "myrix MPI: {name} failed: {class}: {text}; ending the job (MPI_ERRORS_ARE_FATAL)"
+    );
     runtime::abort(c, name)
 }
 
