@@ -3,7 +3,8 @@
  * Every rank draws the same random program (seed: argv[1], default 1) for all
  * ranks and runs its own part of it; the reference applies the whole program.
  *   1. Fence epochs: puts, gets and MPI_SUM accumulates of 1 to 300 long longs
- *      (the long ones cross several network frames) at random targets and
+ *      (the long ones cross several network frames), now and then a whole window
+ *      (more accumulate records than a ring holds), at random targets and
  *      displacements, without conflicts inside an epoch (a location is put by one
  *      origin, or accumulated by any, or read); gets are checked against the
  *      reference; after each fence every rank checks its whole window.
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N 1024
+#define N 8192
 #define EPOCHS 12
 #define OPS 24
 #define ROUNDS 30
@@ -79,6 +80,8 @@ static void fence_epochs(long long *mine, MPI_Win win) {
         for (int k = 0; k < OPS * size; k++) {
             int o = below(size), t = below(size), kind = below(3);
             int len = below(4) == 0 ? 1 + below(300) : 1 + below(8);
+            /* Now and then a whole window: more records than a ring holds. */
+            if (below(40) == 0) len = N;
             int at = below(N - len + 1);
             unsigned char want = kind == 0 ? 1 : kind == 1 ? 2 : 3;
             long long base = (long long)(rnd() % 100000);

@@ -192,7 +192,14 @@ impl Remote {
             let k = st.sent;
             // Room in the ring (and in the result slots): record k - SLOTS applied.
             if k >= wire::SLOTS as u64 {
-                self.wait_applied(side, &mut st, k - wire::SLOTS as u64 + 1)?;
+                let want = k - wire::SLOTS as u64 + 1;
+                if self.counter(side, 0) < want {
+                    // The target sleeps until signalled: wake it for what is there.
+                    self.req
+                        .signal_post(SignalFlags { no_accumulate: true })
+                        .map_err(gone(self.rank))?;
+                    self.wait_applied(side, &mut st, want)?;
+                }
             }
             while let Some(&(fk, to, len)) = fetching.front() {
                 if fk + wire::SLOTS as u64 > k {
