@@ -196,7 +196,9 @@ impl Remote {
                 if self.counter(side, 0) < want {
                     // The target sleeps until signalled: wake it for what is there.
                     self.req
-                        .signal_post(SignalFlags { no_accumulate: true })
+                        .signal_post(SignalFlags {
+                            no_accumulate: true,
+                        })
                         .map_err(gone(self.rank))?;
                     self.wait_applied(side, &mut st, want)?;
                 }
