@@ -379,6 +379,30 @@ fn one_sided_under_myrix_mpiexec() {
     }
 }
 
+/// `rma_random.c` (random puts, gets and accumulates in fence and lock epochs,
+/// checked against a serial reference) on 2, 3 and 4 ranks, two seeds each.
+#[test]
+fn random_one_sided_traffic_matches_a_serial_reference() {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    let exe = EXE.get_or_init(|| build("rma_random"));
+    for n in [2usize, 3, 4] {
+        for seed in ["1", "20261123"] {
+            let mut c = myrix();
+            c.args(["mpiexec", "-n", &n.to_string()]).arg(exe).arg(seed);
+            let o = run(c, Duration::from_secs(120));
+            assert!(o.status.success(), "{}", show(&o));
+            let text = String::from_utf8_lossy(&o.stdout);
+            for r in 0..n {
+                assert!(
+                    text.lines().any(|l| l == format!("rma_random ok {r}")),
+                    "rank {r} of {n} (seed {seed}) did not finish:\n{}",
+                    show(&o)
+                );
+            }
+        }
+    }
+}
+
 /// `coll_ranks.c`, built once.
 fn coll_ranks() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();

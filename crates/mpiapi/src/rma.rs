@@ -1,7 +1,10 @@
 //! The one-sided operations in C: MPI_Put, Get, Accumulate, Get_accumulate,
 //! Fetch_and_op, Compare_and_swap and the request forms Rput, Rget, Raccumulate,
-//! Rget_accumulate (complete when they return: their requests are complete at
-//! once). Every argument is checked (counts MPI_ERR_COUNT, types MPI_ERR_TYPE,
+//! Rget_accumulate (their requests are complete at once: on one node every
+//! operation is done when it returns; towards a rank on another node a put or a
+//! non-fetching accumulate completes at the next synchronization, which the
+//! standard allows for the request forms' "local" completion since the origin
+//! buffer is copied before they return). Every argument is checked (counts MPI_ERR_COUNT, types MPI_ERR_TYPE,
 //! ops MPI_ERR_OP — only predefined ops are allowed, as the standard says —,
 //! ranks MPI_ERR_RANK, buffers MPI_ERR_BUFFER); MPI_PROC_NULL targets do
 //! nothing. Errors go through the window's handler.

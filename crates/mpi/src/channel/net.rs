@@ -145,6 +145,14 @@ pub fn local_endpoint() -> Result<SocketAddr, String> {
     s.local_addr().map_err(|e| format!("UDP port on {ip}: {e}"))
 }
 
+/// The network controller this process opened for the job (None on one node): other
+/// parts of the library (one-sided windows spanning nodes) use the same node.
+pub fn controller() -> Option<Controller> {
+    NET_CTL.get().cloned()
+}
+
+static NET_CTL: std::sync::OnceLock<Controller> = std::sync::OnceLock::new();
+
 /// Opens the `udp` controller as `me`'s node, every rank at its published address.
 pub fn open_controller(me: Rank, addrs: &[SocketAddr]) -> Result<Controller, String> {
     let boards: Vec<String> = addrs.iter().map(|a| format!("udp:{a}")).collect();
@@ -155,7 +163,9 @@ pub fn open_controller(me: Rank, addrs: &[SocketAddr]) -> Result<Controller, Str
             .map(|(r, b)| (node_of_rank(r as Rank).0, b.as_str())),
     )
     .map_err(|e| e.to_string())?;
-    Controller::udp(node_of_rank(me), table).map_err(|e| e.to_string())
+    let c = Controller::udp(node_of_rank(me), table).map_err(|e| e.to_string())?;
+    let _ = NET_CTL.set(c.clone());
+    Ok(c)
 }
 
 type ExitList = Mutex<Vec<(Weak<Import>, Arc<AtomicBool>)>>;

@@ -105,6 +105,23 @@ impl Ctrl {
         }
     }
 
+    /// One attempt at the exclusive lock (a target's service thread, for a remote
+    /// origin: it retries later rather than spin).
+    pub fn try_lock_exclusive(&self) -> bool {
+        self.word(1)
+            .compare_exchange(0, EXCL, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// One attempt at a shared lock.
+    pub fn try_lock_shared(&self) -> bool {
+        let w = self.word(1);
+        let v = w.load(Ordering::Relaxed);
+        v & EXCL == 0
+            && w.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
     pub fn unlock_exclusive(&self) {
         self.word(1).fetch_and(!EXCL, Ordering::Release);
     }
@@ -139,6 +156,15 @@ impl Ctrl {
     }
     pub fn posts(&self, from: usize) -> u64 {
         self.word(HDR + from).load(Ordering::Acquire)
+    }
+    /// Byte offset of `posts[from]` in a block (a remote poster puts its count there:
+    /// the word has one writer).
+    pub fn posts_offset(from: usize) -> usize {
+        8 * (HDR + from)
+    }
+    /// Byte offset of `completes[from]` in a block of `n` ranks.
+    pub fn completes_offset(n: usize, from: usize) -> usize {
+        8 * (HDR + n + from)
     }
     /// `from` completed its access epoch towards this rank.
     pub fn complete_from(&self, from: usize) {

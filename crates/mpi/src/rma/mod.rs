@@ -1,7 +1,8 @@
 //! MPI-3 one-sided communication (RMA) over RSM: windows whose memory is an RSM
-//! segment per rank on the `shm` controller, mapped by every rank of the window,
-//! so that puts, gets and accumulates are loads and stores (and atomics) on the
-//! target's memory, done by the origin alone.
+//! segment per rank on the `shm` controller, mapped by every rank of the window on
+//! the same node, so that puts, gets and accumulates between them are loads and
+//! stores (and atomics) on the target's memory, done by the origin alone; ranks on
+//! other nodes reach it through the network controller ([`net`]).
 //!
 //! * [`window`] — creation (create, allocate, allocate_shared, dynamic with
 //!   attach/detach), the operations, every synchronization (fence, lock/unlock,
@@ -10,20 +11,28 @@
 //!   accumulate lock, the PSCW counters, the attach table.
 //! * [`acc`] — element-wise atomic accumulates (hardware atomics, else the lock).
 //!
-//! Every operation completes when it returns (a copy into or out of mapped
-//! memory), so a flush is a memory fence and request-based operations are
-//! complete at once. Errors of an access (its range, its types, the epoch) are
-//! found when it is issued; a target that went away (freed its window, or its
-//! process died) is reported by the synchronization that ends the epoch (unlock,
-//! unlock_all, complete, fence) and, for a freed window, by flush.
+//! * [`net`] — windows whose ranks span nodes: targets on another node reached over
+//!   RSM's network controller (puts and gets; accumulates, compare-and-swap and lock
+//!   requests applied by a service thread at the target).
 //!
-//! Limits: ranks on one node only. A window whose ranks span nodes is refused at
-//! creation on every rank (`Unsupported`): the RSM network controllers have no
-//! mapping, and RMA over their puts and gets is not written yet. A rank that dies
-//! holding a lock leaves it held.
+//! On one node every operation completes when it returns (a copy into or out of
+//! mapped memory), so a flush is a memory fence and request-based operations are
+//! complete at once. Towards a rank on another node a put completes at the next
+//! synchronization (an RSM barrier closes), an accumulate when the target's service
+//! thread applied it; gets and fetching operations complete when they return.
+//! Errors of an access (its range, its types, the epoch) are found when it is
+//! issued; a target that went away (freed its window, or its process died, or its
+//! node stopped answering) is reported by the synchronization that ends the epoch
+//! (unlock, unlock_all, complete, fence) and by flush.
+//!
+//! Limits: `MPI_Win_allocate_shared` needs ranks of one node, and
+//! `MPI_Win_create_dynamic` over ranks of several nodes is not implemented: both are
+//! refused at creation on every rank (`Unsupported`). A rank that dies holding a
+//! lock leaves it held.
 
 pub mod acc;
 pub mod ctrl;
+pub mod net;
 pub mod window;
 
 pub use window::{Flavor, LockKind, Memory, Window};

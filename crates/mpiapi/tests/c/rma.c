@@ -3,7 +3,10 @@
  * incremented N x ITER times with Accumulate and with Fetch_and_op, a lock built
  * on Compare_and_swap, Get_accumulate, a PSCW ring, shared windows with direct
  * stores, Win_create on unaligned caller memory, dynamic windows, attributes,
- * names, request forms, and refusals under MPI_ERRORS_RETURN. Prints
+ * names, request forms, and refusals under MPI_ERRORS_RETURN. Across nodes
+ * (ranks in several network namespaces) the same, but shared and dynamic
+ * windows run on the node's ranks (MPI_Comm_split_type) and their creation over
+ * MPI_COMM_WORLD must be refused with MPI_ERR_UNSUPPORTED_OPERATION. Prints
  * "rma ok <rank>" when everything passed. */
 #include <mpi.h>
 #include <stdint.h>
@@ -14,6 +17,9 @@
 #define ITER 200
 
 static int rank, size;
+/* The ranks of this node (shared and dynamic windows run there). */
+static MPI_Comm node;
+static int nrank, nsize;
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
@@ -203,14 +209,15 @@ static void pscw_ring(void) {
 }
 
 static void shared(void) {
+    int rank = nrank, size = nsize;
     int *mine;
     MPI_Win win;
     MPI_Aint len = (rank + 1) * sizeof(int);
-    OK(MPI_Win_allocate_shared(len, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+    OK(MPI_Win_allocate_shared(len, sizeof(int), MPI_INFO_NULL, node,
                                &mine, &win));
     for (int i = 0; i <= rank; i++) mine[i] = rank * 100 + i;
     OK(MPI_Win_sync(win));
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(node);
     OK(MPI_Win_sync(win));
     char *prev_end = NULL;
     for (int r = 0; r < size; r++) {
@@ -226,7 +233,7 @@ static void shared(void) {
             CHECK(p[i] == r * 100 + i, "shared[%d][%d] = %d", r, i, p[i]);
         if (r == rank) CHECK(p == mine, "own base");
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(node);
     OK(MPI_Win_free(&win));
 }
 
@@ -276,13 +283,14 @@ static void caller_memory(void) {
 }
 
 static void dynamic(void) {
+    int rank = nrank, size = nsize;
     MPI_Win win;
-    OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    OK(MPI_Win_create_dynamic(MPI_INFO_NULL, node, &win));
     long long *buf = calloc(8, sizeof(long long));
     OK(MPI_Win_attach(win, buf, 8 * sizeof(long long)));
     MPI_Aint mine, *all = malloc(size * sizeof(MPI_Aint));
     MPI_Get_address(buf, &mine);
-    MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD);
+    MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, node);
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     OK(MPI_Win_lock_all(0, win));
     long long v = 5000 + rank;
@@ -290,9 +298,9 @@ static void dynamic(void) {
                win));
     OK(MPI_Win_flush(right, win));
     OK(MPI_Win_unlock_all(win));
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(node);
     CHECK(buf[3] == 5000 + left, "dynamic got %lld", buf[3]);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(node);
     OK(MPI_Win_detach(win, buf));
     OK(MPI_Win_free(&win));
     free(buf);
@@ -342,6 +350,21 @@ static void requests_and_refusals(void) {
     OK(MPI_Win_free(&win));
 }
 
+/* A world spanning nodes: no shared window over it, no dynamic one (yet). */
+static void spanning_refusals(void) {
+    MPI_Comm w;
+    MPI_Comm_dup(MPI_COMM_WORLD, &w);
+    MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
+    MPI_Win win = MPI_WIN_NULL;
+    int *p;
+    CHECK(err_class(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, w, &p, &win)) ==
+              MPI_ERR_UNSUPPORTED_OPERATION, "shared window across nodes");
+    CHECK(err_class(MPI_Win_create_dynamic(MPI_INFO_NULL, w, &win)) ==
+              MPI_ERR_UNSUPPORTED_OPERATION, "dynamic window across nodes");
+    CHECK(win == MPI_WIN_NULL, "no window made");
+    MPI_Comm_free(&w);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -350,6 +373,10 @@ int main(int argc, char **argv) {
     counters();
     cas_lock();
     pscw_ring();
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    if (nsize < size) spanning_refusals();
     shared();
     caller_memory();
     dynamic();

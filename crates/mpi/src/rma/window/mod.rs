@@ -12,6 +12,8 @@ mod ops;
 mod sync;
 
 use super::ctrl::{self, Ctrl};
+use super::net::service::{self, Service};
+use super::net::{wire, NetSide, Remote};
 use super::RmaError;
 use crate::coll::{self, Pt2Pt};
 use myrix_rsm::{Controller, Export, ExportFlags, Import, Mapping, Perm, SegmentId};
@@ -60,10 +62,30 @@ struct Target {
     base: usize,
     len: usize,
     disp_unit: usize,
-    ctrl: Ctrl,
+    /// Its control block, mapped (None for a rank on another node).
+    ctrl: Option<Ctrl>,
     /// The data segment's import (None for this rank, size 0, shared windows but
-    /// rank 0's segment, dynamic windows).
+    /// rank 0's segment, dynamic windows, ranks on other nodes).
     import: Option<Import>,
+    /// A rank on another node: reached through the network controller.
+    remote: Option<Box<Remote>>,
+}
+
+impl Target {
+    /// The control block of a rank of this node.
+    fn ctrl(&self) -> &Ctrl {
+        self.ctrl.as_ref().expect("a local target's control block")
+    }
+}
+
+/// This rank's network side of a window spanning nodes. The service thread is
+/// stopped (dropped) before the window's memory goes.
+struct NetWin {
+    _service: Option<Service>,
+    side: NetSide,
+    /// The control block as exported on the network controller (waits poll it).
+    ctrl: Arc<Export>,
+    _exports: Vec<Arc<Export>>,
 }
 
 /// Mappings of other ranks' attached memory, by (rank, segment, page).
@@ -82,6 +104,8 @@ struct Epochs {
 
 /// A window of `size` ranks, as rank `rank` holds it.
 pub struct Window {
+    /// Declared first: dropped (the service thread joined) before the memory.
+    net: Option<NetWin>,
     rank: usize,
     size: usize,
     flavor: Flavor,
@@ -255,6 +279,180 @@ struct Local {
     base: usize,
 }
 
+const NET_REC: usize = 32;
+
+/// What each rank tells the others about its network side.
+#[derive(Debug, Clone, Copy, Default)]
+struct NetRec {
+    ok: u32,
+    node: u32,
+    ctrl: u32,
+    data: u32,
+    req: u32,
+    reply: u32,
+    off: u64,
+}
+
+impl NetRec {
+    fn encode(&self) -> [u8; NET_REC] {
+        let mut b = [0u8; NET_REC];
+        for (i, v) in [
+            self.ok, self.node, self.ctrl, self.data, self.req, self.reply,
+        ]
+        .iter()
+        .enumerate()
+        {
+            b[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        b[24..32].copy_from_slice(&self.off.to_le_bytes());
+        b
+    }
+    fn decode(b: &[u8]) -> NetRec {
+        let u = |i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4"));
+        NetRec {
+            ok: u(0),
+            node: u(1),
+            ctrl: u(2),
+            data: u(3),
+            req: u(4),
+            reply: u(5),
+            off: u64::from_le_bytes(b[24..32].try_into().expect("8")),
+        }
+    }
+}
+
+/// This rank's exports on the network controller: its control block and window
+/// memory (the same pages as on `shm`), a request segment and a reply segment.
+fn net_exports(
+    size: usize,
+    local: &Local,
+) -> Result<(myrix_rsm::Controller, NetRec, Vec<Arc<Export>>), RmaError> {
+    let ctl = crate::channel::net::controller().ok_or(RmaError::Unsupported(
+        "the window spans nodes but this process has no network controller".into(),
+    ))?;
+    let page = ctl.attr().page_size;
+    let publish = |x: Export| -> Result<(Arc<Export>, u32), RmaError> {
+        let id = x
+            .publish(None, &[])
+            .map_err(rsm("publishing on the network"))?;
+        Ok((Arc::new(x), id.0))
+    };
+    // SAFETY: the control block's pages stay mapped while the window lives (its shm
+    // export is kept, and the network export is dropped first).
+    let c = unsafe {
+        ctl.export_create_at(
+            local.ctrl.as_ptr(),
+            local.ctrl.len(),
+            ExportFlags::default(),
+        )
+    }
+    .map_err(rsm("exporting the control block on the network"))?;
+    let (c, ctrl_id) = publish(c)?;
+    let mut xs = vec![c];
+    let (mut data, mut off) = (0, 0);
+    if let Some((x, _, o)) = &local.data {
+        // SAFETY: the window's memory, kept mapped by its shm export (or the caller,
+        // as MPI requires) while the window lives.
+        let d = unsafe { ctl.export_create_at(x.as_ptr(), x.len(), ExportFlags::default()) }
+            .map_err(rsm("exporting window memory on the network"))?;
+        let (d, id) = publish(d)?;
+        xs.push(d);
+        (data, off) = (id, *o as u64);
+    }
+    let req = ctl
+        .export_create(round_up(size * wire::RING, page), ExportFlags::default())
+        .map_err(rsm("the request segment"))?;
+    let (req, req_id) = publish(req)?;
+    let reply = ctl
+        .export_create(round_up(size * wire::AREA, page), ExportFlags::default())
+        .map_err(rsm("the reply segment"))?;
+    let (reply, reply_id) = publish(reply)?;
+    xs.push(req);
+    xs.push(reply);
+    let rec = NetRec {
+        ok: 1,
+        node: ctl.local_node().0,
+        ctrl: ctrl_id,
+        data,
+        req: req_id,
+        reply: reply_id,
+        off,
+    };
+    Ok((ctl, rec, xs))
+}
+
+/// The network side of a window spanning nodes (collective): exports, exchange,
+/// imports of every rank on another node, the service thread.
+fn net_phase(
+    p: &mut dyn Pt2Pt,
+    recs: &[Rec],
+    node: u32,
+    local: &Local,
+    targets: &mut [Target],
+) -> Result<NetWin, RmaError> {
+    let (rank, size) = (p.rank(), p.size());
+    let made = net_exports(size, local);
+    let me = made.as_ref().map_or(NetRec::default(), |m| m.1);
+    let mut all = vec![0u8; NET_REC * size];
+    coll::allgather(p, &me.encode(), &mut all)?;
+    let nrecs: Vec<NetRec> = all.chunks_exact(NET_REC).map(NetRec::decode).collect();
+    let (ctl, _, xs) = made?;
+    if let Some(r) = nrecs.iter().position(|r| r.ok != 1) {
+        return Err(RmaError::Peer(r));
+    }
+    let (req_x, reply_x) = (xs[xs.len() - 2].clone(), xs[xs.len() - 1].clone());
+    let connected = (|| -> Result<(Vec<Option<Import>>, Service), RmaError> {
+        let mut replies: Vec<Option<Import>> = (0..size).map(|_| None).collect();
+        for (r, (rec, nr)) in recs.iter().zip(&nrecs).enumerate() {
+            if rec.node == node {
+                continue;
+            }
+            let nd = myrix_rsm::NodeId(nr.node);
+            let conn = |id: u32, what: &str| {
+                ctl.import_connect(nd, SegmentId(id), Perm::RDWR)
+                    .map_err(|e| RmaError::Rsm(format!("connecting to rank {r}'s {what}"), e))
+            };
+            let data = if nr.data != 0 && rec.len > 0 {
+                Some(conn(nr.data, "window memory")?)
+            } else {
+                None
+            };
+            targets[r].remote = Some(Box::new(Remote::new(
+                r,
+                data,
+                nr.off as usize,
+                conn(nr.ctrl, "control block")?,
+                conn(nr.req, "request segment")?,
+            )));
+            replies[r] = Some(conn(nr.reply, "reply segment")?);
+        }
+        let me = &targets[rank];
+        let svc = Service::start(service::Ctx {
+            me: rank,
+            req: req_x.clone(),
+            replies: std::mem::take(&mut replies),
+            ctrl: *me.ctrl(),
+            base: me.base,
+            len: me.len,
+        })
+        .map_err(|e| RmaError::Unsupported(format!("starting the window's service thread: {e}")))?;
+        Ok((replies, svc))
+    })();
+    if !agree(p, connected.is_ok())? {
+        return Err(connected.err().unwrap_or(RmaError::Peer(usize::MAX)));
+    }
+    let (_, svc) = connected?;
+    Ok(NetWin {
+        _service: Some(svc),
+        side: NetSide {
+            me: rank,
+            reply: reply_x,
+        },
+        ctrl: xs[0].clone(),
+        _exports: xs,
+    })
+}
+
 impl Window {
     /// Creates a window over `p`'s ranks (collective). `node` is this rank's node
     /// in the job: a window whose ranks are on more than one node is refused
@@ -317,12 +515,23 @@ impl Window {
         if let Some(r) = recs.iter().position(|r| r.ok != 1) {
             return Err(RmaError::Peer(r));
         }
-        if let Some(r) = recs.iter().position(|r| r.node != node) {
-            return Err(RmaError::Unsupported(format!(
-                "the window spans nodes (rank {r} is on node {}, rank {rank} on node {node}): \
-                 one-sided communication over the RSM network controllers is not implemented",
-                recs[r].node
-            )));
+        let spans = recs.iter().position(|r| r.node != node);
+        if let Some(r) = spans {
+            if flavor == Flavor::Shared {
+                return Err(RmaError::Unsupported(format!(
+                    "MPI_Win_allocate_shared needs ranks that share memory (rank {r} is on \
+                     node {}, rank {rank} on node {node}): use a communicator of \
+                     MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)",
+                    recs[r].node
+                )));
+            }
+            if flavor == Flavor::Dynamic {
+                return Err(RmaError::Unsupported(format!(
+                    "MPI_Win_create_dynamic over ranks on several nodes (rank {r} is on node \
+                     {}, rank {rank} on node {node}) is not implemented",
+                    recs[r].node
+                )));
+            }
         }
         let (ctl, mut local) = (ctl?, local?);
         // Shared windows: rank 0 makes one segment for all, the others map it.
@@ -384,6 +593,17 @@ impl Window {
         let mut ctrl_imports = Vec::new();
         let mut mapped: Result<(), RmaError> = Ok(());
         for (r, rec) in recs.iter().enumerate() {
+            if rec.node != node {
+                targets.push(Target {
+                    base: 0,
+                    len: rec.len as usize,
+                    disp_unit: rec.disp_unit as usize,
+                    ctrl: None,
+                    import: None,
+                    remote: None,
+                });
+                continue;
+            }
             let one = (|| {
                 let nd = myrix_rsm::NodeId(rec.rsm_node);
                 let ctrl_ptr = if r == rank {
@@ -419,8 +639,9 @@ impl Window {
                     disp_unit: rec.disp_unit as usize,
                     // SAFETY: a control block of ctrl::len(size) bytes, page-aligned,
                     // kept mapped by the window (its export or mapping).
-                    ctrl: unsafe { Ctrl::new(ctrl_ptr as *mut u8, size) },
+                    ctrl: Some(unsafe { Ctrl::new(ctrl_ptr as *mut u8, size) }),
                     import,
+                    remote: None,
                 })
             })();
             match one {
@@ -434,11 +655,16 @@ impl Window {
         if !agree(p, mapped.is_ok())? {
             return Err(mapped.err().unwrap_or(RmaError::Peer(usize::MAX)));
         }
+        let net = match spans {
+            Some(_) => Some(net_phase(p, &recs, node, &local, &mut targets)?),
+            None => None,
+        };
         let mine = &targets[rank];
         let (base, my_len) = (mine.base, mine.len);
         let mut exports = vec![local.ctrl];
         exports.extend(local.data.map(|d| d.0));
         Ok(Window {
+            net,
             rank,
             size,
             flavor,

@@ -4,7 +4,127 @@
 use super::{rsm, Window};
 use crate::datatype::Datatype;
 use crate::op::BuiltinOp;
+use crate::rma::net::{wire, NetSide, Rec, Remote};
 use crate::rma::{acc, Flavor, RmaError};
+
+/// Where a target's bytes are: mapped here, or at a byte offset of a remote window.
+pub(super) enum Span<'a> {
+    Here(*mut u8),
+    There(&'a Remote, usize),
+}
+
+/// # Safety
+/// `p` is readable for `n` bytes (or `n` is 0).
+unsafe fn bytes<'a>(p: *const u8, n: usize) -> &'a [u8] {
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(p, n) }
+}
+
+/// The contiguous pieces `(byte offset, length)` of `count` elements of `dt` whose
+/// element 0 is at byte `off`, in type-map order.
+fn pieces(off: usize, count: usize, dt: &Datatype) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let contiguous = dt.is_contiguous();
+    let whole = std::iter::once(((off as isize + dt.true_lb()) as usize, count * dt.size()))
+        .filter(move |_| contiguous && count * dt.size() > 0);
+    let runs = (0..count)
+        .filter(move |_| !contiguous)
+        .flat_map(move |i| {
+            let e = off as isize + i as isize * dt.extent();
+            dt.runs().iter().flat_map(move |run| {
+                (0..run.reps)
+                    .map(move |k| ((e + run.off + k as isize * run.stride) as usize, run.len))
+            })
+        })
+        .filter(|p| p.1 > 0);
+    whole.chain(runs)
+}
+
+/// MPI_Put to a rank on another node: one RSM put per contiguous piece of the target.
+///
+/// # Safety
+/// `origin` holds `ocount` elements of `odt` (`n` bytes in all).
+#[allow(clippy::too_many_arguments)]
+unsafe fn put_remote(
+    rem: &Remote,
+    origin: *const u8,
+    ocount: usize,
+    odt: &Datatype,
+    off: usize,
+    tcount: usize,
+    tdt: &Datatype,
+    n: usize,
+) {
+    let packed;
+    let src: &[u8] = if odt.is_contiguous() {
+        // SAFETY: the caller's contract.
+        unsafe { bytes(origin.wrapping_offset(odt.true_lb()), n) }
+    } else {
+        let mut b = vec![0u8; n];
+        // SAFETY: the caller's contract.
+        unsafe { odt.pack(origin, ocount, &mut b) };
+        packed = b;
+        &packed
+    };
+    let mut at = 0usize;
+    rem.put_pieces(pieces(off, tcount, tdt).map(|(o, len)| {
+        let s = &src[at..at + len];
+        at += len;
+        (o, s)
+    }));
+}
+
+/// MPI_Get from a rank on another node: one RSM get of the range the target type
+/// covers, then unpacked.
+///
+/// # Safety
+/// `origin` is writable for `ocount` elements of `odt` (`n` bytes in all).
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_remote(
+    rem: &Remote,
+    origin: *mut u8,
+    ocount: usize,
+    odt: &Datatype,
+    off: usize,
+    tcount: usize,
+    tdt: &Datatype,
+    n: usize,
+) {
+    if odt.is_contiguous() && tdt.is_contiguous() {
+        // SAFETY: the caller's contract.
+        let out =
+            unsafe { std::slice::from_raw_parts_mut(origin.wrapping_offset(odt.true_lb()), n) };
+        rem.get((off as isize + tdt.true_lb()) as usize, out);
+        return;
+    }
+    // The range the target elements cover (checked inside the window by span).
+    let last = (tcount as isize - 1) * tdt.extent();
+    let lo = off as isize + tdt.true_lb() + last.min(0);
+    let hi = off as isize + tdt.true_lb() + tdt.true_extent() + last.max(0);
+    let mut cover = vec![0u8; (hi - lo) as usize];
+    rem.get(lo as usize, &mut cover);
+    let mut buf = vec![0u8; n];
+    // SAFETY: element 0 lies at off - lo in `cover`, which holds every byte the
+    // elements cover; the origin by the caller's contract.
+    unsafe {
+        tdt.pack(
+            cover.as_ptr().wrapping_offset(off as isize - lo),
+            tcount,
+            &mut buf,
+        );
+        odt.unpack(&buf, origin, ocount);
+    }
+}
+
+impl Window {
+    fn net_side(&self) -> Result<&NetSide, RmaError> {
+        self.net.as_ref().map(|n| &n.side).ok_or(RmaError::Internal(
+            "a remote target in a window without a network side",
+        ))
+    }
+}
 use myrix_rsm::{Perm, SegmentId};
 
 impl Window {
@@ -21,7 +141,14 @@ impl Window {
         r: usize,
         disp: isize,
     ) -> Result<(), RmaError> {
-        let t = self.fast_span(r, disp, n)?;
+        let t = match self.fast_span(r, disp, n)? {
+            Span::Here(t) => t,
+            Span::There(rem, off) => {
+                // SAFETY: the origin's contract.
+                rem.put(off, unsafe { bytes(origin, n) });
+                return Ok(());
+            }
+        };
         if n == 0 {
             return Ok(());
         }
@@ -43,7 +170,16 @@ impl Window {
         r: usize,
         disp: isize,
     ) -> Result<(), RmaError> {
-        let t = self.fast_span(r, disp, n)?;
+        let t = match self.fast_span(r, disp, n)? {
+            Span::Here(t) => t,
+            Span::There(rem, off) => {
+                if n > 0 {
+                    // SAFETY: the origin's contract (writable for n bytes).
+                    rem.get(off, unsafe { std::slice::from_raw_parts_mut(origin, n) });
+                }
+                return Ok(());
+            }
+        };
         if n == 0 {
             return Ok(());
         }
@@ -54,7 +190,7 @@ impl Window {
 
     /// [`Window::span`] for `n` contiguous bytes.
     #[inline]
-    fn fast_span(&self, r: usize, disp: isize, n: usize) -> Result<*mut u8, RmaError> {
+    fn fast_span(&self, r: usize, disp: isize, n: usize) -> Result<Span<'_>, RmaError> {
         if self.flavor == Flavor::Dynamic {
             let dt = Datatype::basic(crate::datatype::Basic::Byte);
             return self.span(r, disp, n, &dt);
@@ -70,7 +206,10 @@ impl Window {
                 len: t.len,
             });
         }
-        Ok((t.base as *mut u8).wrapping_add(off as usize))
+        if let Some(rem) = &t.remote {
+            return Ok(Span::There(rem, off as usize));
+        }
+        Ok(Span::Here((t.base as *mut u8).wrapping_add(off as usize)))
     }
 
     /// The address of element 0 of `count` elements of `dt` at displacement `disp`
@@ -81,7 +220,7 @@ impl Window {
         disp: isize,
         count: usize,
         dt: &Datatype,
-    ) -> Result<*mut u8, RmaError> {
+    ) -> Result<Span<'_>, RmaError> {
         let t = self.target(r)?;
         let unit = if self.flavor == Flavor::Dynamic {
             1
@@ -90,7 +229,7 @@ impl Window {
         };
         let off = disp as i128 * unit;
         if count == 0 || dt.size() == 0 {
-            return Ok(std::ptr::null_mut());
+            return Ok(Span::Here(std::ptr::null_mut()));
         }
         let last = (count as i128 - 1) * dt.extent() as i128;
         let lo = off + dt.true_lb() as i128 + last.min(0);
@@ -105,19 +244,24 @@ impl Window {
             let (lo64, n) = (u64::try_from(lo).map_err(|_| range())?, (hi - lo) as u64);
             return self
                 .dynamic_addr(r, lo64, n)
-                .map(|p| p.wrapping_offset((off - lo) as isize));
+                .map(|p| Span::Here(p.wrapping_offset((off - lo) as isize)));
         }
         if lo < 0 || hi > t.len as i128 {
             return Err(range());
         }
-        Ok((t.base as *mut u8).wrapping_offset(off as isize))
+        if let Some(rem) = &t.remote {
+            return Ok(Span::There(rem, off as usize));
+        }
+        Ok(Span::Here(
+            (t.base as *mut u8).wrapping_offset(off as isize),
+        ))
     }
 
     /// Where absolute address `addr` of rank `r` (`n` bytes, attached there) is here.
     fn dynamic_addr(&self, r: usize, addr: u64, n: u64) -> Result<*mut u8, RmaError> {
         let t = &self.targets[r];
         let a = t
-            .ctrl
+            .ctrl()
             .find_attachment(addr, n)
             .ok_or_else(|| RmaError::Range {
                 rank: r,
@@ -165,7 +309,16 @@ impl Window {
         tdt: &Datatype,
     ) -> Result<(), RmaError> {
         let n = same_bytes(ocount, odt, tcount, tdt)?;
-        let t = self.span(r, disp, tcount, tdt)?;
+        let t = match self.span(r, disp, tcount, tdt)? {
+            Span::Here(t) => t,
+            Span::There(rem, off) => {
+                if n > 0 {
+                    // SAFETY: the origin's contract.
+                    unsafe { put_remote(rem, origin, ocount, odt, off, tcount, tdt, n) };
+                }
+                return Ok(());
+            }
+        };
         if n == 0 {
             return Ok(());
         }
@@ -207,7 +360,16 @@ impl Window {
         tdt: &Datatype,
     ) -> Result<(), RmaError> {
         let n = same_bytes(ocount, odt, tcount, tdt)?;
-        let t = self.span(r, disp, tcount, tdt)?;
+        let t = match self.span(r, disp, tcount, tdt)? {
+            Span::Here(t) => t,
+            Span::There(rem, off) => {
+                if n > 0 {
+                    // SAFETY: the origin's contract.
+                    unsafe { get_remote(rem, origin, ocount, odt, off, tcount, tdt, n) };
+                }
+                return Ok(());
+            }
+        };
         if n == 0 {
             return Ok(());
         }
@@ -263,12 +425,45 @@ impl Window {
         if origin.len() != n {
             return Err(RmaError::Type("origin and target type signatures differ"));
         }
-        let t = self.span(r, disp, tcount, tdt)?;
-        let ctrl = &self.targets[r].ctrl;
+        let span = self.span(r, disp, tcount, tdt)?;
         let mut old = if fetch { vec![0u8; n] } else { Vec::new() };
         if n == 0 {
             return Ok(old);
         }
+        let t = match span {
+            Span::Here(t) => t,
+            Span::There(rem, off) => {
+                let side = self.net_side()?;
+                let kind = if fetch {
+                    wire::Kind::FetchAcc
+                } else {
+                    wire::Kind::Acc
+                };
+                let w = basic.size().max(1);
+                let chunk = wire::DATA / w * w;
+                let mut at = 0usize;
+                let mut recs = pieces(off, tcount, tdt).flat_map(|(o, len)| {
+                    (0..len)
+                        .step_by(chunk)
+                        .map(move |c| (o + c, chunk.min(len - c)))
+                });
+                let mut it = std::iter::from_fn(|| {
+                    let (o, len) = recs.next()?;
+                    let d = &origin[at..at + len];
+                    at += len;
+                    Some(Rec {
+                        kind,
+                        op,
+                        basic,
+                        off: o as u64,
+                        data: d,
+                    })
+                });
+                rem.send(side, &mut it, fetch.then_some(&mut old[..]))?;
+                return Ok(old);
+            }
+        };
+        let ctrl = self.targets[r].ctrl();
         let mut at = 0usize;
         let mut piece = |p: *mut u8, len: usize| -> Result<(), RmaError> {
             let res = if fetch {
@@ -317,11 +512,30 @@ impl Window {
                 "compare_and_swap needs an integer, logical or byte type",
             ));
         }
-        let t = self.span(r, disp, 1, dt)?;
-        let mut old = vec![0u8; basic.size()];
+        let w = basic.size();
+        if origin.len() != w || compare.len() != w {
+            return Err(RmaError::Type("compare_and_swap arguments"));
+        }
+        let mut old = vec![0u8; w];
+        let t = match self.span(r, disp, 1, dt)? {
+            Span::Here(t) => t,
+            Span::There(rem, off) => {
+                let side = self.net_side()?;
+                let data = [origin, compare].concat();
+                let rec = Rec {
+                    kind: wire::Kind::Cas,
+                    op: BuiltinOp::Replace,
+                    basic,
+                    off: (off as isize + dt.true_lb()) as u64,
+                    data: &data,
+                };
+                rem.send(side, &mut std::iter::once(rec), Some(&mut old))?;
+                return Ok(old);
+            }
+        };
         // SAFETY: one element at t, checked inside the mapped window.
         unsafe {
-            acc::compare_and_swap(basic, origin, compare, t, &mut old, &self.targets[r].ctrl)
+            acc::compare_and_swap(basic, origin, compare, t, &mut old, self.targets[r].ctrl())
         }
         .map_err(|_| RmaError::Type("compare_and_swap arguments"))?;
         Ok(old)

@@ -19,7 +19,13 @@ impl Window {
                 continue;
             }
             let t = &self.targets[r];
-            if t.ctrl.state() != ctrl::LIVE {
+            if let (Some(rem), Some(n)) = (&t.remote, &self.net) {
+                if let Err(e) = rem.flush(&n.side) {
+                    err = Err(e);
+                }
+                continue;
+            }
+            if t.ctrl().state() != ctrl::LIVE {
                 err = Err(RmaError::Gone(r));
             }
             if let Some(i) = &t.import {
@@ -68,10 +74,7 @@ impl Window {
             )));
         }
         if !nocheck {
-            match kind {
-                LockKind::Shared => t.ctrl.lock_shared(),
-                LockKind::Exclusive => t.ctrl.lock_exclusive(),
-            }
+            self.lock_one(t, kind == LockKind::Exclusive)?;
         }
         let st = match (kind, nocheck) {
             (_, true) => SHARED | 8,
@@ -92,14 +95,18 @@ impl Window {
                 "MPI_Win_unlock of rank {r}, not locked"
             )));
         }
-        let checked = self.check_touched(std::iter::once(r));
-        match st {
-            SHARED => t.ctrl.unlock_shared(),
-            EXCLUSIVE => t.ctrl.unlock_exclusive(),
-            _ => {}
+        if t.remote.is_some() {
+            // Its records (the lock's own included) are waited for before it goes.
+            self.touched[r].store(true, Ordering::Relaxed);
         }
+        let checked = self.check_touched(std::iter::once(r));
+        let released = match st {
+            SHARED => self.unlock_one(t, false),
+            EXCLUSIVE => self.unlock_one(t, true),
+            _ => Ok(()),
+        };
         self.access[r].store(NONE, Ordering::Release);
-        checked
+        checked.and(released)
     }
 
     /// MPI_Win_lock_all: a shared lock on every rank.
@@ -112,7 +119,7 @@ impl Window {
         }
         if !nocheck {
             for t in &self.targets {
-                t.ctrl.lock_shared();
+                self.lock_one(t, false)?;
             }
         }
         e.lock_all = true;
@@ -126,10 +133,20 @@ impl Window {
         if !e.lock_all {
             return Err(RmaError::Sync("MPI_Win_unlock_all without lock_all".into()));
         }
-        let checked = self.check_touched(0..self.size);
+        if self.net.is_some() {
+            // Every remote target is flushed before its lock goes.
+            for (r, t) in self.targets.iter().enumerate() {
+                if t.remote.is_some() {
+                    self.touched[r].store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        let mut checked = self.check_touched(0..self.size);
         if !self.lock_all_nocheck.load(Ordering::Relaxed) {
             for t in &self.targets {
-                t.ctrl.unlock_shared();
+                if let Err(e) = self.unlock_one(t, false) {
+                    checked = checked.and(Err(e));
+                }
             }
         }
         e.lock_all = false;
@@ -152,18 +169,24 @@ impl Window {
                         "flush of rank {r} outside a passive-target epoch to it"
                     )));
                 }
-                if t.ctrl.state() != ctrl::LIVE {
+                if let (Some(rem), Some(n)) = (&t.remote, &self.net) {
+                    return rem.flush(&n.side);
+                }
+                if t.ctrl().state() != ctrl::LIVE {
                     return Err(RmaError::Gone(r));
                 }
             }
             None => {
-                if let Some(r) = self
-                    .targets
-                    .iter()
-                    .position(|t| t.ctrl.state() != ctrl::LIVE)
-                {
-                    return Err(RmaError::Gone(r));
+                let mut res = Ok(());
+                for (r, t) in self.targets.iter().enumerate() {
+                    let one = match (&t.remote, &self.net) {
+                        (Some(rem), Some(n)) => rem.flush(&n.side),
+                        _ if t.ctrl().state() != ctrl::LIVE => Err(RmaError::Gone(r)),
+                        _ => Ok(()),
+                    };
+                    res = res.and(one);
                 }
+                return res;
             }
         }
         Ok(())
@@ -185,11 +208,15 @@ impl Window {
         }
         check_group(group, self.size)?;
         fence(Ordering::SeqCst);
+        let mut res = Ok(());
         for &o in group {
-            self.targets[o].ctrl.post_from(self.rank);
+            match &self.targets[o].remote {
+                Some(rem) => res = res.and(rem.post(self.rank)),
+                None => self.targets[o].ctrl().post_from(self.rank),
+            }
         }
         e.post = Some(group.to_vec());
-        Ok(())
+        res
     }
 
     /// MPI_Win_start: waits for each rank of `group` to post (unless `nocheck`).
@@ -207,11 +234,12 @@ impl Window {
         {
             return Err(RmaError::Sync("MPI_Win_start of a locked rank".into()));
         }
-        let me = &self.targets[self.rank].ctrl;
+        let me = self.targets[self.rank].ctrl();
         for &t in group {
             if !nocheck {
                 let mut s = SpinWait::new();
                 while me.posts(t) <= e.posts_seen[t] {
+                    self.drive();
                     s.spin();
                 }
                 e.posts_seen[t] += 1;
@@ -229,9 +257,17 @@ impl Window {
             .start
             .take()
             .ok_or_else(|| RmaError::Sync("MPI_Win_complete without start".into()))?;
-        let checked = self.check_touched(g.iter().copied());
         for &t in &g {
-            self.targets[t].ctrl.complete_from(self.rank);
+            if self.targets[t].remote.is_some() {
+                self.touched[t].store(true, Ordering::Relaxed);
+            }
+        }
+        let mut checked = self.check_touched(g.iter().copied());
+        for &t in &g {
+            match &self.targets[t].remote {
+                Some(rem) => checked = checked.and(rem.complete(self.rank, self.size)),
+                None => self.targets[t].ctrl().complete_from(self.rank),
+            }
             self.access[t].store(NONE, Ordering::Release);
         }
         checked
@@ -245,9 +281,10 @@ impl Window {
             .post
             .clone()
             .ok_or_else(|| RmaError::Sync("MPI_Win_wait without post".into()))?;
-        let me = &self.targets[self.rank].ctrl;
+        let me = self.targets[self.rank].ctrl();
         let mut s = SpinWait::new();
         loop {
+            self.drive();
             if g.iter().all(|&o| me.completes(o) > e.completes_seen[o]) {
                 break;
             }
@@ -279,7 +316,7 @@ impl Window {
             seg: id.0,
             page: (ptr as usize - off) as u64,
         };
-        if !self.targets[self.rank].ctrl.attach(a) {
+        if !self.targets[self.rank].ctrl().attach(a) {
             return Err(RmaError::Attach(format!(
                 "at most {} regions may be attached at once",
                 ctrl::ATTACH_MAX
@@ -302,7 +339,7 @@ impl Window {
             .iter()
             .position(|a| a.0 == ptr as usize)
             .ok_or_else(|| RmaError::Attach(format!("{ptr:p} is not attached")))?;
-        self.targets[self.rank].ctrl.detach(ptr as u64);
+        self.targets[self.rank].ctrl().detach(ptr as u64);
         at.remove(i);
         Ok(())
     }
@@ -319,8 +356,46 @@ impl Window {
             }
         }
         coll::barrier(p)?;
-        self.targets[self.rank].ctrl.set_state(ctrl::FREED);
+        self.targets[self.rank].ctrl().set_state(ctrl::FREED);
         Ok(())
+    }
+
+    /// Takes a lock at `t`: on this node the lock word itself, else through its
+    /// service thread.
+    fn lock_one(&self, t: &super::Target, exclusive: bool) -> Result<(), RmaError> {
+        match (&t.remote, &self.net) {
+            (Some(rem), Some(n)) => rem.lock(&n.side, exclusive),
+            _ => {
+                if exclusive {
+                    t.ctrl().lock_exclusive()
+                } else {
+                    t.ctrl().lock_shared()
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn unlock_one(&self, t: &super::Target, exclusive: bool) -> Result<(), RmaError> {
+        match (&t.remote, &self.net) {
+            (Some(rem), Some(n)) => rem.unlock(&n.side, exclusive),
+            _ => {
+                if exclusive {
+                    t.ctrl().unlock_exclusive()
+                } else {
+                    t.ctrl().unlock_shared()
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// In a window spanning nodes, takes in the frames that arrived (remote
+    /// writers' counters) while this rank waits on its control block.
+    fn drive(&self) {
+        if let Some(n) = &self.net {
+            let _ = n.ctrl.load_u64(0);
+        }
     }
 }
 
