@@ -120,7 +120,7 @@ pub fn encode(
     data: &[u8],
 ) -> usize {
     assert!(data.len() <= DATA, "record data larger than a slot");
-    slot[0..8].copy_from_slice(&(k + 1).to_le_bytes());
+    slot[0..8].copy_from_slice(&k.wrapping_add(1).to_le_bytes());
     slot[8] = kind as u8;
     slot[9] = op_index(op);
     slot[10] = basic.index() as u8;
@@ -231,5 +231,35 @@ mod tests {
         assert_eq!(SLOT % 16, 0);
         assert_eq!(DATA % 16, 0);
         assert_eq!(result_at(SLOTS as u64 + 1), 64 + DATA);
+    }
+
+    proptest::proptest! {
+        /// Any header decodes or is refused without panicking; what decodes re-encodes
+        /// to the same header, and every record encoded decodes back.
+        #[test]
+        fn any_header_is_safe_and_records_round_trip(
+            hdr in proptest::array::uniform32(proptest::prelude::any::<u8>()),
+            k in 0u64..u64::MAX - 1,
+            off in proptest::prelude::any::<u64>(),
+            elems in 0usize..=DATA / 16,
+            kind in 1u8..=7,
+            op in 0usize..OPS.len(),
+            basic in 0usize..Basic::ALL.len(),
+        ) {
+            if let Ok(h) = decode(&hdr) {
+                let mut slot = vec![0u8; SLOT];
+                encode(&mut slot, h.tag.wrapping_sub(1), h.kind, h.op, h.basic, h.off, &vec![0; h.len]);
+                proptest::prop_assert_eq!(decode(slot[..HDR].try_into().unwrap()), Ok(h));
+            }
+            let kind = Kind::from_u8(kind).unwrap();
+            let b = Basic::ALL[basic];
+            let len = if kind == Kind::Cas { 2 * b.size().max(1) } else { elems * b.size().max(1) };
+            proptest::prop_assume!(len <= DATA);
+            let mut slot = vec![0u8; SLOT];
+            let n = encode(&mut slot, k, kind, OPS[op], b, off, &vec![7; len]);
+            proptest::prop_assert_eq!(n, HDR + len);
+            let h = decode(slot[..HDR].try_into().unwrap()).unwrap();
+            proptest::prop_assert_eq!((h.tag, h.kind, h.op, h.basic, h.len, h.off), (k + 1, kind, OPS[op], b, len, off));
+        }
     }
 }
