@@ -23,23 +23,6 @@ fn check_root(b: &Builder, root: usize) -> Result<(), CollError> {
     }
 }
 
-fn check_counts(
-    what: &str,
-    b: &Builder,
-    counts: &[usize],
-    displs: &[usize],
-) -> Result<(), CollError> {
-    if counts.len() != b.size() || displs.len() != b.size() {
-        return Err(CollError::Args(format!(
-            "{what}: {} counts and {} displacements for {} ranks",
-            counts.len(),
-            displs.len(),
-            b.size()
-        )));
-    }
-    Ok(())
-}
-
 /// Dissemination: in round k every rank signals `rank + 2^k` and hears from
 /// `rank - 2^k`.
 pub fn barrier(b: &mut Builder) {
@@ -192,80 +175,62 @@ pub fn allreduce(b: &mut Builder, send: Buf, recv: Buf, len: usize) {
     }
 }
 
-/// MPI_Gatherv, linear: rank `i`'s `send` (`slen` bytes) lands at
-/// `recv[displs[i]..][..counts[i]]` of the root. `send` None at the root: in place
-/// (its block is already there). `recv`, `counts`, `displs` matter at the root only.
+/// MPI_Gatherv, linear: rank `i`'s `send` lands in the root's `recv[i]`. `send`
+/// None at the root: in place (its block is already there). `recv` matters at the
+/// root only.
 pub fn gatherv(
     b: &mut Builder,
     root: usize,
-    send: Option<Buf>,
-    slen: usize,
-    recv: Buf,
-    counts: &[usize],
-    displs: &[usize],
+    send: Option<Block>,
+    recv: &[Block],
 ) -> Result<(), CollError> {
     check_root(b, root)?;
-    let (me, n) = (b.rank(), b.size());
+    let me = b.rank();
     if me != root {
-        let send = send.ok_or_else(|| CollError::Args("gatherv: no send buffer".into()))?;
-        b.send(root, send, 0, slen);
+        let s = send.ok_or_else(|| CollError::Args("gatherv: no send buffer".into()))?;
+        b.send(root, s.buf, s.off, s.len);
         b.fence();
         return Ok(());
     }
-    check_counts("gatherv", b, counts, displs)?;
-    for i in 0..n {
+    check_blocks("gatherv", b, recv)?;
+    for (i, r) in recv.iter().enumerate() {
         if i != me {
-            b.recv(i, recv, displs[i], counts[i]);
+            b.recv(i, r.buf, r.off, r.len);
         }
     }
     if let Some(s) = send {
-        if slen != counts[me] {
-            return Err(CollError::Length {
-                from: me,
-                expected: counts[me],
-                got: slen,
-            });
-        }
-        b.copy(s, 0, recv, displs[me], slen);
+        same_len(me, recv[me], s)?;
+        b.copy(s.buf, s.off, recv[me].buf, recv[me].off, s.len);
     }
     b.fence();
     Ok(())
 }
 
-/// MPI_Scatterv, linear: rank `i` receives the root's `send[displs[i]..][..counts[i]]`
-/// into `recv` (`rlen` bytes). `recv` None at the root: in place.
+/// MPI_Scatterv, linear: rank `i` receives the root's `send[i]` into `recv`.
+/// `recv` None at the root: in place.
 pub fn scatterv(
     b: &mut Builder,
     root: usize,
-    send: Buf,
-    counts: &[usize],
-    displs: &[usize],
-    recv: Option<Buf>,
-    rlen: usize,
+    send: &[Block],
+    recv: Option<Block>,
 ) -> Result<(), CollError> {
     check_root(b, root)?;
     let (me, n) = (b.rank(), b.size());
     if me != root {
-        let recv = recv.ok_or_else(|| CollError::Args("scatterv: no receive buffer".into()))?;
-        b.recv(root, recv, 0, rlen);
+        let r = recv.ok_or_else(|| CollError::Args("scatterv: no receive buffer".into()))?;
+        b.recv(root, r.buf, r.off, r.len);
         b.fence();
         return Ok(());
     }
-    check_counts("scatterv", b, counts, displs)?;
+    check_blocks("scatterv", b, send)?;
     for i in 0..n {
         if i != me {
-            b.send(i, send, displs[i], counts[i]);
+            b.send(i, send[i].buf, send[i].off, send[i].len);
         }
     }
     if let Some(r) = recv {
-        if rlen != counts[me] {
-            return Err(CollError::Length {
-                from: me,
-                expected: rlen,
-                got: counts[me],
-            });
-        }
-        b.copy(send, displs[me], r, 0, rlen);
+        same_len(me, r, send[me])?;
+        b.copy(send[me].buf, send[me].off, r.buf, r.off, r.len);
     }
     b.fence();
     Ok(())
@@ -273,34 +238,46 @@ pub fn scatterv(
 
 /// MPI_Allgatherv over a ring: n - 1 steps, each passing on the block received
 /// last. `send` None: in place (this rank's block is already in `recv`).
-pub fn allgatherv(
-    b: &mut Builder,
-    send: Option<Buf>,
-    recv: Buf,
-    counts: &[usize],
-    displs: &[usize],
-) -> Result<(), CollError> {
-    check_counts("allgatherv", b, counts, displs)?;
+pub fn allgatherv(b: &mut Builder, send: Option<Block>, recv: &[Block]) -> Result<(), CollError> {
+    check_blocks("allgatherv", b, recv)?;
     let (me, n) = (b.rank(), b.size());
     if let Some(s) = send {
-        if b.len_of(s) != counts[me] {
-            return Err(CollError::Length {
-                from: me,
-                expected: counts[me],
-                got: b.len_of(s),
-            });
-        }
-        b.copy(s, 0, recv, displs[me], counts[me]);
+        same_len(me, recv[me], s)?;
+        b.copy(s.buf, s.off, recv[me].buf, recv[me].off, s.len);
     }
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
     for step in 0..n.saturating_sub(1) {
-        let sb = (me + n - step) % n;
-        let rb = (me + n - step - 1) % n;
-        b.send(right, recv, displs[sb], counts[sb]);
-        b.recv(left, recv, displs[rb], counts[rb]);
+        let sb = recv[(me + n - step) % n];
+        let rb = recv[(me + n - step - 1) % n];
+        b.send(right, sb.buf, sb.off, sb.len);
+        b.recv(left, rb.buf, rb.off, rb.len);
         b.fence();
     }
     Ok(())
+}
+
+fn check_blocks(what: &str, b: &Builder, blocks: &[Block]) -> Result<(), CollError> {
+    if blocks.len() != b.size() {
+        return Err(CollError::Args(format!(
+            "{what}: {} blocks for {} ranks",
+            blocks.len(),
+            b.size()
+        )));
+    }
+    Ok(())
+}
+
+/// This rank's own block must be as long on both sides.
+fn same_len(me: usize, want: Block, got: Block) -> Result<(), CollError> {
+    if want.len == got.len {
+        Ok(())
+    } else {
+        Err(CollError::Length {
+            from: me,
+            expected: want.len,
+            got: got.len,
+        })
+    }
 }
 
 /// One block of an all-to-all: `len` bytes at `off` of a region.
@@ -365,7 +342,19 @@ pub fn reduce_scatter(
     let acc = b.scratch(total);
     b.copy(send, 0, acc, 0, total);
     reduce_acc(b, 0, acc, total, commutative);
-    scatterv(b, 0, acc, counts, &displs, Some(recv), counts[me])
+    let blocks: Vec<Block> = (0..n)
+        .map(|i| Block {
+            buf: acc,
+            off: displs[i],
+            len: counts[i],
+        })
+        .collect();
+    let mine = Block {
+        buf: recv,
+        off: 0,
+        len: counts[me],
+    };
+    scatterv(b, 0, &blocks, Some(mine))
 }
 
 /// MPI_Scan (`exclusive` false) and MPI_Exscan by recursive doubling: in round k a

@@ -255,9 +255,18 @@ fn start(
                 build::scan(&mut b, ip, o, len, matches!(kind, Kind::Exscan));
                 Ok(())
             }
-            Kind::Gatherv => build::gatherv(&mut b, root, Some(i), cnt[r], o, &cnt, &displs),
-            Kind::Allgatherv => build::allgatherv(&mut b, Some(i), o, &cnt, &displs),
-            Kind::Scatterv => build::scatterv(&mut b, root, i, &cnt, &displs, Some(o), cnt[r]),
+            Kind::Gatherv => {
+                let blocks = blocks_at(o, &cnt, &displs);
+                build::gatherv(&mut b, root, Some(whole(i, cnt[r])), &blocks)
+            }
+            Kind::Allgatherv => {
+                let blocks = blocks_at(o, &cnt, &displs);
+                build::allgatherv(&mut b, Some(whole(i, cnt[r])), &blocks)
+            }
+            Kind::Scatterv => {
+                let blocks = blocks_at(i, &cnt, &displs);
+                build::scatterv(&mut b, root, &blocks, Some(whole(o, cnt[r])))
+            }
             Kind::Alltoallv => {
                 let mut sb = Vec::new();
                 let mut so = 0;
@@ -296,6 +305,17 @@ fn start(
         },
         ids,
     )
+}
+
+fn blocks_at(buf: super::Buf, cnt: &[usize], displs: &[usize]) -> Vec<Block> {
+    cnt.iter()
+        .zip(displs)
+        .map(|(&len, &off)| Block { buf, off, len })
+        .collect()
+}
+
+fn whole(buf: super::Buf, len: usize) -> Block {
+    Block { buf, off: 0, len }
 }
 
 /// Runs `rounds` batches of 1..=5 collectives outstanding at once on `n` ranks.
@@ -431,5 +451,5 @@ fn bad_arguments_are_refused_before_anything_starts() {
     assert!(b.build().is_err());
     let mut b = Builder::new(&ranks, 0, 1, tag(0));
     let x = b.scratch(8);
-    assert!(build::gatherv(&mut b, 0, Some(x), 8, x, &[8], &[0]).is_err());
+    assert!(build::gatherv(&mut b, 0, Some(whole(x, 8)), &[whole(x, 8)]).is_err());
 }
