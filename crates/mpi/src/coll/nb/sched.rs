@@ -306,6 +306,12 @@ impl Schedule {
         self.steps.len()
     }
 
+    /// Sets the tag before the start (the C layer takes the communicator's next
+    /// sequence number only once the arguments have been accepted).
+    pub fn retag(&mut self, tag: i32) {
+        self.tag = tag;
+    }
+
     /// Runs forward as far as possible. Returns whether anything moved, and the
     /// final status once the schedule is over (no request of its own pending).
     fn advance<F: Fabric>(&mut self, eng: &mut Engine<F>) -> (bool, Option<Status>) {
