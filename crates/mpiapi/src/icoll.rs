@@ -67,7 +67,10 @@ impl Staged {
     /// Unpacks the staged outputs (the request completed).
     pub(crate) fn finish(self) {
         for o in &self.outs {
-            let Some(data) = self.keep.get(o.keep).and_then(|v| v.get(o.off..o.off + o.len))
+            let Some(data) = self
+                .keep
+                .get(o.keep)
+                .and_then(|v| v.get(o.off..o.off + o.len))
             else {
                 continue;
             };
@@ -110,12 +113,20 @@ impl Staged {
             // readable until completion (the caller's contract); the schedule only
             // reads a region used as input.
             let r = unsafe { b.user(p, len) };
-            return Ok(Block { buf: r, off: 0, len });
+            return Ok(Block {
+                buf: r,
+                off: 0,
+                len,
+            });
         }
         // SAFETY: the caller's contract.
         let v = unsafe { pack(buf.cast(), n, t) }?;
         let (r, _) = self.stage(b, v);
-        Ok(Block { buf: r, off: 0, len })
+        Ok(Block {
+            buf: r,
+            off: 0,
+            len,
+        })
     }
 
     /// `n` elements of `t` at `buf`, written by the schedule: the caller's memory
@@ -139,7 +150,11 @@ impl Staged {
             // SAFETY: as in `input`, and the program leaves the buffer alone until
             // completion (the standard's rule for nonblocking calls).
             let r = unsafe { b.user(p, len) };
-            return Ok(Block { buf: r, off: 0, len });
+            return Ok(Block {
+                buf: r,
+                off: 0,
+                len,
+            });
         }
         let v = if preload {
             // SAFETY: the caller's contract.
@@ -156,14 +171,20 @@ impl Staged {
             count: n,
             t: t.clone(),
         });
-        Ok(Block { buf: r, off: 0, len })
+        Ok(Block {
+            buf: r,
+            off: 0,
+            len,
+        })
     }
 }
 
 /// The sequence numbers of the nonblocking collectives per communicator: context
 /// id, the communicator's rank table (weakly: a new communicator on a reused
 /// context has another table, and restarts at 0), the next number.
-static SEQ: Mutex<Vec<(u32, Weak<[u32]>, u32)>> = Mutex::new(Vec::new());
+static SEQ: Mutex<Vec<SeqEntry>> = Mutex::new(Vec::new());
+
+type SeqEntry = (u32, Weak<[u32]>, u32);
 
 /// The next sequence number of `c`. Every rank starts the collectives of a
 /// communicator in the same order (MPI's rule), so the numbers agree.
@@ -423,7 +444,11 @@ unsafe fn ireduce_scatter(
     // SAFETY: the caller's contract for the buffers. In place, the whole
     // contribution is read (copied into the accumulator) before any result lands.
     let (s, r) = unsafe {
-        let src = if in_place(send) { recv.cast_const() } else { send };
+        let src = if in_place(send) {
+            recv.cast_const()
+        } else {
+            send
+        };
         let s = st.input(&mut b, src, total, &t, false)?;
         (s, st.output(&mut b, recv, el[me], &t, false)?)
     };

@@ -215,7 +215,7 @@ pub fn scatterv(
     recv: Option<Block>,
 ) -> Result<(), CollError> {
     check_root(b, root)?;
-    let (me, n) = (b.rank(), b.size());
+    let me = b.rank();
     if me != root {
         let r = recv.ok_or_else(|| CollError::Args("scatterv: no receive buffer".into()))?;
         b.recv(root, r.buf, r.off, r.len);
@@ -223,9 +223,9 @@ pub fn scatterv(
         return Ok(());
     }
     check_blocks("scatterv", b, send)?;
-    for i in 0..n {
+    for (i, s) in send.iter().enumerate() {
         if i != me {
-            b.send(i, send[i].buf, send[i].off, send[i].len);
+            b.send(i, s.buf, s.off, s.len);
         }
     }
     if let Some(r) = recv {

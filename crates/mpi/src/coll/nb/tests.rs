@@ -236,7 +236,7 @@ fn start(
                 b.user(outs[r].as_mut_ptr(), outs[r].len()),
             )
         };
-        let ip = in_place.then_some(o).unwrap_or(i);
+        let ip = if in_place { o } else { i };
         let res = match kind {
             Kind::Barrier => {
                 build::barrier(&mut b);
