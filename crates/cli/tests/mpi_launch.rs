@@ -437,3 +437,34 @@ fn collectives_on_several_ranks_through_shm_and_p2p() {
         }
     }
 }
+
+/// `icoll.c`, built once.
+fn icoll() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| build("icoll"))
+}
+
+/// Every nonblocking collective and MPI_Alltoallw, alone and on 2, 3 and 4 ranks
+/// (4 on two cores), several outstanding at once, mixed with blocking collectives,
+/// and a rank blocked in MPI_Recv whose receive must keep an Ibarrier/Iallreduce
+/// moving (the progress rule), every result checked exactly.
+#[test]
+fn nonblocking_collectives_under_myrix_mpiexec() {
+    let check = |o: &Output, n: usize| {
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "n={n}: {}", show(o));
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("icoll ok {r}")),
+                "n={n}: rank {r} did not finish:\n{}",
+                show(o)
+            );
+        }
+    };
+    check(&run(Command::new(icoll()), Duration::from_secs(60)), 1);
+    for n in [2usize, 3, 4] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(icoll());
+        check(&run(c, Duration::from_secs(120)), n);
+    }
+}

@@ -9,7 +9,7 @@ use myrix_mpi::coll::{CollError, ReduceOp};
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
-pub(super) type Dt = Arc<myrix_mpi::datatype::Datatype>;
+pub(crate) type Dt = Arc<myrix_mpi::datatype::Datatype>;
 
 /// The MPI error code of a collective's failure (reported on stderr when it is
 /// not the program's fault).
@@ -29,34 +29,34 @@ pub fn coll_code(e: &CollError, name: &str) -> c_int {
     }
 }
 
-pub(super) fn count(c: c_int) -> Result<usize, c_int> {
+pub(crate) fn count(c: c_int) -> Result<usize, c_int> {
     usize::try_from(c).map_err(|_| MPI_ERR_COUNT)
 }
 
-pub(super) fn in_place(p: *const c_void) -> bool {
+pub(crate) fn in_place(p: *const c_void) -> bool {
     p as usize == MPI_IN_PLACE
 }
 
-pub(super) fn check_root(root: c_int, c: &CommRef) -> Result<usize, c_int> {
+pub(crate) fn check_root(root: c_int, c: &CommRef) -> Result<usize, c_int> {
     usize::try_from(root)
         .ok()
         .filter(|&r| r < c.ranks.len())
         .ok_or(MPI_ERR_ROOT)
 }
 
-pub(super) fn bytes(n: usize, t: &Dt) -> Result<usize, c_int> {
+pub(crate) fn bytes(n: usize, t: &Dt) -> Result<usize, c_int> {
     t.size().checked_mul(n).ok_or(MPI_ERR_COUNT)
 }
 
 /// The address of element `i` of an array of `t` at `buf` (no access).
-pub(super) fn elem(buf: *const c_void, i: isize, t: &Dt) -> Result<*mut u8, c_int> {
+pub(crate) fn elem(buf: *const c_void, i: isize, t: &Dt) -> Result<*mut u8, c_int> {
     let off = i.checked_mul(t.extent()).ok_or(MPI_ERR_COUNT)?;
     Ok(buf.cast::<u8>().wrapping_offset(off).cast_mut())
 }
 
 /// A buffer for `n` elements of `t` must not be NULL (unless `t` has absolute
 /// addresses: MPI_BOTTOM).
-pub(super) fn need(buf: *const c_void, n: usize, t: &Dt) -> Result<(), c_int> {
+pub(crate) fn need(buf: *const c_void, n: usize, t: &Dt) -> Result<(), c_int> {
     if n > 0 && t.size() > 0 && buf.is_null() && t.true_lb() == 0 {
         Err(MPI_ERR_BUFFER)
     } else {
@@ -68,7 +68,7 @@ pub(super) fn need(buf: *const c_void, n: usize, t: &Dt) -> Result<(), c_int> {
 ///
 /// # Safety
 /// `buf` holds `n` elements of `t` (the C contract).
-pub(super) unsafe fn pack(buf: *const u8, n: usize, t: &Dt) -> Result<Vec<u8>, c_int> {
+pub(crate) unsafe fn pack(buf: *const u8, n: usize, t: &Dt) -> Result<Vec<u8>, c_int> {
     need(buf.cast(), n, t)?;
     let mut v = vec![0u8; bytes(n, t)?];
     if !v.is_empty() {
@@ -82,7 +82,7 @@ pub(super) unsafe fn pack(buf: *const u8, n: usize, t: &Dt) -> Result<Vec<u8>, c
 ///
 /// # Safety
 /// `buf` is valid for writing `n` elements of `t` (the C contract).
-pub(super) unsafe fn unpack(data: &[u8], buf: *mut u8, n: usize, t: &Dt) -> Result<(), c_int> {
+pub(crate) unsafe fn unpack(data: &[u8], buf: *mut u8, n: usize, t: &Dt) -> Result<(), c_int> {
     if data.is_empty() {
         return Ok(());
     }
@@ -98,7 +98,7 @@ pub(super) unsafe fn unpack(data: &[u8], buf: *mut u8, n: usize, t: &Dt) -> Resu
 /// # Safety
 /// `buf` holds `n` elements of `t` (the C contract), and nothing else refers to them
 /// while the slice lives.
-pub(super) unsafe fn contig<'a>(
+pub(crate) unsafe fn contig<'a>(
     buf: *const c_void,
     n: usize,
     t: &Dt,
@@ -120,7 +120,7 @@ pub(super) unsafe fn contig<'a>(
 ///
 /// # Safety
 /// `p` is NULL or valid for `n` ints.
-pub(super) unsafe fn ints<'a>(p: *const c_int, n: usize) -> Result<&'a [c_int], c_int> {
+pub(crate) unsafe fn ints<'a>(p: *const c_int, n: usize) -> Result<&'a [c_int], c_int> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -132,7 +132,7 @@ pub(super) unsafe fn ints<'a>(p: *const c_int, n: usize) -> Result<&'a [c_int], 
 }
 
 /// Per-rank counts (elements) from C, and the same in packed bytes.
-pub(super) fn counts(cs: &[c_int], t: &Dt) -> Result<(Vec<usize>, Vec<usize>), c_int> {
+pub(crate) fn counts(cs: &[c_int], t: &Dt) -> Result<(Vec<usize>, Vec<usize>), c_int> {
     let el: Vec<usize> = cs.iter().map(|&c| count(c)).collect::<Result<_, _>>()?;
     let by = el.iter().map(|&n| bytes(n, t)).collect::<Result<_, _>>()?;
     Ok((el, by))
@@ -142,7 +142,7 @@ pub(super) fn counts(cs: &[c_int], t: &Dt) -> Result<(Vec<usize>, Vec<usize>), c
 ///
 /// # Safety
 /// `buf` holds those blocks (the C contract).
-pub(super) unsafe fn pack_blocks(
+pub(crate) unsafe fn pack_blocks(
     buf: *const c_void,
     el: &[usize],
     displs: &[c_int],
@@ -162,7 +162,7 @@ pub(super) unsafe fn pack_blocks(
 /// # Safety
 /// `buf` is valid for writing those blocks (the C contract).
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn unpack_blocks(
+pub(crate) unsafe fn unpack_blocks(
     data: &[u8],
     buf: *mut c_void,
     el: &[usize],
@@ -184,7 +184,7 @@ pub(super) unsafe fn unpack_blocks(
 }
 
 /// The displacements, in elements, of `n` blocks of `each` elements end to end.
-pub(super) fn regular(n: usize, each: usize) -> Result<Vec<c_int>, c_int> {
+pub(crate) fn regular(n: usize, each: usize) -> Result<Vec<c_int>, c_int> {
     (0..n)
         .map(|i| {
             i.checked_mul(each)
@@ -195,14 +195,14 @@ pub(super) fn regular(n: usize, each: usize) -> Result<Vec<c_int>, c_int> {
 }
 
 /// An op on a datatype, ready to combine packed elements.
-pub(super) struct Reduction {
-    pub(super) op: op::OpRef,
-    pub(super) dt: MPI_Datatype,
-    pub(super) t: Dt,
-    pub(super) commutative: bool,
+pub(crate) struct Reduction {
+    pub(crate) op: op::OpRef,
+    pub(crate) dt: MPI_Datatype,
+    pub(crate) t: Dt,
+    pub(crate) commutative: bool,
 }
 
-pub(super) fn reduction(opx: MPI_Op, dt: MPI_Datatype) -> Result<Reduction, c_int> {
+pub(crate) fn reduction(opx: MPI_Op, dt: MPI_Datatype) -> Result<Reduction, c_int> {
     let t = datatype::lookup(dt)?;
     let o = op::lookup(opx)?;
     // Refuses an op the type does not support before anything is sent.
@@ -217,12 +217,12 @@ pub(super) fn reduction(opx: MPI_Op, dt: MPI_Datatype) -> Result<Reduction, c_in
 
 impl Reduction {
     /// `inout = input op inout` on packed whole elements.
-    pub(super) fn apply(&self, input: &[u8], inout: &mut [u8]) -> Result<(), c_int> {
+    pub(crate) fn apply(&self, input: &[u8], inout: &mut [u8]) -> Result<(), c_int> {
         op::apply_packed(&self.op, self.dt, input, inout)
     }
 
     /// Runs a collective with this reduction; the first error the op met wins.
-    pub(super) fn run(
+    pub(crate) fn run(
         &self,
         name: &str,
         f: impl FnOnce(&mut ReduceOp) -> Result<(), CollError>,
@@ -245,6 +245,6 @@ impl Reduction {
     }
 }
 
-pub(super) fn run(name: &str, r: Result<(), CollError>) -> Result<(), c_int> {
+pub(crate) fn run(name: &str, r: Result<(), CollError>) -> Result<(), c_int> {
     r.map_err(|e| coll_code(&e, name))
 }

@@ -73,6 +73,8 @@ pub(crate) enum Finish {
         buf: *mut u8,
         count: usize,
     },
+    /// A nonblocking collective's staging buffers, unpacked at completion.
+    Coll(Box<crate::icoll::Staged>),
 }
 
 /// A persistent request's arguments (MPI_Send_init / MPI_Recv_init).

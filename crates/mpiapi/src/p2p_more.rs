@@ -528,6 +528,7 @@ impl P2p {
                 // kept since the receive was posted).
                 unsafe { dt.unpack(&tmp[..n], buf, count) };
             }
+            Finish::Coll(s) => s.finish(),
         }
     }
 

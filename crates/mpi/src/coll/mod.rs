@@ -23,6 +23,7 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
+pub mod nb;
 mod reduce;
 mod scan;
 pub mod shm;
@@ -120,6 +121,8 @@ pub mod tags {
     /// Communicator creation (context agreement, split's colors) uses the
     /// collectives above with these first.
     pub const COMM: i32 = 11;
+    /// Nonblocking collectives use `NONBLOCKING | seq` (see [`super::nb`]).
+    pub const NONBLOCKING: i32 = super::nb::TAG_BASE;
 }
 
 pub(crate) fn check_root(p: &dyn Pt2Pt, root: usize) -> Result<(), CollError> {

@@ -58,6 +58,8 @@ pub struct Engine<F: Fabric> {
     pub(crate) poisoned: Option<FabricError>,
     pub(crate) spin: SpinWait,
     pub(crate) scratch: Vec<u64>,
+    /// Requests running a collective schedule (`coll::nb`), advanced by `progress`.
+    pub(crate) colls: Vec<u64>,
 }
 
 impl<F: Fabric> Engine<F> {
@@ -79,6 +81,7 @@ impl<F: Fabric> Engine<F> {
             poisoned: None,
             spin: SpinWait::new(),
             scratch: Vec::new(),
+            colls: Vec::new(),
         }
     }
 
@@ -253,7 +256,7 @@ impl<F: Fabric> Engine<F> {
         }
     }
 
-    fn take_done(&mut self, key: u64) -> Option<Status> {
+    pub(crate) fn take_done(&mut self, key: u64) -> Option<Status> {
         if !self.reqs.get(key)?.is_done() {
             return None;
         }
@@ -486,6 +489,10 @@ impl<F: Fabric> Drop for Engine<F> {
             if !req.is_done() {
                 if let Some(v) = req.owned.take() {
                     std::mem::forget(v);
+                }
+                // A schedule's scratch may still be written by the fabric.
+                if let Phase::Coll(s) = &mut req.phase {
+                    std::mem::forget(s.take());
                 }
             }
         }

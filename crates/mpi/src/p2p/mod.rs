@@ -27,7 +27,7 @@ mod hash;
 pub mod loopnet;
 mod matching;
 mod progress;
-mod request;
+pub(crate) mod request;
 mod slab;
 mod unexpected;
 

@@ -26,6 +26,9 @@ impl<F: Fabric> Engine<F> {
             }
             self.events = events;
         }
+        if !self.colls.is_empty() {
+            moved |= self.advance_colls();
+        }
         match r {
             Ok(m) => Ok(moved || m),
             Err(FabricError::PeerLost { rank, why }) => {
@@ -183,7 +186,8 @@ impl<F: Fabric> Engine<F> {
             Phase::Send { dest, .. } => *dest == rank,
             Phase::Posted { src, .. } => src.is_none_or(|s| s == rank),
             Phase::Receiving { token, .. } => token.src == rank,
-            Phase::Done(_) => false,
+            // A schedule fails through its own requests.
+            Phase::Done(_) | Phase::Coll(_) => false,
         });
         for &key in &keys {
             let Some(req) = self.reqs.get(key) else {
@@ -214,7 +218,7 @@ impl<F: Fabric> Engine<F> {
                         ..status.clone()
                     }
                 }
-                Phase::Done(_) => continue,
+                Phase::Done(_) | Phase::Coll(_) => continue,
             };
             self.complete(key, status);
         }
@@ -275,6 +279,8 @@ impl<F: Fabric> Engine<F> {
                     ..status.clone()
                 },
                 Some(Phase::Posted { src, tag, .. }) => failed(*src, *tag, err.clone()),
+                // The fabric is not called again: the schedule's memory is free.
+                Some(Phase::Coll(_)) => failed(None, None, err.clone()),
                 _ => continue,
             };
             self.complete(key, status);

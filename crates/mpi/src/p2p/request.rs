@@ -43,6 +43,9 @@ pub(crate) enum Phase {
     Receiving { token: MsgToken, status: Status },
     /// Complete: waiting for `test`/`wait`/`free`.
     Done(Status),
+    /// A collective schedule run by `progress` (`coll::nb`); `None` only while it
+    /// runs.
+    Coll(Option<Box<crate::coll::nb::Schedule>>),
 }
 
 #[derive(Debug)]

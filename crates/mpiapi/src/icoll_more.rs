@@ -1,0 +1,425 @@
+//! The nonblocking collectives with one block per rank: MPI_Igather(v),
+//! Iscatter(v), Iallgather(v), Ialltoall(v/w), and the blocking MPI_Alltoallw
+//! (an Ialltoallw and a wait). Every block is its own region of the schedule: the
+//! caller's memory for a contiguous type, else a packed copy (inputs) or a staging
+//! buffer unpacked at completion (outputs).
+
+use super::{builder, coll_err, launch, Staged};
+use crate::abi::*;
+use crate::coll::args::*;
+use crate::comm::lookup;
+use crate::datatype;
+use crate::ffi::{finish, mpi_fn};
+use myrix_mpi::coll::nb::build::{self, Block};
+use myrix_mpi::coll::nb::Builder;
+use std::os::raw::{c_int, c_void};
+
+/// Per-rank element counts and element displacements: `each` for every rank with
+/// regular displacements, or the C arrays.
+///
+/// # Safety
+/// The arrays hold one int per rank.
+unsafe fn layout(
+    size: usize,
+    each: c_int,
+    arrays: Option<(*const c_int, *const c_int)>,
+    t: &Dt,
+) -> Result<(Vec<usize>, Vec<isize>), c_int> {
+    match arrays {
+        None => {
+            let (el, _) = counts(&vec![each; size], t)?;
+            let d = regular(size, count(each)?)?;
+            Ok((el, d.iter().map(|&x| x as isize).collect()))
+        }
+        Some((cs, ds)) => {
+            // SAFETY: one int per rank in each array.
+            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
+            let (el, _) = counts(cs, t)?;
+            Ok((el, ds.iter().map(|&x| x as isize).collect()))
+        }
+    }
+}
+
+/// The blocks of an output buffer (`own_in_place`: this rank's block keeps its
+/// contents, staged with them).
+///
+/// # Safety
+/// `buf` holds the blocks, valid until completion.
+unsafe fn outputs(
+    st: &mut Staged,
+    b: &mut Builder,
+    buf: *mut c_void,
+    el: &[usize],
+    displs: &[isize],
+    t: &Dt,
+    own_in_place: Option<usize>,
+) -> Result<Vec<Block>, c_int> {
+    let mut v = Vec::with_capacity(el.len());
+    for i in 0..el.len() {
+        let p = elem(buf, displs[i], t)?.cast::<c_void>();
+        // SAFETY: the caller's contract for block i.
+        v.push(unsafe { st.output(b, p, el[i], t, own_in_place == Some(i)) }?);
+    }
+    Ok(v)
+}
+
+/// The blocks of an input buffer (`copy`: always a packed copy).
+///
+/// # Safety
+/// `buf` holds the blocks, unchanged until completion.
+unsafe fn inputs(
+    st: &mut Staged,
+    b: &mut Builder,
+    buf: *const c_void,
+    el: &[usize],
+    displs: &[isize],
+    t: &Dt,
+    copy: bool,
+) -> Result<Vec<Block>, c_int> {
+    let mut v = Vec::with_capacity(el.len());
+    for i in 0..el.len() {
+        let p = elem(buf, displs[i], t)?.cast_const().cast::<c_void>();
+        // SAFETY: the caller's contract for block i.
+        v.push(unsafe { st.input(b, p, el[i], t, copy) }?);
+    }
+    Ok(v)
+}
+
+/// Igather (`rcounts` None: `rc` each) and Igatherv.
+///
+/// # Safety
+/// The C contract for the buffers, arrays and request.
+#[allow(clippy::too_many_arguments)]
+unsafe fn igather(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    st_: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rcounts: Option<(*const c_int, *const c_int)>,
+    rt: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let root = check_root(root, &c)?;
+    let (me, size) = (c.rank as usize, c.ranks.len());
+    let mut b = builder(&c);
+    let mut st = Staged::new();
+    let ip = in_place(send);
+    if ip && me != root {
+        return Err(MPI_ERR_BUFFER);
+    }
+    let mine = if ip {
+        None
+    } else {
+        let t = datatype::lookup_committed(st_)?;
+        // SAFETY: sendbuf holds sendcount elements.
+        Some(unsafe { st.input(&mut b, send, count(sc)?, &t, false) }?)
+    };
+    let blocks = if me == root {
+        let rt = datatype::lookup_committed(rt)?;
+        // SAFETY: the caller's contract for the arrays and recvbuf.
+        unsafe {
+            let (el, ds) = layout(size, rc, rcounts, &rt)?;
+            outputs(&mut st, &mut b, recv, &el, &ds, &rt, ip.then_some(me))?
+        }
+    } else {
+        Vec::new()
+    };
+    build::gatherv(&mut b, root, mine, &blocks).map_err(coll_err(name))?;
+    // SAFETY: the C contract for request.
+    unsafe { launch(&c, b, st, request, name) }
+}
+
+mpi_fn! {
+    fn MPI_Igather / PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Igather";
+        // SAFETY: the C contract for the buffers and request.
+        finish(comm, name, unsafe { igather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm, request) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Igatherv / PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Igatherv";
+        // SAFETY: the C contract for the buffers, arrays and request.
+        finish(comm, name, unsafe { igather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm, request) })
+    }
+}
+
+/// Iscatter (`scounts` None: `sc` each) and Iscatterv.
+///
+/// # Safety
+/// The C contract for the buffers, arrays and request.
+#[allow(clippy::too_many_arguments)]
+unsafe fn iscatter(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    scounts: Option<(*const c_int, *const c_int)>,
+    st_: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let root = check_root(root, &c)?;
+    let (me, size) = (c.rank as usize, c.ranks.len());
+    let mut b = builder(&c);
+    let mut st = Staged::new();
+    let ip = in_place(recv);
+    if ip && me != root {
+        return Err(MPI_ERR_BUFFER);
+    }
+    let mine = if ip {
+        None
+    } else {
+        let rt = datatype::lookup_committed(rt)?;
+        // SAFETY: recvbuf is valid for recvcount elements.
+        Some(unsafe { st.output(&mut b, recv, count(rc)?, &rt, false) }?)
+    };
+    let blocks = if me == root {
+        let t = datatype::lookup_committed(st_)?;
+        // SAFETY: the caller's contract for the arrays and sendbuf.
+        unsafe {
+            let (el, ds) = layout(size, sc, scounts, &t)?;
+            inputs(&mut st, &mut b, send, &el, &ds, &t, false)?
+        }
+    } else {
+        Vec::new()
+    };
+    build::scatterv(&mut b, root, &blocks, mine).map_err(coll_err(name))?;
+    // SAFETY: the C contract for request.
+    unsafe { launch(&c, b, st, request, name) }
+}
+
+mpi_fn! {
+    fn MPI_Iscatter / PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Iscatter";
+        // SAFETY: the C contract for the buffers and request.
+        finish(comm, name, unsafe { iscatter(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm, request) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Iscatterv / PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Iscatterv";
+        // SAFETY: the C contract for the buffers, arrays and request.
+        finish(comm, name, unsafe { iscatter(name, sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, request) })
+    }
+}
+
+/// Iallgather (`rcounts` None: `rc` each) and Iallgatherv.
+///
+/// # Safety
+/// The C contract for the buffers, arrays and request.
+#[allow(clippy::too_many_arguments)]
+unsafe fn iallgather(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    st_: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rcounts: Option<(*const c_int, *const c_int)>,
+    rt: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let (me, size) = (c.rank as usize, c.ranks.len());
+    let mut b = builder(&c);
+    let mut st = Staged::new();
+    let ip = in_place(send);
+    let mine = if ip {
+        None
+    } else {
+        let t = datatype::lookup_committed(st_)?;
+        // SAFETY: sendbuf holds sendcount elements.
+        Some(unsafe { st.input(&mut b, send, count(sc)?, &t, false) }?)
+    };
+    let rt = datatype::lookup_committed(rt)?;
+    // SAFETY: the caller's contract for the arrays and recvbuf.
+    let blocks = unsafe {
+        let (el, ds) = layout(size, rc, rcounts, &rt)?;
+        outputs(&mut st, &mut b, recv, &el, &ds, &rt, ip.then_some(me))?
+    };
+    build::allgatherv(&mut b, mine, &blocks).map_err(coll_err(name))?;
+    // SAFETY: the C contract for request.
+    unsafe { launch(&c, b, st, request, name) }
+}
+
+mpi_fn! {
+    fn MPI_Iallgather / PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Iallgather";
+        // SAFETY: the C contract for the buffers and request.
+        finish(comm, name, unsafe { iallgather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, comm, request) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Iallgatherv / PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Iallgatherv";
+        // SAFETY: the C contract for the buffers, arrays and request.
+        finish(comm, name, unsafe { iallgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm, request) })
+    }
+}
+
+/// Ialltoall (`counts` None: `sc`/`rc` each) and Ialltoallv; with MPI_IN_PLACE the
+/// receive side describes both, and the blocks to send are copied first.
+///
+/// # Safety
+/// The C contract for the buffers, arrays and request.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ialltoall(
+    name: &str,
+    send: *const c_void,
+    sc: c_int,
+    scd: Option<(*const c_int, *const c_int)>,
+    st_: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rcd: Option<(*const c_int, *const c_int)>,
+    rt: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let size = c.ranks.len();
+    let mut b = builder(&c);
+    let mut st = Staged::new();
+    let rt = datatype::lookup_committed(rt)?;
+    // SAFETY: the caller's contract for the arrays and buffers.
+    let (sb, rb) = unsafe {
+        let (rel, rds) = layout(size, rc, rcd, &rt)?;
+        let sb = if in_place(send) {
+            inputs(&mut st, &mut b, recv, &rel, &rds, &rt, true)?
+        } else {
+            let t = datatype::lookup_committed(st_)?;
+            let (sel, sds) = layout(size, sc, scd, &t)?;
+            inputs(&mut st, &mut b, send, &sel, &sds, &t, false)?
+        };
+        (sb, outputs(&mut st, &mut b, recv, &rel, &rds, &rt, None)?)
+    };
+    build::alltoallv(&mut b, &sb, &rb).map_err(coll_err(name))?;
+    // SAFETY: the C contract for request.
+    unsafe { launch(&c, b, st, request, name) }
+}
+
+mpi_fn! {
+    fn MPI_Ialltoall / PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Ialltoall";
+        // SAFETY: the C contract for the buffers and request.
+        finish(comm, name, unsafe { ialltoall(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, comm, request) })
+    }
+}
+
+mpi_fn! {
+    fn MPI_Ialltoallv / PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Ialltoallv";
+        // SAFETY: the C contract for the buffers, arrays and request.
+        finish(comm, name, unsafe { ialltoall(name, sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, comm, request) })
+    }
+}
+
+/// One side of an alltoallw: per-rank counts, byte displacements and types.
+///
+/// # Safety
+/// Each array holds one entry per rank.
+unsafe fn w_side(
+    size: usize,
+    cs: *const c_int,
+    ds: *const c_int,
+    ts: *const MPI_Datatype,
+) -> Result<Vec<(usize, isize, Dt)>, c_int> {
+    // SAFETY: one int per rank in each array.
+    let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
+    if size > 0 && ts.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    let mut v = Vec::with_capacity(size);
+    for i in 0..size {
+        // SAFETY: one datatype per rank.
+        let t = datatype::lookup_committed(unsafe { ts.add(i).read() })?;
+        v.push((count(cs[i])?, ds[i] as isize, t));
+    }
+    Ok(v)
+}
+
+/// MPI_Ialltoallw (and the body of the blocking MPI_Alltoallw): displacements in
+/// bytes, a datatype per rank on each side.
+///
+/// # Safety
+/// The C contract for the buffers, arrays and request.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ialltoallw(
+    name: &str,
+    send: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    stypes: *const MPI_Datatype,
+    recv: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<(), c_int> {
+    let c = lookup(comm, name)?;
+    let size = c.ranks.len();
+    let mut b = builder(&c);
+    let mut st = Staged::new();
+    // SAFETY: the caller's contract for the arrays.
+    let rs = unsafe { w_side(size, rcounts, rdispls, rtypes) }?;
+    let ip = in_place(send);
+    let ss = if ip {
+        rs.clone()
+    } else {
+        // SAFETY: as above.
+        unsafe { w_side(size, scounts, sdispls, stypes) }?
+    };
+    let base = if ip { recv.cast_const() } else { send };
+    let mut sb = Vec::with_capacity(size);
+    let mut rb = Vec::with_capacity(size);
+    for ((n, d, t), (rn, rd, rt)) in ss.iter().zip(&rs) {
+        let p = base.cast::<u8>().wrapping_offset(*d).cast::<c_void>();
+        let q = recv.cast::<u8>().wrapping_offset(*rd).cast::<c_void>();
+        // SAFETY: the caller's contract for each rank's block (in place, copied
+        // before anything lands in the receive buffer).
+        unsafe {
+            sb.push(st.input(&mut b, p, *n, t, ip)?);
+            rb.push(st.output(&mut b, q, *rn, rt, false)?);
+        }
+    }
+    build::alltoallv(&mut b, &sb, &rb).map_err(coll_err(name))?;
+    // SAFETY: the C contract for request.
+    unsafe { launch(&c, b, st, request, name) }
+}
+
+mpi_fn! {
+    fn MPI_Ialltoallw / PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Ialltoallw";
+        // SAFETY: the C contract for the buffers, arrays and request.
+        finish(comm, name, unsafe { ialltoallw(name, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) })
+    }
+}
+
+mpi_fn! {
+    /// The nonblocking schedule, waited for.
+    fn MPI_Alltoallw / PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
+        let name = "MPI_Alltoallw";
+        let mut h = MPI_REQUEST_NULL;
+        // SAFETY: the C contract for the buffers and arrays; h is ours.
+        let r = unsafe {
+            ialltoallw(name, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, &mut h)
+                .and_then(|()| crate::p2p::wait_handle(&mut h, std::ptr::null_mut(), name))
+        };
+        finish(comm, name, r)
+    }
+}
