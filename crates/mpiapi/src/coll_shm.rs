@@ -218,6 +218,7 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
         if let Some(polls) = cfg.hard_spin {
             s.set_hard_spin(polls.min(u32::MAX as usize) as u32);
         }
+        s.set_idle(crate::runtime::progress_schedules);
         Arc::new(Mutex::new(s))
     });
     let mut r = reg();

@@ -80,6 +80,21 @@ pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
     Ok(provided)
 }
 
+/// Advances nonblocking collective schedules, if any run: called from waits that do
+/// not drive the engine (shared-memory collectives), so a peer waiting for one of
+/// this rank's schedules is not stalled. Skips when the lock is taken (a caller
+/// holding it drives the engine itself).
+pub fn progress_schedules() {
+    let Ok(mut rt) = RT.try_lock() else {
+        return;
+    };
+    if let Some(p) = rt.as_mut().and_then(|r| r.p2p.as_mut()) {
+        if p.engine.has_schedules() {
+            let _ = p.engine.progress();
+        }
+    }
+}
+
 /// Runs `f` on the initialized runtime; `MPI_ERR_OTHER` before init or after
 /// finalize (with a message naming `name`).
 pub fn with<T>(name: &str, f: impl FnOnce(&mut Runtime) -> Result<T, c_int>) -> Result<T, c_int> {

@@ -103,6 +103,12 @@ impl<F: Fabric> Engine<F> {
         self.size
     }
 
+    /// Whether nonblocking collective schedules are running (a wait that does not
+    /// drive this engine must then call [`Engine::progress`] now and then).
+    pub fn has_schedules(&self) -> bool {
+        !self.colls.is_empty()
+    }
+
     /// Requests not yet freed (sends, receives, completed ones not yet tested).
     pub fn live_requests(&self) -> usize {
         self.reqs.len()

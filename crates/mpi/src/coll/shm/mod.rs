@@ -109,6 +109,9 @@ pub struct ShmColl {
     all_at: u64,
     /// Polls of a flag before a wait turns to [`SpinWait`].
     hard_spin: u32,
+    /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
+    /// move while this rank waits (nonblocking collectives a peer may be waiting for).
+    idle: Option<fn()>,
 }
 
 // SAFETY: the raw base pointer points into `mem`, which is Send; a ShmColl is used
@@ -135,7 +138,13 @@ impl ShmColl {
             seq: 0,
             all_at: 0,
             hard_spin: HARD_SPIN,
+            idle: None,
         })
+    }
+
+    /// Sets the function a long wait calls between polls.
+    pub fn set_idle(&mut self, f: fn()) {
+        self.idle = Some(f);
     }
 
     /// Polls of a flag before a wait turns to [`SpinWait`] (default [`HARD_SPIN`]).
@@ -222,6 +231,9 @@ impl ShmColl {
         let mut w = SpinWait::new();
         loop {
             w.spin();
+            if let Some(idle) = self.idle {
+                idle();
+            }
             v = f.load(Ordering::Acquire);
             if v >= s {
                 return v;
