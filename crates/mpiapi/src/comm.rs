@@ -16,6 +16,7 @@ use crate::runtime;
 use myrix_mpi::coll;
 use myrix_mpi::commctx::ContextPool;
 use myrix_mpi::group::{Compare, Group};
+use myrix_mpi::topo::Topology;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicI32;
@@ -41,6 +42,8 @@ struct Comm {
     cref: CommRef,
     name: String,
     errh: MPI_Errhandler,
+    /// A Cartesian, graph or distributed-graph topology (`crate::topo`).
+    topo: Option<Arc<Topology>>,
 }
 
 /// The created communicators, and the names given to the predefined ones.
@@ -138,6 +141,28 @@ pub fn set_created_errhandler(comm: MPI_Comm, h: MPI_Errhandler) -> Result<(), c
     Ok(())
 }
 
+/// The topology of a communicator (none for the predefined ones).
+pub fn topology(comm: MPI_Comm) -> Option<Arc<Topology>> {
+    comms().table.get(comm).and_then(|c| c.topo.clone())
+}
+
+/// Attaches a topology to a communicator just created.
+pub fn set_topology(comm: MPI_Comm, t: Option<Arc<Topology>>) -> Result<(), c_int> {
+    comms().table.get_mut(comm).ok_or(MPI_ERR_COMM)?.topo = t;
+    Ok(())
+}
+
+/// A new communicator of `comm`'s ranks in the same order on a new context
+/// (collective), with its topology but not its attributes or info.
+pub(crate) fn dup_plain(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_int> {
+    let parent = lookup(comm, name)?;
+    let ctx = agree_ctx(&parent, name)?;
+    let me = parent.ranks[parent.rank as usize];
+    let h = install(comm, ctx, parent.ranks.to_vec(), me)?;
+    set_topology(h, topology(comm))?;
+    Ok(h)
+}
+
 /// `(rank, size)` in a communicator.
 fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
     let c = lookup(comm, name)?;
@@ -161,6 +186,7 @@ fn install(parent: MPI_Comm, ctx: u32, ranks: Vec<u32>, me: u32) -> Result<MPI_C
         },
         name: String::new(),
         errh,
+        topo: None,
     };
     let h = comms().table.insert(c);
     h.ok_or_else(|| {
@@ -178,7 +204,12 @@ fn agree_ctx(parent: &CommRef, name: &str) -> Result<u32, c_int> {
 
 /// MPI_Comm_split's body: members with `color` (MPI_UNDEFINED: none), ordered by
 /// `(key, parent rank)`.
-fn split(comm: MPI_Comm, color: c_int, key: c_int, name: &str) -> Result<MPI_Comm, c_int> {
+pub(crate) fn split(
+    comm: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    name: &str,
+) -> Result<MPI_Comm, c_int> {
     if color < 0 && color != MPI_UNDEFINED {
         return Err(MPI_ERR_ARG);
     }
@@ -283,11 +314,7 @@ mpi_fn! {
         let r = if newcomm.is_null() {
             Err(MPI_ERR_ARG)
         } else {
-            lookup(comm, name).and_then(|parent| {
-                let ctx = agree_ctx(&parent, name)?;
-                let me = parent.ranks[parent.rank as usize];
-                install(comm, ctx, parent.ranks.to_vec(), me)
-            })
+            dup_plain(comm, name)
         };
         // SAFETY: newcomm is NULL or an MPI_Comm.
         let r = unsafe { put_comm(newcomm, r) };

@@ -42,12 +42,15 @@ pub mod env;
 pub mod ffi;
 pub mod group;
 pub mod handles;
+pub mod info;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;
 pub mod request;
 pub mod rma;
 pub mod runtime;
+pub mod topo;
+pub mod topo_nbr;
 pub mod win;
 
 /// The functions `mpi.h` declares that are not implemented yet.
