@@ -8,6 +8,7 @@
 //! except the context pool's own.
 
 use crate::abi::*;
+use crate::attr::{self, Kind};
 use crate::coll::args::coll_code;
 use crate::coll_glue::pt2pt;
 use crate::ffi::{finish, mpi_fn, put, put_str};
@@ -163,6 +164,21 @@ pub(crate) fn dup_plain(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_int> {
     Ok(h)
 }
 
+/// MPI_Comm_dup's body: [`dup_plain`], then the attributes through their copy
+/// callbacks (a callback's error frees the new communicator and is returned).
+pub(crate) fn dup_with_attrs(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_int> {
+    let h = dup_plain(comm, name)?;
+    if let Err(e) = attr::copy_all(Kind::Comm, comm, h) {
+        let _ = attr::delete_all(Kind::Comm, h);
+        if let Some(c) = comms().table.remove(h) {
+            pool().release(c.cref.ctx);
+        }
+        return Err(e);
+    }
+    crate::info::attach(h, crate::info::attached(comm));
+    Ok(h)
+}
+
 /// `(rank, size)` in a communicator.
 fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
     let c = lookup(comm, name)?;
@@ -314,7 +330,7 @@ mpi_fn! {
         let r = if newcomm.is_null() {
             Err(MPI_ERR_ARG)
         } else {
-            dup_plain(comm, name)
+            dup_with_attrs(comm, name)
         };
         // SAFETY: newcomm is NULL or an MPI_Comm.
         let r = unsafe { put_comm(newcomm, r) };
@@ -395,6 +411,12 @@ mpi_fn! {
         // SAFETY: non-NULL, an MPI_Comm by the C contract.
         let h = unsafe { comm.read() };
         let r = lookup(h, name).and_then(|_| {
+            if comms().table.get(h).is_none() {
+                return Err(MPI_ERR_COMM);
+            }
+            // Delete callbacks first: one failing leaves the communicator alive.
+            attr::delete_all(Kind::Comm, h)?;
+            crate::info::forget(h);
             let c = comms().table.remove(h).ok_or(MPI_ERR_COMM)?;
             pool().release(c.cref.ctx);
             // SAFETY: as above.
@@ -517,18 +539,25 @@ unsafe fn get_attr(
     flag: *mut c_int,
     name: &str,
 ) -> c_int {
-    let r = predefined_attr(comm, key, name).and_then(|v| {
-        let addr = (v as *const AtomicI32).cast_mut().cast::<c_void>();
-        // SAFETY: the caller's contract for both pointers.
-        unsafe { put(attribute_val.cast::<*mut c_void>(), addr).and_then(|()| put(flag, 1)) }
-    });
+    let r = match predefined_attr(comm, key, name) {
+        Ok(v) => {
+            let addr = (v as *const AtomicI32).cast_mut().cast::<c_void>();
+            // SAFETY: the caller's contract for both pointers.
+            unsafe { put(attribute_val.cast::<*mut c_void>(), addr).and_then(|()| put(flag, 1)) }
+        }
+        Err(MPI_ERR_KEYVAL) => attr::check(Kind::Comm, key).and_then(|()| {
+            // SAFETY: the caller's contract for both pointers.
+            unsafe { attr::put_value(attr::get(Kind::Comm, comm, key), attribute_val, flag) }
+        }),
+        Err(e) => Err(e),
+    };
     finish(comm, name, r)
 }
 
 mpi_fn! {
     /// The predefined attributes of MPI_COMM_WORLD and MPI_COMM_SELF (MPI_TAG_UB,
     /// MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_WTIME_IS_GLOBAL, MPI_IO, MPI_HOST,
-    /// MPI_LASTUSEDCODE). User keys await MPI_Comm_create_keyval.
+    /// MPI_LASTUSEDCODE), then the program's (`attr.rs`).
     fn MPI_Comm_get_attr / PMPI_Comm_get_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
         // SAFETY: the C contract for the pointers, forwarded.
         unsafe { get_attr(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr") }
@@ -564,5 +593,25 @@ mpi_fn! {
             unsafe { put(result, v) }
         });
         finish(comm1, name, r)
+    }
+}
+
+mpi_fn! {
+    /// MPI_Comm_dup, and the new communicator gets `info`'s hints instead of the
+    /// old one's.
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_dup_with_info";
+        let r = if newcomm.is_null() {
+            Err(MPI_ERR_ARG)
+        } else {
+            crate::info::pairs_or_empty(info).and_then(|p| {
+                let h = dup_with_attrs(comm, name)?;
+                crate::info::attach(h, p);
+                Ok(h)
+            })
+        };
+        // SAFETY: newcomm is NULL or an MPI_Comm.
+        let r = unsafe { put_comm(newcomm, r) };
+        finish(comm, name, r)
     }
 }

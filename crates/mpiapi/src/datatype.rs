@@ -433,6 +433,7 @@ mpi_fn! {
             let h = types()
                 .insert(Derived { dt: t, committed: was })
                 .ok_or(MPI_ERR_NO_MEM)?;
+            crate::attr::copy_all(crate::attr::Kind::Type, old, h)?;
             // SAFETY: the C contract for newtype.
             unsafe { put(newtype, h) }
         })();
@@ -475,6 +476,9 @@ mpi_fn! {
         let r = (|| {
             // SAFETY: the C contract for datatype.
             let h = unsafe { read(datatype)? };
+            if types().get(h).is_some() {
+                crate::attr::delete_all(crate::attr::Kind::Type, h)?;
+            }
             types().remove(h).ok_or(MPI_ERR_TYPE)?;
             if let Some(m) = names().as_mut() {
                 m.remove(&h);

@@ -34,6 +34,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod attr;
 pub mod coll;
 pub mod coll_glue;
 pub mod comm;

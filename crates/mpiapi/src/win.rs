@@ -370,6 +370,8 @@ mpi_fn! {
         // SAFETY: non-NULL, an MPI_Win by the C contract.
         let h = unsafe { win.read() };
         let r = lookup(h).and_then(|w| {
+            crate::attr::delete_all(crate::attr::Kind::Win, h)?;
+            crate::info::forget(h);
             w.w.free(&mut pt2pt(&w.cref)).map_err(|e| code(&e, name))?;
             if let Some(i) = fast_slot(h) {
                 FAST_H[i].store(0, Ordering::Release);
@@ -639,8 +641,10 @@ mpi_fn! {
                 MPI_WIN_CREATE_FLAVOR => (&a.flavor as *const c_int).cast_mut().cast(),
                 MPI_WIN_MODEL => (&a.model as *const c_int).cast_mut().cast(),
                 _ => {
-                    // SAFETY: flag is a non-NULL int.
-                    return unsafe { put(flag, 0) };
+                    crate::attr::check(crate::attr::Kind::Win, win_keyval)?;
+                    let v = crate::attr::get(crate::attr::Kind::Win, win, win_keyval);
+                    // SAFETY: non-NULL void ** and int by the C contract.
+                    return unsafe { crate::attr::put_value(v, attribute_val, flag) };
                 }
             };
             // SAFETY: non-NULL void ** and int by the C contract. The addresses stay
