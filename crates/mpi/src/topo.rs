@@ -207,7 +207,7 @@ impl Cart {
         }
         let mut r = 0usize;
         for ((&c, &d), &p) in coords.iter().zip(&self.dims).zip(&self.periods) {
-            let c = self.wrap(c, d, p).ok_or_else(|| TopoError::Rank(c))?;
+            let c = self.wrap(c, d, p).ok_or(TopoError::Rank(c))?;
             r = r * d + c;
         }
         Ok(r)
