@@ -50,6 +50,7 @@ pub mod p2p_more;
 pub mod request;
 pub mod rma;
 pub mod runtime;
+pub mod small;
 pub mod topo;
 pub mod topo_nbr;
 pub mod win;

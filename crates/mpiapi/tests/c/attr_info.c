@@ -221,6 +221,75 @@ static void attrs(void) {
     OK(MPI_Comm_free_keyval(&k3));
 }
 
+/* Status accessors, MPI_Reduce_local, MPI_Type_match_size,
+ * MPI_Request_get_status_all/any/some. */
+static void small(void) {
+    MPI_Status st;
+    int v, flag;
+    OK(MPI_Status_set_source(&st, 3));
+    OK(MPI_Status_set_tag(&st, 4));
+    OK(MPI_Status_set_error(&st, MPI_ERR_OTHER));
+    OK(MPI_Status_set_elements(&st, MPI_INT, 5));
+    OK(MPI_Status_set_cancelled(&st, 1));
+    OK(MPI_Status_get_source(&st, &v));
+    CHECK(v == 3);
+    OK(MPI_Status_get_tag(&st, &v));
+    CHECK(v == 4);
+    OK(MPI_Status_get_error(&st, &v));
+    CHECK(v == MPI_ERR_OTHER);
+    OK(MPI_Get_count(&st, MPI_INT, &v));
+    CHECK(v == 5);
+    OK(MPI_Get_count(&st, MPI_BYTE, &v));
+    CHECK(v == 5 * (int)sizeof(int));
+    OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag);
+    MPI_Datatype pair;
+    OK(MPI_Type_contiguous(2, MPI_DOUBLE, &pair));
+    OK(MPI_Type_commit(&pair));
+    OK(MPI_Status_set_elements_x(&st, pair, 3));
+    OK(MPI_Get_elements(&st, pair, &v));
+    CHECK(v == 3);
+    OK(MPI_Get_count(&st, pair, &v));
+    CHECK(v == MPI_UNDEFINED);
+    OK(MPI_Type_free(&pair));
+
+    int in[3] = {1, 5, 3}, io[3] = {4, 2, 6};
+    OK(MPI_Reduce_local(in, io, 3, MPI_INT, MPI_MAX));
+    CHECK(io[0] == 4 && io[1] == 5 && io[2] == 6);
+    OK(MPI_Reduce_local(in, io, 3, MPI_INT, MPI_SUM));
+    CHECK(io[0] == 5 && io[1] == 10 && io[2] == 9);
+
+    MPI_Datatype t;
+    OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &t));
+    CHECK(t == MPI_DOUBLE);
+    OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &t));
+    CHECK(t == MPI_INT32_T);
+    CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &t) == MPI_ERR_ARG);
+
+    /* A receive from self not yet matched, then matched. */
+    int x = 0, y = 77, idx, out, ids[2];
+    MPI_Request rq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status sts[2];
+    OK(MPI_Request_get_status_any(2, rq, &idx, &flag, &st));
+    CHECK(flag && idx == MPI_UNDEFINED);
+    OK(MPI_Irecv(&x, 1, MPI_INT, 0, 99, MPI_COMM_SELF, &rq[0]));
+    OK(MPI_Request_get_status_all(2, rq, &flag, sts));
+    CHECK(!flag);
+    OK(MPI_Request_get_status_some(2, rq, &out, ids, sts));
+    CHECK(out == 0);
+    OK(MPI_Send(&y, 1, MPI_INT, 0, 99, MPI_COMM_SELF));
+    do {
+        OK(MPI_Request_get_status_any(2, rq, &idx, &flag, &st));
+    } while (!flag);
+    CHECK(idx == 0 && st.MPI_TAG == 99 && rq[0] != MPI_REQUEST_NULL);
+    OK(MPI_Request_get_status_all(2, rq, &flag, sts));
+    CHECK(flag && sts[0].MPI_TAG == 99);
+    OK(MPI_Request_get_status_some(2, rq, &out, ids, sts));
+    CHECK(out == 1 && ids[0] == 0);
+    OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+    CHECK(x == 77);
+}
+
 /* Deleted at MPI_Finalize: prints so the test can see it ran. */
 static int self_del(MPI_Comm c, int key, void *val, void *extra) {
     (void)c, (void)key, (void)val, (void)extra;
@@ -237,6 +306,7 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     info();
     attrs();
+    small();
     int k;
     OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_del, &k, NULL));
     OK(MPI_Comm_set_attr(MPI_COMM_SELF, k, NULL));
