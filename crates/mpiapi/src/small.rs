@@ -52,15 +52,18 @@ fn element_bytes(dt: MPI_Datatype, count: MPI_Count) -> Result<usize, c_int> {
     usize::try_from(bytes).map_err(|_| MPI_ERR_COUNT)
 }
 
-fn set_bytes(s: &mut MPI_Status, bytes: usize) {
+/// Records `count` elements of `dt` as the status's byte count.
+fn set_elements(s: &mut MPI_Status, dt: MPI_Datatype, count: MPI_Count) -> Result<(), c_int> {
+    let bytes = element_bytes(dt, count)?;
     s.MPI_internal[0] = bytes as u32 as c_int;
     s.MPI_internal[1] = (bytes as u64 >> 32) as u32 as c_int;
+    Ok(())
 }
 
 mpi_fn! {
     fn MPI_Status_set_elements / PMPI_Status_set_elements(status: *mut MPI_Status, datatype: MPI_Datatype, count: c_int) -> c_int {
         // SAFETY: status is NULL or an MPI_Status.
-        let r = unsafe { with_status(status, |s| Ok(set_bytes(s, element_bytes(datatype, MPI_Count::from(count))?))) };
+        let r = unsafe { with_status(status, |s| set_elements(s, datatype, MPI_Count::from(count))) };
         finish(MPI_COMM_WORLD, "MPI_Status_set_elements", r)
     }
 }
@@ -68,7 +71,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) -> c_int {
         // SAFETY: status is NULL or an MPI_Status.
-        let r = unsafe { with_status(status, |s| Ok(set_bytes(s, element_bytes(datatype, count)?))) };
+        let r = unsafe { with_status(status, |s| set_elements(s, datatype, count)) };
         finish(MPI_COMM_WORLD, "MPI_Status_set_elements_x", r)
     }
 }
@@ -76,7 +79,7 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Status_set_elements_c / PMPI_Status_set_elements_c(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) -> c_int {
         // SAFETY: status is NULL or an MPI_Status.
-        let r = unsafe { with_status(status, |s| Ok(set_bytes(s, element_bytes(datatype, count)?))) };
+        let r = unsafe { with_status(status, |s| set_elements(s, datatype, count)) };
         finish(MPI_COMM_WORLD, "MPI_Status_set_elements_c", r)
     }
 }
