@@ -471,6 +471,13 @@ mpi_fn! {
                     // SAFETY: as above.
                     unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }
                 }
+                h if crate::errh::is_user(h, crate::errh::Kind::Comm)
+                    || crate::errh::is_user(h, crate::errh::Kind::Win) =>
+                {
+                    // The handler stays for the objects using it (errh.rs).
+                    // SAFETY: as above.
+                    unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }
+                }
                 _ => Err(MPI_ERR_ERRHANDLER),
             }
         };
@@ -480,9 +487,13 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Error_string / PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
-        let r = runtime::error_text(errorcode).ok_or(MPI_ERR_ARG).and_then(|(class, text)| {
+        let text = match crate::errh::added(errorcode) {
+            Some((_, s)) => Some(s),
+            None => runtime::error_text(errorcode).map(|(class, text)| format!("{class}: {text}")),
+        };
+        let r = text.ok_or(MPI_ERR_ARG).and_then(|t| {
             // SAFETY: string holds MPI_MAX_ERROR_STRING bytes; resultlen is an int.
-            unsafe { put_str(string, MPI_MAX_ERROR_STRING, resultlen, &format!("{class}: {text}")) }
+            unsafe { put_str(string, MPI_MAX_ERROR_STRING, resultlen, &t) }
         });
         finish(MPI_COMM_WORLD, "MPI_Error_string", r)
     }
@@ -490,9 +501,14 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Error_class / PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
-        let r = runtime::error_text(errorcode).ok_or(MPI_ERR_ARG).and_then(|_| {
-            // SAFETY: errorclass is NULL or an int. Every code is its own class.
-            unsafe { put(errorclass, errorcode) }
+        let class = match crate::errh::added(errorcode) {
+            Some((c, _)) => Some(c),
+            // Every predefined code is its own class.
+            None => runtime::error_text(errorcode).map(|_| errorcode),
+        };
+        let r = class.ok_or(MPI_ERR_ARG).and_then(|c| {
+            // SAFETY: errorclass is NULL or an int.
+            unsafe { put(errorclass, c) }
         });
         finish(MPI_COMM_WORLD, "MPI_Error_class", r)
     }
@@ -505,7 +521,15 @@ static ATTR_IO: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
 static ATTR_HOST: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
 static ATTR_WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
 static ATTR_APPNUM: AtomicI32 = AtomicI32::new(0);
-static ATTR_LASTUSEDCODE: AtomicI32 = AtomicI32::new(62);
+static ATTR_LASTUSEDCODE: AtomicI32 = AtomicI32::new(LAST_PREDEFINED_CODE);
+
+/// The largest predefined error code; MPI_Add_error_class/code go above it.
+pub const LAST_PREDEFINED_CODE: c_int = 62;
+
+/// Raises MPI_LASTUSEDCODE after MPI_Add_error_class/code.
+pub fn set_lastusedcode(c: c_int) {
+    ATTR_LASTUSEDCODE.fetch_max(c, std::sync::atomic::Ordering::SeqCst);
+}
 static ATTR_UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(1);
 
 /// `(found, address)` of a predefined attribute of a predefined communicator.

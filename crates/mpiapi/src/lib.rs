@@ -40,6 +40,7 @@ pub mod coll_glue;
 pub mod comm;
 pub mod datatype;
 pub mod env;
+pub mod errh;
 pub mod ffi;
 pub mod group;
 pub mod handles;

@@ -120,6 +120,9 @@ pub fn win_finish(win: MPI_Win, name: &str, r: Result<(), c_int>) -> c_int {
     if h == MPI_ERRORS_RETURN {
         return c;
     }
+    if let Some(c) = crate::errh::call(h, win, c) {
+        return c;
+    }
     let (class, text) = runtime::error_text(c).unwrap_or(("MPI_ERR_UNKNOWN", "unknown error"));
     crate::ffi::say!(
         "myrix MPI: {name} failed: {class}: {text}; ending the job (MPI_ERRORS_ARE_FATAL)"
@@ -691,6 +694,10 @@ mpi_fn! {
         let r = lookup(win).and_then(|w| match errhandler {
             MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => {
                 w.errh.store(errhandler, Ordering::Relaxed);
+                Ok(())
+            }
+            h if crate::errh::is_user(h, crate::errh::Kind::Win) => {
+                w.errh.store(h, Ordering::Relaxed);
                 Ok(())
             }
             _ => Err(MPI_ERR_ERRHANDLER),

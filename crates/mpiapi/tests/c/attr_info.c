@@ -290,6 +290,61 @@ static void small(void) {
     CHECK(x == 77);
 }
 
+/* User error handlers and added error classes, codes and strings. */
+static int seen_code;
+static MPI_Comm seen_comm;
+static void comm_handler(MPI_Comm *c, int *code, ...) {
+    seen_comm = *c;
+    seen_code = *code;
+}
+static void win_handler(MPI_Win *w, int *code, ...) {
+    (void)w;
+    seen_code = -*code;
+}
+
+static void errors(void) {
+    MPI_Errhandler eh, got, weh;
+    MPI_Comm c;
+    OK(MPI_Comm_create_errhandler(comm_handler, &eh));
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    OK(MPI_Comm_set_errhandler(c, eh));
+    OK(MPI_Comm_get_errhandler(c, &got));
+    CHECK(got == eh);
+    OK(MPI_Errhandler_free(&got));
+    int r;
+    CHECK(MPI_Send(&r, 1, MPI_INT, np + 5, 0, c) == MPI_ERR_RANK);
+    CHECK(seen_code == MPI_ERR_RANK && seen_comm == c);
+    OK(MPI_Comm_call_errhandler(c, MPI_ERR_OTHER));
+    CHECK(seen_code == MPI_ERR_OTHER);
+    OK(MPI_Comm_free(&c));
+    OK(MPI_Errhandler_free(&eh));
+    CHECK(eh == MPI_ERRHANDLER_NULL);
+
+    int cls, code, last, flag, *lastp, len;
+    char s[MPI_MAX_ERROR_STRING];
+    OK(MPI_Add_error_class(&cls));
+    OK(MPI_Add_error_code(cls, &code));
+    CHECK(code != cls);
+    OK(MPI_Add_error_string(code, "my own error"));
+    OK(MPI_Error_class(code, &last));
+    CHECK(last == cls);
+    OK(MPI_Error_string(code, s, &len));
+    CHECK(strcmp(s, "my own error") == 0 && len == 12);
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lastp, &flag));
+    CHECK(flag && *lastp >= code);
+    CHECK(MPI_Add_error_code(MPI_ERR_ARG, &code) == MPI_ERR_ARG);
+
+    int buf = 0;
+    MPI_Win w;
+    OK(MPI_Win_create_errhandler(win_handler, &weh));
+    OK(MPI_Win_create(&buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    OK(MPI_Win_set_errhandler(w, weh));
+    OK(MPI_Win_call_errhandler(w, MPI_ERR_WIN));
+    CHECK(seen_code == -MPI_ERR_WIN);
+    OK(MPI_Win_free(&w));
+    OK(MPI_Errhandler_free(&weh));
+}
+
 /* Deleted at MPI_Finalize: prints so the test can see it ran. */
 static int self_del(MPI_Comm c, int key, void *val, void *extra) {
     (void)c, (void)key, (void)val, (void)extra;
@@ -307,6 +362,7 @@ int main(int argc, char **argv) {
     info();
     attrs();
     small();
+    errors();
     int k;
     OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_del, &k, NULL));
     OK(MPI_Comm_set_attr(MPI_COMM_SELF, k, NULL));
