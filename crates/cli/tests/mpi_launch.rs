@@ -414,11 +414,12 @@ fn collectives_on_several_ranks_through_shm_and_p2p() {
     }
 }
 
-/// `topo.c` (topologies, neighbourhood collectives) and `attr_info.c` (info
-/// objects, attributes) alone and on 2, 3, 4 and 6 ranks.
+/// `topo.c` (topologies, neighbourhood collectives), `attr_info.c` (info
+/// objects, attributes, error handlers, status accessors) and `type_grid.c`
+/// (subarray and darray types) on 1, 2, 3, 4 and 6 ranks.
 #[test]
 fn topologies_info_and_attributes_under_myrix_mpiexec() {
-    for prog in ["topo", "attr_info"] {
+    for prog in ["topo", "attr_info", "type_grid"] {
         let exe = build(prog);
         for n in [1usize, 2, 3, 4, 6] {
             let mut c = myrix();

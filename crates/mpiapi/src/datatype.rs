@@ -157,7 +157,10 @@ fn type_error(e: TypeError) -> c_int {
 ///
 /// # Safety
 /// `out` is NULL or valid for an MPI_Datatype.
-unsafe fn store(out: *mut MPI_Datatype, made: Result<Datatype, TypeError>) -> Result<(), c_int> {
+pub(crate) unsafe fn store(
+    out: *mut MPI_Datatype,
+    made: Result<Datatype, TypeError>,
+) -> Result<(), c_int> {
     if out.is_null() {
         return Err(MPI_ERR_ARG);
     }

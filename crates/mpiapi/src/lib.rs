@@ -54,6 +54,7 @@ pub mod runtime;
 pub mod small;
 pub mod topo;
 pub mod topo_nbr;
+pub mod type_grid;
 pub mod win;
 
 /// The functions `mpi.h` declares that are not implemented yet.
