@@ -117,7 +117,7 @@ impl Datatype {
                 "ndims must be positive and match the arrays",
             ));
         }
-        if psizes.iter().any(|&p| p == 0)
+        if psizes.contains(&0)
             || psizes.iter().try_fold(1usize, |a, &p| a.checked_mul(p)) != Some(size)
         {
             return Err(GridError::Arg(
