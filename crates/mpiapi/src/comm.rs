@@ -639,3 +639,63 @@ mpi_fn! {
         finish(comm, name, r)
     }
 }
+
+/// A request that is already complete (what MPI_Comm_idup returns).
+fn done_request(name: &str) -> Result<MPI_Request, c_int> {
+    runtime::with(name, |rt| {
+        let p = rt.p2p.as_mut().ok_or(MPI_ERR_INTERN)?;
+        let st = crate::p2p::CStatus::empty();
+        crate::p2p::insert(
+            p,
+            None,
+            Some(st),
+            Arc::from([]),
+            crate::p2p::Finish::None,
+            None,
+        )
+    })
+}
+
+/// MPI_Comm_idup(_with_info)'s body: the duplicate is made at once (the call
+/// blocks until every member called it) and the request is complete.
+///
+/// # Safety
+/// `newcomm` is NULL or an MPI_Comm; `request` NULL or an MPI_Request.
+unsafe fn idup(
+    comm: MPI_Comm,
+    info: Option<MPI_Info>,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+    name: &str,
+) -> c_int {
+    let r = if newcomm.is_null() || request.is_null() {
+        Err(MPI_ERR_ARG)
+    } else {
+        (|| {
+            let hints = info.map(crate::info::pairs_or_empty).transpose()?;
+            let h = dup_with_attrs(comm, name)?;
+            if let Some(p) = hints {
+                crate::info::attach(h, p);
+            }
+            let req = done_request(name)?;
+            // SAFETY: both are non-NULL, of their types by the C contract.
+            unsafe { put(newcomm, h).and_then(|()| put(request, req)) }
+        })()
+    };
+    finish(comm, name, r)
+}
+
+mpi_fn! {
+    /// Nonblocking in name only: see [`idup`].
+    fn MPI_Comm_idup / PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the C contract for both pointers.
+        unsafe { idup(comm, None, newcomm, request, "MPI_Comm_idup") }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the C contract for both pointers.
+        unsafe { idup(comm, Some(info), newcomm, request, "MPI_Comm_idup_with_info") }
+    }
+}

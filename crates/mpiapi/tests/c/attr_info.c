@@ -75,6 +75,19 @@ static void info(void) {
     CHECK(n == 1);
     OK(MPI_Info_free(&used));
     OK(MPI_Comm_free(&c));
+    /* MPI_Comm_idup_with_info: a usable duplicate once the request completes. */
+    MPI_Request rq;
+    int sum = 0;
+    OK(MPI_Comm_idup_with_info(MPI_COMM_WORLD, d, &c, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(rq == MPI_REQUEST_NULL);
+    OK(MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, c));
+    CHECK(sum == np * (np - 1) / 2);
+    OK(MPI_Comm_get_info(c, &used));
+    OK(MPI_Info_get_nkeys(used, &n));
+    CHECK(n == 2);
+    OK(MPI_Info_free(&used));
+    OK(MPI_Comm_free(&c));
     OK(MPI_Info_free(&i));
     OK(MPI_Info_free(&d));
     CHECK(i == MPI_INFO_NULL && d == MPI_INFO_NULL);
