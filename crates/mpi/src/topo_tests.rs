@@ -13,6 +13,9 @@ fn dims_create_matches_the_standard_examples() {
     assert!(matches!(dc(7, &[0, 3, 0]), Err(TopoError::Dims(_))));
     assert_eq!(dc(16, &[0, 0, 0]).unwrap(), vec![4, 2, 2]);
     assert_eq!(dc(12, &[0, 0, 0]).unwrap(), vec![3, 2, 2]);
+    // Equal spreads: the smaller sum of squares (MPICH's answers).
+    assert_eq!(dc(20, &[0, 0, 0, 0]).unwrap(), vec![5, 2, 2, 1]);
+    assert_eq!(dc(110, &[0, 0, 0, 0]).unwrap(), vec![11, 5, 2, 1]);
     assert_eq!(dc(1, &[0, 0]).unwrap(), vec![1, 1]);
     assert_eq!(dc(4, &[2, 2]).unwrap(), vec![2, 2]);
     assert_eq!(dc(1, &[]).unwrap(), Vec::<i64>::new());
