@@ -468,3 +468,27 @@ fn nonblocking_collectives_under_myrix_mpiexec() {
         check(&run(c, Duration::from_secs(120)), n);
     }
 }
+
+/// `topo.c` (topologies, neighbourhood collectives), `attr_info.c` (info
+/// objects, attributes, error handlers, status accessors) and `type_grid.c`
+/// (subarray and darray types) on 1, 2, 3, 4 and 6 ranks.
+#[test]
+fn topologies_info_and_attributes_under_myrix_mpiexec() {
+    for prog in ["topo", "attr_info", "type_grid"] {
+        let exe = build(prog);
+        for n in [1usize, 2, 3, 4, 6] {
+            let mut c = myrix();
+            c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
+            let o = run(c, Duration::from_secs(120));
+            assert!(o.status.success(), "{prog} n={n}: {}", show(&o));
+            let text = String::from_utf8_lossy(&o.stdout);
+            for r in 0..n {
+                assert!(
+                    text.lines().any(|l| l == format!("{prog} ok {r}")),
+                    "{prog} n={n}: rank {r} did not finish:\n{}",
+                    show(&o)
+                );
+            }
+        }
+    }
+}

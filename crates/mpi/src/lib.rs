@@ -31,6 +31,7 @@ pub mod op;
 pub mod p2p;
 pub mod pmi;
 pub mod rma;
+pub mod topo;
 pub mod wrapper;
 
 pub use job::Job;

@@ -310,3 +310,21 @@ pub const MPI_WIN_DISP_UNIT: c_int = 602;
 pub const MPI_WIN_SIZE: c_int = 603;
 pub const MPI_WIN_CREATE_FLAVOR: c_int = 604;
 pub const MPI_WIN_MODEL: c_int = 605;
+
+// ---- Topologies, info, attributes (crates/mpiapi/src/{topo,info,attr}.rs) ----
+
+pub const MPI_ERR_TOPOLOGY: c_int = 11;
+pub const MPI_ERR_DIMS: c_int = 12;
+pub const MPI_ERR_INFO_KEY: c_int = 31;
+pub const MPI_ERR_INFO_NOKEY: c_int = 32;
+pub const MPI_ERR_INFO_VALUE: c_int = 33;
+pub const MPI_CART: c_int = 211;
+pub const MPI_GRAPH: c_int = 212;
+pub const MPI_DIST_GRAPH: c_int = 213;
+/// `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY` are the `int *` values 10 and 11.
+pub const MPI_UNWEIGHTED: usize = 10;
+pub const MPI_WEIGHTS_EMPTY: usize = 11;
+pub const MPI_INFO_ENV: Handle = 0x131;
+pub const MPI_MAX_INFO_KEY: usize = 256;
+pub const MPI_MAX_INFO_VAL: usize = 1024;
+pub const MPI_KEYVAL_INVALID: c_int = 0;

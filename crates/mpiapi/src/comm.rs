@@ -8,6 +8,7 @@
 //! except the context pool's own.
 
 use crate::abi::*;
+use crate::attr::{self, Kind};
 use crate::coll::args::coll_code;
 use crate::coll_glue::pt2pt;
 use crate::ffi::{finish, mpi_fn, put, put_str};
@@ -16,6 +17,7 @@ use crate::runtime;
 use myrix_mpi::coll;
 use myrix_mpi::commctx::ContextPool;
 use myrix_mpi::group::{Compare, Group};
+use myrix_mpi::topo::Topology;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicI32;
@@ -41,6 +43,8 @@ struct Comm {
     cref: CommRef,
     name: String,
     errh: MPI_Errhandler,
+    /// A Cartesian, graph or distributed-graph topology (`crate::topo`).
+    topo: Option<Arc<Topology>>,
 }
 
 /// The created communicators, and the names given to the predefined ones.
@@ -138,6 +142,43 @@ pub fn set_created_errhandler(comm: MPI_Comm, h: MPI_Errhandler) -> Result<(), c
     Ok(())
 }
 
+/// The topology of a communicator (none for the predefined ones).
+pub fn topology(comm: MPI_Comm) -> Option<Arc<Topology>> {
+    comms().table.get(comm).and_then(|c| c.topo.clone())
+}
+
+/// Attaches a topology to a communicator just created.
+pub fn set_topology(comm: MPI_Comm, t: Option<Arc<Topology>>) -> Result<(), c_int> {
+    comms().table.get_mut(comm).ok_or(MPI_ERR_COMM)?.topo = t;
+    Ok(())
+}
+
+/// A new communicator of `comm`'s ranks in the same order on a new context
+/// (collective), with its topology but not its attributes or info.
+pub(crate) fn dup_plain(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_int> {
+    let parent = lookup(comm, name)?;
+    let ctx = agree_ctx(&parent, name)?;
+    let me = parent.ranks[parent.rank as usize];
+    let h = install(comm, ctx, parent.ranks.to_vec(), me)?;
+    set_topology(h, topology(comm))?;
+    Ok(h)
+}
+
+/// MPI_Comm_dup's body: [`dup_plain`], then the attributes through their copy
+/// callbacks (a callback's error frees the new communicator and is returned).
+pub(crate) fn dup_with_attrs(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_int> {
+    let h = dup_plain(comm, name)?;
+    if let Err(e) = attr::copy_all(Kind::Comm, comm, h) {
+        let _ = attr::delete_all(Kind::Comm, h);
+        if let Some(c) = comms().table.remove(h) {
+            pool().release(c.cref.ctx);
+        }
+        return Err(e);
+    }
+    crate::info::attach(h, crate::info::attached(comm));
+    Ok(h)
+}
+
 /// `(rank, size)` in a communicator.
 fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
     let c = lookup(comm, name)?;
@@ -161,6 +202,7 @@ fn install(parent: MPI_Comm, ctx: u32, ranks: Vec<u32>, me: u32) -> Result<MPI_C
         },
         name: String::new(),
         errh,
+        topo: None,
     };
     let h = comms().table.insert(c);
     h.ok_or_else(|| {
@@ -178,7 +220,12 @@ fn agree_ctx(parent: &CommRef, name: &str) -> Result<u32, c_int> {
 
 /// MPI_Comm_split's body: members with `color` (MPI_UNDEFINED: none), ordered by
 /// `(key, parent rank)`.
-fn split(comm: MPI_Comm, color: c_int, key: c_int, name: &str) -> Result<MPI_Comm, c_int> {
+pub(crate) fn split(
+    comm: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    name: &str,
+) -> Result<MPI_Comm, c_int> {
     if color < 0 && color != MPI_UNDEFINED {
         return Err(MPI_ERR_ARG);
     }
@@ -283,11 +330,7 @@ mpi_fn! {
         let r = if newcomm.is_null() {
             Err(MPI_ERR_ARG)
         } else {
-            lookup(comm, name).and_then(|parent| {
-                let ctx = agree_ctx(&parent, name)?;
-                let me = parent.ranks[parent.rank as usize];
-                install(comm, ctx, parent.ranks.to_vec(), me)
-            })
+            dup_with_attrs(comm, name)
         };
         // SAFETY: newcomm is NULL or an MPI_Comm.
         let r = unsafe { put_comm(newcomm, r) };
@@ -368,6 +411,12 @@ mpi_fn! {
         // SAFETY: non-NULL, an MPI_Comm by the C contract.
         let h = unsafe { comm.read() };
         let r = lookup(h, name).and_then(|_| {
+            if comms().table.get(h).is_none() {
+                return Err(MPI_ERR_COMM);
+            }
+            // Delete callbacks first: one failing leaves the communicator alive.
+            attr::delete_all(Kind::Comm, h)?;
+            crate::info::forget(h);
             let c = comms().table.remove(h).ok_or(MPI_ERR_COMM)?;
             pool().release(c.cref.ctx);
             // SAFETY: as above.
@@ -422,6 +471,13 @@ mpi_fn! {
                     // SAFETY: as above.
                     unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }
                 }
+                h if crate::errh::is_user(h, crate::errh::Kind::Comm)
+                    || crate::errh::is_user(h, crate::errh::Kind::Win) =>
+                {
+                    // The handler stays for the objects using it (errh.rs).
+                    // SAFETY: as above.
+                    unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }
+                }
                 _ => Err(MPI_ERR_ERRHANDLER),
             }
         };
@@ -431,9 +487,13 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Error_string / PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
-        let r = runtime::error_text(errorcode).ok_or(MPI_ERR_ARG).and_then(|(class, text)| {
+        let text = match crate::errh::added(errorcode) {
+            Some((_, s)) => Some(s),
+            None => runtime::error_text(errorcode).map(|(class, text)| format!("{class}: {text}")),
+        };
+        let r = text.ok_or(MPI_ERR_ARG).and_then(|t| {
             // SAFETY: string holds MPI_MAX_ERROR_STRING bytes; resultlen is an int.
-            unsafe { put_str(string, MPI_MAX_ERROR_STRING, resultlen, &format!("{class}: {text}")) }
+            unsafe { put_str(string, MPI_MAX_ERROR_STRING, resultlen, &t) }
         });
         finish(MPI_COMM_WORLD, "MPI_Error_string", r)
     }
@@ -441,9 +501,14 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Error_class / PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
-        let r = runtime::error_text(errorcode).ok_or(MPI_ERR_ARG).and_then(|_| {
-            // SAFETY: errorclass is NULL or an int. Every code is its own class.
-            unsafe { put(errorclass, errorcode) }
+        let class = match crate::errh::added(errorcode) {
+            Some((c, _)) => Some(c),
+            // Every predefined code is its own class.
+            None => runtime::error_text(errorcode).map(|_| errorcode),
+        };
+        let r = class.ok_or(MPI_ERR_ARG).and_then(|c| {
+            // SAFETY: errorclass is NULL or an int.
+            unsafe { put(errorclass, c) }
         });
         finish(MPI_COMM_WORLD, "MPI_Error_class", r)
     }
@@ -456,7 +521,15 @@ static ATTR_IO: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
 static ATTR_HOST: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
 static ATTR_WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
 static ATTR_APPNUM: AtomicI32 = AtomicI32::new(0);
-static ATTR_LASTUSEDCODE: AtomicI32 = AtomicI32::new(62);
+static ATTR_LASTUSEDCODE: AtomicI32 = AtomicI32::new(LAST_PREDEFINED_CODE);
+
+/// The largest predefined error code; MPI_Add_error_class/code go above it.
+pub const LAST_PREDEFINED_CODE: c_int = 62;
+
+/// Raises MPI_LASTUSEDCODE after MPI_Add_error_class/code.
+pub fn set_lastusedcode(c: c_int) {
+    ATTR_LASTUSEDCODE.fetch_max(c, std::sync::atomic::Ordering::SeqCst);
+}
 static ATTR_UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(1);
 
 /// `(found, address)` of a predefined attribute of a predefined communicator.
@@ -490,18 +563,25 @@ unsafe fn get_attr(
     flag: *mut c_int,
     name: &str,
 ) -> c_int {
-    let r = predefined_attr(comm, key, name).and_then(|v| {
-        let addr = (v as *const AtomicI32).cast_mut().cast::<c_void>();
-        // SAFETY: the caller's contract for both pointers.
-        unsafe { put(attribute_val.cast::<*mut c_void>(), addr).and_then(|()| put(flag, 1)) }
-    });
+    let r = match predefined_attr(comm, key, name) {
+        Ok(v) => {
+            let addr = (v as *const AtomicI32).cast_mut().cast::<c_void>();
+            // SAFETY: the caller's contract for both pointers.
+            unsafe { put(attribute_val.cast::<*mut c_void>(), addr).and_then(|()| put(flag, 1)) }
+        }
+        Err(MPI_ERR_KEYVAL) => attr::check(Kind::Comm, key).and_then(|()| {
+            // SAFETY: the caller's contract for both pointers.
+            unsafe { attr::put_value(attr::get(Kind::Comm, comm, key), attribute_val, flag) }
+        }),
+        Err(e) => Err(e),
+    };
     finish(comm, name, r)
 }
 
 mpi_fn! {
     /// The predefined attributes of MPI_COMM_WORLD and MPI_COMM_SELF (MPI_TAG_UB,
     /// MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_WTIME_IS_GLOBAL, MPI_IO, MPI_HOST,
-    /// MPI_LASTUSEDCODE). User keys await MPI_Comm_create_keyval.
+    /// MPI_LASTUSEDCODE), then the program's (`attr.rs`).
     fn MPI_Comm_get_attr / PMPI_Comm_get_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
         // SAFETY: the C contract for the pointers, forwarded.
         unsafe { get_attr(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr") }
@@ -537,5 +617,85 @@ mpi_fn! {
             unsafe { put(result, v) }
         });
         finish(comm1, name, r)
+    }
+}
+
+mpi_fn! {
+    /// MPI_Comm_dup, and the new communicator gets `info`'s hints instead of the
+    /// old one's.
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_dup_with_info";
+        let r = if newcomm.is_null() {
+            Err(MPI_ERR_ARG)
+        } else {
+            crate::info::pairs_or_empty(info).and_then(|p| {
+                let h = dup_with_attrs(comm, name)?;
+                crate::info::attach(h, p);
+                Ok(h)
+            })
+        };
+        // SAFETY: newcomm is NULL or an MPI_Comm.
+        let r = unsafe { put_comm(newcomm, r) };
+        finish(comm, name, r)
+    }
+}
+
+/// A request that is already complete (what MPI_Comm_idup returns).
+fn done_request(name: &str) -> Result<MPI_Request, c_int> {
+    runtime::with(name, |rt| {
+        let p = rt.p2p.as_mut().ok_or(MPI_ERR_INTERN)?;
+        let st = crate::p2p::CStatus::empty();
+        crate::p2p::insert(
+            p,
+            None,
+            Some(st),
+            Arc::from([]),
+            crate::p2p::Finish::None,
+            None,
+        )
+    })
+}
+
+/// MPI_Comm_idup(_with_info)'s body: the duplicate is made at once (the call
+/// blocks until every member called it) and the request is complete.
+///
+/// # Safety
+/// `newcomm` is NULL or an MPI_Comm; `request` NULL or an MPI_Request.
+unsafe fn idup(
+    comm: MPI_Comm,
+    info: Option<MPI_Info>,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+    name: &str,
+) -> c_int {
+    let r = if newcomm.is_null() || request.is_null() {
+        Err(MPI_ERR_ARG)
+    } else {
+        (|| {
+            let hints = info.map(crate::info::pairs_or_empty).transpose()?;
+            let h = dup_with_attrs(comm, name)?;
+            if let Some(p) = hints {
+                crate::info::attach(h, p);
+            }
+            let req = done_request(name)?;
+            // SAFETY: both are non-NULL, of their types by the C contract.
+            unsafe { put(newcomm, h).and_then(|()| put(request, req)) }
+        })()
+    };
+    finish(comm, name, r)
+}
+
+mpi_fn! {
+    /// Nonblocking in name only: see [`idup`].
+    fn MPI_Comm_idup / PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the C contract for both pointers.
+        unsafe { idup(comm, None, newcomm, request, "MPI_Comm_idup") }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+        // SAFETY: the C contract for both pointers.
+        unsafe { idup(comm, Some(info), newcomm, request, "MPI_Comm_idup_with_info") }
     }
 }

@@ -157,7 +157,10 @@ fn type_error(e: TypeError) -> c_int {
 ///
 /// # Safety
 /// `out` is NULL or valid for an MPI_Datatype.
-unsafe fn store(out: *mut MPI_Datatype, made: Result<Datatype, TypeError>) -> Result<(), c_int> {
+pub(crate) unsafe fn store(
+    out: *mut MPI_Datatype,
+    made: Result<Datatype, TypeError>,
+) -> Result<(), c_int> {
     if out.is_null() {
         return Err(MPI_ERR_ARG);
     }
@@ -433,6 +436,7 @@ mpi_fn! {
             let h = types()
                 .insert(Derived { dt: t, committed: was })
                 .ok_or(MPI_ERR_NO_MEM)?;
+            crate::attr::copy_all(crate::attr::Kind::Type, old, h)?;
             // SAFETY: the C contract for newtype.
             unsafe { put(newtype, h) }
         })();
@@ -475,6 +479,9 @@ mpi_fn! {
         let r = (|| {
             // SAFETY: the C contract for datatype.
             let h = unsafe { read(datatype)? };
+            if types().get(h).is_some() {
+                crate::attr::delete_all(crate::attr::Kind::Type, h)?;
+            }
             types().remove(h).ok_or(MPI_ERR_TYPE)?;
             if let Some(m) = names().as_mut() {
                 m.remove(&h);

@@ -72,7 +72,9 @@ mpi_fn! {
 mpi_fn! {
     /// MPI_Finalize: tells the launcher this rank is done.
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
-        finish(MPI_COMM_WORLD, "MPI_Finalize", runtime::finalize("MPI_Finalize"))
+        // The attributes of MPI_COMM_SELF, then MPI_COMM_WORLD, go first (attr.rs).
+        let r = crate::attr::finalize().and_then(|()| runtime::finalize("MPI_Finalize"));
+        finish(MPI_COMM_WORLD, "MPI_Finalize", r)
     }
 }
 

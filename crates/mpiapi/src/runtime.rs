@@ -184,6 +184,7 @@ pub fn errhandler(comm: MPI_Comm) -> Option<MPI_Errhandler> {
 pub fn set_errhandler(comm: MPI_Comm, h: MPI_Errhandler) -> Result<(), c_int> {
     match h {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => {}
+        h if crate::errh::is_user(h, crate::errh::Kind::Comm) => {}
         _ => return Err(MPI_ERR_ERRHANDLER),
     }
     match slot(comm) {
@@ -212,6 +213,9 @@ pub fn error(comm: MPI_Comm, code: c_int, name: &str) -> c_int {
         .unwrap_or(MPI_ERRORS_ARE_FATAL);
     if h == MPI_ERRORS_RETURN {
         return code;
+    }
+    if let Some(c) = crate::errh::call(h, comm, code) {
+        return c;
     }
     let (class, text) = error_text(code).unwrap_or(("MPI_ERR_UNKNOWN", "unknown error"));
     let rank = with_rank();

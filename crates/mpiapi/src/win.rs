@@ -120,6 +120,9 @@ pub fn win_finish(win: MPI_Win, name: &str, r: Result<(), c_int>) -> c_int {
     if h == MPI_ERRORS_RETURN {
         return c;
     }
+    if let Some(c) = crate::errh::call(h, win, c) {
+        return c;
+    }
     let (class, text) = runtime::error_text(c).unwrap_or(("MPI_ERR_UNKNOWN", "unknown error"));
     crate::ffi::say!(
         "myrix MPI: {name} failed: {class}: {text}; ending the job (MPI_ERRORS_ARE_FATAL)"
@@ -370,6 +373,8 @@ mpi_fn! {
         // SAFETY: non-NULL, an MPI_Win by the C contract.
         let h = unsafe { win.read() };
         let r = lookup(h).and_then(|w| {
+            crate::attr::delete_all(crate::attr::Kind::Win, h)?;
+            crate::info::forget(h);
             w.w.free(&mut pt2pt(&w.cref)).map_err(|e| code(&e, name))?;
             if let Some(i) = fast_slot(h) {
                 FAST_H[i].store(0, Ordering::Release);
@@ -639,8 +644,10 @@ mpi_fn! {
                 MPI_WIN_CREATE_FLAVOR => (&a.flavor as *const c_int).cast_mut().cast(),
                 MPI_WIN_MODEL => (&a.model as *const c_int).cast_mut().cast(),
                 _ => {
-                    // SAFETY: flag is a non-NULL int.
-                    return unsafe { put(flag, 0) };
+                    crate::attr::check(crate::attr::Kind::Win, win_keyval)?;
+                    let v = crate::attr::get(crate::attr::Kind::Win, win, win_keyval);
+                    // SAFETY: non-NULL void ** and int by the C contract.
+                    return unsafe { crate::attr::put_value(v, attribute_val, flag) };
                 }
             };
             // SAFETY: non-NULL void ** and int by the C contract. The addresses stay
@@ -687,6 +694,10 @@ mpi_fn! {
         let r = lookup(win).and_then(|w| match errhandler {
             MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => {
                 w.errh.store(errhandler, Ordering::Relaxed);
+                Ok(())
+            }
+            h if crate::errh::is_user(h, crate::errh::Kind::Win) => {
+                w.errh.store(h, Ordering::Relaxed);
                 Ok(())
             }
             _ => Err(MPI_ERR_ERRHANDLER),

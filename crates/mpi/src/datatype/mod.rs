@@ -10,10 +10,12 @@
 //! count. Handles, commit state and names belong to the C layer, not here.
 
 mod basic;
+mod grid;
 pub mod longdouble;
 mod map;
 
 pub use basic::{Basic, Class, Info, Num};
+pub use grid::{Distrib, GridError};
 pub use map::{Run, MAX_RUNS};
 
 use std::sync::{Arc, OnceLock};
