@@ -359,6 +359,7 @@ impl LoopFabric {
                 break;
             }
             let mut pick = self.rand(ready);
+            #[allow(clippy::needless_range_loop)] // `src` also picks the channel
             for src in 0..n {
                 let c = &mut s.chans[src * n + me];
                 let Some(w) = c.queue.iter().find(|w| w.seq >= c.announced) else {

@@ -31,10 +31,7 @@ impl Claim for Claimer<'_> {
             return None;
         }
         let key = self.matching.take_posted(env.ctx, src, env.tag)?;
-        let Some(req) = self.reqs.get(key) else {
-            return None;
-        };
-        let ub = req.buf;
+        let ub = self.reqs.get(key)?.buf;
         self.cur = Some((key, recv_status(src, env.tag, env.len, ub.cap)));
         Some((ub.ptr, ub.cap))
     }
