@@ -91,6 +91,32 @@ pub(crate) struct Persist {
     pub(crate) comm: CommRef,
 }
 
+/// A communicator's ranks as a request keeps them (to give statuses in the
+/// communicator's ranks): the predefined communicators' are borrowed for good, so
+/// `MPI_Isend`/`MPI_Irecv` on them touch no reference count.
+#[derive(Clone)]
+pub(crate) enum Ranks {
+    Static(&'static [u32]),
+    Shared(Arc<[u32]>),
+}
+
+impl std::ops::Deref for Ranks {
+    type Target = [u32];
+    #[inline]
+    fn deref(&self) -> &[u32] {
+        match self {
+            Ranks::Static(r) => r,
+            Ranks::Shared(r) => r,
+        }
+    }
+}
+
+impl From<Arc<[u32]>> for Ranks {
+    fn from(r: Arc<[u32]>) -> Ranks {
+        Ranks::Shared(r)
+    }
+}
+
 pub(crate) struct CReq {
     /// The engine's request; `None` once complete, for an inactive persistent one,
     /// or one that completed without the engine.
@@ -98,11 +124,14 @@ pub(crate) struct CReq {
     /// Started and not yet completed (a persistent request between MPI_Start and its
     /// completion; every other request from creation).
     pub(crate) active: bool,
-    /// A status known without the engine (MPI_PROC_NULL, an inactive request).
+    /// A status known without the engine (MPI_PROC_NULL, an inactive request, a
+    /// send the fabric finished inside `MPI_Isend`).
     pub(crate) ready: Option<CStatus>,
-    pub(crate) ranks: Arc<[u32]>,
+    pub(crate) ranks: Ranks,
     pub(crate) finish: Finish,
-    pub(crate) persist: Option<Persist>,
+    /// Boxed: most requests are not persistent, and a small entry is cheap to
+    /// move in and out of the table.
+    pub(crate) persist: Option<Box<Persist>>,
 }
 
 pub(crate) struct CMsg {
@@ -371,11 +400,12 @@ pub(crate) unsafe fn issue_send(
     })
 }
 
+#[inline]
 pub(crate) fn insert(
     p: &mut P2p,
     id: Option<ReqId>,
     ready: Option<CStatus>,
-    ranks: Arc<[u32]>,
+    ranks: impl Into<Ranks>,
     finish: Finish,
     persist: Option<Persist>,
 ) -> Result<MPI_Request, c_int> {
@@ -384,9 +414,9 @@ pub(crate) fn insert(
             id,
             active: true,
             ready,
-            ranks,
+            ranks: ranks.into(),
             finish,
-            persist,
+            persist: persist.map(Box::new),
         })
         .ok_or(MPI_ERR_NO_MEM)
 }
@@ -498,10 +528,11 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
             let st = r.ready.unwrap_or_else(CStatus::empty);
             Ok(Some(complete(p, h, st)))
         }
-        Some(id) => match p.engine.test(id) {
-            Ok(None) => Ok(None),
-            Ok(Some(s)) => Ok(Some(engine_done(p, h, Ok(s)))),
-            Err(e) => Ok(Some(engine_done(p, h, Err(e)))),
+        // No progress here: the callers poll once per round, not once per request.
+        Some(id) => match p.engine.take_complete(id) {
+            Some(s) => Ok(Some(engine_done(p, h, Ok(s)))),
+            None if p.engine.is_live(id) => Ok(None),
+            None => Ok(Some(engine_done(p, h, Err(P2pError::UnknownRequest)))),
         },
     }
 }
@@ -509,7 +540,7 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
 /// Completes the C side of request `h` whose engine request ended with `r`.
 fn engine_done(p: &mut P2p, h: MPI_Request, r: Result<Status, P2pError>) -> CStatus {
     let st = match r {
-        Ok(s) => cstatus(p.reqs.get(h).map_or(&[][..], |r| &r.ranks), &s),
+        Ok(s) => cstatus(p.reqs.get(h).map_or(&[][..], |r| &r.ranks[..]), &s),
         Err(e) => CStatus {
             error: error_code(&e),
             ..CStatus::empty()
@@ -633,6 +664,94 @@ unsafe fn fast_send(a: &SendArgs<'_>) -> Option<Result<(), c_int>> {
     })())
 }
 
+/// MPI_Isend/Issend/Irsend on a predefined communicator with a predefined contiguous
+/// datatype: no reference count is touched, and a send the fabric finishes inside
+/// the call (a short message into a free postbox) gets a handle with its status
+/// ready and no engine request. `None`: the general path applies.
+///
+/// # Safety
+/// The C contract for `buf`.
+unsafe fn fast_isend(a: &SendArgs<'_>) -> Option<Result<MPI_Request, c_int>> {
+    if a.buffered {
+        return None;
+    }
+    let c = comm::predefined_ref(a.comm)?;
+    let dt = datatype::predefined_ref(a.dt)?;
+    if !dt.is_contiguous() {
+        return None;
+    }
+    Some((|| {
+        let count = check_count(a.count)?;
+        let tag = send_tag(a.tag)?;
+        let peer = send_peer(c, a.dest)?;
+        let len = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let ptr = if len == 0 {
+            std::ptr::NonNull::dangling().as_ptr()
+        } else {
+            a.buf.cast::<u8>().wrapping_offset(dt.true_lb())
+        };
+        let ranks = Ranks::Static(&c.ranks[..]);
+        runtime::with(a.name, |rt| {
+            let p = p2p(rt)?;
+            let Some(dest) = peer else {
+                return insert(p, None, Some(CStatus::empty()), ranks, Finish::None, None);
+            };
+            // SAFETY: `ptr` holds `len` bytes of the caller's data, which the standard
+            // leaves untouched until the request completes.
+            let id = unsafe { p.engine.isend_now(dest, c.ctx, tag, ptr, len, a.mode) }
+                .map_err(|e| report(a.name, &e))?;
+            let ready = id.is_none().then_some(CStatus {
+                source: a.dest,
+                tag,
+                error: MPI_SUCCESS,
+                bytes: len,
+                cancelled: false,
+            });
+            insert(p, id, ready, ranks, Finish::None, None)
+        })
+    })())
+}
+
+/// MPI_Irecv on a predefined communicator with a predefined contiguous datatype:
+/// no reference count is touched (see [`fast_isend`]). `None`: the general path.
+///
+/// # Safety
+/// The C contract for `buf`.
+unsafe fn fast_irecv(
+    buf: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    name: &str,
+) -> Option<Result<MPI_Request, c_int>> {
+    let c = comm::predefined_ref(comm)?;
+    let d = datatype::predefined_ref(dt)?;
+    if !d.is_contiguous() {
+        return None;
+    }
+    Some((|| {
+        let count = check_count(count)?;
+        let tag = recv_tag(tag)?;
+        let peer = recv_peer(c, src)?;
+        let cap = d.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let ptr = buf.cast::<u8>().wrapping_offset(d.true_lb());
+        let ranks = Ranks::Static(&c.ranks[..]);
+        runtime::with(name, |rt| {
+            let p = p2p(rt)?;
+            let Some(src) = peer else {
+                return insert(p, None, Some(CStatus::empty()), ranks, Finish::None, None);
+            };
+            // SAFETY: `ptr` is the caller's buffer of `cap` bytes, untouched by the
+            // program until the request completes (the standard's rule).
+            let id = unsafe { p.engine.irecv(src, c.ctx, tag, ptr, cap) }
+                .map_err(|e| report(name, &e))?;
+            insert(p, Some(id), None, ranks, Finish::None, None)
+        })
+    })())
+}
+
 /// MPI_Recv on a predefined communicator with a predefined contiguous datatype
 /// (see [`fast_send`]).
 ///
@@ -750,7 +869,13 @@ macro_rules! isend_fns {
                     Err(MPI_ERR_ARG)
                 } else {
                     // SAFETY: the C contract for buf and request.
-                    unsafe { start_send(&a).and_then(|h| put(request, h)) }
+                    unsafe {
+                        match fast_isend(&a) {
+                            Some(r) => r,
+                            None => start_send(&a),
+                        }
+                        .and_then(|h| put(request, h))
+                    }
                 };
                 finish(comm, stringify!($name), r)
             }
@@ -779,7 +904,13 @@ mpi_fn! {
             Err(MPI_ERR_ARG)
         } else {
             // SAFETY: the C contract for buf and request.
-            unsafe { start_recv(buf, count, datatype, source, tag, comm, "MPI_Irecv", false).and_then(|h| put(request, h)) }
+            unsafe {
+                match fast_irecv(buf, count, datatype, source, tag, comm, "MPI_Irecv") {
+                    Some(r) => r,
+                    None => start_recv(buf, count, datatype, source, tag, comm, "MPI_Irecv", false),
+                }
+                .and_then(|h| put(request, h))
+            }
         };
         finish(comm, "MPI_Irecv", r)
     }

@@ -604,7 +604,7 @@ pub(crate) fn start(h: MPI_Request, name: &str) -> Result<(), c_int> {
         let p = p2p(rt)?;
         let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
         match (&r.persist, r.active) {
-            (Some(pe), false) => Ok(pe.clone()),
+            (Some(pe), false) => Ok((**pe).clone()),
             _ => Err(MPI_ERR_REQUEST),
         }
     })?;

@@ -6,6 +6,7 @@ use crate::abi::*;
 use crate::ffi::{finish, mpi_fn};
 use crate::p2p::*;
 use crate::runtime;
+use myrix_rsm::spin::SpinWait;
 use std::os::raw::c_int;
 
 mpi_fn! {
@@ -98,6 +99,11 @@ mpi_fn! {
     }
 }
 
+/// Completes the requests in array order, writing each one's handle and status back
+/// as it completes, and polls the engine once per round while the next one is not
+/// complete: no allocation, no scan of the whole array per poll (later requests
+/// completing meanwhile are picked up when their turn comes).
+///
 /// # Safety
 /// The arrays hold `count` entries (statuses may be NULL).
 pub(crate) unsafe fn waitall(
@@ -105,38 +111,50 @@ pub(crate) unsafe fn waitall(
     reqs: *mut MPI_Request,
     sts: *mut MPI_Status,
 ) -> Result<(), c_int> {
-    // SAFETY: forwarded.
-    let hs = unsafe { read_reqs(count, reqs)? };
-    let done = runtime::with("MPI_Waitall", |rt| {
+    let n = check_count(count)?;
+    if n == 0 {
+        return runtime::check("MPI_Waitall");
+    }
+    if reqs.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    let failed = runtime::with("MPI_Waitall", |rt| {
         let p = p2p(rt)?;
+        // SAFETY: `reqs` holds `n` requests (the caller's contract).
+        let hs = unsafe { std::slice::from_raw_parts(reqs.cast_const(), n) };
         if hs
             .iter()
             .any(|&h| h != MPI_REQUEST_NULL && p.reqs.get(h).is_none())
         {
             return Err(MPI_ERR_REQUEST);
         }
-        let mut out: Vec<Option<(CStatus, bool)>> = vec![None; hs.len()];
-        spin_until(p, |p| {
-            let mut all = true;
-            for (i, &h) in hs.iter().enumerate() {
-                if out[i].is_none() {
-                    match test_one(p, h)? {
-                        Some(s) => out[i] = Some((s, p.reqs.get(h).is_some())),
-                        None => all = false,
-                    }
-                }
+        let mut failed = false;
+        let mut spin = SpinWait::new();
+        let mut next = 0;
+        loop {
+            while next < n {
+                // SAFETY: next < n; read again, as it is written back below.
+                let h = unsafe { reqs.add(next).read() };
+                let Some(s) = test_one(p, h)? else { break };
+                failed |= s.error != MPI_SUCCESS;
+                let persistent = h != MPI_REQUEST_NULL && p.reqs.get(h).is_some();
+                // SAFETY: next < n; the contract for both arrays.
+                unsafe { store_at(reqs, sts, next, &s, persistent) };
+                next += 1;
             }
-            Ok(all)
-        })?;
-        Ok(out)
+            if next == n {
+                return Ok(failed);
+            }
+            if !p.orphans.is_empty() {
+                p.reap_orphans();
+            }
+            match p.engine.progress() {
+                Ok(true) => spin.reset(),
+                Ok(false) => spin.spin(),
+                Err(e) => return Err(report("progress", &e)),
+            }
+        }
     })?;
-    let mut failed = false;
-    for (i, d) in done.iter().enumerate() {
-        let (s, persistent) = d.unwrap_or((CStatus::empty(), false));
-        failed |= s.error != MPI_SUCCESS;
-        // SAFETY: i < count; the contract.
-        unsafe { store_at(reqs, sts, i, &s, persistent) };
-    }
     if failed {
         Err(MPI_ERR_IN_STATUS)
     } else {

@@ -59,7 +59,7 @@ use myrix_rsm::{AccessEntry, Controller, ExportFlags, Import, NodeId, Perm, RsmE
 pub use config::{ChannelConfig, ConfigError};
 pub use directory::{Card, CardList, Directory, FileDirectory, MemDirectory};
 
-use crate::p2p::fabric::{Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+use crate::p2p::fabric::{Claim, Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
 use connect::{Reply, Request};
 use recv::{Rx, Taken};
 use send::{Geometry, Link, Tx};
@@ -603,6 +603,44 @@ impl Fabric for ChannelFabric {
     }
 
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError> {
+        self.poll_all(events, None)
+    }
+
+    fn progress_claiming(
+        &mut self,
+        events: &mut Vec<Event>,
+        claim: &mut dyn Claim,
+    ) -> Result<bool, FabricError> {
+        self.poll_all(events, Some(claim))
+    }
+}
+
+/// The engine's posted receives as a receive channel's [`recv::Sink`].
+struct ClaimSink<'a>(&'a mut dyn Claim);
+
+impl recv::Sink for ClaimSink<'_> {
+    #[inline]
+    fn claim(&mut self, src: Rank, env: &Envelope) -> Option<DstBuf> {
+        let (ptr, cap) = self.0.claim(src, env)?;
+        // SAFETY: `Claim::claim` promises the buffer writable for `cap` bytes until
+        // `claimed`, which the channel calls before it lets go of the `DstBuf`.
+        Some(unsafe { DstBuf::new(ptr, cap) })
+    }
+
+    #[inline]
+    fn claimed(&mut self, ok: bool) {
+        self.0.claimed(ok);
+    }
+}
+
+impl ChannelFabric {
+    /// One progress call: `claim`, when given, is offered the new messages that are
+    /// whole here ([`Fabric::progress_claiming`]).
+    fn poll_all(
+        &mut self,
+        events: &mut Vec<Event>,
+        mut claim: Option<&mut dyn Claim>,
+    ) -> Result<bool, FabricError> {
         // The receive side first; an empty poll reads each postbox flag it waits on
         // and a few words of this process's own memory, nothing else.
         let mut moved = false;
@@ -635,7 +673,15 @@ impl Fabric for ChannelFabric {
         }
         let mut i = 0;
         while i < self.rx_active.len() {
-            match self.rx_active[i].rx.poll(events) {
+            let mut cs;
+            let sink: Option<&mut dyn recv::Sink> = match claim.as_deref_mut() {
+                Some(c) => {
+                    cs = ClaimSink(c);
+                    Some(&mut cs)
+                }
+                None => None,
+            };
+            match self.rx_active[i].rx.poll_into(events, sink) {
                 Ok(m) => moved |= m,
                 Err(c) => {
                     let src = self.rx_active[i].src;

@@ -19,6 +19,15 @@ use super::window::{DstBuf, Mem};
 use super::Corrupt;
 use crate::p2p::fabric::{Envelope, Event, MsgToken, Rank};
 
+/// The receives a poll may deliver into directly: the fabric's view of the
+/// engine's [`crate::p2p::fabric::Claim`].
+pub trait Sink {
+    /// The buffer of the posted receive that takes this message first, if any.
+    fn claim(&mut self, src: Rank, env: &Envelope) -> Option<DstBuf>;
+    /// The message last claimed is in its buffer (`true`) or could not be copied.
+    fn claimed(&mut self, ok: bool);
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Cur {
     Idle,
@@ -198,6 +207,19 @@ impl Rx {
 
     /// Reads what has arrived. Returns whether anything moved.
     pub fn poll(&mut self, ev: &mut Vec<Event>) -> Result<bool, Corrupt> {
+        self.poll_into(ev, None)
+    }
+
+    /// As [`Rx::poll`], and an eager message whole in its first postbox is first
+    /// offered to `sink` (the posted receives): claimed, it is copied into the
+    /// receive's buffer and consumed, never announced, and the poll goes on to the
+    /// next message. Offered only while this poll has announced nothing: an announced
+    /// message (a rendezvous envelope) must be matched before the messages after it.
+    pub fn poll_into(
+        &mut self,
+        ev: &mut Vec<Event>,
+        mut sink: Option<&mut dyn Sink>,
+    ) -> Result<bool, Corrupt> {
         let mut moved = false;
         loop {
             if let Cur::Eager { dst: None, .. } = self.cur {
@@ -215,6 +237,14 @@ impl Rx {
                     let len = self.len_at(off + pb::LEN)?;
                     let seq = self.next_seq;
                     let sync = f.kind == kind::RTS && f.count & 1 != 0;
+                    if let Some(k) = sink.as_deref_mut().filter(|_| f.kind != kind::RTS) {
+                        if self.claim_head(f, ctx, tag, len, k)? {
+                            continue;
+                        }
+                    }
+                    // Announced: nothing after it may be claimed before the engine
+                    // has matched it.
+                    sink = None;
                     if f.kind == kind::RTS {
                         if f.count & !1 != 0 || f.nbytes != 0 {
                             return Err(Corrupt("bad RTS postbox"));
@@ -332,6 +362,42 @@ impl Rx {
         self.consume()?;
         self.next_seq += 1;
         Ok(Some(env))
+    }
+
+    /// Offers the eager message at the head (its first postbox `f`, envelope fields
+    /// read) to `sink` if it is whole in that postbox; true once claimed, copied and
+    /// consumed.
+    fn claim_head(
+        &mut self,
+        f: Flag,
+        ctx: u32,
+        tag: i32,
+        len: usize,
+        sink: &mut dyn Sink,
+    ) -> Result<bool, Corrupt> {
+        let whole = match f.kind {
+            kind::SHORT => len <= pb::FIRST_PAYLOAD_LEN,
+            _ => len > 0 && self.first_covers(f, len)?,
+        };
+        if !whole {
+            return Ok(false);
+        }
+        let env = Envelope {
+            ctx,
+            tag,
+            len,
+            sync: false,
+        };
+        let Some(dst) = sink.claim(self.src, &env) else {
+            return Ok(false);
+        };
+        let r = self
+            .copy_head(f, true, len, 0, &dst)
+            .and_then(|_| self.consume());
+        sink.claimed(r.is_ok());
+        r?;
+        self.next_seq += 1;
+        Ok(true)
     }
 
     /// Whether the blocks the head postbox (the first of a message in blocks) points

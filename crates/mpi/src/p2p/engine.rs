@@ -146,9 +146,49 @@ impl<F: Fabric> Engine<F> {
         len: usize,
         mode: SendMode,
     ) -> Result<ReqId, P2pError> {
+        // SAFETY: forwarded.
+        match unsafe { self.isend_now(dest, ctx, tag, data, len, mode) }? {
+            Some(r) => Ok(r),
+            None => {
+                let status = Status {
+                    source: dest,
+                    tag,
+                    len,
+                    cancelled: false,
+                    error: None,
+                };
+                Ok(ReqId(self.reqs.insert(Request::new(
+                    Phase::Done(status),
+                    UserBuf {
+                        ptr: std::ptr::null_mut(),
+                        cap: 0,
+                    },
+                ))))
+            }
+        }
+    }
+
+    /// As [`Engine::isend`], but `Ok(None)` when the send completed inside the call
+    /// (every byte has left `data`): no request is made, and the send's status is
+    /// `dest`, `tag`, `len`, no error. The C layer's `MPI_Isend` of a short message
+    /// then needs no engine request at all.
+    ///
+    /// # Safety
+    /// As [`Engine::isend`].
+    pub unsafe fn isend_now(
+        &mut self,
+        dest: Rank,
+        ctx: u32,
+        tag: i32,
+        data: *const u8,
+        len: usize,
+        mode: SendMode,
+    ) -> Result<Option<ReqId>, P2pError> {
         self.check_usable()?;
-        if let Some(e) = self.lost_error(Some(dest)) {
-            return Err(e);
+        if !self.lost.is_empty() {
+            if let Some(e) = self.lost_error(Some(dest)) {
+                return Err(e);
+            }
         }
         let sync = mode == SendMode::Sync;
         let env = Envelope {
@@ -161,22 +201,15 @@ impl<F: Fabric> Engine<F> {
         // completes, and the request completes only after `SendDone` (or the loss of
         // `dest`, after which the fabric no longer reads it) — or at once when the
         // fabric says every byte has already left `data`.
-        let sent = unsafe { self.fabric.send_eager(dest, env, data) }?;
+        let Some(id) = unsafe { self.fabric.send_eager(dest, env, data) }? else {
+            return Ok(None);
+        };
         let status = Status {
             source: dest,
             tag,
             len,
             cancelled: false,
             error: None,
-        };
-        let no_buf = UserBuf {
-            ptr: std::ptr::null_mut(),
-            cap: 0,
-        };
-        let Some(id) = sent else {
-            return Ok(ReqId(
-                self.reqs.insert(Request::new(Phase::Done(status), no_buf)),
-            ));
         };
         let phase = Phase::Send {
             id,
@@ -185,9 +218,13 @@ impl<F: Fabric> Engine<F> {
             await_sync: sync,
             status,
         };
+        let no_buf = UserBuf {
+            ptr: std::ptr::null_mut(),
+            cap: 0,
+        };
         let key = self.reqs.insert(Request::new(phase, no_buf));
         self.sends.insert(id, key);
-        Ok(ReqId(key))
+        Ok(Some(ReqId(key)))
     }
 
     /// Posts a receive of at most `cap` bytes into `buf` from `src` (`None`:
@@ -270,6 +307,20 @@ impl<F: Fabric> Engine<F> {
             Phase::Done(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// Frees `r` and returns its status if it is complete; `None` if it is not (or
+    /// unknown). Makes no progress: a caller waiting on many requests polls once per
+    /// round, not once per request.
+    #[inline]
+    pub fn take_complete(&mut self, r: ReqId) -> Option<Status> {
+        self.take_done(r.0)
+    }
+
+    /// Whether `r` names a request not yet freed.
+    #[inline]
+    pub fn is_live(&self, r: ReqId) -> bool {
+        self.reqs.get(r.0).is_some()
     }
 
     /// Whether `r` is complete (no progress is made; unknown ids are not complete).
@@ -445,14 +496,7 @@ impl<F: Fabric> Engine<F> {
 
     /// Request `key` is complete with `status`; a freed one goes at once.
     pub(crate) fn complete(&mut self, key: u64, status: Status) {
-        let Some(req) = self.reqs.get_mut(key) else {
-            return;
-        };
-        if req.freed {
-            self.reqs.remove(key);
-        } else {
-            req.phase = Phase::Done(status);
-        }
+        super::progress::complete_in(&mut self.reqs, key, status);
     }
 }
 

@@ -71,6 +71,21 @@ pub enum FabricError {
     Other(String),
 }
 
+/// The engine's side of [`Fabric::progress_claiming`]: the posted receives, offered
+/// each new message before it is announced.
+pub trait Claim {
+    /// A new message from `src` with envelope `env`, wholly here and the next one from
+    /// `src` the engine has not seen: the buffer (pointer, capacity) of the posted
+    /// receive that matches it first, now removed from matching, or `None` (the
+    /// message is announced as usual). The buffer is valid for writing `cap` bytes
+    /// until [`Claim::claimed`].
+    fn claim(&mut self, src: Rank, env: &Envelope) -> Option<(*mut u8, usize)>;
+    /// The message of the last `Some` from [`Claim::claim`] is in its buffer (its first
+    /// `min(len, cap)` bytes), or, with `false`, could not be copied (the fabric
+    /// reports the peer lost).
+    fn claimed(&mut self, ok: bool);
+}
+
 /// Moves messages between the ranks of a job.
 pub trait Fabric {
     /// This process's rank.
@@ -147,6 +162,21 @@ pub trait Fabric {
     /// Does what can be done now; appends what happened to `events`. Returns whether
     /// anything moved (the caller's spin-wait backs off when nothing does).
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError>;
+
+    /// As [`Fabric::progress`], but a new eager, non-sync message that is wholly here
+    /// may first be offered to `claim`: when it names a buffer the data goes straight
+    /// there and the message is never announced (no event, no take). A fabric offers a
+    /// message only if no earlier message of its source is announced in this same
+    /// call (the engine must see that one first: the non-overtaking rule). Many
+    /// messages in a row can so land in one call. The default offers none.
+    fn progress_claiming(
+        &mut self,
+        events: &mut Vec<Event>,
+        claim: &mut dyn Claim,
+    ) -> Result<bool, FabricError> {
+        let _ = claim;
+        self.progress(events)
+    }
 }
 
 /// A boxed fabric is a fabric: the C library picks its transport at run time.
@@ -199,5 +229,12 @@ impl<F: Fabric + ?Sized> Fabric for Box<F> {
     }
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError> {
         (**self).progress(events)
+    }
+    fn progress_claiming(
+        &mut self,
+        events: &mut Vec<Event>,
+        claim: &mut dyn Claim,
+    ) -> Result<bool, FabricError> {
+        (**self).progress_claiming(events, claim)
     }
 }

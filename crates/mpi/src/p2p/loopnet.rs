@@ -18,7 +18,7 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::engine::Engine;
-use super::fabric::{Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+use super::fabric::{Claim, Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
 
 /// How a loop network behaves.
 #[derive(Clone, Debug)]
@@ -301,6 +301,27 @@ impl Fabric for LoopFabric {
     }
 
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError> {
+        self.poll(events, None)
+    }
+
+    fn progress_claiming(
+        &mut self,
+        events: &mut Vec<Event>,
+        claim: &mut dyn Claim,
+    ) -> Result<bool, FabricError> {
+        self.poll(events, Some(claim))
+    }
+}
+
+impl LoopFabric {
+    /// One `progress`; with `claim`, an eager non-sync message is (at random) offered
+    /// to it before it would be announced, unless this call announced an earlier
+    /// message of its source.
+    fn poll(
+        &mut self,
+        events: &mut Vec<Event>,
+        mut claim: Option<&mut dyn Claim>,
+    ) -> Result<bool, FabricError> {
         let shared = self.shared.clone();
         let mut s = lock(&shared);
         let (me, n) = (self.rank as usize, s.n);
@@ -325,6 +346,8 @@ impl Fabric for LoopFabric {
         }
         // Arrivals: per-source order, sources interleaved at random.
         let budget = 1 + self.rand(self.cfg.max_announce.max(1));
+        let mut announced = vec![false; n];
+        let mut claimed = false;
         for _ in 0..budget {
             let ready = (0..n)
                 .filter(|&src| {
@@ -336,6 +359,7 @@ impl Fabric for LoopFabric {
                 break;
             }
             let mut pick = self.rand(ready);
+            #[allow(clippy::needless_range_loop)] // `src` also picks the channel
             for src in 0..n {
                 let c = &mut s.chans[src * n + me];
                 let Some(w) = c.queue.iter().find(|w| w.seq >= c.announced) else {
@@ -347,6 +371,33 @@ impl Fabric for LoopFabric {
                 }
                 let (seq, env) = (w.seq, w.env);
                 c.announced = seq + 1;
+                let offer = !announced[src]
+                    && !env.sync
+                    && matches!(w.payload, Payload::Copied(_))
+                    && self.rng.next_u64() % 2 == 0;
+                if let Some(cl) = claim.as_deref_mut().filter(|_| offer) {
+                    if let Some((buf, cap)) = cl.claim(src as Rank, &env) {
+                        let pos = c.queue.iter().position(|w| w.seq == seq);
+                        if let Some(w) = pos.and_then(|p| c.queue.remove(p)) {
+                            let d = Deferred {
+                                token: MsgToken {
+                                    src: src as Rank,
+                                    seq,
+                                },
+                                send: w.send,
+                                payload: w.payload,
+                                len: env.len,
+                                buf,
+                                cap,
+                            };
+                            Self::copy(&d, &mut s);
+                        }
+                        cl.claimed(true);
+                        claimed = true;
+                        break;
+                    }
+                }
+                announced[src] = true;
                 events.push(Event::Arrived {
                     token: MsgToken {
                         src: src as Rank,
@@ -357,7 +408,7 @@ impl Fabric for LoopFabric {
                 break;
             }
         }
-        Ok(events.len() > before)
+        Ok(claimed || events.len() > before)
     }
 }
 

@@ -33,7 +33,7 @@ mod unexpected;
 
 pub use api::{Scope, ScopedReq};
 pub use engine::Engine;
-pub use fabric::{Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+pub use fabric::{Claim, Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
 
 /// How a send completes (MPI_Send / MPI_Ssend / MPI_Rsend).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -5,19 +5,80 @@
 //! state (the event list is reused) nor call the fabric once it is poisoned.
 
 use super::engine::{copy_out, failed, Engine, Target};
-use super::fabric::{Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
-use super::matching::Waiting;
-use super::request::{recv_status, Phase};
+use super::fabric::{Claim, Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+use super::matching::{Matching, Waiting};
+use super::request::{recv_status, Phase, Request};
+use super::slab::Slab;
 use super::unexpected::{Msg, MsgData};
 use super::{P2pError, Status};
+
+/// The posted receives, offered each new message the fabric has whole (see
+/// [`Fabric::progress_claiming`]): what `arrived` would do for a message that meets a
+/// posted receive, without the event, the take, or a second look at the postbox.
+struct Claimer<'a> {
+    matching: &'a mut Matching,
+    reqs: &'a mut Slab<Request>,
+    lost: &'a [(Rank, String)],
+    /// The receive claimed last and the status it completes with.
+    cur: Option<(u64, Status)>,
+}
+
+impl Claim for Claimer<'_> {
+    #[inline]
+    fn claim(&mut self, src: Rank, env: &Envelope) -> Option<(*mut u8, usize)> {
+        // A lost rank's late messages are dropped by `arrived`.
+        if !self.lost.is_empty() && self.lost.iter().any(|(r, _)| *r == src) {
+            return None;
+        }
+        let key = self.matching.take_posted(env.ctx, src, env.tag)?;
+        let ub = self.reqs.get(key)?.buf;
+        self.cur = Some((key, recv_status(src, env.tag, env.len, ub.cap)));
+        Some((ub.ptr, ub.cap))
+    }
+
+    #[inline]
+    fn claimed(&mut self, ok: bool) {
+        let Some((key, mut st)) = self.cur.take() else {
+            return;
+        };
+        if !ok {
+            st.len = 0;
+            st.error = Some(P2pError::PeerLost {
+                rank: st.source,
+                why: "its channel broke while a message was copied".into(),
+            });
+        }
+        complete_in(self.reqs, key, st);
+    }
+}
+
+/// Request `key` is complete with `status`; a freed one goes at once.
+#[inline]
+pub(crate) fn complete_in(reqs: &mut Slab<Request>, key: u64, status: Status) {
+    let Some(req) = reqs.get_mut(key) else {
+        return;
+    };
+    if req.freed {
+        reqs.remove(key);
+    } else {
+        req.phase = Phase::Done(status);
+    }
+}
 
 impl<F: Fabric> Engine<F> {
     /// Polls the fabric once and handles what it reported. `Ok(true)` when anything
     /// moved. A fatal fabric error is returned once and poisons the engine.
     pub fn progress(&mut self) -> Result<bool, P2pError> {
         self.check_usable()?;
-        // `events` is empty between calls; an empty poll touches nothing else.
-        let r = self.fabric.progress(&mut self.events);
+        // `events` is empty between calls; an empty poll touches nothing else. New
+        // messages that meet a posted receive land in it during the poll.
+        let mut claim = Claimer {
+            matching: &mut self.matching,
+            reqs: &mut self.reqs,
+            lost: &self.lost,
+            cur: None,
+        };
+        let r = self.fabric.progress_claiming(&mut self.events, &mut claim);
         let mut moved = !self.events.is_empty();
         if moved {
             let mut events = std::mem::take(&mut self.events);
