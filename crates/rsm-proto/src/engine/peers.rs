@@ -34,6 +34,12 @@ pub(super) struct Peer<A> {
     pub(super) exports: HashSet<u32>,
     /// The earliest deadline this peer has on the timer heap.
     pub(super) armed: Option<u64>,
+    /// Items sequenced to the peer and frames delivered from it, counted past the
+    /// reliability layer's 16 bits: bits 16..24 go on the wire (`seq_hi`, `ack_hi`),
+    /// so a frame the network held back while the numbers went round is known as old
+    /// ([`super::frames`]).
+    pub(super) tx_count: u32,
+    pub(super) rx_count: u32,
 }
 
 impl<A> Peer<A> {
@@ -50,7 +56,16 @@ impl<A> Peer<A> {
             imports: HashSet::new(),
             exports: HashSet::new(),
             armed: None,
+            tx_count: 0,
+            rx_count: 0,
         }
+    }
+
+    /// Numbering starts afresh, both ways (a new session, or a resynchronisation).
+    pub(super) fn reset_numbering(&mut self) {
+        self.rel.reset();
+        self.tx_count = 0;
+        self.rx_count = 0;
     }
 }
 
@@ -91,7 +106,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             Some(s) if (session.wrapping_sub(s) as i32) > 0 => {
                 self.peer_failed(pi, RsmError::ConnAborted);
                 let p = &mut self.peers[pi as usize];
-                p.rel.reset();
+                p.reset_numbering();
                 p.remote_session = Some(session);
                 SessionCheck::Accept
             }
@@ -108,7 +123,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         };
         self.peer_failed(pi, RsmError::ConnAborted);
         let p = &mut self.peers[pi as usize];
-        p.rel.reset();
+        p.reset_numbering();
         p.remote_session = None;
     }
 
