@@ -70,7 +70,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             let seq = body_item.map_or(next, |(s, _)| s);
             let full = p.tx_count.wrapping_sub(u32::from(next.wrapping_sub(seq)));
             let h = Header {
-                session: self.session,
+                session: self.session.wrapping_add(p.epoch),
                 seq,
                 ack: p.rel.ack(),
                 seq_hi: (full >> 16) as u8,
@@ -127,9 +127,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             self.stats.frames_dropped += 1;
             return false;
         };
-        if self.check_session(pi, repr.header.session) == SessionCheck::Drop
-            || self.peers[pi as usize].rel.is_unreachable()
-        {
+        if self.check_session(pi, repr.header.session) == SessionCheck::Drop {
             self.stats.frames_dropped += 1;
             return false;
         }

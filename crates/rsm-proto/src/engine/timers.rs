@@ -64,6 +64,10 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             if r == Timeout::Unreachable {
                 let addr = p.addr;
                 self.peer_failed(pi, RsmError::RemoteNodeUnreachable);
+                // Fresh numbering, so the peer can be reached again once it answers
+                // (a link that comes back): it starts afresh when it sees our newer
+                // session.
+                self.restart_numbering(pi);
                 self.events.push_back(Event::PeerUnreachable { peer: addr });
                 continue;
             }
