@@ -154,3 +154,26 @@ fn the_idle_side_learns_the_peer_started_afresh() {
     assert_eq!(net.mems[0][&SEG], vec![6; LEN]);
     net.settle();
 }
+
+/// Nobody has anything to send when the link comes back: the side that declared its
+/// peer unreachable probes it, the peer answers with its newer session, and the link
+/// is known to be back before any connect (what a rail layer checks to use a rail
+/// again).
+#[test]
+fn a_probe_notices_a_link_that_came_back() {
+    let mut net = net(4);
+    let imp = connect(&mut net, 1).unwrap();
+    net.settle();
+    net.cut.insert(0);
+    net.engines[1].put(imp, 0, &[1; 10]).unwrap();
+    wait_unreachable(&mut net, 1);
+    net.run_until(3 * cfg().timeout_ns, |_| false);
+    assert!(net.engines[1].peer_unreachable(&0), "still cut");
+    net.cut.clear();
+    let back = net.run_until(3 * cfg().timeout_ns, |n| !n.engines[1].peer_unreachable(&0));
+    assert!(back, "the probe did not find the peer");
+    assert!(net.engines[1].stats().probes >= 2);
+    let imp2 = connect(&mut net, 1).unwrap();
+    put_all(&mut net, 1, imp2, 2).unwrap();
+    assert_eq!(net.mems[0][&SEG], vec![2; LEN]);
+}

@@ -48,6 +48,9 @@ pub(super) struct Peer<A> {
     /// gone) and no frame of a newer session has come from the peer since: frames of
     /// its known session are numbered the old way and are dropped.
     pub(super) resync: bool,
+    /// While [`Peer::resync`]: when the next probe (an explicit ack, carrying our
+    /// newer session) goes, so a link that comes back is noticed without traffic.
+    pub(super) probe_at: Option<u64>,
 }
 
 impl<A> Peer<A> {
@@ -68,6 +71,7 @@ impl<A> Peer<A> {
             rx_count: 0,
             epoch: 0,
             resync: false,
+            probe_at: None,
         }
     }
 
@@ -131,6 +135,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         } else if newer && p.resync {
             p.remote_session = Some(session);
             p.resync = false;
+            p.probe_at = None;
             SessionCheck::Accept
         } else if newer {
             self.peer_failed(pi, RsmError::ConnAborted);
@@ -138,6 +143,8 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             p.reset_numbering();
             p.epoch = p.epoch.wrapping_add(1);
             p.remote_session = Some(session);
+            // Our newer session, at once: the peer may be waiting for it.
+            self.queue_ack(pi);
             SessionCheck::Accept
         } else {
             SessionCheck::Drop

@@ -72,6 +72,8 @@ pub struct Stats {
     /// Frames dropped while waiting for a peer to start its numbering afresh (sent
     /// before it knew we did).
     pub resync_dropped: u64,
+    /// Probes sent to peers declared unreachable.
+    pub probes: u64,
     pub resends: u64,
     /// Write frames applied to memory, and their bytes.
     pub writes_applied: u64,
