@@ -100,9 +100,9 @@ fn both_sides_timed_out_and_both_connect_again() {
     let mut net = net(2);
     let imps = [connect(&mut net, 0).unwrap(), connect(&mut net, 1).unwrap()];
     net.cut.insert(0);
-    for i in 0..2 {
-        net.engines[i].put(imps[i], 0, &[9; 256]).unwrap();
-        net.engines[i].flush(imps[i]).unwrap();
+    for (i, imp) in imps.into_iter().enumerate() {
+        net.engines[i].put(imp, 0, &[9; 256]).unwrap();
+        net.engines[i].flush(imp).unwrap();
     }
     wait_unreachable(&mut net, 0);
     wait_unreachable(&mut net, 1);
