@@ -84,9 +84,9 @@ fn run(seed: u64, slow_ns: u64, frames: u64) -> (u64, u64) {
             });
             assert_eq!(r, Ok(()), "round {round}: engine {from}'s barrier");
         }
-        for i in 0..2 {
+        for (i, m) in model.iter().enumerate() {
             assert!(
-                net.mems[i][&SEG] == model[i],
+                net.mems[i][&SEG] == *m,
                 "round {round}: engine {i}'s memory differs from the model"
             );
         }
