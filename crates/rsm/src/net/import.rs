@@ -242,8 +242,8 @@ impl NetImport {
         Ok(())
     }
 
-    /// Finds rails the engine gave up on and fails them over; `ConnAborted` (the
-    /// segment was unpublished) is returned as is.
+    /// Finds rails the engine gave up on and fails them over; `ConnAborted` on every
+    /// live rail (the segment was unpublished) is returned as is.
     fn check_rails(&self, st: &mut State) -> Result<(), RsmError> {
         for k in 0..st.rails.len() {
             if !st.rails[k].live {
@@ -252,6 +252,15 @@ impl NetImport {
             match self.rail_state(st, k) {
                 Ok(()) => {}
                 Err(RsmError::RemoteNodeUnreachable) => self.fail_over(st, k)?,
+                // Aborted on this rail alone: the node restarted its numbering on it (a
+                // rail that came back, rsm-proto's resync), not an unpublish (which
+                // aborts every rail).
+                Err(RsmError::ConnAborted)
+                    if (0..st.rails.len())
+                        .any(|j| j != k && st.rails[j].live && self.rail_state(st, j).is_ok()) =>
+                {
+                    self.fail_over(st, k)?
+                }
                 Err(e) => return Err(e),
             }
         }
