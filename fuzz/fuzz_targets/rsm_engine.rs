@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     // An import of peer 1's segment, connected by a hand-made reply, with a get pending.
     let imp = e.connect(1, NodeId(1), SEG, Perm::RDWR, WHO).unwrap();
     let reply = Repr {
-        header: Header { session: 1, seq: 0, ack: 0 },
+        header: Header { session: 1, seq: 0, ack: 0, ..Header::default() },
         body: Body::ConnectReply { conn: imp.0, status: 0, exporter_conn: 1, length: 1 << 20 },
     };
     let mut f = vec![0; reply.buffer_len()];

@@ -9,7 +9,8 @@
 //! get measurements do not involve it at all (one-sided).
 //!
 //! Segment layout (both sides): control words at 0 (server only: the client's segment
-//! id at [`W_SEGID`], its node at [`W_NODE`], goodbye at [`W_BYE`]), the ping flag at
+//! id at [`W_SEGID`], its node at [`W_NODE`], goodbye at [`W_BYE`], whether the client
+//! verifies at [`W_VERIFY`]), the ping flag at
 //! [`W_FLAG`] (`length << 32 | sequence`), message data from [`DATA`], just after it.
 //!
 //! Nothing here prints or parses arguments.
@@ -30,6 +31,11 @@ pub const W_SEGID: usize = 0;
 pub const W_NODE: usize = 8;
 /// Non-zero once the client is done.
 pub const W_BYE: usize = 16;
+/// Non-zero: the client verifies, so the server echoes the bytes of each ping whether
+/// or not it was started with `--verify` (started by hand in another namespace or
+/// host without it, it answered with its own buffer and the client reported "the pong
+/// differs from the ping").
+pub const W_VERIFY: usize = 24;
 /// The ping (in the server's segment) or pong (in the client's) flag.
 pub const W_FLAG: usize = 64;
 /// Where message data starts: right after the flag, so a short message and its flag
@@ -118,8 +124,9 @@ impl Server {
     }
 
     /// Serves one client: waits for its segment, then answers pings until it says
-    /// goodbye. `verify` echoes the bytes received (else the reply is the server's
-    /// own buffer of the same length).
+    /// goodbye. `verify`, or a client that says it verifies ([`W_VERIFY`]), echoes
+    /// the bytes received (else the reply is the server's own buffer of the same
+    /// length).
     pub fn serve(&self, verify: bool) -> Result<(), LabError> {
         let load = |w| self.seg.load_u64(w).map_err(|e| rsm("poll", e));
         let mut spin = SpinWait::new();
@@ -135,6 +142,8 @@ impl Server {
             spin.spin();
         };
         let node = NodeId(load(W_NODE)? as u32);
+        // Written before the segment id, so it is in memory by now.
+        let verify = verify || load(W_VERIFY)? != 0;
         let peer = self
             .ctlr
             .import_connect(node, SegmentId(client_seg as u32), Perm::RDWR)
@@ -235,6 +244,9 @@ pub fn client(
         )
         .map_err(|e| rsm("export", e))?;
     let id = mine.publish(None, &[]).map_err(|e| rsm("publish", e))?;
+    server
+        .put_scalars(W_VERIFY, &[u64::from(plan.verify)])
+        .map_err(|e| rsm("hello", e))?;
     server
         .put_scalars(W_NODE, &[u64::from(ctlr.local_node().0)])
         .map_err(|e| rsm("hello", e))?;

@@ -27,6 +27,7 @@ impl Raw {
                 session: self.session,
                 seq: self.seq,
                 ack: 0,
+                ..Header::default()
             },
             body,
         };
@@ -338,7 +339,7 @@ proptest! {
                 }
                 _ => Body::Ack,
             };
-            let r = Repr { header: Header { session: 1, seq, ack: a as u16 }, body };
+            let r = Repr { header: Header { session: 1, seq, ack: a as u16, ..Header::default() }, body };
             let mut f = vec![0; r.buffer_len()];
             r.emit(&mut f).unwrap();
             e.handle_frame(1, &(peer as usize), &f, &mut mem);

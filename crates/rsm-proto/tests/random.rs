@@ -247,6 +247,8 @@ fn random_ops_match_the_model_on_a_lossless_transport_without_acks() {
         jitter_ns: 0,
         loss: 0.0,
         duplicate: 0.0,
+        slow: 0.0,
+        slow_ns: 0,
         seed: 4,
     };
     enough(&run_on(cfg, true, 40));

@@ -6,7 +6,7 @@
 //! ```text
 //!  0       1       2               4                               8
 //! +-------+-------+---------------+-------------------------------+
-//! | 0x52  | kind  | reserved (0)  | session (32 b)                |
+//! | 0x52  | kind  |seq_hi |ack_hi | session (32 b)                |
 //! +-------+-------+---------------+-------------------------------+
 //! | seq (16 b)    | ack (16 b)    |  kind-specific body...
 //! +---------------+---------------+
@@ -16,8 +16,13 @@
 //! * **tag** `0x52` ([`crate::protocol::RSM`]): whose frame this is on a shared transport;
 //! * **session**: the sender engine's incarnation; a peer that sees a newer one knows
 //!   the sender restarted, and drops frames of an older one;
-//! * **seq**: the per-peer sequence number of every kind but [`Kind::Ack`]; **ack**: the
-//!   next sequence number the sender expects from the receiver, on every frame.
+//! * **seq**: the per-peer sequence number of every kind but [`Kind::Ack`] (an ack
+//!   carries the sender's next one); **ack**: the next sequence number the sender
+//!   expects from the receiver, on every frame;
+//! * **seq_hi**, **ack_hi**: bits 16..24 of the same two numbers. The reliability
+//!   layer counts in 16 bits; the extra 8 let a receiver tell a frame held back in the
+//!   network while the sender went once round the 16-bit space from a new one
+//!   (`myrix_rsm_proto`'s engine drops it, ack and all).
 //!
 //! Bodies (offsets from the frame's start; `conn` is the *receiver's* connection id
 //! except in a connect, where it is the importer's own):
@@ -63,7 +68,8 @@ mod field {
     use core::ops::Range;
     pub const TAG: usize = 0;
     pub const KIND: usize = 1;
-    pub const RESERVED: Range<usize> = 2..4;
+    pub const SEQ_HI: usize = 2;
+    pub const ACK_HI: usize = 3;
     pub const SESSION: Range<usize> = 4..8;
     pub const SEQ: Range<usize> = 8..10;
     pub const ACK: Range<usize> = 10..12;
@@ -296,9 +302,8 @@ impl<T: AsRef<[u8]>> Frame<T> {
         if !kind.has_data() && b.len() != need {
             return Err(Error::Field("trailing bytes"));
         }
-        let reserved_zero = b[field::RESERVED].iter().all(|&x| x == 0)
-            && (kind != Kind::ConnectReply
-                || b[field::connect_reply::RESERVED].iter().all(|&x| x == 0));
+        let reserved_zero =
+            kind != Kind::ConnectReply || b[field::connect_reply::RESERVED].iter().all(|&x| x == 0);
         if !reserved_zero {
             return Err(Error::Field("reserved bytes not zero"));
         }
@@ -322,6 +327,12 @@ impl<T: AsRef<[u8]>> Frame<T> {
     pub fn ack(&self) -> u16 {
         be16(&self.buffer.as_ref()[field::ACK])
     }
+    pub fn seq_hi(&self) -> u8 {
+        self.buffer.as_ref()[field::SEQ_HI]
+    }
+    pub fn ack_hi(&self) -> u8 {
+        self.buffer.as_ref()[field::ACK_HI]
+    }
     /// Data after the fixed body (empty for kinds without data).
     pub fn data(&self) -> &[u8] {
         &self.buffer.as_ref()[self.kind().head_len()..]
@@ -334,6 +345,9 @@ pub struct Header {
     pub session: u32,
     pub seq: u16,
     pub ack: u16,
+    /// Bits 16..24 of `seq` and `ack` (see the module docs).
+    pub seq_hi: u8,
+    pub ack_hi: u8,
 }
 
 /// The kind-specific part of a frame.
@@ -447,6 +461,8 @@ impl<'a> Repr<'a> {
             session: frame.session(),
             seq: frame.seq(),
             ack: frame.ack(),
+            seq_hi: frame.seq_hi(),
+            ack_hi: frame.ack_hi(),
         };
         let kind = frame.kind();
         let data: &'a [u8] = &f[kind.head_len()..];
@@ -561,6 +577,8 @@ pub fn emit_head(
     f[field::SESSION].copy_from_slice(&h.session.to_be_bytes());
     f[field::SEQ].copy_from_slice(&h.seq.to_be_bytes());
     f[field::ACK].copy_from_slice(&h.ack.to_be_bytes());
+    f[field::SEQ_HI] = h.seq_hi;
+    f[field::ACK_HI] = h.ack_hi;
     match *body {
         Body::Connect {
             segment,

@@ -8,6 +8,8 @@ const H: Header = Header {
     session: 0x0102_0304,
     seq: 0x0506,
     ack: 0x0708,
+    seq_hi: 0x0a,
+    ack_hi: 0x0b,
 };
 
 fn emit(body: Body<'_>) -> Vec<u8> {
@@ -21,7 +23,7 @@ fn emit(body: Body<'_>) -> Vec<u8> {
 /// Literal offsets, written out byte by byte: the layout the docs promise.
 #[test]
 fn layout_has_the_documented_offsets() {
-    let hdr = [0x52, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8];
+    let hdr = [0x52, 0, 0x0a, 0x0b, 1, 2, 3, 4, 5, 6, 7, 8];
     let b = emit(Body::Connect {
         segment: 0x8000_0001,
         perm: 0o600,
@@ -113,7 +115,7 @@ fn layout_has_the_documented_offsets() {
     });
     assert_eq!((b.len(), b[1], b[15], b[19]), (20, 11, 3, 40));
     let b = emit(Body::Ack);
-    assert_eq!(b, [0x52, 12, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(b, [0x52, 12, 0x0a, 0x0b, 1, 2, 3, 4, 5, 6, 7, 8]);
 }
 
 #[test]
@@ -129,9 +131,6 @@ fn rejects_bad_tag_kind_lengths_and_reserved_bytes() {
         Frame::new_checked(&longer[..]).unwrap_err(),
         Error::Field("trailing bytes")
     );
-    b[2] = 1;
-    assert!(matches!(Frame::new_checked(&b[..]), Err(Error::Field(_))));
-    b[2] = 0;
     b[1] = 0;
     assert_eq!(Frame::new_checked(&b[..]).unwrap_err(), Error::Kind(0));
     b[1] = 13;

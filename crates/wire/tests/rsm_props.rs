@@ -5,11 +5,20 @@ use myrix_wire::rsm::{Body, Frame, Header, Kind, Repr};
 use proptest::prelude::*;
 
 fn header() -> impl Strategy<Value = Header> {
-    (any::<u32>(), any::<u16>(), any::<u16>()).prop_map(|(session, seq, ack)| Header {
-        session,
-        seq,
-        ack,
-    })
+    (
+        any::<u32>(),
+        any::<u16>(),
+        any::<u16>(),
+        any::<u8>(),
+        any::<u8>(),
+    )
+        .prop_map(|(session, seq, ack, seq_hi, ack_hi)| Header {
+            session,
+            seq,
+            ack,
+            seq_hi,
+            ack_hi,
+        })
 }
 
 /// A body's kind (1..=12) and its numbers; data comes separately.

@@ -214,7 +214,11 @@ impl ChannelFabric {
         let ep = net::local_endpoint();
         let mine = format!(
             "{ident}|{}|{}",
-            ep.as_ref().map_or("-".to_string(), |a| a.to_string()),
+            ep.as_ref().map_or("-".to_string(), |a| a
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(",")),
             me.encode()
         );
         job.publish("chan", &mine).map_err(pmi)?;
@@ -234,7 +238,12 @@ impl ChannelFabric {
                 return Err(bad());
             };
             idents.push(id.to_string());
-            addrs.push(addr.parse::<std::net::SocketAddr>().ok());
+            // One address per rail, comma-separated.
+            addrs.push(
+                addr.split(',')
+                    .map(|a| a.parse::<std::net::SocketAddr>().ok())
+                    .collect::<Option<Vec<_>>>(),
+            );
             cards.push(Some(Card::decode(card).ok_or_else(bad)?));
         }
         f.node_of = crate::job::assign_nodes(&idents);
@@ -258,9 +267,9 @@ impl ChannelFabric {
         Ok(f)
     }
 
-    /// Opens the network controller with every rank at `addrs[rank]` and exports this
+    /// Opens the network controller with every rank at `addrs[rank]` (one per rail) and exports this
     /// rank's network inbox ([`net::NET_INBOX`]).
-    fn open_net(&mut self, addrs: &[std::net::SocketAddr]) -> Result<(), FabricError> {
+    fn open_net(&mut self, addrs: &[Vec<std::net::SocketAddr>]) -> Result<(), FabricError> {
         let ctl = net::open_controller(self.rank, addrs)
             .map_err(|e| FabricError::Other(format!("network controller: {e}")))?;
         let page = ctl.attr().page_size;

@@ -3,7 +3,8 @@
 //! controller instead of `shm`.
 //!
 //! * **Which address.** Each rank binds a UDP port on the IPv4 address of
-//!   `MYRIX_MPI_IFACE` if set, else of the first interface (in `getifaddrs(3)` order)
+//!   `MYRIX_MPI_IFACE` if set (a comma list: one port per interface, each a rail of
+//!   the controller, striped and failed over by it), else of the first interface (in `getifaddrs(3)` order)
 //!   that is up, not loopback and has an IPv4 address, else `127.0.0.1`. In a network
 //!   namespace that is its veth end. The port is chosen by the kernel (a bind to port 0,
 //!   released and bound again by the controller: another process could take it in
@@ -132,17 +133,32 @@ pub fn iface_ipv4(name: Option<&str>) -> Option<Ipv4Addr> {
     found
 }
 
-/// The address this rank's UDP endpoint binds (see the module docs): the interface's
-/// address and a port free now.
-pub fn local_endpoint() -> Result<SocketAddr, String> {
-    let ip = match std::env::var("MYRIX_MPI_IFACE") {
-        Ok(name) if !name.is_empty() => iface_ipv4(Some(&name)).ok_or_else(|| {
-            format!("MYRIX_MPI_IFACE={name:?}: no such interface with an IPv4 address")
-        })?,
-        _ => iface_ipv4(None).unwrap_or(Ipv4Addr::LOCALHOST),
+/// The addresses this rank's UDP endpoints bind, one per rail (see the module docs):
+/// each interface's address and a port free now. `MYRIX_MPI_IFACE` may name several
+/// interfaces, comma-separated (`eth0,eth1`): rail `r` joins every rank's `r`-th.
+pub fn local_endpoint() -> Result<Vec<SocketAddr>, String> {
+    let ips = match std::env::var("MYRIX_MPI_IFACE") {
+        Ok(list) if !list.trim().is_empty() => list
+            .split(',')
+            .map(|name| {
+                let name = name.trim();
+                iface_ipv4(Some(name)).ok_or_else(|| {
+                    format!("MYRIX_MPI_IFACE={list:?}: {name:?}: no such interface with an IPv4 address")
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => vec![iface_ipv4(None).unwrap_or(Ipv4Addr::LOCALHOST)],
     };
-    let s = UdpSocket::bind((ip, 0)).map_err(|e| format!("binding a UDP port on {ip}: {e}"))?;
-    s.local_addr().map_err(|e| format!("UDP port on {ip}: {e}"))
+    if ips.len() > 8 {
+        return Err("MYRIX_MPI_IFACE: at most 8 interfaces (rails)".into());
+    }
+    ips.into_iter()
+        .map(|ip| {
+            let s =
+                UdpSocket::bind((ip, 0)).map_err(|e| format!("binding a UDP port on {ip}: {e}"))?;
+            s.local_addr().map_err(|e| format!("UDP port on {ip}: {e}"))
+        })
+        .collect()
 }
 
 /// The network controller this process opened for the job (None on one node): other
@@ -153,9 +169,18 @@ pub fn controller() -> Option<Controller> {
 
 static NET_CTL: std::sync::OnceLock<Controller> = std::sync::OnceLock::new();
 
-/// Opens the `udp` controller as `me`'s node, every rank at its published address.
-pub fn open_controller(me: Rank, addrs: &[SocketAddr]) -> Result<Controller, String> {
-    let boards: Vec<String> = addrs.iter().map(|a| format!("udp:{a}")).collect();
+/// Opens the `udp` controller as `me`'s node, every rank at its published addresses
+/// (one board per rail).
+pub fn open_controller(me: Rank, addrs: &[Vec<SocketAddr>]) -> Result<Controller, String> {
+    let boards: Vec<String> = addrs
+        .iter()
+        .map(|a| {
+            a.iter()
+                .map(|a| format!("udp:{a}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
     let table = NodeTable::from_pairs(
         boards
             .iter()

@@ -279,6 +279,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 }
             };
             let seq = p.rel.push(item);
+            p.tx_count = p.tx_count.wrapping_add(1);
             self.txq.push_back(Tx::Seq { peer: pi, seq });
         }
     }

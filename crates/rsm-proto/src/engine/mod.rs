@@ -111,6 +111,10 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         let mut cfg = cfg;
         cfg.mtu = cfg.mtu.max(64);
         cfg.read_block = cfg.read_block.clamp(1, MAX_READ_BLOCK);
+        // A frame more than `OLD` numbers from the expected one is dropped as old
+        // (`frames`): legitimate ones are never that far.
+        cfg.send_window = cfg.send_window.clamp(1, frames::MAX_WINDOW);
+        cfg.early_window = cfg.early_window.clamp(1, frames::MAX_WINDOW);
         Engine {
             rel: cfg.reliability(),
             cfg,

@@ -34,6 +34,23 @@ pub(super) struct Peer<A> {
     pub(super) exports: HashSet<u32>,
     /// The earliest deadline this peer has on the timer heap.
     pub(super) armed: Option<u64>,
+    /// Items sequenced to the peer and frames delivered from it, counted past the
+    /// reliability layer's 16 bits: bits 16..24 go on the wire (`seq_hi`, `ack_hi`),
+    /// so a frame the network held back while the numbers went round is known as old
+    /// ([`super::frames`]).
+    pub(super) tx_count: u32,
+    pub(super) rx_count: u32,
+    /// Added to the engine's session in frames to this peer: raised each time this
+    /// side starts its numbering with the peer afresh, so the peer sees a newer session
+    /// and starts afresh too.
+    pub(super) epoch: u32,
+    /// Numbering was restarted on this side (the peer was declared unreachable, or
+    /// gone) and no frame of a newer session has come from the peer since: frames of
+    /// its known session are numbered the old way and are dropped.
+    pub(super) resync: bool,
+    /// While [`Peer::resync`]: when the next probe (an explicit ack, carrying our
+    /// newer session) goes, so a link that comes back is noticed without traffic.
+    pub(super) probe_at: Option<u64>,
 }
 
 impl<A> Peer<A> {
@@ -50,7 +67,19 @@ impl<A> Peer<A> {
             imports: HashSet::new(),
             exports: HashSet::new(),
             armed: None,
+            tx_count: 0,
+            rx_count: 0,
+            epoch: 0,
+            resync: false,
+            probe_at: None,
         }
+    }
+
+    /// Numbering starts afresh, both ways (a new session, or a resynchronisation).
+    pub(super) fn reset_numbering(&mut self) {
+        self.rel.reset();
+        self.tx_count = 0;
+        self.rx_count = 0;
     }
 }
 
@@ -77,39 +106,74 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         Some(p)
     }
 
-    /// A frame from peer `pi` carries `session`: accept it, or drop it as stale. A newer
-    /// session than the one known means the peer restarted: everything with its old
-    /// incarnation is failed with [`RsmError::ConnAborted`] and numbering starts afresh.
+    /// A frame from peer `pi` carries `session`: accept it, or drop it as stale.
+    ///
+    /// A newer session than the one known means the peer restarted its numbering
+    /// with us: its process restarted, or it declared us unreachable and starts afresh
+    /// (a rail that came back). If this side restarted its own numbering meanwhile
+    /// ([`Peer::resync`]) both are fresh: accepted. Otherwise everything with the old
+    /// numbering fails with [`RsmError::ConnAborted`], this side starts afresh too and
+    /// presents a newer session in turn (so a peer that waits for one accepts ours).
+    ///
+    /// While this side waits for the peer to start afresh, frames of its known session
+    /// are dropped, and answered with an explicit ack: it carries our newer session,
+    /// which tells the peer to start afresh.
     pub(super) fn check_session(&mut self, pi: u32, session: u32) -> SessionCheck {
-        let known = self.peers[pi as usize].remote_session;
-        match known {
-            None => {
-                self.peers[pi as usize].remote_session = Some(session);
-                SessionCheck::Accept
-            }
-            Some(s) if s == session => SessionCheck::Accept,
-            Some(s) if (session.wrapping_sub(s) as i32) > 0 => {
-                self.peer_failed(pi, RsmError::ConnAborted);
-                let p = &mut self.peers[pi as usize];
-                p.rel.reset();
-                p.remote_session = Some(session);
-                SessionCheck::Accept
-            }
-            Some(_) => SessionCheck::Drop,
+        let p = &mut self.peers[pi as usize];
+        let Some(known) = p.remote_session else {
+            p.remote_session = Some(session);
+            p.resync = false;
+            return SessionCheck::Accept;
+        };
+        let newer = (session.wrapping_sub(known) as i32) > 0;
+        if session == known && !p.resync {
+            SessionCheck::Accept
+        } else if session == known {
+            self.stats.resync_dropped += 1;
+            self.queue_ack(pi);
+            SessionCheck::Drop
+        } else if newer && p.resync {
+            p.remote_session = Some(session);
+            p.resync = false;
+            p.probe_at = None;
+            SessionCheck::Accept
+        } else if newer {
+            self.peer_failed(pi, RsmError::ConnAborted);
+            let p = &mut self.peers[pi as usize];
+            p.reset_numbering();
+            p.epoch = p.epoch.wrapping_add(1);
+            p.remote_session = Some(session);
+            // Our newer session, at once: the peer may be waiting for it.
+            self.queue_ack(pi);
+            SessionCheck::Accept
+        } else {
+            SessionCheck::Drop
         }
     }
 
-    /// The transport says the peer at `addr` is gone (its process died): everything
-    /// with it fails with [`RsmError::ConnAborted`], and a later incarnation starts
-    /// afresh.
+    /// The transport says the peer at `addr` is gone (its process died), or the driver
+    /// wants to reach a peer declared unreachable again: everything with it fails with
+    /// [`RsmError::ConnAborted`] and numbering starts afresh (a later incarnation, or
+    /// the same peer once it sees our newer session, starts afresh too).
     pub fn peer_gone(&mut self, addr: &A) {
         let Some(&pi) = self.peer_of.get(addr) else {
             return;
         };
+        let p = &self.peers[pi as usize];
+        if p.resync && p.tx_count == 0 && p.rel.all_acked() {
+            return; // fresh already, nothing sent since
+        }
         self.peer_failed(pi, RsmError::ConnAborted);
+        self.restart_numbering(pi);
+    }
+
+    /// This side starts its numbering with peer `pi` afresh and waits for the peer to
+    /// do the same ([`Peer::resync`]).
+    pub(super) fn restart_numbering(&mut self, pi: u32) {
         let p = &mut self.peers[pi as usize];
-        p.rel.reset();
-        p.remote_session = None;
+        p.reset_numbering();
+        p.epoch = p.epoch.wrapping_add(1);
+        p.resync = p.remote_session.is_some();
     }
 
     /// The peer stopped acknowledging ([`RsmError::RemoteNodeUnreachable`]) or went
@@ -143,10 +207,11 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         }
     }
 
-    /// Whether `addr` has been declared unreachable.
+    /// Whether `addr` has been declared unreachable (or gone) and not heard from since.
     pub fn peer_unreachable(&self, addr: &A) -> bool {
-        self.peer_of
-            .get(addr)
-            .is_some_and(|&p| self.peers[p as usize].rel.is_unreachable())
+        self.peer_of.get(addr).is_some_and(|&p| {
+            let p = &self.peers[p as usize];
+            p.rel.is_unreachable() || p.resync
+        })
     }
 }

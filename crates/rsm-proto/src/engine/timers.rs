@@ -64,8 +64,29 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             if r == Timeout::Unreachable {
                 let addr = p.addr;
                 self.peer_failed(pi, RsmError::RemoteNodeUnreachable);
+                // Fresh numbering, so the peer can be reached again once it answers
+                // (a link that comes back): it starts afresh when it sees our newer
+                // session.
+                self.restart_numbering(pi);
+                let p = &mut self.peers[pi as usize];
+                p.probe_at = p.resync.then_some(now + self.cfg.timeout_ns);
+                if let Some(t) = p.probe_at {
+                    self.arm_peer(pi, t);
+                }
                 self.events.push_back(Event::PeerUnreachable { peer: addr });
                 continue;
+            }
+            // A peer declared unreachable is probed every `timeout_ns` until it
+            // answers with a newer session.
+            let p = &mut self.peers[pi as usize];
+            if let Some(t) = p.probe_at.filter(|_| p.resync) {
+                if t <= now {
+                    p.probe_at = Some(now + self.cfg.timeout_ns);
+                    self.stats.probes += 1;
+                    self.queue_ack(pi);
+                }
+                let t = self.peers[pi as usize].probe_at.unwrap_or(t);
+                self.arm_peer(pi, t);
             }
             if let Some(d) = self.peers[pi as usize].rel.deadline(&self.rel) {
                 self.arm_peer(pi, d.max(now + 1));

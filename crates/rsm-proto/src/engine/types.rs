@@ -66,6 +66,14 @@ pub struct Stats {
     /// Frames that did not parse, came from an unknown peer or an older session.
     pub frames_dropped: u64,
     pub duplicates: u64,
+    /// Frames dropped because the network held them back while the sender's sequence
+    /// numbers went round (their number or their ack is far from the expected one).
+    pub old_frames: u64,
+    /// Frames dropped while waiting for a peer to start its numbering afresh (sent
+    /// before it knew we did).
+    pub resync_dropped: u64,
+    /// Probes sent to peers declared unreachable.
+    pub probes: u64,
     pub resends: u64,
     /// Write frames applied to memory, and their bytes.
     pub writes_applied: u64,

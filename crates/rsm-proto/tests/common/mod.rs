@@ -21,6 +21,10 @@ pub struct NetConfig {
     pub jitter_ns: u64,
     pub loss: f64,
     pub duplicate: f64,
+    /// Share of frames steered into a slow lane (`.ci/netns.sh`'s HTB class where the
+    /// kernel has no netem): each waits `slow_ns` more, so later frames overtake it.
+    pub slow: f64,
+    pub slow_ns: u64,
     pub seed: u64,
 }
 
@@ -31,6 +35,8 @@ impl NetConfig {
             jitter_ns: 3_000,
             loss,
             duplicate: loss / 2.0,
+            slow: 0.0,
+            slow_ns: 0,
             seed,
         }
     }
@@ -112,8 +118,13 @@ impl Net {
             } else {
                 0
             };
+            let slow = if self.cfg.slow > 0.0 && self.rng.gen_bool(self.cfg.slow) {
+                self.cfg.slow_ns
+            } else {
+                0
+            };
             self.order += 1;
-            let at = self.now + self.cfg.latency_ns + jitter;
+            let at = self.now + self.cfg.latency_ns + jitter + slow;
             self.queue
                 .push(Reverse((at, self.order, dst, src, frame.to_vec())));
         }

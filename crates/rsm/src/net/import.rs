@@ -96,10 +96,23 @@ impl NetImport {
         let reach: Vec<usize> = (0..net.rails.len())
             .filter(|&r| net.addr_of(r, node).is_some())
             .collect();
+        // A rail failed over from is used again once its engine has heard the node
+        // since (it probes a peer it declared unreachable: rsm-proto's resync).
         let healthy: Vec<usize> = reach
             .iter()
             .copied()
-            .filter(|&r| !lock(&net.rails[r].failed).contains(&node))
+            .filter(|&r| {
+                if !lock(&net.rails[r].failed).contains(&node) {
+                    return true;
+                }
+                let back = net
+                    .addr_of(r, node)
+                    .is_some_and(|a| !lock(&net.rails[r].core).engine.peer_unreachable(&a));
+                if back {
+                    lock(&net.rails[r].failed).remove(&node);
+                }
+                back
+            })
             .collect();
         let use_rails = if healthy.is_empty() { reach } else { healthy };
         let mut pending = Vec::new();
@@ -108,7 +121,10 @@ impl NetImport {
                 continue;
             };
             let mut c = lock(&net.rails[r].core);
-            if c.unreachable.remove(&addr) || c.engine.peer_unreachable(&addr) {
+            // (The engine's own state: after a resync the peer is reachable again, and
+            // starting afresh once more would abort what it holds on this rail.)
+            c.unreachable.remove(&addr);
+            if c.engine.peer_unreachable(&addr) {
                 // Declared unreachable before: try afresh (it may have started since).
                 c.engine.peer_gone(&addr);
             }
@@ -226,8 +242,8 @@ impl NetImport {
         Ok(())
     }
 
-    /// Finds rails the engine gave up on and fails them over; `ConnAborted` (the
-    /// segment was unpublished) is returned as is.
+    /// Finds rails the engine gave up on and fails them over; `ConnAborted` on every
+    /// live rail (the segment was unpublished) is returned as is.
     fn check_rails(&self, st: &mut State) -> Result<(), RsmError> {
         for k in 0..st.rails.len() {
             if !st.rails[k].live {
@@ -236,6 +252,15 @@ impl NetImport {
             match self.rail_state(st, k) {
                 Ok(()) => {}
                 Err(RsmError::RemoteNodeUnreachable) => self.fail_over(st, k)?,
+                // Aborted on this rail alone: the node restarted its numbering on it (a
+                // rail that came back, rsm-proto's resync), not an unpublish (which
+                // aborts every rail).
+                Err(RsmError::ConnAborted)
+                    if (0..st.rails.len())
+                        .any(|j| j != k && st.rails[j].live && self.rail_state(st, j).is_ok()) =>
+                {
+                    self.fail_over(st, k)?
+                }
                 Err(e) => return Err(e),
             }
         }
