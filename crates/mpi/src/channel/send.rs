@@ -320,6 +320,9 @@ pub struct Tx {
     queue: VecDeque<Work>,
     /// Rendezvous and sync messages whose RTS is written, waiting for their match.
     awaiting: Vec<Waiting>,
+    /// Matched rendezvous messages whose data is queued: the receiver counts them
+    /// against its ring until it reads their first postbox, so new RTSs wait for them.
+    rdata_queued: usize,
     next_seq: u64,
     link: Option<Link>,
 }
@@ -331,6 +334,7 @@ impl Tx {
             eager,
             queue: VecDeque::new(),
             awaiting: Vec::with_capacity(ack::RING_LEN),
+            rdata_queued: 0,
             next_seq: 0,
             link: None,
         }
@@ -444,15 +448,28 @@ impl Tx {
             if w.env.len == 0 {
                 ev.push(Event::SendDone { send: w.id });
             } else {
-                self.queue.push_back(Work {
-                    id: w.id,
-                    seq: w.seq,
-                    env: w.env,
-                    src: w.src,
-                    proto: Proto::Rdata,
-                    sent: 0,
-                    started: false,
-                });
+                // Ahead of RTSs still queued (they may be waiting for these very
+                // data to free the receiver's ring), at a message boundary: a message
+                // whose postboxes are partly written finishes first.
+                let at = self
+                    .queue
+                    .iter()
+                    .enumerate()
+                    .position(|(i, q)| q.proto == Proto::Rts && !(i == 0 && q.started))
+                    .unwrap_or(self.queue.len());
+                self.rdata_queued += 1;
+                self.queue.insert(
+                    at,
+                    Work {
+                        id: w.id,
+                        seq: w.seq,
+                        env: w.env,
+                        src: w.src,
+                        proto: Proto::Rdata,
+                        sent: 0,
+                        started: false,
+                    },
+                );
             }
         }
         while let Some(w) = self.queue.front_mut() {
@@ -460,7 +477,9 @@ impl Tx {
             let done = match w.proto {
                 Proto::Short => l.short(w)?,
                 Proto::Long | Proto::Rdata => l.blocks(w)?,
-                Proto::Rts if self.awaiting.len() < ack::RING_LEN => l.rts(w)?,
+                Proto::Rts if self.awaiting.len() + self.rdata_queued < ack::RING_LEN => {
+                    l.rts(w)?
+                }
                 Proto::Rts => false,
             };
             moved |= done || before != (w.sent, w.started);
@@ -468,6 +487,9 @@ impl Tx {
                 break;
             }
             let w = self.queue.pop_front().expect("front exists");
+            if w.proto == Proto::Rdata {
+                self.rdata_queued -= 1;
+            }
             if w.proto == Proto::Rts {
                 self.awaiting.push(Waiting {
                     id: w.id,
@@ -484,6 +506,7 @@ impl Tx {
 
     /// Every send not yet done (the peer is lost).
     pub fn abandon(&mut self) -> Vec<SendId> {
+        self.rdata_queued = 0;
         let mut ids: Vec<SendId> = self.queue.drain(..).map(|w| w.id).collect();
         ids.extend(self.awaiting.drain(..).map(|w| w.id));
         ids
