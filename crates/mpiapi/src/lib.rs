@@ -42,6 +42,8 @@ pub mod env;
 pub mod ffi;
 pub mod group;
 pub mod handles;
+pub mod intercoll;
+pub mod intercomm;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;
