@@ -82,7 +82,7 @@ fn extent(dt: MPI_Datatype, true_: bool) -> Result<(isize, isize), c_int> {
             PMPI_Type_get_extent(dt, &mut lb, &mut ext)
         }
     })?;
-    Ok((lb as isize, ext as isize))
+    Ok((lb, ext))
 }
 
 /// A scratch buffer for `n` elements of `dt` (8-byte aligned) and the address to

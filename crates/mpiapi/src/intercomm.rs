@@ -148,16 +148,54 @@ fn swap(
     out
 }
 
-/// MPI_Intercomm_create's body.
-fn create_inter(
-    local_comm: MPI_Comm,
+/// The context MPI_Intercomm_create_from_groups talks on (and `+ 1`): no
+/// communicator gets it (the pool's ids stay far below).
+const FROM_GROUPS_CTX: u32 = u32::MAX - 1;
+
+/// MPI_Intercomm_create_from_groups's body: MPI_Intercomm_create's agreement with
+/// the local group and the remote leader reached on a context of its own, the tag
+/// a hash of `stringtag`.
+fn from_groups(
+    local: &Group,
     local_leader: c_int,
-    peer_comm: MPI_Comm,
+    remote: &Group,
     remote_leader: c_int,
-    tag: c_int,
+    stringtag: &[u8],
+    errh: MPI_Errhandler,
     name: &str,
 ) -> Result<MPI_Comm, c_int> {
-    let lc = lookup(local_comm, name)?;
+    let me = runtime::with(name, |rt| Ok(rt.job.rank))?;
+    let rank = local.rank_of(me).ok_or(MPI_ERR_GROUP)? as u32;
+    let lc = CommRef {
+        ctx: FROM_GROUPS_CTX,
+        rank,
+        ranks: local.ranks().to_vec().into(),
+        inter: None,
+    };
+    let peer = CommRef {
+        ctx: FROM_GROUPS_CTX,
+        rank: 0,
+        ranks: remote.ranks().to_vec().into(),
+        inter: None,
+    };
+    // FNV-1a, folded to a non-negative tag.
+    let h = stringtag.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    let tag = (h & 0x3fff_ffff) as c_int;
+    create_inter(lc, local_leader, &peer, remote_leader, tag, errh, name)
+}
+
+/// MPI_Intercomm_create's body over `lc` (the local communicator) and `peer`.
+fn create_inter(
+    lc: CommRef,
+    local_leader: c_int,
+    peer: &CommRef,
+    remote_leader: c_int,
+    tag: c_int,
+    errh: MPI_Errhandler,
+    name: &str,
+) -> Result<MPI_Comm, c_int> {
     if lc.inter.is_some() {
         return Err(MPI_ERR_COMM);
     }
@@ -189,7 +227,6 @@ fn create_inter(
     let mut msg = vec![0u8; len];
     if lc.rank as usize == ll {
         let r = (|| {
-            let peer = lookup(peer_comm, name)?;
             let rl = usize::try_from(remote_leader)
                 .ok()
                 .and_then(|r| peer.ranks.get(r).copied())
@@ -201,7 +238,7 @@ fn create_inter(
             lc.ranks.iter().for_each(|r| out.extend(r.to_le_bytes()));
             out.extend(&lor);
             let mut back = vec![0u8; 4 + 4 * world + BITMAP];
-            let n = swap(&peer, rl, tag, &out, &mut back)?;
+            let n = swap(peer, rl, tag, &out, &mut back)?;
             let nr = u32s(&back[..4]).next().unwrap_or(0) as usize;
             if n != 4 + 4 * nr + BITMAP || nr == 0 || nr > world {
                 return Err(MPI_ERR_INTERN);
@@ -230,14 +267,7 @@ fn create_inter(
         .ok_or(MPI_ERR_OTHER)?;
     drop(pool);
     let mh = merged(mctx, &lc.ranks, &remote, local_first, me)?;
-    build(
-        errh(local_comm),
-        lc.ranks.to_vec(),
-        remote,
-        local_first,
-        mh,
-        name,
-    )
+    build(errh, lc.ranks.to_vec(), remote, local_first, mh, name)
 }
 
 /// MPI_Comm_dup of an intercommunicator.
@@ -364,7 +394,16 @@ mpi_fn! {
         let r = if newintercomm.is_null() {
             Err(MPI_ERR_ARG)
         } else {
-            create_inter(local_comm, local_leader, peer_comm, remote_leader, tag, name)
+            lookup(local_comm, name)
+                .and_then(|lc| {
+                    // The peer matters at the local leader only.
+                    let peer = if lc.rank as c_int == local_leader {
+                        lookup(peer_comm, name)?
+                    } else {
+                        lc.clone()
+                    };
+                    create_inter(lc, local_leader, &peer, remote_leader, tag, errh(local_comm), name)
+                })
                 // SAFETY: newintercomm is an MPI_Comm (checked non-NULL).
                 .and_then(|h| unsafe { put(newintercomm, h) })
         };
@@ -428,5 +467,26 @@ mpi_fn! {
             unsafe { put(group, h) }
         });
         finish(comm, name, r)
+    }
+}
+
+mpi_fn! {
+    /// MPI_Intercomm_create without communicators: the members of `local_group`
+    /// and `remote_group` (disjoint) call it with the same `stringtag`. `info` is
+    /// ignored; the new intercommunicator gets `errhandler`.
+    fn MPI_Intercomm_create_from_groups / PMPI_Intercomm_create_from_groups(local_group: MPI_Group, local_leader: c_int, remote_group: MPI_Group, remote_leader: c_int, stringtag: *const std::os::raw::c_char, _info: MPI_Info, errhandler: MPI_Errhandler, newintercomm: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Intercomm_create_from_groups";
+        let r = if newintercomm.is_null() || stringtag.is_null() {
+            Err(MPI_ERR_ARG)
+        } else {
+            // SAFETY: a NUL-terminated string by the C contract.
+            let tag = unsafe { std::ffi::CStr::from_ptr(stringtag) }.to_bytes();
+            crate::group::get(local_group)
+                .and_then(|l| Ok((l, crate::group::get(remote_group)?)))
+                .and_then(|(l, r)| from_groups(&l, local_leader, &r, remote_leader, tag, errhandler, name))
+                // SAFETY: newintercomm is an MPI_Comm (checked non-NULL).
+                .and_then(|h| unsafe { put(newintercomm, h) })
+        };
+        finish(MPI_COMM_WORLD, name, r)
     }
 }
