@@ -486,3 +486,13 @@ pub unsafe fn exchange(
 pub fn scan(comm: MPI_Comm) -> Option<R> {
     inter(comm).map(|_| Err(MPI_ERR_COMM))
 }
+
+/// For the nonblocking collectives: `Err(MPI_ERR_UNSUPPORTED_OPERATION)`, with one
+/// line saying so, when `comm` is an intercommunicator (not supported on them).
+pub fn refuse_nonblocking(comm: MPI_Comm, name: &str) -> R {
+    if !is_inter(comm) {
+        return Ok(());
+    }
+    crate::ffi::say!("myrix MPI: {name} on an intercommunicator is not implemented yet");
+    Err(MPI_ERR_UNSUPPORTED_OPERATION)
+}
