@@ -492,3 +492,25 @@ fn topologies_info_and_attributes_under_myrix_mpiexec() {
         }
     }
 }
+
+/// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
+/// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
+/// ordering, every blocking collective, dup/split/create/free.
+#[test]
+fn intercommunicators() {
+    let exe = build("intercomm");
+    for n in [2usize, 3, 4, 5] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
+        let o = run(c, Duration::from_secs(120));
+        assert!(o.status.success(), "n={n}: {}", show(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("intercomm ok {r}")),
+                "n={n}: rank {r} did not finish:\n{}",
+                show(&o)
+            );
+        }
+    }
+}

@@ -82,6 +82,23 @@ impl ContextPool {
         Some(i)
     }
 
+    /// This process's used-id bitmap (for an agreement this module does not run
+    /// itself: intercommunicator creation ORs two groups' bitmaps).
+    pub fn bitmap(&self) -> &[u8] {
+        &self.used
+    }
+
+    /// Takes the lowest id free in `agreed` (an OR of members' [`bitmap`]s), marking
+    /// it used here; None when none is free.
+    ///
+    /// [`bitmap`]: ContextPool::bitmap
+    pub fn take_free(&mut self, agreed: &[u8]) -> Option<u32> {
+        if agreed.len() != BYTES {
+            return None;
+        }
+        self.choose(agreed).map(Self::id)
+    }
+
     /// Marks `ctx` used here without agreement (an id learned from elsewhere).
     pub fn reserve(&mut self, ctx: u32) -> bool {
         match Self::slot(ctx) {

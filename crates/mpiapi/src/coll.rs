@@ -38,6 +38,8 @@ mpi_fn! {
     /// MPI_Barrier: dissemination over the collective context (until point-to-point
     /// is wired in, communicators of every world rank use the PMI fence).
     fn MPI_Barrier / PMPI_Barrier(comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = crate::intercoll::barrier(comm) { return finish(comm, "MPI_Barrier", r); } // intercommunicators
         finish(comm, "MPI_Barrier", barrier(comm, "MPI_Barrier"))
     }
 }
@@ -84,6 +86,8 @@ unsafe fn bcast(
 
 mpi_fn! {
     fn MPI_Bcast / PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::bcast(buffer, count, datatype, root, comm) } { return finish(comm, "MPI_Bcast", r); } // intercommunicators
         // SAFETY: the C contract for buffer.
         finish(comm, "MPI_Bcast", unsafe { bcast(buffer, count, datatype, root, comm) })
     }
@@ -149,6 +153,8 @@ unsafe fn reduce(
 
 mpi_fn! {
     fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) } { return finish(comm, "MPI_Reduce", r); } // intercommunicators
         // SAFETY: the C contract for the buffers.
         finish(comm, "MPI_Reduce", unsafe { reduce(sendbuf, recvbuf, count, datatype, op, root, comm) })
     }
@@ -229,6 +235,8 @@ unsafe fn all_like(
 
 mpi_fn! {
     fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) } { return finish(comm, "MPI_Allreduce", r); } // intercommunicators
         let name = "MPI_Allreduce";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { all_like(name, coll::allreduce, false, true, sendbuf, recvbuf, count, datatype, op, comm) })
@@ -237,6 +245,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Scan / PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = crate::intercoll::scan(comm) { return finish(comm, "MPI_Scan", r); } // intercommunicators
         let name = "MPI_Scan";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { all_like(name, coll::scan, false, false, sendbuf, recvbuf, count, datatype, op, comm) })
@@ -246,6 +256,8 @@ mpi_fn! {
 mpi_fn! {
     /// Rank 0's recvbuf is left as it was.
     fn MPI_Exscan / PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = crate::intercoll::scan(comm) { return finish(comm, "MPI_Exscan", r); } // intercommunicators
         let name = "MPI_Exscan";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { all_like(name, coll::exscan, true, false, sendbuf, recvbuf, count, datatype, op, comm) })
@@ -302,6 +314,8 @@ unsafe fn reduce_scatter(
 
 mpi_fn! {
     fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::reduce_scatter(sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter", r); } // intercommunicators
         let name = "MPI_Reduce_scatter";
         // SAFETY: the C contract for the buffers and recvcounts.
         finish(comm, name, unsafe { reduce_scatter(name, sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) })
@@ -310,6 +324,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::reduce_scatter(sendbuf, recvbuf, None, recvcount, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter_block", r); } // intercommunicators
         let name = "MPI_Reduce_scatter_block";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { reduce_scatter(name, sendbuf, recvbuf, None, recvcount, datatype, op, comm) })
@@ -409,6 +425,8 @@ unsafe fn gather(
 
 mpi_fn! {
     fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm) } { return finish(comm, "MPI_Gather", r); } // intercommunicators
         let name = "MPI_Gather";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { gather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm) })
@@ -417,6 +435,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::gather(sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm) } { return finish(comm, "MPI_Gatherv", r); } // intercommunicators
         let name = "MPI_Gatherv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { gather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm) })
@@ -509,6 +529,8 @@ unsafe fn scatter(
 
 mpi_fn! {
     fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::scatter(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm) } { return finish(comm, "MPI_Scatter", r); } // intercommunicators
         let name = "MPI_Scatter";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { scatter(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm) })
@@ -517,6 +539,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::scatter(sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm) } { return finish(comm, "MPI_Scatterv", r); } // intercommunicators
         let name = "MPI_Scatterv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { scatter(name, sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm) })
@@ -585,6 +609,8 @@ unsafe fn allgather(
 
 mpi_fn! {
     fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, true, comm) } { return finish(comm, "MPI_Allgather", r); } // intercommunicators
         let name = "MPI_Allgather";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, comm) })
@@ -593,6 +619,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, true, comm) } { return finish(comm, "MPI_Allgatherv", r); } // intercommunicators
         let name = "MPI_Allgatherv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm) })
@@ -724,6 +752,8 @@ unsafe fn alltoall(
 
 mpi_fn! {
     fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, false, comm) } { return finish(comm, "MPI_Alltoall", r); } // intercommunicators
         let name = "MPI_Alltoall";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { alltoall(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, comm) })
@@ -732,6 +762,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, false, comm) } { return finish(comm, "MPI_Alltoallv", r); } // intercommunicators
         let name = "MPI_Alltoallv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { alltoall(name, sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, comm) })

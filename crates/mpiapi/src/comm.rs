@@ -34,8 +34,18 @@ pub struct CommRef {
     pub ctx: u32,
     /// This process's rank in the communicator.
     pub rank: u32,
-    /// The world rank of each communicator rank.
+    /// The world rank of each communicator rank point-to-point addresses: for an
+    /// intercommunicator, the remote group.
     pub ranks: Arc<[u32]>,
+    /// An intercommunicator's local group and hidden helpers (`intercomm.rs`).
+    pub inter: Option<Arc<crate::intercomm::Inter>>,
+}
+
+impl CommRef {
+    /// The world ranks of the local group (for an intracommunicator, `ranks`).
+    pub fn local(&self) -> &[u32] {
+        self.inter.as_ref().map_or(&self.ranks, |i| &i.local)
+    }
 }
 
 /// A created communicator: what collectives need, plus its name and error handler.
@@ -64,11 +74,18 @@ static COMMS: Mutex<Comms> = Mutex::new(Comms {
 /// on one communicates.
 static POOL: LazyLock<Mutex<ContextPool>> = LazyLock::new(|| Mutex::new(ContextPool::new()));
 
+pub(crate) fn comms_is_inter(comm: MPI_Comm) -> bool {
+    comms()
+        .table
+        .get(comm)
+        .is_some_and(|c| c.cref.inter.is_some())
+}
+
 fn comms() -> MutexGuard<'static, Comms> {
     COMMS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn pool() -> MutexGuard<'static, ContextPool> {
+pub(crate) fn pool() -> MutexGuard<'static, ContextPool> {
     POOL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -118,11 +135,13 @@ fn predefined(name: &str) -> Result<&'static (CommRef, CommRef), c_int> {
                 ctx: 0,
                 rank,
                 ranks: (0..size).collect(),
+                inter: None,
             },
             CommRef {
                 ctx: 2,
                 rank: 0,
                 ranks: Arc::from([rank]),
+                inter: None,
             },
         )
     }))
@@ -157,6 +176,9 @@ pub fn set_topology(comm: MPI_Comm, t: Option<Arc<Topology>>) -> Result<(), c_in
 /// (collective), with its topology but not its attributes or info.
 pub(crate) fn dup_plain(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_int> {
     let parent = lookup(comm, name)?;
+    if parent.inter.is_some() {
+        return crate::intercomm::dup(&parent, comm, name);
+    }
     let ctx = agree_ctx(&parent, name)?;
     let me = parent.ranks[parent.rank as usize];
     let h = install(comm, ctx, parent.ranks.to_vec(), me)?;
@@ -182,24 +204,48 @@ pub(crate) fn dup_with_attrs(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_i
 /// `(rank, size)` in a communicator.
 fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
     let c = lookup(comm, name)?;
-    Ok((c.rank as c_int, c.ranks.len() as c_int))
+    Ok((c.rank as c_int, c.local().len() as c_int))
 }
 
 /// Stores a new communicator of `ranks` (world ranks in communicator order; world
 /// rank `me` among them) on context `ctx`, inheriting `parent`'s error handler. The
 /// context goes back to the pool if the table is full.
-fn install(parent: MPI_Comm, ctx: u32, ranks: Vec<u32>, me: u32) -> Result<MPI_Comm, c_int> {
+pub(crate) fn install(
+    parent: MPI_Comm,
+    ctx: u32,
+    ranks: Vec<u32>,
+    me: u32,
+) -> Result<MPI_Comm, c_int> {
+    let errh = runtime::errhandler(parent).unwrap_or(MPI_ERRORS_ARE_FATAL);
+    install_with(errh, ctx, ranks, me)
+}
+
+/// [`install`] with error handler `errh`.
+pub(crate) fn install_with(
+    errh: MPI_Errhandler,
+    ctx: u32,
+    ranks: Vec<u32>,
+    me: u32,
+) -> Result<MPI_Comm, c_int> {
     let Some(rank) = ranks.iter().position(|&r| r == me) else {
         pool().release(ctx);
         return Err(MPI_ERR_INTERN);
     };
-    let errh = runtime::errhandler(parent).unwrap_or(MPI_ERRORS_ARE_FATAL);
+    let cref = CommRef {
+        ctx,
+        rank: rank as u32,
+        ranks: Arc::from(ranks),
+        inter: None,
+    };
+    install_ref(errh, cref)
+}
+
+/// Stores a communicator made elsewhere (`intercomm.rs`); its context goes back to
+/// the pool if the table is full.
+pub(crate) fn install_ref(errh: MPI_Errhandler, cref: CommRef) -> Result<MPI_Comm, c_int> {
+    let ctx = cref.ctx;
     let c = Comm {
-        cref: CommRef {
-            ctx,
-            rank: rank as u32,
-            ranks: Arc::from(ranks),
-        },
+        cref,
         name: String::new(),
         errh,
         topo: None,
@@ -211,8 +257,23 @@ fn install(parent: MPI_Comm, ctx: u32, ranks: Vec<u32>, me: u32) -> Result<MPI_C
     })
 }
 
+/// Frees a created communicator's entry and context (and an intercommunicator's
+/// hidden helpers).
+pub(crate) fn remove(h: MPI_Comm) -> Result<(), c_int> {
+    let c = comms().table.remove(h).ok_or(MPI_ERR_COMM)?;
+    pool().release(c.cref.ctx);
+    if let Some(i) = &c.cref.inter {
+        for hidden in [i.lh, i.mh] {
+            if let Some(x) = comms().table.remove(hidden) {
+                pool().release(x.cref.ctx);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Agrees with the members of `parent` on a new context id (collective).
-fn agree_ctx(parent: &CommRef, name: &str) -> Result<u32, c_int> {
+pub(crate) fn agree_ctx(parent: &CommRef, name: &str) -> Result<u32, c_int> {
     let mut p = pt2pt(parent);
     let r = pool().allocate(&mut p);
     r.map_err(|e| coll_code(&e, name))
@@ -230,6 +291,9 @@ pub(crate) fn split(
         return Err(MPI_ERR_ARG);
     }
     let parent = lookup(comm, name)?;
+    if parent.inter.is_some() {
+        return crate::intercomm::split(&parent, comm, color, key, name);
+    }
     let n = parent.ranks.len();
     let mut p = pt2pt(&parent);
     let mine: Vec<u8> = [color.to_le_bytes(), key.to_le_bytes()].concat();
@@ -382,6 +446,9 @@ mpi_fn! {
         } else {
             lookup(comm, name).and_then(|parent| {
                 let g = crate::group::get(group)?;
+                if parent.inter.is_some() {
+                    return crate::intercomm::create(&parent, comm, &g, name);
+                }
                 if !g.ranks().iter().all(|r| parent.ranks.contains(r)) {
                     return Err(MPI_ERR_GROUP);
                 }
@@ -417,8 +484,7 @@ mpi_fn! {
             // Delete callbacks first: one failing leaves the communicator alive.
             attr::delete_all(Kind::Comm, h)?;
             crate::info::forget(h);
-            let c = comms().table.remove(h).ok_or(MPI_ERR_COMM)?;
-            pool().release(c.cref.ctx);
+            remove(h)?;
             // SAFETY: as above.
             unsafe { put(comm, MPI_COMM_NULL) }
         });
@@ -433,7 +499,7 @@ mpi_fn! {
             if group.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            let g = Group::new(c.ranks.to_vec()).map_err(|_| MPI_ERR_INTERN)?;
+            let g = Group::new(c.local().to_vec()).map_err(|_| MPI_ERR_INTERN)?;
             let h = crate::group::insert(g)?;
             // SAFETY: group is an MPI_Group (checked non-NULL).
             unsafe { put(group, h) }
@@ -604,6 +670,8 @@ mpi_fn! {
             let b = lookup(comm2, name)?;
             let v = if comm1 == comm2 {
                 MPI_IDENT
+            } else if a.inter.is_some() || b.inter.is_some() {
+                crate::intercomm::compare(&a, &b)?
             } else {
                 let ga = Group::new(a.ranks.to_vec()).map_err(|_| MPI_ERR_INTERN)?;
                 let gb = Group::new(b.ranks.to_vec()).map_err(|_| MPI_ERR_INTERN)?;

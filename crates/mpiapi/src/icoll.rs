@@ -18,7 +18,7 @@
 
 use crate::abi::*;
 use crate::coll::args::*;
-use crate::comm::{lookup, CommRef};
+use crate::comm::CommRef;
 use crate::datatype;
 use crate::ffi::{finish, mpi_fn, put};
 use crate::op;
@@ -29,6 +29,13 @@ use myrix_mpi::coll::nb::{self, Buf, Builder};
 use myrix_mpi::coll::CollError;
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, Mutex, Weak};
+
+/// The communicator of a nonblocking collective: intercommunicators are refused
+/// (their schedules are not written; the blocking forms handle them).
+pub(crate) fn lookup(comm: MPI_Comm, name: &str) -> Result<CommRef, c_int> {
+    crate::intercoll::refuse_nonblocking(comm, name)?;
+    crate::comm::lookup(comm, name)
+}
 
 #[path = "icoll_more.rs"]
 mod more;

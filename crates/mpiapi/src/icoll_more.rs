@@ -4,10 +4,10 @@
 //! caller's memory for a contiguous type, else a packed copy (inputs) or a staging
 //! buffer unpacked at completion (outputs).
 
+use super::lookup;
 use super::{builder, coll_err, launch, Staged};
 use crate::abi::*;
 use crate::coll::args::*;
-use crate::comm::lookup;
 use crate::datatype;
 use crate::ffi::{finish, mpi_fn};
 use myrix_mpi::coll::nb::build::{self, Block};

@@ -55,6 +55,8 @@ pub mod group;
 pub mod handles;
 pub mod icoll;
 pub mod info;
+pub mod intercoll;
+pub mod intercomm;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;
