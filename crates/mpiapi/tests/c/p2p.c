@@ -303,6 +303,29 @@ int main(int argc, char **argv)
         CHECK(46, MPI_Isend(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, NULL) != MPI_SUCCESS);
     }
 
+    /* 13. More synchronous (rendezvous) sends in flight to one peer than the
+     * receiver's match ring holds, with a derived type: they queue, none is lost. */
+    if (size > 1) {
+        enum { NSYNC = 200 };
+        MPI_Datatype ib;
+        int displs[2] = {0, 2}, snd[3] = {rank, -1, rank + 7}, rcv[3];
+        MPI_Request rq[NSYNC];
+        MPI_Type_create_indexed_block(2, 1, displs, MPI_INT, &ib);
+        MPI_Type_commit(&ib);
+        if (rank == 0) {
+            for (int i = 0; i < NSYNC; i++)
+                MPI_Issend(snd, 1, ib, 1, 80, MPI_COMM_WORLD, &rq[i]);
+            CHECK(47, MPI_Waitall(NSYNC, rq, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+        } else if (rank == 1) {
+            for (int i = 0; i < NSYNC; i++) {
+                rcv[0] = rcv[2] = -5;
+                CHECK(48, MPI_Recv(rcv, 1, ib, 0, 80, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+                CHECK(49, rcv[0] == 0 && rcv[2] == 7);
+            }
+        }
+        MPI_Type_free(&ib);
+    }
+
     MPI_Barrier(MPI_COMM_WORLD);
     printf("p2p ok %d\n", rank);
     MPI_Finalize();
