@@ -347,6 +347,12 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Comm_get_name / PMPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+        // MPI 4.1: the null handle has a name too.
+        if comm == MPI_COMM_NULL {
+            // SAFETY: comm_name holds MPI_MAX_OBJECT_NAME bytes; resultlen is an int.
+            let r = unsafe { put_str(comm_name, MPI_MAX_OBJECT_NAME, resultlen, "MPI_COMM_NULL") };
+            return finish(MPI_COMM_WORLD, "MPI_Comm_get_name", r);
+        }
         let r = lookup(comm, "MPI_Comm_get_name").and_then(|_| {
             let cs = comms();
             let n = match comm {

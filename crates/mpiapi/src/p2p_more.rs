@@ -471,7 +471,7 @@ pub(crate) fn free(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
 /// MPI_Request_get_status: the status if complete, without freeing.
 pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int> {
     if h == MPI_REQUEST_NULL {
-        return Ok(Some(CStatus::empty()));
+        return Ok(Some(CStatus::inactive()));
     }
     let _ = p
         .engine
@@ -479,7 +479,7 @@ pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int
         .map_err(|e| report("MPI_Request_get_status", &e))?;
     let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
     if !r.active {
-        return Ok(Some(CStatus::empty()));
+        return Ok(Some(CStatus::inactive()));
     }
     match r.id {
         None => Ok(r.ready),
@@ -514,7 +514,10 @@ impl P2p {
             Finish::None => {}
             Finish::Hold(v, buffered) => {
                 if buffered {
-                    self.bsend.used = self.bsend.used.saturating_sub(v.len() + MPI_BSEND_OVERHEAD);
+                    self.bsend.used = self
+                        .bsend
+                        .used
+                        .saturating_sub(v.len() + crate::p2p::BSEND_COST);
                 }
             }
             Finish::Unpack {

@@ -87,7 +87,7 @@ pub(crate) unsafe fn store_at(
     }
     if !sts.is_null() {
         // SAFETY: the caller's contract.
-        unsafe { s.store(sts.add(i)) };
+        unsafe { s.store_all(sts.add(i)) };
     }
 }
 
@@ -255,7 +255,7 @@ mpi_fn! {
                     // SAFETY: non-NULL int; status by the contract.
                     unsafe {
                         indx.write(MPI_UNDEFINED);
-                        CStatus::empty().store(status);
+                        CStatus::inactive().store(status);
                     }
                     Ok(())
                 }
@@ -295,7 +295,7 @@ mpi_fn! {
                     None => {
                         flag.write(1);
                         indx.write(MPI_UNDEFINED);
-                        CStatus::empty().store(status);
+                        CStatus::inactive().store(status);
                     }
                     Some(v) => match v.into_iter().next() {
                         None => flag.write(0),
@@ -366,7 +366,7 @@ pub(crate) unsafe fn some(
                 reqs.add(*i).write(MPI_REQUEST_NULL);
             }
             if !sts.is_null() {
-                s.store(sts.add(k));
+                s.store_all(sts.add(k));
             }
         }
     }

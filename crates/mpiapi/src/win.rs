@@ -679,6 +679,12 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Win_get_name / PMPI_Win_get_name(win: MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+        // MPI 4.1: the null handle has a name too.
+        if win == MPI_WIN_NULL {
+            // SAFETY: MPI_MAX_OBJECT_NAME bytes and an int by the C contract.
+            let r = unsafe { put_str(win_name, MPI_MAX_OBJECT_NAME, resultlen, "MPI_WIN_NULL") };
+            return finish(MPI_COMM_WORLD, "MPI_Win_get_name", r);
+        }
         let r = lookup(win).and_then(|w| {
             let n = w.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
             // SAFETY: MPI_MAX_OBJECT_NAME bytes and an int by the C contract.

@@ -216,7 +216,8 @@ static void attrs(void) {
     CHECK(strcmp(log_, "t11 t11 ") == 0);
     OK(MPI_Type_free_keyval(&tk));
     /* Window attributes next to the predefined ones. */
-    int wk, buf = 0;
+    int wk;
+    static int buf = 0; /* not on the stack: window memory is shared in place */
     MPI_Win w;
     OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &wk, NULL));
     OK(MPI_Win_create(&buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w));
@@ -347,7 +348,7 @@ static void errors(void) {
     CHECK(flag && *lastp >= code);
     CHECK(MPI_Add_error_code(MPI_ERR_ARG, &code) == MPI_ERR_ARG);
 
-    int buf = 0;
+    static int buf = 0; /* not on the stack: window memory is shared in place */
     MPI_Win w;
     OK(MPI_Win_create_errhandler(win_handler, &weh));
     OK(MPI_Win_create(&buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w));

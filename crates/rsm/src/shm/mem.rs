@@ -116,13 +116,40 @@ pub(crate) fn is_mapped(ptr: *mut u8, len: usize) -> bool {
     false
 }
 
+/// Whether `ptr..ptr+len` overlaps the calling thread's stack. Such memory cannot be
+/// shared in place: between the copy and the mapping the thread's own frames on those
+/// pages change, and the mapping would bring back their old contents (return
+/// addresses, stack canaries).
+pub(crate) fn on_this_threads_stack(ptr: *mut u8, len: usize) -> bool {
+    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+    // SAFETY: fills `attr` for the calling thread; destroyed below when it succeeded.
+    if unsafe { libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    let (mut lo, mut size) = (std::ptr::null_mut::<libc::c_void>(), 0usize);
+    // SAFETY: `attr` was initialized by pthread_getattr_np.
+    let got = unsafe { libc::pthread_attr_getstack(attr.as_ptr(), &mut lo, &mut size) };
+    // SAFETY: as above; destroyed once.
+    unsafe { libc::pthread_attr_destroy(attr.as_mut_ptr()) };
+    if got != 0 {
+        return false;
+    }
+    let (a, b) = (ptr as usize, (ptr as usize).saturating_add(len));
+    let (s, e) = (lo as usize, (lo as usize).saturating_add(size));
+    a < e && s < b
+}
+
 /// Copies `ptr..ptr+len` into `file` (from offset 0) and maps the file over that range,
 /// shared: the same address now shows the same bytes, and they are the file's.
 ///
 /// # Safety
 /// `ptr..ptr+len` is page-aligned memory of this process that nothing relies on being
-/// private, valid for reads, and the file is at least `len` bytes long.
+/// private, valid for reads, and the file is at least `len` bytes long. Memory on the
+/// calling thread's stack is refused (`BadAddr`, see [`on_this_threads_stack`]).
 pub(crate) unsafe fn share_in_place(file: &File, ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    if on_this_threads_stack(ptr, len) {
+        return Err(RsmError::BadAddr);
+    }
     let mut done = 0usize;
     while done < len {
         // SAFETY: reads `ptr+done..ptr+len`, inside the range the caller promised.
