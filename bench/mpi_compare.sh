@@ -34,7 +34,7 @@
 #             --mca btl self,tcp --mca pml ob1 (btl and oob on myrixv0)
 #   myrix     the myrix-built programs under the same hydra command (the library speaks
 #             PMI-1 to hydra; myrix mpiexec starts ranks on this host only)
-# The launchers run in myrix-ma. Results go to target/bench/mpi_compare-netns-<date>.txt.
+# (bench/lib/netns_pair.sh). The launchers run in myrix-ma. Results go to target/bench/mpi_compare-netns-<date>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,52 +79,15 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 W=$(mktemp -d)
+. bench/lib/netns_pair.sh
 cleanup() {
-  if [ $MODE = netns ]; then
-    ip netns del myrix-ma 2>/dev/null
-    ip netns del myrix-mb 2>/dev/null
-  fi
+  [ $MODE = netns ] && netns_pair_down
   rm -rf "$W"
 }
 trap cleanup EXIT
-if [ $MODE = netns ]; then
-  ip netns del myrix-ma 2>/dev/null
-  ip netns del myrix-mb 2>/dev/null
-  set -e
-  ip netns add myrix-ma
-  ip netns add myrix-mb
-  ip link add myrix-xa type veth peer name myrix-xb
-  ip link set myrix-xa netns myrix-ma
-  ip link set myrix-xb netns myrix-mb
-  for x in "myrix-ma myrix-xa 10.79.0.1" "myrix-mb myrix-xb 10.79.0.2"; do
-    set -- $x
-    ip -n "$1" link set "$2" name myrixv0
-    ip -n "$1" addr add "$3/24" dev myrixv0
-    ip -n "$1" link set lo up
-    ip -n "$1" link set myrixv0 up
-  done
-  set +e
-  # The ssh stand-in: [ssh options] HOST COMMAND... runs COMMAND (one shell string, as
-  # ssh would) in HOST's namespace under that namespace's own host name.
-  cat >"$W/nsssh" <<'SSH'
-#!/bin/bash
-while [ $# -gt 0 ]; do
-  case $1 in
-  -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;
-  -*) shift ;;
-  *) break ;;
-  esac
-done
-host=$1
-shift
-case $host in
-10.79.0.1) ns=myrix-ma ;;
-10.79.0.2) ns=myrix-mb ;;
-*) echo "nsssh: unknown host $host" >&2; exit 255 ;;
-esac
-exec ip netns exec "$ns" unshare --uts /bin/sh -c "hostname $ns; $*"
-SSH
-  chmod +x "$W/nsssh"
+if [ $MODE = netns ] && ! netns_pair_up "$W"; then
+  echo "mpi_compare.sh: could not set up the namespaces" >&2
+  exit 1
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MYRIX=$PWD/target/release/myrix
@@ -155,18 +118,7 @@ launch() { # name program args...
   local name=$1
   shift
   if [ $MODE = netns ]; then
-    local in_a=(timeout "$LIMIT" ip netns exec myrix-ma unshare --uts /bin/sh -c 'hostname myrix-ma; exec "$@"' sh)
-    case $name in
-    myrix | mpich)
-      "${in_a[@]}" mpiexec.mpich -launcher ssh -launcher-exec "$W/nsssh" -iface myrixv0 \
-        -hosts 10.79.0.1,10.79.0.2 -n 2 -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES myrixv0 "$@"
-      ;;
-    ompi)
-      "${in_a[@]}" mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --allow-run-as-root \
-        --mca plm_rsh_agent "$W/nsssh" --mca btl self,tcp --mca pml ob1 \
-        --mca btl_tcp_if_include myrixv0 --mca oob_tcp_if_include myrixv0 "$@"
-      ;;
-    esac
+    netns_pair_launch "$name" "$@"
     return
   fi
   case $name in
