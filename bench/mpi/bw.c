@@ -7,7 +7,7 @@
  * Usage: bw [-s SIZES | -M MAX -f FACTOR] [-n ROUNDS] [-w WARMUP] [-r REPS] [-W WINDOW]
  *   -s 8,64,1024  the sizes in bytes (default: 8, 32, 128, ... times FACTOR, then MAX)
  *   -M 1048576    the largest size of the default list (default 1 MiB)
- *   -f 4          the factor between sizes of the default list (2 or 4; default 4)
+ *   -f 4          the factor between sizes of the default list (2 to 1024; default 4)
  *   -n 200        rounds per repetition up to 64 KiB; above, scaled by 65536/size
  *                 (at least 10)
  *   -w N          untimed rounds before each size (default: a tenth of the rounds, >= 2)
@@ -17,30 +17,11 @@
  * Prints, from rank 0, one line per size: "bytes MB/s rounds", after comment lines
  * starting with '#'. Any MPI error (the program sets MPI_ERRORS_RETURN) is printed as
  * "bw: ..." on standard error and ends the job with status 3. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define BENCH_NAME "bw"
+#include "args.h"
 
-#define MAX_SIZES 64
-
-static int check(int rc, const char *what) {
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        msg[0] = 0;
-        MPI_Error_string(rc, msg, &len);
-        fprintf(stderr, "bw: %s failed: %s\n", what, msg);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-        exit(3);
-    }
-    return rc;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* Buffers for the whole window are allocated at once: cap the product. */
+#define MAX_WINDOW_BYTES (1L << 32)
 
 static void usage(void) {
     fprintf(stderr, "usage: bw [-s SIZES | -M MAX -f FACTOR] [-n ROUNDS] [-w WARMUP] [-r REPS] [-W WINDOW]\n");
@@ -66,49 +47,40 @@ int main(int argc, char **argv) {
             MPI_Finalize();
             return 2;
         }
+        int ok;
         switch (argv[a][1]) {
-        case 's': {
-            const char *p = v;
-            while (*p && nsizes < MAX_SIZES) {
-                char *end;
-                long s = strtol(p, &end, 10);
-                if (end == p || s < 0) break;
-                sizes[nsizes++] = s;
-                p = *end == ',' ? end + 1 : end;
-                if (*end != ',') break;
-            }
-            break;
-        }
-        case 'M': max = atol(v); break;
-        case 'f': factor = atol(v); break;
-        case 'n': rounds = atol(v); break;
-        case 'w': warm = atol(v); break;
-        case 'r': reps = atol(v); break;
-        case 'W': window = atol(v); break;
+        case 's': ok = parse_sizes(v, rank, sizes, &nsizes); break;
+        case 'M': ok = parse_long(v, 1, MAX_BYTES, 'M', rank, &max); break;
+        case 'f': ok = parse_long(v, 2, 1024, 'f', rank, &factor); break;
+        case 'n': ok = parse_long(v, 1, 1000000000L, 'n', rank, &rounds); break;
+        case 'w': ok = parse_long(v, 0, 1000000000L, 'w', rank, &warm); break;
+        case 'r': ok = parse_long(v, 1, 10000, 'r', rank, &reps); break;
+        case 'W': ok = parse_long(v, 1, 65536, 'W', rank, &window); break;
         default:
+            ok = 0;
             if (rank == 0) usage();
+        }
+        if (!ok) {
             MPI_Finalize();
             return 2;
         }
         a++;
     }
-    if (factor < 2) factor = 2;
-    if (reps < 1) reps = 1;
-    if (rounds < 1) rounds = 1;
-    if (window < 1) window = 1;
-    if (nsizes == 0) {
-        for (long s = 8; s < max && nsizes < MAX_SIZES - 1; s *= factor) sizes[nsizes++] = s;
-        sizes[nsizes++] = max;
-    }
+    if (nsizes == 0) nsizes = default_sizes(max, factor, sizes);
     if (nranks < 2) {
         if (rank == 0) fprintf(stderr, "bw: needs 2 ranks, got %d\n", nranks);
         MPI_Finalize();
         return 2;
     }
 
-    long biggest = 1;
-    for (int k = 0; k < nsizes; k++)
-        if (sizes[k] > biggest) biggest = sizes[k];
+    long biggest = largest(sizes, nsizes);
+    if (biggest > MAX_WINDOW_BYTES / window) {
+        if (rank == 0)
+            fprintf(stderr, "bw: %ld messages of %ld bytes in flight exceed %ld bytes of buffers\n", window,
+                    biggest, MAX_WINDOW_BYTES);
+        MPI_Finalize();
+        return 2;
+    }
     /* One buffer per message in flight: pending receives must not overlap. */
     char *buf = malloc((size_t)biggest * (size_t)window);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)window);
@@ -123,14 +95,9 @@ int main(int argc, char **argv) {
     memset(buf, rank + 1, (size_t)biggest * (size_t)window);
 
     if (rank == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0;
-        MPI_Get_library_version(lib, &len);
-        char *nl = strchr(lib, '\n');
-        if (nl) *nl = 0;
         printf("# bw: %ld messages in flight, then a 1-byte acknowledgement; median of %ld repetitions\n",
                window, reps);
-        printf("# library: %s\n", lib);
+        print_library();
         printf("# %9s %12s %10s\n", "bytes", "MB/s", "rounds");
     }
     for (int k = 0; k < nsizes; k++) {
@@ -161,8 +128,7 @@ int main(int argc, char **argv) {
             if (r >= 0) t[r] = MPI_Wtime() - t0;
         }
         if (rank == 0) {
-            qsort(t, (size_t)reps, sizeof(double), cmp_double);
-            double med = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+            double med = median(t, reps);
             printf("%11ld %12.1f %10ld\n", len, (double)window * (double)len * (double)n / med / 1e6, n);
             fflush(stdout);
         }

@@ -6,7 +6,7 @@
  * Usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]
  *   -s 8,64,1024  the sizes in bytes (default: 8, 32, 128, ... times FACTOR, then MAX)
  *   -M 1048576    the largest size of the default list (default 1 MiB)
- *   -f 4          the factor between sizes of the default list (2 or 4; default 4)
+ *   -f 4          the factor between sizes of the default list (2 to 1024; default 4)
  *   -i 10000      round trips per repetition up to 4 KiB; above, scaled by 4096/size
  *                 (at least 50)
  *   -w N          untimed round trips before each size (default: a tenth of -i's count)
@@ -15,30 +15,8 @@
  * Prints, from rank 0, one line per size: "bytes latency_us MB/s iterations", after
  * comment lines starting with '#'. Any MPI error (the program sets MPI_ERRORS_RETURN)
  * is printed as "pingpong: ..." on standard error and ends the job with status 3. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define MAX_SIZES 64
-
-static int check(int rc, const char *what) {
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        msg[0] = 0;
-        MPI_Error_string(rc, msg, &len);
-        fprintf(stderr, "pingpong: %s failed: %s\n", what, msg);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-        exit(3);
-    }
-    return rc;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#define BENCH_NAME "pingpong"
+#include "args.h"
 
 static void usage(void) {
     fprintf(stderr, "usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]\n");
@@ -64,47 +42,32 @@ int main(int argc, char **argv) {
             MPI_Finalize();
             return 2;
         }
+        int ok;
         switch (argv[a][1]) {
-        case 's': {
-            const char *p = v;
-            while (*p && nsizes < MAX_SIZES) {
-                char *end;
-                long s = strtol(p, &end, 10);
-                if (end == p || s < 0) break;
-                sizes[nsizes++] = s;
-                p = *end == ',' ? end + 1 : end;
-                if (*end != ',') break;
-            }
-            break;
-        }
-        case 'M': max = atol(v); break;
-        case 'f': factor = atol(v); break;
-        case 'i': iters = atol(v); break;
-        case 'w': warm = atol(v); break;
-        case 'r': reps = atol(v); break;
+        case 's': ok = parse_sizes(v, rank, sizes, &nsizes); break;
+        case 'M': ok = parse_long(v, 1, MAX_BYTES, 'M', rank, &max); break;
+        case 'f': ok = parse_long(v, 2, 1024, 'f', rank, &factor); break;
+        case 'i': ok = parse_long(v, 1, 1000000000L, 'i', rank, &iters); break;
+        case 'w': ok = parse_long(v, 0, 1000000000L, 'w', rank, &warm); break;
+        case 'r': ok = parse_long(v, 1, 10000, 'r', rank, &reps); break;
         default:
+            ok = 0;
             if (rank == 0) usage();
+        }
+        if (!ok) {
             MPI_Finalize();
             return 2;
         }
         a++;
     }
-    if (factor < 2) factor = 2;
-    if (reps < 1) reps = 1;
-    if (iters < 1) iters = 1;
-    if (nsizes == 0) {
-        for (long s = 8; s < max && nsizes < MAX_SIZES - 1; s *= factor) sizes[nsizes++] = s;
-        sizes[nsizes++] = max;
-    }
+    if (nsizes == 0) nsizes = default_sizes(max, factor, sizes);
     if (nranks < 2) {
         if (rank == 0) fprintf(stderr, "pingpong: needs 2 ranks, got %d\n", nranks);
         MPI_Finalize();
         return 2;
     }
 
-    long biggest = 1;
-    for (int k = 0; k < nsizes; k++)
-        if (sizes[k] > biggest) biggest = sizes[k];
+    long biggest = largest(sizes, nsizes);
     char *buf = malloc((size_t)biggest);
     double *t = malloc(sizeof(double) * (size_t)reps);
     if (buf == NULL || t == NULL) {
@@ -114,13 +77,8 @@ int main(int argc, char **argv) {
     memset(buf, rank + 1, (size_t)biggest);
 
     if (rank == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len = 0;
-        MPI_Get_library_version(lib, &len);
-        char *nl = strchr(lib, '\n');
-        if (nl) *nl = 0;
         printf("# pingpong: one-way latency (half the round trip), median of %ld repetitions\n", reps);
-        printf("# library: %s\n", lib);
+        print_library();
         printf("# %9s %12s %12s %10s\n", "bytes", "latency_us", "MB/s", "iterations");
     }
     for (int k = 0; k < nsizes; k++) {
@@ -145,8 +103,7 @@ int main(int argc, char **argv) {
             if (r >= 0) t[r] = (MPI_Wtime() - t0) / (2.0 * (double)n);
         }
         if (rank == 0) {
-            qsort(t, (size_t)reps, sizeof(double), cmp_double);
-            double med = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+            double med = median(t, reps);
             printf("%11ld %12.3f %12.1f %10ld\n", len, med * 1e6, (double)len / med / 1e6, n);
             fflush(stdout);
         }
