@@ -41,8 +41,12 @@ pub(super) unsafe fn fast_send(a: &SendArgs<'_>) -> Option<Result<(), c_int>> {
             }
             // SAFETY: `ptr` holds `len` bytes of the caller's data (the C contract),
             // and this call waits for the request before it returns.
-            let id = unsafe { p.engine.isend(dest, c.ctx, tag, ptr, len, a.mode) }
-                .map_err(|e| report(a.name, &e))?;
+            let Some(id) = (unsafe { p.engine.isend_now(dest, c.ctx, tag, ptr, len, a.mode) })
+                .map_err(|e| report(a.name, &e))?
+            else {
+                // Every byte left the buffer inside the call: no request to wait for.
+                return Ok(());
+            };
             let s = p.engine.wait(id).map_err(|e| report(a.name, &e))?;
             s.error.map_or(Ok(()), |e| Err(error_code(&e)))
         })

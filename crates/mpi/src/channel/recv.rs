@@ -340,8 +340,10 @@ impl Rx {
             return Ok(None);
         };
         let off = self.head_off();
+        if f.kind == kind::SHORT {
+            return self.recv_line_now(f, off, accept, dst);
+        }
         let whole = match f.kind {
-            kind::SHORT => self.len_at(off + pb::LEN)? <= pb::FIRST_PAYLOAD_LEN,
             kind::LONG => self.first_covers(f, self.len_at(off + pb::LEN)?)?,
             _ => false,
         };
@@ -359,6 +361,42 @@ impl Rx {
             return Ok(None);
         }
         self.copy_head(f, true, len, 0, &dst)?;
+        self.consume()?;
+        self.next_seq += 1;
+        Ok(Some(env))
+    }
+
+    /// [`Rx::recv_now`] for a short message at `off`: the postbox after its flag is read
+    /// with one copy, and the envelope and payload taken from that copy.
+    fn recv_line_now(
+        &mut self,
+        f: Flag,
+        off: usize,
+        accept: &mut dyn FnMut(&Envelope) -> bool,
+        dst: DstBuf,
+    ) -> Result<Option<Envelope>, Corrupt> {
+        const AT: usize = pb::CTX;
+        let mut line = [0u8; layout::LINE - AT];
+        self.area.read(off + AT, &mut line).map_err(oob)?;
+        let word = |at: usize| -> [u8; 4] { line[at - AT..][..4].try_into().unwrap_or([0; 4]) };
+        let len64 = u64::from_le_bytes(line[pb::LEN - AT..][..8].try_into().unwrap_or([0; 8]));
+        let len = usize::try_from(len64).map_err(|_| Corrupt("message length too large"))?;
+        if len > pb::FIRST_PAYLOAD_LEN {
+            return Ok(None); // continued in the next postboxes: the general path
+        }
+        if f.nbytes as usize != len || f.count != 0 {
+            return Err(Corrupt("inline byte count does not match the message"));
+        }
+        let env = Envelope {
+            ctx: u32::from_le_bytes(word(pb::CTX)),
+            tag: u32::from_le_bytes(word(pb::TAG)) as i32,
+            len,
+            sync: false,
+        };
+        if !accept(&env) {
+            return Ok(None);
+        }
+        dst.write_slice(&line[pb::FIRST_PAYLOAD - AT..][..len]);
         self.consume()?;
         self.next_seq += 1;
         Ok(Some(env))

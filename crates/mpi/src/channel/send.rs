@@ -209,11 +209,17 @@ impl Link {
             if !w.started {
                 let n = len.min(pb::FIRST_PAYLOAD_LEN);
                 let env = w.env;
+                // The envelope and the payload are one run after the flag word: built
+                // here and written with one copy (one bounds check, one staging).
+                let mut b = [0u8; pb::FIRST_PAYLOAD - pb::CTX + pb::FIRST_PAYLOAD_LEN];
+                b[pb::CTX - pb::CTX..][..4].copy_from_slice(&env.ctx.to_le_bytes());
+                b[pb::TAG - pb::CTX..][..4].copy_from_slice(&(env.tag as u32).to_le_bytes());
+                b[pb::LEN - pb::CTX..][..8].copy_from_slice(&(len as u64).to_le_bytes());
+                let run = pb::FIRST_PAYLOAD - pb::CTX + n;
+                src.copy_into(0, &mut b[pb::FIRST_PAYLOAD - pb::CTX..run])
+                    .map_err(|_| Corrupt("short message shorter than its envelope"))?;
                 self.post(kind::SHORT, 0, n as u16, |m, off| {
-                    m.store_u32(off + pb::CTX, env.ctx)?;
-                    m.store_u32(off + pb::TAG, env.tag as u32)?;
-                    m.write(off + pb::LEN, &(len as u64).to_le_bytes())?;
-                    m.write_from(off + pb::FIRST_PAYLOAD, &src, 0, n)
+                    m.write(off + pb::CTX, &b[..run])
                 })?;
                 w.started = true;
                 w.sent = n;

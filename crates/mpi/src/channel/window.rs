@@ -674,6 +674,16 @@ impl SrcBuf {
         }
     }
 
+    /// Copies `out.len()` bytes from `at` into `out`.
+    #[inline]
+    pub fn copy_into(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        let s = self.range(at, out.len())?;
+        // SAFETY: `s..s+len` is inside the sender's buffer (checked), valid by
+        // `Fabric::send`'s promise; `out` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(s, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
     /// Copies `n` bytes from `at` into `dst` from `dst_at` (the in-process path to
     /// self), truncating at `dst`'s capacity.
     pub fn copy_to(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
@@ -717,6 +727,18 @@ impl DstBuf {
 
     pub fn cap(&self) -> usize {
         self.cap
+    }
+
+    /// Copies `data` to the start of the buffer, truncated at its capacity.
+    #[inline]
+    pub fn write_slice(&self, data: &[u8]) {
+        let n = data.len().min(self.cap);
+        if n == 0 {
+            return;
+        }
+        // SAFETY: `n <= cap`, inside the receive buffer (valid by `Fabric::take`'s
+        // promise); `data` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr, n) };
     }
 }
 
