@@ -211,15 +211,16 @@ impl Link {
                 let env = w.env;
                 // The envelope and the payload are one run after the flag word: built
                 // here and written with one copy (one bounds check, one staging).
-                let mut b = [0u8; pb::FIRST_PAYLOAD - pb::CTX + pb::FIRST_PAYLOAD_LEN];
-                b[pb::CTX - pb::CTX..][..4].copy_from_slice(&env.ctx.to_le_bytes());
-                b[pb::TAG - pb::CTX..][..4].copy_from_slice(&(env.tag as u32).to_le_bytes());
-                b[pb::LEN - pb::CTX..][..8].copy_from_slice(&(len as u64).to_le_bytes());
-                let run = pb::FIRST_PAYLOAD - pb::CTX + n;
-                src.copy_into(0, &mut b[pb::FIRST_PAYLOAD - pb::CTX..run])
+                const AT: usize = pb::CTX;
+                let mut b = [0u8; pb::FIRST_PAYLOAD - AT + pb::FIRST_PAYLOAD_LEN];
+                b[..4].copy_from_slice(&env.ctx.to_le_bytes());
+                b[pb::TAG - AT..][..4].copy_from_slice(&(env.tag as u32).to_le_bytes());
+                b[pb::LEN - AT..][..8].copy_from_slice(&(len as u64).to_le_bytes());
+                let run = pb::FIRST_PAYLOAD - AT + n;
+                src.copy_into(0, &mut b[pb::FIRST_PAYLOAD - AT..run])
                     .map_err(|_| Corrupt("short message shorter than its envelope"))?;
                 self.post(kind::SHORT, 0, n as u16, |m, off| {
-                    m.write(off + pb::CTX, &b[..run])
+                    m.write(off + AT, &b[..run])
                 })?;
                 w.started = true;
                 w.sent = n;
