@@ -634,20 +634,16 @@ impl Drop for RailNamespaces {
 /// Rail fail-over is invisible to an MPI program: `failover.c` (two ranks streaming
 /// messages of mixed sizes both ways, inline to 1 MiB, every byte checked, errors
 /// returned) runs across two namespaces joined by two veth pairs
-/// (`MYRIX_MPI_IFACE=myrix-fo0,myrix-fo1`: two rails, messages of 64 KiB and more
-/// striped on both); one pair is taken down in the middle and brought back later. The
-/// program must finish without an error or a wrong byte; the rail carried traffic
-/// before it went down.
+/// (`MYRIX_MPI_IFACE=myrix-fo0,myrix-fo1`: two rails); rail 0, the primary, is taken
+/// down at 4 s and brought back at 14 s. The program must finish without an error or a
+/// wrong byte; rail 0 carried traffic before it went down and rail 1 after.
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces myrix-fo-a and myrix-fo-b)"]
 fn mpi_survives_a_rail_going_down_and_coming_back() {
-    // Known to fail (docs/mpi.md, "Rails and fail-over"): opt-in until fixed, so the
-    // CI's namespace run stays meaningful.
-    if std::env::var_os("MYRIX_NETNS").is_none() || std::env::var_os("MYRIX_NETNS_RAILS").is_none()
-    {
+    if std::env::var_os("MYRIX_NETNS").is_none() {
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
-            b"mpi rails: skipped: set MYRIX_NETNS=1 and MYRIX_NETNS_RAILS=1 and run as root (known to fail: docs/mpi.md)\n",
+            b"mpi rails: skipped: set MYRIX_NETNS=1 and run as root\n",
         );
         return;
     }
@@ -687,6 +683,7 @@ fn mpi_survives_a_rail_going_down_and_coming_back() {
     // the striping threshold) travel on it, so it is the one whose loss must be hidden.
     at(4);
     let before = ns.rx_packets(0);
+    let rail1_before = ns.rx_packets(1);
     ns.set(0, false);
     at(14);
     ns.set(0, true);
@@ -708,6 +705,14 @@ fn mpi_survives_a_rail_going_down_and_coming_back() {
         );
     }
     assert!(before > 100, "rail 0 carried nothing before it went down");
+    let rail1_after = ns.rx_packets(1);
+    assert!(
+        rail1_after > rail1_before + 100,
+        "rail 1 carried nothing after rail 0 went down ({rail1_before} then {rail1_after} packets)"
+    );
+    eprintln!(
+        "mpi rails: rail 0 received {before} packets before it went down; rail 1 {rail1_before} before, {rail1_after} at the end"
+    );
     drop(ns);
 }
 
