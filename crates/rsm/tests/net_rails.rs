@@ -251,3 +251,48 @@ fn live_import_rejoins_a_rail_that_came_back() {
     e.signal_wait(Some(std::time::Duration::from_secs(5)))
         .unwrap();
 }
+
+/// A get and a signal in flight on the primary rail when it dies: the get is asked
+/// again on the other rail and returns the right bytes; the signal is posted again
+/// there and reaches the exporter.
+#[test]
+fn a_get_and_a_signal_survive_their_rail() {
+    let (ex, im) = two_rail_pair(161, 162, 300);
+    let e = ex.export_create(LEN, ExportFlags::default()).unwrap();
+    let id = e.publish(None, &[]).unwrap();
+    let i = im.import_connect(NodeId(161), id, Perm::RDWR).unwrap();
+    // Rail 0 dead both ways: neither end takes in a frame of it.
+    let down = |d: bool| {
+        im.set_rail_down(0, d).unwrap();
+        ex.set_rail_down(0, d).unwrap();
+    };
+    let d = pattern(3, LEN);
+    i.put(0, &d).unwrap();
+    down(true);
+    let t0 = Instant::now();
+    let mut back = vec![0u8; LEN];
+    i.get(0, &mut back).unwrap();
+    assert!(
+        back == d,
+        "the get across the fail-over returned wrong bytes"
+    );
+    eprintln!("get across the fail-over: {:?}", t0.elapsed());
+
+    // Rail 0 comes back and is taken up again; then it dies under a signal.
+    down(false);
+    let s = im.rail_stats();
+    while im.rail_stats()[0].bytes_put == s[0].bytes_put {
+        i.put(0, &d[..64]).unwrap();
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(10),
+            "no rejoin"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    down(true);
+    i.signal_post(myrix_rsm::SignalFlags::default()).unwrap();
+    // The next put's flush finds the rail dead and fails over, signal included.
+    i.put(8, &d[8..16]).unwrap();
+    e.signal_wait(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+}
