@@ -746,6 +746,57 @@ fn mpi_survives_a_rail_going_down_and_coming_back() {
     drop(ns);
 }
 
+/// Long messages are striped over both rails when the channel's pool blocks reach the
+/// striping size (`MYRIX_MPI_LARGE_BLOCK=65536`, 1 MiB pool; with the default 4 KiB
+/// blocks every put is below it and one rail carries everything): both rails carry a
+/// comparable share, and every byte is right (the postbox after its striped blocks:
+/// `rsm::net::import`'s order rule).
+#[test]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces myrix-fo-a and myrix-fo-b)"]
+fn mpi_stripes_long_messages_over_both_rails() {
+    if std::env::var_os("MYRIX_NETNS").is_none() {
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"mpi rails: skipped: set MYRIX_NETNS=1 and run as root\n",
+        );
+        return;
+    }
+    let exe = failover_program();
+    let ns = RailNamespaces::up();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_myrix"));
+    cmd.args(["mpiexec", "--netns", &RAIL_NS.join(","), "-n", "2"])
+        .arg(&exe)
+        .arg("5")
+        .env("MYRIX_MPI_IFACE", RAILS.join(","))
+        .env("MYRIX_MPI_LARGE_BLOCK", "65536")
+        .env("MYRIX_MPI_POOL", "1048576")
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = std::time::Instant::now();
+    let (status, out, err) = finish(
+        cmd.spawn().unwrap(),
+        start + std::time::Duration::from_secs(60),
+    );
+    assert!(status.success(), "{status:?}\n{out}\n{err}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("failover ok "))
+            .count(),
+        2,
+        "{out}\n{err}"
+    );
+    let (r0, r1) = (ns.rx_packets(0), ns.rx_packets(1));
+    eprintln!("mpi rails: striped: {r0} packets received on rail 0, {r1} on rail 1");
+    assert!(
+        r1 > r0 / 4 && r0 > r1 / 4,
+        "not striped: {r0} and {r1} packets"
+    );
+    drop(ns);
+}
+
 /// Only losing every rail is an error: the same program with both rails taken down at
 /// 4 s (for good) fails with an MPI error, reported by the program, within a bounded
 /// time (the engine's 5 s timeout on each rail in turn), and does not hang.

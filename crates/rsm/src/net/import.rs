@@ -4,8 +4,12 @@
 //!
 //! * **Order.** One rail's writes are applied in order. Writes on different rails are
 //!   not, so before anything (a write, a read) is queued on a rail, every *other* rail
-//!   holding unflushed writes that overlap its range is flushed first: one import's
-//!   accesses keep their program order whatever rails they take.
+//!   holding unflushed writes that overlap its range is flushed first, and so is every
+//!   other rail holding pieces of a striped put (whatever their range): an unstriped
+//!   write after a striped one (a flag after the data it announces, as MPI's postbox
+//!   after its pool blocks) is applied after all of it, at the price of a round trip.
+//!   Successive striped puts to disjoint ranges may be applied in either order;
+//!   [`ImportBackend::order`] flushes the rails holding striped writes.
 //! * **Nothing lost.** Each rail keeps a copy of the writes it carried since its last
 //!   successful flush (its log). When a rail fails (its peer unreachable: every frame
 //!   lost until the engine's timeout, or the link down), its log is replayed on the
@@ -66,6 +70,8 @@ struct RailConn {
     log_bytes: usize,
     /// Signals posted since the last successful flush (their no-accumulate flags).
     signals: Vec<bool>,
+    /// The log holds a piece of a striped put (see the module docs, "Order").
+    striped: bool,
     /// While failed: the connect that takes the rail up again, and when to look next.
     rejoin: Option<EngImport>,
     retry_at: Instant,
@@ -80,6 +86,7 @@ impl RailConn {
             log: Vec::new(),
             log_bytes: 0,
             signals: Vec::new(),
+            striped: false,
             rejoin: None,
             retry_at: Instant::now(),
         }
@@ -90,6 +97,7 @@ impl RailConn {
         self.log.clear();
         self.log_bytes = 0;
         self.signals.clear();
+        self.striped = false;
     }
 }
 
@@ -496,7 +504,8 @@ impl NetImport {
         first_err.map_or(Ok(()), Err)
     }
 
-    /// Flushes every rail but `k` that holds unflushed writes overlapping `off..off+n`.
+    /// Flushes every rail but `k` that holds unflushed writes overlapping `off..off+n`,
+    /// or (`k` given: an unstriped access) pieces of a striped put.
     fn order_before(
         &self,
         st: &mut State,
@@ -508,7 +517,9 @@ impl NetImport {
             .rails
             .iter()
             .enumerate()
-            .map(|(j, rc)| Some(j) != k && rc.live && rc.overlaps(off, n))
+            .map(|(j, rc)| {
+                Some(j) != k && rc.live && ((k.is_some() && rc.striped) || rc.overlaps(off, n))
+            })
             .collect();
         if conflict.iter().any(|c| *c) {
             self.flush(st, |j| conflict[j])?;
@@ -526,7 +537,9 @@ impl NetImport {
             self.order_before(&mut st, None, offset, data.len())?;
             let per = (data.len() / live.len()).div_ceil(8) * 8;
             for (i, piece) in data.chunks(per).enumerate() {
-                self.queue(&mut st, live[i % live.len()], offset + i * per, piece)?;
+                let k = live[i % live.len()];
+                self.queue(&mut st, k, offset + i * per, piece)?;
+                st.rails[k].striped = true;
             }
         } else {
             let p = st.primary()?;
@@ -619,7 +632,12 @@ impl ImportBackend for NetImport {
     }
 
     fn order(&self) -> Result<(), RsmError> {
-        // Accesses keep their order across rails (see the module docs).
+        // Unstriped accesses keep their order across rails (see the module docs);
+        // striped writes are put in remote memory now.
+        let mut st = self.lock();
+        if st.rails.iter().any(|rc| rc.live && rc.striped) {
+            self.flush(&mut st, |_| true)?;
+        }
         Ok(())
     }
 
