@@ -100,7 +100,8 @@ pub(crate) struct Rail {
     /// Put bytes this process queued on the rail.
     pub(crate) bytes_put: AtomicU64,
     /// Nodes an import failed over from on this rail: later connects leave the rail
-    /// out for them (the engines cannot resynchronise on it; see docs/rsm-net.md).
+    /// out for them until its engine has resynchronised with the node (then they, and
+    /// the live imports, take it up again: `import.rs`).
     pub(crate) failed: Mutex<std::collections::HashSet<NodeId>>,
     /// The endpoint's socket (owned by the endpoint, open while the rail lives): what a
     /// waiting caller sleeps on when the machine has no core to spin on.
