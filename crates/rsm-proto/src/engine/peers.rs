@@ -136,6 +136,10 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             p.remote_session = Some(session);
             p.resync = false;
             p.probe_at = None;
+            // Answered: our own probes stop now, and the peer may not have heard our
+            // newer session yet (its copies were lost while the link was down); it
+            // would wait in resync for ever.
+            self.queue_ack(pi);
             SessionCheck::Accept
         } else if newer {
             self.peer_failed(pi, RsmError::ConnAborted);

@@ -233,8 +233,8 @@ fn agent_round(net: &Net, rail: usize) -> Next {
         return Next::Nap(AGENT_NAP);
     }
     let got = match r.ep.try_lock() {
-        Ok(mut ep) => ep.progress().unwrap_or(0),
-        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().progress().unwrap_or(0),
+        Ok(mut ep) => r.progress(&mut ep),
+        Err(std::sync::TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner()),
         Err(std::sync::TryLockError::WouldBlock) => return Next::Nap(AGENT_BUSY_BACKOFF),
     };
     if got > 0 {

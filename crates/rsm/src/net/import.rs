@@ -4,8 +4,12 @@
 //!
 //! * **Order.** One rail's writes are applied in order. Writes on different rails are
 //!   not, so before anything (a write, a read) is queued on a rail, every *other* rail
-//!   holding unflushed writes that overlap its range is flushed first: one import's
-//!   accesses keep their program order whatever rails they take.
+//!   holding unflushed writes that overlap its range is flushed first, and so is every
+//!   other rail holding pieces of a striped put (whatever their range): an unstriped
+//!   write after a striped one (a flag after the data it announces, as MPI's postbox
+//!   after its pool blocks) is applied after all of it, at the price of a round trip.
+//!   Successive striped puts to disjoint ranges may be applied in either order;
+//!   [`ImportBackend::order`] flushes the rails holding striped writes.
 //! * **Nothing lost.** Each rail keeps a copy of the writes it carried since its last
 //!   successful flush (its log). When a rail fails (its peer unreachable: every frame
 //!   lost until the engine's timeout, or the link down), its log is replayed on the
@@ -15,13 +19,22 @@
 //!   `BarrierFailure` (its data is nevertheless all in remote memory); the next scope
 //!   is clean. An implicit-mode put spanning a fail-over returns success: its data
 //!   arrived.
-//! * Signals go to and come from the primary rail (the first live one).
-//! * Gets are not striped (pulled in blocks on the primary rail).
+//! * **Rejoined.** A rail failed over from is taken up again once its engine has
+//!   resynchronised with the node (rsm-proto answers a probe: `peer_unreachable` is
+//!   false again): the import connects on it anew, in the background of its next calls
+//!   ([`NetImport::rejoin`], looked at every [`REJOIN_EVERY`]), and when that connect
+//!   is answered every live rail is flushed first, so nothing written before can be
+//!   overtaken by what the rejoined rail (the primary again if it comes first) carries.
+//! * Signals go to and come from the primary rail (the first live one). A signal
+//!   posted on a rail that fails before its next successful flush is posted again on
+//!   the new primary (at least once: the exporter may see it twice, never not at all).
+//! * Gets are not striped (pulled in blocks on the primary rail); a get whose rail
+//!   fails is asked again on the next.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use myrix_rsm_proto::engine::{Import as EngImport, SignalTarget};
 use myrix_rsm_proto::{BarrierMode, NodeId, Perm, RsmError, SegmentId};
@@ -41,6 +54,12 @@ const PUT_PIECE: usize = 1 << 20;
 pub(crate) const STRIPE_MIN: usize = 64 * 1024;
 /// A rail whose log of unflushed writes grows past this is flushed.
 const LOG_MAX: usize = 64 << 20;
+/// Signals a rail keeps for a replay before it is flushed.
+const SIGNALS_MAX: usize = 1024;
+/// How often a failed rail is looked at for a rejoin, and how long after a rejoin
+/// connect failed the next is tried.
+const REJOIN_EVERY: Duration = Duration::from_millis(100);
+const REJOIN_RETRY: Duration = Duration::from_secs(1);
 
 struct RailConn {
     rail: usize,
@@ -49,6 +68,37 @@ struct RailConn {
     /// Writes since the last successful flush: (offset, data).
     log: Vec<(usize, Vec<u8>)>,
     log_bytes: usize,
+    /// Signals posted since the last successful flush (their no-accumulate flags).
+    signals: Vec<bool>,
+    /// The log holds a piece of a striped put (see the module docs, "Order").
+    striped: bool,
+    /// While failed: the connect that takes the rail up again, and when to look next.
+    rejoin: Option<EngImport>,
+    retry_at: Instant,
+}
+
+impl RailConn {
+    fn new(rail: usize, imp: EngImport) -> RailConn {
+        RailConn {
+            rail,
+            imp,
+            live: true,
+            log: Vec::new(),
+            log_bytes: 0,
+            signals: Vec::new(),
+            striped: false,
+            rejoin: None,
+            retry_at: Instant::now(),
+        }
+    }
+
+    /// A successful flush: everything the rail carried is in remote memory.
+    fn flushed(&mut self) {
+        self.log.clear();
+        self.log_bytes = 0;
+        self.signals.clear();
+        self.striped = false;
+    }
 }
 
 impl RailConn {
@@ -77,6 +127,9 @@ impl State {
 pub(crate) struct NetImport {
     net: Arc<Net>,
     node: NodeId,
+    /// What was connected to, for a rejoin.
+    id: SegmentId,
+    perm: Perm,
     len: usize,
     mailbox: Arc<Mailbox>,
     implicit: AtomicBool,
@@ -157,13 +210,7 @@ impl NetImport {
             match res {
                 Ok(l) => {
                     len = l;
-                    rails.push(RailConn {
-                        rail: r,
-                        imp,
-                        live: true,
-                        log: Vec::new(),
-                        log_bytes: 0,
-                    });
+                    rails.push(RailConn::new(r, imp));
                 }
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -185,6 +232,8 @@ impl NetImport {
         let me = NetImport {
             net,
             node,
+            id,
+            perm,
             len,
             mailbox,
             implicit: AtomicBool::new(true),
@@ -232,39 +281,133 @@ impl NetImport {
         rc.live = false;
         lock(&self.net.rails[rc.rail].failed).insert(self.node);
         let log = std::mem::take(&mut rc.log);
+        let signals = std::mem::take(&mut rc.signals);
         rc.log_bytes = 0;
+        rc.retry_at = Instant::now() + REJOIN_EVERY;
         st.failed_over = true;
         let p = st.primary()?;
         self.register_mailbox(st);
         for (off, data) in log {
             self.queue(st, p, off, &data)?;
         }
+        for no_accumulate in signals {
+            self.post_signal(st, p, no_accumulate)?;
+        }
         Ok(())
     }
 
-    /// Finds rails the engine gave up on and fails them over; `ConnAborted` on every
-    /// live rail (the segment was unpublished) is returned as is.
+    /// Whether `e`, from rail `k`, means the rail failed (rather than the import).
+    fn rail_lost(&self, st: &State, k: usize, e: RsmError) -> bool {
+        match e {
+            RsmError::RemoteNodeUnreachable => true,
+            // Aborted on this rail alone: the node restarted its numbering on it (a
+            // rail that came back, rsm-proto's resync), not an unpublish (which
+            // aborts every rail).
+            RsmError::ConnAborted => (0..st.rails.len())
+                .any(|j| j != k && st.rails[j].live && self.rail_state(st, j).is_ok()),
+            _ => false,
+        }
+    }
+
+    /// Takes failed rails up again where their engine resynchronised with the node:
+    /// starts a connect on each (at most every [`REJOIN_EVERY`]) and, once one is
+    /// answered, flushes every live rail (what they carry goes first) and makes the
+    /// rail live again. Never waits for a connect.
+    fn rejoin(&self, st: &mut State) -> Result<(), RsmError> {
+        let now = Instant::now();
+        for k in 0..st.rails.len() {
+            if st.rails[k].live {
+                continue;
+            }
+            let rail = st.rails[k].rail;
+            let Some(addr) = self.net.addr_of(rail, self.node) else {
+                continue;
+            };
+            if let Some(imp) = st.rails[k].rejoin {
+                let r = lock(&self.net.rails[rail].core).connects.remove(&imp.0);
+                match r {
+                    None => {}
+                    Some(Ok(_)) => {
+                        st.rails[k].rejoin = None;
+                        self.flush(st, |_| true)?;
+                        let old = std::mem::replace(&mut st.rails[k].imp, imp);
+                        let mut c = lock(&self.net.rails[rail].core);
+                        let _ = c.engine.disconnect(old);
+                        c.mailboxes.remove(&SignalTarget::Import(old));
+                        drop(c);
+                        lock(&self.net.rails[rail].failed).remove(&self.node);
+                        st.rails[k].flushed();
+                        st.rails[k].live = true;
+                        self.register_mailbox(st);
+                    }
+                    Some(Err(_)) => {
+                        st.rails[k].rejoin = None;
+                        st.rails[k].retry_at = now + REJOIN_RETRY;
+                    }
+                }
+                continue;
+            }
+            if now < st.rails[k].retry_at {
+                continue;
+            }
+            st.rails[k].retry_at = now + REJOIN_EVERY;
+            let mut c = lock(&self.net.rails[rail].core);
+            if c.engine.peer_unreachable(&addr) {
+                continue; // not resynchronised yet (the engine probes it)
+            }
+            c.unreachable.remove(&addr);
+            if let Ok(imp) = c
+                .engine
+                .connect(addr, self.node, self.id, self.perm, self.net.who)
+            {
+                st.rails[k].rejoin = Some(imp);
+            }
+        }
+        Ok(())
+    }
+
+    /// Posts a signal on rail `k`, kept for a replay until the rail's next flush.
+    fn post_signal(&self, st: &mut State, k: usize, no_accumulate: bool) -> Result<(), RsmError> {
+        let rc = &st.rails[k];
+        lock(&self.net.rails[rc.rail].core)
+            .engine
+            .signal(rc.imp, no_accumulate)?;
+        st.rails[k].signals.push(no_accumulate);
+        if st.rails[k].signals.len() > SIGNALS_MAX {
+            self.flush_signals(st, k)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes rail `k` (its signals are then delivered).
+    fn flush_signals(&self, st: &mut State, k: usize) -> Result<(), RsmError> {
+        self.flush(st, |j| j == k)
+    }
+
+    /// Finds rails the engine gave up on and fails them over, and takes up again those
+    /// that came back ([`NetImport::rejoin`]); `ConnAborted` on every live rail (the
+    /// segment was unpublished) is returned as is.
     fn check_rails(&self, st: &mut State) -> Result<(), RsmError> {
+        let mut all_live = true;
         for k in 0..st.rails.len() {
             if !st.rails[k].live {
+                all_live = false;
                 continue;
             }
             match self.rail_state(st, k) {
                 Ok(()) => {}
-                Err(RsmError::RemoteNodeUnreachable) => self.fail_over(st, k)?,
-                // Aborted on this rail alone: the node restarted its numbering on it (a
-                // rail that came back, rsm-proto's resync), not an unpublish (which
-                // aborts every rail).
-                Err(RsmError::ConnAborted)
-                    if (0..st.rails.len())
-                        .any(|j| j != k && st.rails[j].live && self.rail_state(st, j).is_ok()) =>
-                {
+                Err(e) if self.rail_lost(st, k, e) => {
+                    all_live = false;
                     self.fail_over(st, k)?
                 }
                 Err(e) => return Err(e),
             }
         }
-        st.primary().map(|_| ())
+        st.primary()?;
+        if !all_live {
+            self.rejoin(st)?;
+        }
+        Ok(())
     }
 
     /// Queues a write on rail `k` (logging it), driving progress while the queue is
@@ -316,7 +459,10 @@ impl NetImport {
     fn flush(&self, st: &mut State, which: impl Fn(usize) -> bool) -> Result<(), RsmError> {
         let mut first_err = None;
         let mut want: Vec<bool> = (0..st.rails.len())
-            .map(|k| which(k) && st.rails[k].live && !st.rails[k].log.is_empty())
+            .map(|k| {
+                let rc = &st.rails[k];
+                which(k) && rc.live && !(rc.log.is_empty() && rc.signals.is_empty())
+            })
             .collect();
         while want.iter().any(|w| *w) {
             let mut flushes = Vec::new();
@@ -341,19 +487,15 @@ impl NetImport {
                     .wait(rail, None, |c| c.flushes.remove(&f.0))
                     .unwrap_or(Err(RsmError::Timeout));
                 match r {
-                    Ok(()) => {
-                        st.rails[k].log.clear();
-                        st.rails[k].log_bytes = 0;
-                    }
-                    Err(RsmError::RemoteNodeUnreachable) => {
+                    Ok(()) => st.rails[k].flushed(),
+                    Err(e) if self.rail_lost(st, k, e) => {
                         self.fail_over(st, k)?;
                         // Its writes went to the primary: flush that too.
                         let p = st.primary()?;
                         want[p] = true;
                     }
                     Err(e) => {
-                        st.rails[k].log.clear();
-                        st.rails[k].log_bytes = 0;
+                        st.rails[k].flushed();
                         first_err.get_or_insert(e);
                     }
                 }
@@ -362,7 +504,8 @@ impl NetImport {
         first_err.map_or(Ok(()), Err)
     }
 
-    /// Flushes every rail but `k` that holds unflushed writes overlapping `off..off+n`.
+    /// Flushes every rail but `k` that holds unflushed writes overlapping `off..off+n`,
+    /// or (`k` given: an unstriped access) pieces of a striped put.
     fn order_before(
         &self,
         st: &mut State,
@@ -374,7 +517,9 @@ impl NetImport {
             .rails
             .iter()
             .enumerate()
-            .map(|(j, rc)| Some(j) != k && rc.live && rc.overlaps(off, n))
+            .map(|(j, rc)| {
+                Some(j) != k && rc.live && ((k.is_some() && rc.striped) || rc.overlaps(off, n))
+            })
             .collect();
         if conflict.iter().any(|c| *c) {
             self.flush(st, |j| conflict[j])?;
@@ -392,7 +537,9 @@ impl NetImport {
             self.order_before(&mut st, None, offset, data.len())?;
             let per = (data.len() / live.len()).div_ceil(8) * 8;
             for (i, piece) in data.chunks(per).enumerate() {
-                self.queue(&mut st, live[i % live.len()], offset + i * per, piece)?;
+                let k = live[i % live.len()];
+                self.queue(&mut st, k, offset + i * per, piece)?;
+                st.rails[k].striped = true;
             }
         } else {
             let p = st.primary()?;
@@ -435,7 +582,7 @@ impl NetImport {
                     return Ok(());
                 }
                 Ok(_) => return Err(RsmError::BarrierFailure),
-                Err(RsmError::RemoteNodeUnreachable) if st.rails.len() > 1 => {
+                Err(e) if self.rail_lost(&st, p, e) => {
                     // Ask again on the next rail.
                     self.fail_over(&mut st, p)?;
                 }
@@ -485,7 +632,12 @@ impl ImportBackend for NetImport {
     }
 
     fn order(&self) -> Result<(), RsmError> {
-        // Accesses keep their order across rails (see the module docs).
+        // Unstriped accesses keep their order across rails (see the module docs);
+        // striped writes are put in remote memory now.
+        let mut st = self.lock();
+        if st.rails.iter().any(|rc| rc.live && rc.striped) {
+            self.flush(&mut st, |_| true)?;
+        }
         Ok(())
     }
 
@@ -508,10 +660,8 @@ impl ImportBackend for NetImport {
     fn signal_post(&self, flags: SignalFlags) -> Result<(), RsmError> {
         let mut st = self.lock();
         self.check_rails(&mut st)?;
-        let rc = &st.rails[st.primary()?];
-        lock(&self.net.rails[rc.rail].core)
-            .engine
-            .signal(rc.imp, flags.no_accumulate)?;
+        let p = st.primary()?;
+        self.post_signal(&mut st, p, flags.no_accumulate)?;
         self.net.progress();
         Ok(())
     }

@@ -100,12 +100,46 @@ pub(crate) struct Rail {
     /// Put bytes this process queued on the rail.
     pub(crate) bytes_put: AtomicU64,
     /// Nodes an import failed over from on this rail: later connects leave the rail
-    /// out for them (the engines cannot resynchronise on it; see docs/rsm-net.md).
+    /// out for them until its engine has resynchronised with the node (then they, and
+    /// the live imports, take it up again: `import.rs`).
     pub(crate) failed: Mutex<std::collections::HashSet<NodeId>>,
     /// The endpoint's socket (owned by the endpoint, open while the rail lives): what a
     /// waiting caller sleeps on when the machine has no core to spin on.
     wait_fd: Option<RawFd>,
+    /// The last progress on the rail took frames in: the socket may hold a backlog
+    /// ([`Rail::progress`]).
+    backlog: AtomicBool,
 }
+
+impl Rail {
+    /// One progress of the endpoint (the caller holds it); returns the frames taken in.
+    ///
+    /// The UDP transport returns after the first short frame (in a ping-pong, asking
+    /// again costs a system call to learn the socket is empty). Under a backlog (two
+    /// progresses in a row took frames in: a stream, a flood of resends) that lets the
+    /// socket overflow: a caller whose progress also sends reads one frame per call
+    /// while the peer resends whole windows, until the kernel drops most of them and
+    /// the peer is declared unreachable (seen with every MPI message on one rail after
+    /// a fail-over). So then it takes frames in until the socket is empty, at most
+    /// [`DRAIN_MAX`] progresses.
+    fn progress(&self, ep: &mut Endpoint) -> usize {
+        let mut got = ep.progress().unwrap_or(0);
+        if got > 0 && self.backlog.load(Ordering::Relaxed) {
+            for _ in 1..DRAIN_MAX {
+                let n = ep.progress().unwrap_or(0);
+                got += n;
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        self.backlog.store(got > 0, Ordering::Relaxed);
+        got
+    }
+}
+
+/// The most progresses [`Rail::progress`] makes to empty a socket with a backlog.
+const DRAIN_MAX: usize = 64;
 
 /// A rail's counters ([`crate::Controller::rail_stats`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,6 +288,7 @@ impl Net {
                 core,
                 addrs,
                 bytes_put: AtomicU64::new(0),
+                backlog: AtomicBool::new(false),
                 failed: Mutex::new(Default::default()),
             });
         }
@@ -326,7 +361,7 @@ impl Net {
         self.mark_active();
         let mut got = 0;
         for r in &self.rails {
-            got += lock(&r.ep).progress().unwrap_or(0);
+            got += r.progress(&mut lock(&r.ep));
         }
         if got > 0 {
             self.took_frames();
@@ -340,8 +375,8 @@ impl Net {
         let mut got = 0;
         for r in &self.rails {
             got += match r.ep.try_lock() {
-                Ok(mut ep) => ep.progress().unwrap_or(0),
-                Err(TryLockError::Poisoned(p)) => p.into_inner().progress().unwrap_or(0),
+                Ok(mut ep) => r.progress(&mut ep),
+                Err(TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner()),
                 Err(TryLockError::WouldBlock) => 0,
             };
         }
