@@ -41,21 +41,21 @@ rows = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
 if any(x != x for r in rows for x in r):
     sys.exit("a run printed no figure")
 
-def verdict(label, rows):
+def verdict(label, rows, pad="  "):
     m = [a for a, _, _ in rows]; o = [b for _, b, _ in rows]
     omed = statistics.median(o)
     r1, r2 = max(m) / min(m), max(m) / omed
     print(f"{label}: {len(rows)} runs")
-    print(f"  myrix 1 MiB one way: fastest {min(m):.1f} us, median {statistics.median(m):.1f} us, slowest {max(m):.1f} us")
-    print(f"  Open MPI 1 MiB one way: median {omed:.1f} us (fastest {min(o):.1f}, slowest {max(o):.1f})")
-    print(f"  myrix slowest / fastest         = {r1:.2f}  (target <= 1.5): {'PASS' if r1 <= 1.5 else 'FAIL'}")
-    print(f"  myrix slowest / Open MPI median = {r2:.2f}  (target <= 1.0): {'PASS' if r2 <= 1.0 else 'FAIL'}")
+    print(f"{pad}myrix 1 MiB one way: fastest {min(m):.1f} us, median {statistics.median(m):.1f} us, slowest {max(m):.1f} us")
+    print(f"{pad}Open MPI 1 MiB one way: median {omed:.1f} us (fastest {min(o):.1f}, slowest {max(o):.1f})")
+    print(f"{pad}myrix slowest / fastest         = {r1:.2f}  (target <= 1.5): {'PASS' if r1 <= 1.5 else 'FAIL'}")
+    print(f"{pad}myrix slowest / Open MPI median = {r2:.2f}  (target <= 1.0): {'PASS' if r2 <= 1.0 else 'FAIL'}")
 
 verdict("all runs", rows)
 near = [r for r in rows if r[2] < 100]
 far = [r for r in rows if r[2] >= 100]
 if near and far:
     print("the host moved the vCPUs during the script; the same verdict per placement:")
-    verdict("  cache line < 100 ns (cores sharing a cache)", near)
-    verdict("  cache line >= 100 ns (cores sharing none)", far)
+    verdict("  cache line < 100 ns (cores sharing a cache)", near, "    ")
+    verdict("  cache line >= 100 ns (cores sharing none)", far, "    ")
 PY

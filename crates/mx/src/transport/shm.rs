@@ -15,7 +15,7 @@
 //! system call is made.
 //!
 //! Waiting: a wait polls without a system call, but once polls have moved no frame either
-//! way for about 100 µs ([`YIELD_AFTER`]) each few hundred polls yields the CPU, so a peer
+//! way for 200 µs ([`YIELD_AFTER`]) every 256th poll yields the CPU, so a peer
 //! descheduled on our core gets to run (see [`YIELD_AFTER`] for why not sooner).
 //!
 //! Clean-up: the owner unlinks its segment when the endpoint is dropped, and a sender
@@ -42,14 +42,17 @@ use super::{Loc, Transport, Verdict};
 pub const RINGS: usize = 16;
 /// How often dead peers are looked for, at most.
 const REAP_EVERY: Duration = Duration::from_millis(10);
-/// Polls in a row that moved no frame after which a poll gives the CPU away (about
-/// 100 µs of polling), then every [`YIELD_EVERY`] polls. A peer that sends nothing for
-/// that long may be waiting for the CPU we spin on (both processes on one core, or more
-/// ranks than cores): without the yield each turn of a ping-pong then lasts a whole
-/// scheduler slice (40 ms per 1 MiB round trip measured, against 0.3 ms with it). Sooner
-/// costs more than it saves on a busy machine: each yield can hand the core to another
-/// program for a slice while the peer, on the other core, is about to answer.
-const YIELD_AFTER: u32 = 1 << 12;
+/// How long polls may move no frame either way before a poll gives the CPU away (then
+/// every [`YIELD_EVERY`] polls; the clock is read only every [`YIELD_EVERY`] idle polls).
+/// A peer that sends nothing for that long may be waiting for the CPU we spin on (both
+/// processes on one core, or more ranks than cores): without the yield each turn of a
+/// ping-pong then lasts a whole scheduler slice (tens of ms per 1 MiB round trip,
+/// against about 1 ms one way with it). Not sooner: a 1 MiB ping-pong on two cores idles
+/// for tens of µs in normal operation (a count of 4096 idle polls, tried first, was
+/// reached about 7 times per round trip: a poll takes a few ns), and on a busy machine
+/// each yield can hand the core to another program for a slice just before the peer
+/// answers.
+const YIELD_AFTER: Duration = Duration::from_micros(200);
 const YIELD_EVERY: u32 = 1 << 8;
 /// Slots per ring.
 pub const SLOTS: usize = 64;
@@ -221,8 +224,10 @@ pub struct Shm {
     /// Claimant words as last seen, to notice new and dead senders.
     claims: [u64; RINGS],
     polls: u32,
-    /// Polls in a row that moved no frame either way (see [`YIELD_AFTER`]).
+    /// Polls in a row that moved no frame either way, and when the 256th of them was
+    /// made (see [`YIELD_AFTER`]).
     idle: u32,
+    idle_since: Instant,
     out: Vec<Option<Outbound>>,
     /// Peers found dead, not yet reported.
     gone: Vec<u8>,
@@ -278,6 +283,7 @@ impl Shm {
             claims: [0; RINGS],
             polls: 0,
             idle: 0,
+            idle_since: Instant::now(),
             out: (0..256).map(|_| None).collect(),
             gone: Vec::new(),
             last_reap: Instant::now(),
@@ -390,6 +396,20 @@ impl Shm {
                     self.gone.push(ep);
                 }
             }
+        }
+    }
+
+    /// Every [`YIELD_EVERY`] idle polls: the streak's start is noted at the first, and
+    /// once it is [`YIELD_AFTER`] old the CPU is given away.
+    #[cold]
+    #[inline(never)]
+    fn idle_wait(&mut self) {
+        let now = Instant::now();
+        if self.idle == YIELD_EVERY {
+            self.idle_since = now;
+        } else if now.duration_since(self.idle_since) >= YIELD_AFTER {
+            // SAFETY: sched_yield takes no arguments and touches no memory of ours.
+            unsafe { libc::sched_yield() };
         }
     }
 
@@ -591,9 +611,8 @@ impl Transport for Shm {
             self.idle = 0;
         } else {
             self.idle = self.idle.wrapping_add(1);
-            if self.idle >= YIELD_AFTER && self.idle % YIELD_EVERY == 0 {
-                // SAFETY: sched_yield takes no arguments and touches no memory of ours.
-                unsafe { libc::sched_yield() };
+            if self.idle % YIELD_EVERY == 0 {
+                self.idle_wait();
             }
         }
         // New senders are noticed within 64 idle polls. Dead peers cost a system call
