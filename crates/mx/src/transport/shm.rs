@@ -14,6 +14,10 @@
 //! copy says the ring is full. On the fast path one cache line moves per frame, and no
 //! system call is made.
 //!
+//! Waiting: a wait polls without a system call, but once polls have moved no frame either
+//! way for 200 µs ([`YIELD_AFTER`]) every 256th poll yields the CPU, so a peer
+//! descheduled on our core gets to run (see [`YIELD_AFTER`] for why not sooner).
+//!
 //! Clean-up: the owner unlinks its segment when the endpoint is dropped, and a sender
 //! gives its rings back when dropped: it marks its claim closed, and the owner frees the
 //! ring only once it has read every frame published before that, so closing right after
@@ -38,6 +42,18 @@ use super::{Loc, Transport, Verdict};
 pub const RINGS: usize = 16;
 /// How often dead peers are looked for, at most.
 const REAP_EVERY: Duration = Duration::from_millis(10);
+/// How long polls may move no frame either way before a poll gives the CPU away (then
+/// every [`YIELD_EVERY`] polls; the clock is read only every [`YIELD_EVERY`] idle polls).
+/// A peer that sends nothing for that long may be waiting for the CPU we spin on (both
+/// processes on one core, or more ranks than cores): without the yield each turn of a
+/// ping-pong then lasts a whole scheduler slice (tens of ms per 1 MiB round trip,
+/// against about 1 ms one way with it). Not sooner: a 1 MiB ping-pong on two cores idles
+/// for tens of µs in normal operation (a count of 4096 idle polls, tried first, was
+/// reached about 7 times per round trip: a poll takes a few ns), and on a busy machine
+/// each yield can hand the core to another program for a slice just before the peer
+/// answers.
+const YIELD_AFTER: Duration = Duration::from_micros(200);
+const YIELD_EVERY: u32 = 1 << 8;
 /// Slots per ring.
 pub const SLOTS: usize = 64;
 /// Bytes per slot: sequence word, length, frame.
@@ -208,6 +224,10 @@ pub struct Shm {
     /// Claimant words as last seen, to notice new and dead senders.
     claims: [u64; RINGS],
     polls: u32,
+    /// Polls in a row that moved no frame either way, and when the 256th of them was
+    /// made (see [`YIELD_AFTER`]).
+    idle: u32,
+    idle_since: Instant,
     out: Vec<Option<Outbound>>,
     /// Peers found dead, not yet reported.
     gone: Vec<u8>,
@@ -262,6 +282,8 @@ impl Shm {
             active: 0,
             claims: [0; RINGS],
             polls: 0,
+            idle: 0,
+            idle_since: Instant::now(),
             out: (0..256).map(|_| None).collect(),
             gone: Vec::new(),
             last_reap: Instant::now(),
@@ -374,6 +396,20 @@ impl Shm {
                     self.gone.push(ep);
                 }
             }
+        }
+    }
+
+    /// Every [`YIELD_EVERY`] idle polls: the streak's start is noted at the first, and
+    /// once it is [`YIELD_AFTER`] old the CPU is given away.
+    #[cold]
+    #[inline(never)]
+    fn idle_wait(&mut self) {
+        let now = Instant::now();
+        if self.idle == YIELD_EVERY {
+            self.idle_since = now;
+        } else if now.duration_since(self.idle_since) >= YIELD_AFTER {
+            // SAFETY: sched_yield takes no arguments and touches no memory of ours.
+            unsafe { libc::sched_yield() };
         }
     }
 
@@ -503,6 +539,7 @@ impl Transport for Shm {
         }
         o.seg.seq(o.ring, s).store(o.pos + 1, Ordering::Release);
         o.pos += 1;
+        self.idle = 0;
     }
     fn poll_gone(&mut self) -> Option<Loc> {
         self.gone.pop().map(Loc::Shm)
@@ -568,6 +605,14 @@ impl Transport for Shm {
                     self.set_inbound(r, None);
                     self.own.claimant(r).store(0, Ordering::Release);
                 }
+            }
+        }
+        if n > 0 {
+            self.idle = 0;
+        } else {
+            self.idle = self.idle.wrapping_add(1);
+            if self.idle % YIELD_EVERY == 0 {
+                self.idle_wait();
             }
         }
         // New senders are noticed within 64 idle polls. Dead peers cost a system call
