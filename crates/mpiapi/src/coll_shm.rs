@@ -82,6 +82,7 @@ struct Config {
     geometry_slot: usize,
     geometry_depth: usize,
     hard_spin: Option<usize>,
+    split_min: Option<usize>,
     limits: Limits,
 }
 
@@ -142,6 +143,7 @@ fn config() -> &'static Config {
             geometry_slot: env_size("MYRIX_MPI_SHM_SLOT").unwrap_or(Geometry::SLOT),
             geometry_depth: env_size("MYRIX_MPI_SHM_DEPTH").unwrap_or(Geometry::DEPTH),
             hard_spin: env_size("MYRIX_MPI_SHM_SPIN"),
+            split_min: env_size("MYRIX_MPI_SHM_SPLIT"),
             limits: Limits { max },
         }
     })
@@ -218,6 +220,7 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
         if let Some(polls) = cfg.hard_spin {
             s.set_hard_spin(polls.min(u32::MAX as usize) as u32);
         }
+
         s.set_idle(crate::runtime::progress_schedules);
         Arc::new(Mutex::new(s))
     });
@@ -285,8 +288,9 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         debug("ranks on other nodes");
         return None;
     }
-    // Rank 0: [ok, rsm node, segment id, slot, depth].
-    let mut card = [0u32; 5];
+    // Rank 0: [ok, rsm node, segment id, slot, depth, split (u32::MAX: never)];
+    // rank 0's values win, so every rank agrees.
+    let mut card = [0u32; 6];
     let mut made: Result<Option<Segment>, String> = Ok(None);
     if me == 0 {
         let g = Geometry {
@@ -297,7 +301,16 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         made = export(&g).map(Some);
         if let Ok(Some(Segment::Exported(e))) = &made {
             if let (Some(id), Ok(ctl)) = (e.id(), Controller::get("shm")) {
-                card = [1, ctl.local_node().0, id.0, g.slot as u32, g.depth as u32];
+                let split = cfg.split_min.unwrap_or(coll::shm::SPLIT_MIN);
+                let split = u32::try_from(split).unwrap_or(u32::MAX);
+                card = [
+                    1,
+                    ctl.local_node().0,
+                    id.0,
+                    g.slot as u32,
+                    g.depth as u32,
+                    split,
+                ];
             }
         }
     }
@@ -315,9 +328,16 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         made = import(NodeId(card[1]), SegmentId(card[2])).map(Some);
     }
     let shm = match made {
-        Ok(Some(seg)) if card[0] == 1 => {
-            ShmColl::new(Box::new(seg), g, me).map_err(|e| e.to_string())
-        }
+        Ok(Some(seg)) if card[0] == 1 => ShmColl::new(Box::new(seg), g, me)
+            .map(|mut s| {
+                s.set_split_min(if card[5] == u32::MAX {
+                    usize::MAX
+                } else {
+                    card[5] as usize
+                });
+                s
+            })
+            .map_err(|e| e.to_string()),
         Ok(_) => Err("rank 0 made no segment".into()),
         Err(e) => Err(e),
     };
