@@ -17,7 +17,6 @@ pub mod shm;
 
 use crate::abi::*;
 use crate::coll_glue::pt2pt;
-use crate::comm::lookup;
 use crate::datatype;
 use crate::ffi::{finish, mpi_fn};
 use args::*;
@@ -26,7 +25,7 @@ use shm::Which;
 use std::os::raw::{c_int, c_void};
 
 fn barrier(comm: MPI_Comm, name: &str) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     if let Some(s) = shm::get(&c, Which::Barrier, 0) {
         shm::lock(&s).barrier();
         return Ok(());
@@ -54,7 +53,19 @@ unsafe fn bcast(
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
     let name = "MPI_Bcast";
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
+    // The hot path: a predefined type, borrowed (no reference count), through
+    // shared memory in place.
+    if let Some(t) = datatype::predefined_ref(dt) {
+        let n = count(cnt)?;
+        let root = check_root(root, &c)?;
+        if let Some(s) = shm::get(&c, Which::Bcast, bytes(n, t)?) {
+            // SAFETY: the buffer holds n elements.
+            if let Some(mem) = unsafe { contig(buf, n, t) }? {
+                return run(name, shm::lock(&s).bcast(root, mem));
+            }
+        }
+    }
     let t = datatype::lookup(dt)?;
     let n = count(cnt)?;
     let root = check_root(root, &c)?;
@@ -106,7 +117,7 @@ unsafe fn reduce(
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
     let name = "MPI_Reduce";
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
     let root = check_root(root, &c)?;
@@ -179,7 +190,13 @@ unsafe fn all_like(
     opx: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
+    if allreduce {
+        // SAFETY: the C contract, forwarded.
+        if let Some(r) = unsafe { allreduce_builtin(send, recv, cnt, dt, opx, &c) } {
+            return r;
+        }
+    }
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
     let t = &red.t;
@@ -233,6 +250,50 @@ unsafe fn all_like(
     Ok(())
 }
 
+/// The hot path of MPI_Allreduce: a predefined type and op, through shared memory
+/// in the caller's buffers (not in place), with no reference counts nor scratch;
+/// None when it does not apply (the general path then also reports any error).
+///
+/// # Safety
+/// The C contract for the buffers.
+unsafe fn allreduce_builtin(
+    send: *const c_void,
+    recv: *mut c_void,
+    cnt: c_int,
+    dt: MPI_Datatype,
+    opx: MPI_Op,
+    c: &crate::comm::CommRef,
+) -> Option<Result<(), c_int>> {
+    let name = "MPI_Allreduce";
+    let (t, basic, bop) = (
+        datatype::predefined_ref(dt)?,
+        datatype::predefined(dt)?,
+        crate::op::builtin(opx)?,
+    );
+    let n = count(cnt).ok()?;
+    if in_place(send) || myrix_mpi::op::reduce(bop, basic, &[], &mut []).is_err() {
+        return None;
+    }
+    let s = shm::get(c, Which::Allreduce, bytes(n, t).ok()?)?;
+    // SAFETY: recvbuf and sendbuf hold n elements each, apart (not in place).
+    let (out, data) = unsafe { (contig(recv, n, t).ok()??, contig(send, n, t).ok()??) };
+    let mut err = None;
+    let mut f = |input: &[u8], inout: &mut [u8]| {
+        if err.is_none() {
+            err = myrix_mpi::op::reduce(bop, basic, input, inout).err();
+        }
+    };
+    let mut rop = ReduceOp {
+        op: &mut f,
+        commutative: myrix_mpi::op::is_commutative(bop),
+    };
+    let r = run(
+        name,
+        shm::lock(&s).allreduce(data, out, t.size().max(1), &mut rop),
+    );
+    Some(r.and(err.map_or(Ok(()), |_| Err(MPI_ERR_INTERN))))
+}
+
 mpi_fn! {
     fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
@@ -280,7 +341,7 @@ unsafe fn reduce_scatter(
     opx: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let red = reduction(opx, dt)?;
     let t = &red.t;
     let size = c.ranks.len();
@@ -372,7 +433,7 @@ unsafe fn gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let mut p = pt2pt(&c);
@@ -460,7 +521,7 @@ unsafe fn scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let mut p = pt2pt(&c);
@@ -563,7 +624,7 @@ unsafe fn allgather(
     rt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let rt = datatype::lookup(rt)?;
     let (el, by, displs) = match rcounts {
@@ -678,7 +739,7 @@ unsafe fn alltoall(
     rt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let size = c.ranks.len();
     // SAFETY: the C contract for the arrays.
     let r = unsafe { side(size, rt, rc, rcd) }?;

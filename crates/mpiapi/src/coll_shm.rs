@@ -21,12 +21,15 @@
 //! holds the last reference to its rank table), and at process exit otherwise (the
 //! shm controller's cleaner removes a dead exporter's files).
 
+use crate::abi::MPI_COMM_WORLD;
 use crate::coll_glue::pt2pt;
 use crate::comm::CommRef;
 use crate::runtime;
 use myrix_mpi::coll;
 use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, SharedMem, ShmColl};
 use myrix_rsm::{Controller, Export, ExportFlags, Import, Mapping, NodeId, Perm, SegmentId};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// The collectives `coll::shm` does.
@@ -173,16 +176,90 @@ impl SharedMem for Segment {
     }
 }
 
+/// A communicator's shared-memory collectives behind a one-word lock: taking it is
+/// one atomic exchange, releasing it a plain store (a call on a communicator whose
+/// collectives another thread runs at the same moment is erroneous in MPI; the lock
+/// only keeps that from corrupting memory).
+pub struct ShmCell {
+    busy: AtomicBool,
+    coll: UnsafeCell<Option<ShmColl>>,
+}
+
+// SAFETY: `coll` is only reached through a `Guard`, which holds `busy`.
+unsafe impl Sync for ShmCell {}
+
+impl ShmCell {
+    fn new(s: ShmColl) -> ShmCell {
+        ShmCell {
+            busy: AtomicBool::new(false),
+            coll: UnsafeCell::new(Some(s)),
+        }
+    }
+
+    fn lock(&self) -> Guard<'_> {
+        while self.busy.swap(true, Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        Guard(self)
+    }
+}
+
+/// A locked [`ShmCell`].
+pub struct Guard<'a>(&'a ShmCell);
+
+impl Guard<'_> {
+    fn coll(&self) -> *mut Option<ShmColl> {
+        self.0.coll.get()
+    }
+}
+
+impl std::ops::Deref for Guard<'_> {
+    type Target = ShmColl;
+    fn deref(&self) -> &ShmColl {
+        // SAFETY: the lock is held. Cells are emptied only at MPI_Finalize, after
+        // which no collective reaches one (the runtime refuses them first).
+        unsafe { &*self.coll() }
+            .as_ref()
+            .expect("a collective after MPI_Finalize")
+    }
+}
+
+impl std::ops::DerefMut for Guard<'_> {
+    fn deref_mut(&mut self) -> &mut ShmColl {
+        // SAFETY: as in deref; the lock makes this the only reference.
+        unsafe { &mut *self.coll() }
+            .as_mut()
+            .expect("a collective after MPI_Finalize")
+    }
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+    }
+}
+
+/// A communicator's shared-memory collectives, to lock for one call: the world's
+/// without a reference count (the hot path), others shared with the registry.
+pub enum Shm {
+    World(&'static ShmCell),
+    Comm(Arc<ShmCell>),
+}
+
 /// What a communicator's collectives go through.
 struct Entry {
     ctx: u32,
     ranks: Arc<[u32]>,
-    shm: Option<Arc<Mutex<ShmColl>>>,
+    shm: Option<Shm>,
     /// Collectives whose choice was printed (MYRIX_MPI_COLL_DEBUG).
     printed: u32,
 }
 
 static REG: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+/// MPI_COMM_WORLD's cell once set up (None: no segment), found without the
+/// registry's lock.
+static WORLD: OnceLock<Option<&'static ShmCell>> = OnceLock::new();
 
 fn reg() -> MutexGuard<'static, Vec<Entry>> {
     REG.lock().unwrap_or_else(|p| p.into_inner())
@@ -193,11 +270,19 @@ fn reg() -> MutexGuard<'static, Vec<Entry>> {
 /// RSM user's cleaner. Freeing one at MPI_Comm_free is not done: a peer may still be
 /// reading the last collective's data from it.
 pub fn release_all() {
+    if let Some(Some(w)) = WORLD.get() {
+        let g = w.lock();
+        // SAFETY: under the cell's lock.
+        unsafe { *g.coll() = None };
+    }
     reg().clear();
 }
 
-/// A communicator's shared-memory collectives, locked for one call.
-pub type Shm = Arc<Mutex<ShmColl>>;
+fn is_world(c: &CommRef) -> bool {
+    c.ctx == 0
+        && crate::comm::predefined_ref(MPI_COMM_WORLD)
+            .is_some_and(|w| Arc::ptr_eq(&w.ranks, &c.ranks))
+}
 
 /// Whether `which` on `bytes` goes through shared memory on `c`: its state, to lock
 /// for the call. Collective: the first call on a communicator sets it up (alike on
@@ -206,6 +291,13 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
     let cfg = config();
     if cfg.force == Force::P2p {
         return None;
+    }
+    if !cfg.debug && is_world(c) {
+        if let Some(w) = WORLD.get() {
+            let cell = (*w)?;
+            let yes = cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize];
+            return yes.then_some(Shm::World(cell));
+        }
     }
     let found = {
         let mut r = reg();
@@ -220,10 +312,21 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
         if let Some(polls) = cfg.hard_spin {
             s.set_hard_spin(polls.min(u32::MAX as usize) as u32);
         }
-
         s.set_idle(crate::runtime::progress_schedules);
-        Arc::new(Mutex::new(s))
+        let cell = ShmCell::new(s);
+        if is_world(c) {
+            // The world lives as long as the process: its cell is never freed (its
+            // segment is, at MPI_Finalize).
+            let cell: &'static ShmCell = Box::leak(Box::new(cell));
+            let _ = WORLD.set(Some(cell));
+            Shm::World(cell)
+        } else {
+            Shm::Comm(Arc::new(cell))
+        }
     });
+    if shm.is_none() && is_world(c) {
+        let _ = WORLD.set(None);
+    }
     let mut r = reg();
     // Communicators freed since: the registry holds the last reference to their
     // rank tables.
@@ -259,7 +362,10 @@ fn pick(e: &mut Entry, c: &CommRef, which: Which, bytes: usize, cfg: &Config) ->
         // (eprintln! writes its pieces one by one).
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }
-    yes.then(|| shm.clone())
+    yes.then(|| match shm {
+        Shm::World(w) => Shm::World(w),
+        Shm::Comm(a) => Shm::Comm(a.clone()),
+    })
 }
 
 /// Sets up `c`'s segment (collective); None when its ranks are not all on this node
@@ -381,6 +487,9 @@ fn import(node: NodeId, id: SegmentId) -> Result<Segment, String> {
 }
 
 /// Locks a communicator's shared-memory state for one collective.
-pub fn lock(s: &Shm) -> MutexGuard<'_, ShmColl> {
-    s.lock().unwrap_or_else(|p| p.into_inner())
+pub fn lock(s: &Shm) -> Guard<'_> {
+    match s {
+        Shm::World(w) => w.lock(),
+        Shm::Comm(a) => a.lock(),
+    }
 }
