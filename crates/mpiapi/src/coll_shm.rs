@@ -82,9 +82,10 @@ pub struct Limits {
 struct Config {
     force: Force,
     debug: bool,
-    geometry_slot: usize,
-    geometry_depth: usize,
+    geometry_slot: Option<usize>,
+    geometry_depth: Option<usize>,
     hard_spin: Option<usize>,
+    hard_spin_over: Option<usize>,
     split_min: Option<usize>,
     limits: Limits,
 }
@@ -143,14 +144,18 @@ fn config() -> &'static Config {
         Config {
             force,
             debug: std::env::var("MYRIX_MPI_COLL_DEBUG").is_ok_and(|v| v != "0" && !v.is_empty()),
-            geometry_slot: env_size("MYRIX_MPI_SHM_SLOT").unwrap_or(Geometry::SLOT),
-            geometry_depth: env_size("MYRIX_MPI_SHM_DEPTH").unwrap_or(Geometry::DEPTH),
+            geometry_slot: env_size("MYRIX_MPI_SHM_SLOT"),
+            geometry_depth: env_size("MYRIX_MPI_SHM_DEPTH"),
             hard_spin: env_size("MYRIX_MPI_SHM_SPIN"),
+            hard_spin_over: env_size("MYRIX_MPI_SHM_SPIN_OVER"),
             split_min: env_size("MYRIX_MPI_SHM_SPLIT"),
             limits: Limits { max },
         }
     })
 }
+
+/// The default slot when the job has more ranks on this host than cores.
+const OVERSUBSCRIBED_SLOT: usize = 256 * 1024;
 
 /// The segment of a communicator, as this rank holds it.
 enum Segment {
@@ -312,6 +317,9 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
         if let Some(polls) = cfg.hard_spin {
             s.set_hard_spin(polls.min(u32::MAX as usize) as u32);
         }
+        if let Some(polls) = cfg.hard_spin_over {
+            s.set_hard_spin_over(polls.min(u32::MAX as usize) as u32);
+        }
         s.set_idle(crate::runtime::progress_schedules);
         let cell = ShmCell::new(s);
         if is_world(c) {
@@ -399,10 +407,17 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
     let mut card = [0u32; 6];
     let mut made: Result<Option<Segment>, String> = Ok(None);
     if me == 0 {
+        // A job with more ranks than cores pays a few context switches per step:
+        // fewer, larger steps (bigger slots, shallower) serve it better.
+        let (slot, depth) = if myrix_rsm::spin::job_oversubscribed() {
+            (OVERSUBSCRIBED_SLOT, 2)
+        } else {
+            (Geometry::SLOT, Geometry::DEPTH)
+        };
         let g = Geometry {
             n,
-            slot: cfg.geometry_slot,
-            depth: cfg.geometry_depth,
+            slot: cfg.geometry_slot.unwrap_or(slot),
+            depth: cfg.geometry_depth.unwrap_or(depth),
         };
         made = export(&g).map(Some);
         if let Ok(Some(Segment::Exported(e))) = &made {

@@ -58,6 +58,9 @@ pub const INLINE: usize = LINE - 8;
 /// may need this very core).
 pub const HARD_SPIN: u32 = 1000;
 
+/// Polls before a wait yields when the job has more ranks than cores.
+pub const HARD_SPIN_OVER: u32 = 0;
+
 /// Smallest chunk (bytes) an allreduce or reduce splits among the ranks.
 pub const SPLIT_MIN: usize = 16 * 1024;
 
@@ -159,6 +162,8 @@ pub struct ShmColl {
     all_at: u64,
     /// Polls of a flag before a wait turns to [`SpinWait`].
     hard_spin: u32,
+    /// The same when the job has more ranks than cores.
+    hard_spin_over: u32,
     /// Smallest chunk a reduction splits among the ranks.
     split_min: usize,
     /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
@@ -190,6 +195,7 @@ impl ShmColl {
             seq: 0,
             all_at: 0,
             hard_spin: HARD_SPIN,
+            hard_spin_over: HARD_SPIN_OVER,
             split_min: SPLIT_MIN,
             idle: None,
         })
@@ -203,6 +209,11 @@ impl ShmColl {
     /// Polls of a flag before a wait turns to [`SpinWait`] (default [`HARD_SPIN`]).
     pub fn set_hard_spin(&mut self, polls: u32) {
         self.hard_spin = polls;
+    }
+
+    /// The same for a job with more ranks than cores (default [`HARD_SPIN_OVER`]).
+    pub fn set_hard_spin_over(&mut self, polls: u32) {
+        self.hard_spin_over = polls;
     }
 
     /// The smallest chunk (bytes) a reduction splits among the ranks (default
@@ -314,15 +325,18 @@ impl ShmColl {
             return v;
         }
         // A short hard spin first when every rank has a core: a peer a few hundred
-        // nanoseconds behind is the common case. Not when the job oversubscribes the
-        // cores: the peer may be waiting for this one.
-        if !spin::job_oversubscribed() {
-            for _ in 0..self.hard_spin {
-                std::hint::spin_loop();
-                v = f.load(Ordering::Acquire);
-                if v >= s {
-                    return v;
-                }
+        // nanoseconds behind is the common case. Hardly any when the job
+        // oversubscribes the cores: the peer may be waiting for this one.
+        let hard = if spin::job_oversubscribed() {
+            self.hard_spin_over
+        } else {
+            self.hard_spin
+        };
+        for _ in 0..hard {
+            std::hint::spin_loop();
+            v = f.load(Ordering::Acquire);
+            if v >= s {
+                return v;
             }
         }
         // The job's ranks per core decide whether to yield, not the machine's load:
