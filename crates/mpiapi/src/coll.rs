@@ -721,6 +721,38 @@ unsafe fn side(
     Ok(Side { t, el, by, displs })
 }
 
+/// The hot path of MPI_Alltoall: predefined types whose blocks have the same bytes
+/// on both sides, through shared memory in the caller's buffers, without reference
+/// counts nor per-rank tables; None when it does not apply (the general path then
+/// also reports any error).
+///
+/// # Safety
+/// The C contract for the buffers (not in place).
+unsafe fn alltoall_predefined(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    c: &crate::comm::CommRef,
+) -> Option<Result<(), c_int>> {
+    let (s, r) = (datatype::predefined_ref(st)?, datatype::predefined_ref(rt)?);
+    let size = c.ranks.len();
+    let sn = count(sc).ok()?.checked_mul(size)?;
+    let rn = count(rc).ok()?.checked_mul(size)?;
+    let total = bytes(sn, s).ok()?;
+    if bytes(rn, r).ok()? != total {
+        return None;
+    }
+    let sh = shm::get(c, Which::Alltoall, total)?;
+    // SAFETY: sendbuf holds size × sendcount elements, recvbuf size × recvcount,
+    // apart (not in place).
+    let (d, o) = unsafe { (contig(send, sn, s).ok()??, contig(recv, rn, r).ok()??) };
+    let r = run("MPI_Alltoall", shm::lock(&sh).alltoall(d, o));
+    Some(r)
+}
+
 /// Alltoall (`counts` None: `sc`/`rc` each) and Alltoallv; with MPI_IN_PLACE the
 /// receive side describes both.
 ///
@@ -741,6 +773,12 @@ unsafe fn alltoall(
 ) -> Result<(), c_int> {
     let c = comm_ref(comm, name)?;
     let size = c.ranks.len();
+    if scd.is_none() && rcd.is_none() && !in_place(send) {
+        // SAFETY: the C contract for the buffers.
+        if let Some(r) = unsafe { alltoall_predefined(send, sc, st, recv, rc, rt, &c) } {
+            return r;
+        }
+    }
     // SAFETY: the C contract for the arrays.
     let r = unsafe { side(size, rt, rc, rcd) }?;
     let data = if in_place(send) {
