@@ -213,7 +213,8 @@ fn every_collective_on_1_to_9_threads() {
 }
 
 /// Many back-to-back bcasts from one root: the root may run `depth - 1` steps
-/// ahead and must never overwrite a slot a slow reader still copies.
+/// (`LINES - 1` for small messages) ahead and must never overwrite a slot or line a
+/// slow reader still copies.
 #[test]
 fn a_fast_root_never_overwrites_a_slow_reader() {
     for n in [2, 3, 5] {
@@ -223,17 +224,20 @@ fn a_fast_root_never_overwrites_a_slow_reader() {
             depth: 2,
         };
         run(n, g, |c| {
-            for i in 0..2000u32 {
-                let mut buf = if c.rank() == 0 {
-                    vec![(i % 251) as u8; 700]
-                } else {
-                    if i % 97 == 0 {
-                        std::thread::yield_now();
-                    }
-                    vec![0; 700]
-                };
-                c.bcast(0, &mut buf).unwrap();
-                assert!(buf.iter().all(|&x| x == (i % 251) as u8), "bcast {i}");
+            // 700 bytes through the slots (2 deep), 8 bytes through the lines.
+            for len in [700, 8] {
+                for i in 0..2000u32 {
+                    let mut buf = if c.rank() == 0 {
+                        vec![(i % 251) as u8; len]
+                    } else {
+                        if i % 97 == 0 {
+                            std::thread::yield_now();
+                        }
+                        vec![0; len]
+                    };
+                    c.bcast(0, &mut buf).unwrap();
+                    assert!(buf.iter().all(|&x| x == (i % 251) as u8), "bcast {i}");
+                }
             }
         });
     }

@@ -7,12 +7,11 @@
 //! [`SpinWait`], which may yield).
 //!
 //! # Layout ([`Geometry`])
-//! Per rank, `depth` *lines* of 64 bytes (padded to a multiple of 128 bytes, so
-//! ranks never share a cache line or its prefetched pair), then `depth` data slots
-//! of `slot` bytes per rank:
+//! Per rank, [`LINES`] *lines* of 64 bytes, then `depth` data slots of `slot` bytes
+//! per rank:
 //!
 //! ```text
-//! [rank 0: line 0 … line depth-1] … [rank n-1: lines] [rank 0: slot 0 … slot depth-1] … [rank n-1: slots]
+//! [rank 0: line 0 … line LINES-1] … [rank n-1: lines] [rank 0: slot 0 … slot depth-1] … [rank n-1: slots]
 //! ```
 //!
 //! A line holds a step stamp (8 bytes) and up to [`INLINE`] bytes of data: a step
@@ -23,16 +22,18 @@
 //! Every collective is cut into *steps* (one per chunk of at most a slot), numbered
 //! 1, 2, 3 … alike on every rank, since a communicator's collectives are called in
 //! the same order everywhere. In step `s` each rank *posts* `s` exactly once (a
-//! release store of the stamp of its line `s % depth`), after writing whatever it
+//! release store of the stamp of its line `s % LINES`), after writing whatever it
 //! contributes to that line or to its slot `s % depth`; readers wait (acquire) for
-//! the writer's line `s % depth` to hold a stamp ≥ `s`, then read in place. Since a
+//! the writer's line `s % LINES` to hold a stamp ≥ `s`, then read in place. Since a
 //! rank posts every step in order, that stamp is ≥ `s` exactly when the rank has
 //! posted `s` or later. A rank posts step `s` only after it finished reading step
-//! `s - 1`, so "every rank has posted `s - depth + 1`" means nobody reads the line or
-//! slot of step `s - depth` any more: a rank *claims* its line and slot for step `s`
-//! by waiting for that (a cached lower bound makes the claim free while nobody lags
-//! `depth - 1` steps behind). No wait is ever for a step newer than the waiter's, so
-//! the slowest rank can always progress (`depth` ≥ 2).
+//! `s - 1`, so "every rank has posted `s - k + 1`" means nobody reads what was
+//! written for step `s - k` any more: a rank *claims* its line (`k` = `LINES`) or
+//! slot (`k` = `depth`) for step `s` by waiting for that (a cached lower bound makes
+//! the claim free while nobody lags that far behind). So a bcast root runs up to 63
+//! small messages ahead of its readers, which on an oversubscribed machine lets
+//! each rank do many calls per time slice. No wait is ever for a step newer than
+//! the waiter's, so the slowest rank can always progress (`depth` ≥ 2).
 //!
 //! Reductions combine in rank order, `d0 op (d1 op (… op d(n-1)))`, the same on
 //! every rank, so every rank gets bit-identical results and non-commutative ops stay
@@ -49,6 +50,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes per line.
 pub const LINE: usize = 64;
+
+/// Lines per rank: a rank may post this many steps of small data ahead of the
+/// slowest reader (a bcast root batches its calls while its readers wait for a core).
+pub const LINES: usize = 64;
 
 /// Data bytes a line carries beside its stamp.
 pub const INLINE: usize = LINE - 8;
@@ -81,7 +86,7 @@ pub struct Geometry {
     pub n: usize,
     /// Bytes per data slot (a multiple of 64, at least 64 per rank).
     pub slot: usize,
-    /// Slots (and lines) per rank (at least 2).
+    /// Slots per rank (at least 2).
     pub depth: usize,
 }
 
@@ -102,7 +107,7 @@ impl Geometry {
 
     /// Bytes of one rank's lines.
     fn lines(&self) -> usize {
-        (self.depth * LINE).div_ceil(128) * 128
+        LINES * LINE
     }
 
     /// Bytes the segment needs.
@@ -119,7 +124,7 @@ impl Geometry {
         let fits = self
             .n
             .checked_mul(self.depth)
-            .and_then(|x| x.checked_mul(self.slot.checked_add(2 * LINE)?));
+            .and_then(|x| x.checked_mul(self.slot.checked_add(LINES * LINE)?));
         if self.n == 0
             || self.depth < 2
             || self.slot % 64 != 0
@@ -242,7 +247,7 @@ impl ShmColl {
     /// Rank `q`'s line for step `s`.
     fn line(&self, q: usize, s: u64) -> *mut u8 {
         debug_assert!(q < self.g.n);
-        let i = (s % self.g.depth as u64) as usize;
+        let i = (s % LINES as u64) as usize;
         // SAFETY: inside the segment (n * lines + …, checked in `new`).
         unsafe { self.base.add(q * self.g.lines() + i * LINE) }
     }
@@ -369,10 +374,16 @@ impl ShmColl {
         self.all_at = self.all_at.max(low.min(s));
     }
 
-    /// Makes this rank's line and slot for step `s` writable: every rank has posted
-    /// `s - depth + 1`, so nobody reads their previous step.
-    fn claim(&mut self, s: u64) {
-        let need = s.saturating_sub(self.g.depth as u64 - 1);
+    /// Makes this rank's area `a` for step `s` writable: every rank has posted
+    /// `s - LINES + 1` (a line) or `s - depth + 1` (a slot), so nobody reads that
+    /// area's previous step. (Posting the stamp alone needs no claim: readers of an
+    /// older step only ask whether the stamp is at least theirs.)
+    fn claim(&mut self, s: u64, a: Area) {
+        let back = match a {
+            Area::Line => LINES,
+            Area::Slot => self.g.depth,
+        } as u64;
+        let need = s.saturating_sub(back - 1);
         if self.all_at >= need {
             return;
         }

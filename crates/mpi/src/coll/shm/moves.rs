@@ -19,7 +19,7 @@ impl ShmColl {
             let a = Area::of(c);
             let s = self.next();
             if self.me == root {
-                self.claim(s);
+                self.claim(s, a);
                 self.write(s, a, 0, &buf[off..off + c]);
                 self.post(s);
             } else {
@@ -58,7 +58,7 @@ impl ShmColl {
                     recv[q * b + off..q * b + off + c].copy_from_slice(self.read(q, s, a, 0, c));
                 }
             } else {
-                self.claim(s);
+                self.claim(s, a);
                 self.write(s, a, 0, &send[off..off + c]);
                 self.post(s);
             }
@@ -96,7 +96,7 @@ impl ShmColl {
             let c = per.min(b - off);
             let s = self.next();
             if me == root {
-                self.claim(s);
+                self.claim(s, a);
                 for q in (0..n).filter(|&q| q != me) {
                     self.write(s, a, q * stride, &send[q * b + off..q * b + off + c]);
                 }
@@ -125,7 +125,7 @@ impl ShmColl {
             let c = slot.min(b - off);
             let a = Area::of(c);
             let s = self.next();
-            self.claim(s);
+            self.claim(s, a);
             self.write(s, a, 0, &send[off..off + c]);
             self.post(s);
             for q in (0..n).filter(|&q| q != me) {
@@ -161,7 +161,7 @@ impl ShmColl {
             let s = self.next();
             let mine = counts[me].saturating_sub(off).min(slot);
             if mine > 0 {
-                self.claim(s);
+                self.claim(s, Area::of(mine));
                 self.write(s, Area::of(mine), 0, &send[off..off + mine]);
             }
             self.post(s);
@@ -202,7 +202,7 @@ impl ShmColl {
         while off < b {
             let c = per.min(b - off);
             let s = self.next();
-            self.claim(s);
+            self.claim(s, a);
             for q in (0..n).filter(|&q| q != me) {
                 self.write(s, a, q * stride, &send[q * b + off..q * b + off + c]);
             }

@@ -98,7 +98,7 @@ impl ShmColl {
         let a = Area::of(c);
         let s = self.next();
         if !root {
-            self.claim(s);
+            self.claim(s, a);
             self.write(s, a, 0, mine);
         }
         self.post(s);
@@ -129,13 +129,13 @@ impl ShmColl {
         let e = c / elem;
         let part = |p: usize| (e * p / n * elem, e * (p + 1) / n * elem);
         let s1 = self.next();
-        self.claim(s1);
+        self.claim(s1, Area::Slot);
         self.write(s1, Area::Slot, 0, mine);
         self.post(s1);
         self.wait_all(s1);
         // Every rank has posted s1, so the claim of s1 + 1 is free (depth ≥ 2).
         let s2 = self.next();
-        self.claim(s2);
+        self.claim(s2, Area::Slot);
         let (lo, hi) = part(me);
         let acc = self.area_mut(s2, Area::Slot, lo, hi - lo);
         let from = |q: usize| -> &[u8] {
