@@ -12,6 +12,8 @@
 
 #[path = "coll_args.rs"]
 pub mod args;
+#[path = "coll_fast.rs"]
+mod fast;
 #[path = "coll_shm.rs"]
 pub mod shm;
 
@@ -193,7 +195,7 @@ unsafe fn all_like(
     let c = comm_ref(comm, name)?;
     if allreduce {
         // SAFETY: the C contract, forwarded.
-        if let Some(r) = unsafe { allreduce_builtin(send, recv, cnt, dt, opx, &c) } {
+        if let Some(r) = unsafe { fast::allreduce_builtin(send, recv, cnt, dt, opx, &c) } {
             return r;
         }
     }
@@ -248,50 +250,6 @@ unsafe fn all_like(
         unsafe { unpack(&out, recv.cast(), n, t) }?;
     }
     Ok(())
-}
-
-/// The hot path of MPI_Allreduce: a predefined type and op, through shared memory
-/// in the caller's buffers (not in place), with no reference counts nor scratch;
-/// None when it does not apply (the general path then also reports any error).
-///
-/// # Safety
-/// The C contract for the buffers.
-unsafe fn allreduce_builtin(
-    send: *const c_void,
-    recv: *mut c_void,
-    cnt: c_int,
-    dt: MPI_Datatype,
-    opx: MPI_Op,
-    c: &crate::comm::CommRef,
-) -> Option<Result<(), c_int>> {
-    let name = "MPI_Allreduce";
-    let (t, basic, bop) = (
-        datatype::predefined_ref(dt)?,
-        datatype::predefined(dt)?,
-        crate::op::builtin(opx)?,
-    );
-    let n = count(cnt).ok()?;
-    if in_place(send) || myrix_mpi::op::reduce(bop, basic, &[], &mut []).is_err() {
-        return None;
-    }
-    let s = shm::get(c, Which::Allreduce, bytes(n, t).ok()?)?;
-    // SAFETY: recvbuf and sendbuf hold n elements each, apart (not in place).
-    let (out, data) = unsafe { (contig(recv, n, t).ok()??, contig(send, n, t).ok()??) };
-    let mut err = None;
-    let mut f = |input: &[u8], inout: &mut [u8]| {
-        if err.is_none() {
-            err = myrix_mpi::op::reduce(bop, basic, input, inout).err();
-        }
-    };
-    let mut rop = ReduceOp {
-        op: &mut f,
-        commutative: myrix_mpi::op::is_commutative(bop),
-    };
-    let r = run(
-        name,
-        shm::lock(&s).allreduce(data, out, t.size().max(1), &mut rop),
-    );
-    Some(r.and(err.map_or(Ok(()), |_| Err(MPI_ERR_INTERN))))
 }
 
 mpi_fn! {
@@ -721,38 +679,6 @@ unsafe fn side(
     Ok(Side { t, el, by, displs })
 }
 
-/// The hot path of MPI_Alltoall: predefined types whose blocks have the same bytes
-/// on both sides, through shared memory in the caller's buffers, without reference
-/// counts nor per-rank tables; None when it does not apply (the general path then
-/// also reports any error).
-///
-/// # Safety
-/// The C contract for the buffers (not in place).
-unsafe fn alltoall_predefined(
-    send: *const c_void,
-    sc: c_int,
-    st: MPI_Datatype,
-    recv: *mut c_void,
-    rc: c_int,
-    rt: MPI_Datatype,
-    c: &crate::comm::CommRef,
-) -> Option<Result<(), c_int>> {
-    let (s, r) = (datatype::predefined_ref(st)?, datatype::predefined_ref(rt)?);
-    let size = c.ranks.len();
-    let sn = count(sc).ok()?.checked_mul(size)?;
-    let rn = count(rc).ok()?.checked_mul(size)?;
-    let total = bytes(sn, s).ok()?;
-    if bytes(rn, r).ok()? != total {
-        return None;
-    }
-    let sh = shm::get(c, Which::Alltoall, total)?;
-    // SAFETY: sendbuf holds size × sendcount elements, recvbuf size × recvcount,
-    // apart (not in place).
-    let (d, o) = unsafe { (contig(send, sn, s).ok()??, contig(recv, rn, r).ok()??) };
-    let r = run("MPI_Alltoall", shm::lock(&sh).alltoall(d, o));
-    Some(r)
-}
-
 /// Alltoall (`counts` None: `sc`/`rc` each) and Alltoallv; with MPI_IN_PLACE the
 /// receive side describes both.
 ///
@@ -775,7 +701,7 @@ unsafe fn alltoall(
     let size = c.ranks.len();
     if scd.is_none() && rcd.is_none() && !in_place(send) {
         // SAFETY: the C contract for the buffers.
-        if let Some(r) = unsafe { alltoall_predefined(send, sc, st, recv, rc, rt, &c) } {
+        if let Some(r) = unsafe { fast::alltoall_predefined(send, sc, st, recv, rc, rt, &c) } {
             return r;
         }
     }
