@@ -438,6 +438,31 @@ fn collectives_on_several_ranks_through_shm_and_p2p() {
     }
 }
 
+/// The shared-memory reductions split among the ranks from 64-byte chunks on
+/// (`MYRIX_MPI_SHM_SPLIT`), in 1 KiB slots, so `coll_ranks.c`'s sizes (the user's
+/// non-commutative op among them) cross the split and chunk boundaries.
+#[test]
+fn collectives_split_among_ranks_in_small_slots() {
+    for n in [2usize, 3, 4] {
+        let mut c = myrix();
+        c.env("MYRIX_MPI_COLL", "shm")
+            .env("MYRIX_MPI_SHM_SPLIT", "64")
+            .env("MYRIX_MPI_SHM_SLOT", "1024")
+            .args(["mpiexec", "-n", &n.to_string()])
+            .arg(coll_ranks());
+        let o = run(c, Duration::from_secs(300));
+        assert!(o.status.success(), "n={n}: {}", show(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("coll_ranks ok {r}")),
+                "n={n}: rank {r} did not finish:\n{}",
+                show(&o)
+            );
+        }
+    }
+}
+
 /// `icoll.c`, built once.
 fn icoll() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();

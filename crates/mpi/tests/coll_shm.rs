@@ -5,7 +5,7 @@
 //! every rank's input; non-commutative reductions (2x2 matrix products) checked
 //! for rank order.
 
-use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, ShmColl};
+use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, ShmColl, INLINE};
 use myrix_mpi::coll::ReduceOp;
 
 struct Rng(u64);
@@ -89,10 +89,11 @@ fn round(c: &mut ShmColl, seed: u64, slot: usize) {
         call += 1;
         call
     };
-    // Lengths around slot boundaries as well as small ones.
-    let len = |g: &mut Rng, unit: usize| match g.below(4) {
+    // Lengths around slot boundaries, around what a line carries, and small ones.
+    let len = |g: &mut Rng, unit: usize| match g.below(5) {
         0 => g.below(3) * slot + g.below(3) * unit,
         1 => g.below(5 * slot / unit + 1) * unit,
+        2 => (INLINE / unit + g.below(3)).saturating_sub(1) * unit,
         _ => g.below(40) * unit,
     };
 
@@ -187,22 +188,33 @@ fn round(c: &mut ShmColl, seed: u64, slot: usize) {
     c.barrier();
 }
 
+/// Every geometry with reductions split from the smallest chunk up, from the
+/// default switch point, and never.
 #[test]
 fn every_collective_on_1_to_9_threads() {
     for n in 1..=9 {
         for (slot, depth) in [(64 * 9, 2), (1024, 3), (Geometry::SLOT, Geometry::DEPTH)] {
-            let g = Geometry { n, slot, depth };
-            run(n, g, |c| {
-                for seed in 0..6u64 {
-                    round(c, seed * 977 + n as u64, slot);
-                }
-            });
+            for split in [1, myrix_mpi::coll::shm::SPLIT_MIN, usize::MAX] {
+                let g = Geometry { n, slot, depth };
+                run(n, g, |c| {
+                    c.set_split_min(split);
+                    let seeds = if split == myrix_mpi::coll::shm::SPLIT_MIN {
+                        6
+                    } else {
+                        3
+                    };
+                    for seed in 0..seeds {
+                        round(c, seed * 977 + n as u64 + split as u64 % 7, slot);
+                    }
+                });
+            }
         }
     }
 }
 
 /// Many back-to-back bcasts from one root: the root may run `depth - 1` steps
-/// ahead and must never overwrite a slot a slow reader still copies.
+/// (`LINES - 1` for small messages) ahead and must never overwrite a slot or line a
+/// slow reader still copies.
 #[test]
 fn a_fast_root_never_overwrites_a_slow_reader() {
     for n in [2, 3, 5] {
@@ -212,17 +224,20 @@ fn a_fast_root_never_overwrites_a_slow_reader() {
             depth: 2,
         };
         run(n, g, |c| {
-            for i in 0..2000u32 {
-                let mut buf = if c.rank() == 0 {
-                    vec![(i % 251) as u8; 700]
-                } else {
-                    if i % 97 == 0 {
-                        std::thread::yield_now();
-                    }
-                    vec![0; 700]
-                };
-                c.bcast(0, &mut buf).unwrap();
-                assert!(buf.iter().all(|&x| x == (i % 251) as u8), "bcast {i}");
+            // 700 bytes through the slots (2 deep), 8 bytes through the lines.
+            for len in [700, 8] {
+                for i in 0..2000u32 {
+                    let mut buf = if c.rank() == 0 {
+                        vec![(i % 251) as u8; len]
+                    } else {
+                        if i % 97 == 0 {
+                            std::thread::yield_now();
+                        }
+                        vec![0; len]
+                    };
+                    c.bcast(0, &mut buf).unwrap();
+                    assert!(buf.iter().all(|&x| x == (i % 251) as u8), "bcast {i}");
+                }
             }
         });
     }

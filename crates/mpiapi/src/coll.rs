@@ -12,12 +12,13 @@
 
 #[path = "coll_args.rs"]
 pub mod args;
+#[path = "coll_fast.rs"]
+mod fast;
 #[path = "coll_shm.rs"]
 pub mod shm;
 
 use crate::abi::*;
 use crate::coll_glue::pt2pt;
-use crate::comm::lookup;
 use crate::datatype;
 use crate::ffi::{finish, mpi_fn};
 use args::*;
@@ -26,7 +27,7 @@ use shm::Which;
 use std::os::raw::{c_int, c_void};
 
 fn barrier(comm: MPI_Comm, name: &str) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     if let Some(s) = shm::get(&c, Which::Barrier, 0) {
         shm::lock(&s).barrier();
         return Ok(());
@@ -54,7 +55,19 @@ unsafe fn bcast(
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
     let name = "MPI_Bcast";
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
+    // The hot path: a predefined type, borrowed (no reference count), through
+    // shared memory in place.
+    if let Some(t) = datatype::predefined_ref(dt) {
+        let n = count(cnt)?;
+        let root = check_root(root, &c)?;
+        if let Some(s) = shm::get(&c, Which::Bcast, bytes(n, t)?) {
+            // SAFETY: the buffer holds n elements.
+            if let Some(mem) = unsafe { contig(buf, n, t) }? {
+                return run(name, shm::lock(&s).bcast(root, mem));
+            }
+        }
+    }
     let t = datatype::lookup(dt)?;
     let n = count(cnt)?;
     let root = check_root(root, &c)?;
@@ -106,7 +119,7 @@ unsafe fn reduce(
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
     let name = "MPI_Reduce";
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
     let root = check_root(root, &c)?;
@@ -179,7 +192,13 @@ unsafe fn all_like(
     opx: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
+    if allreduce {
+        // SAFETY: the C contract, forwarded.
+        if let Some(r) = unsafe { fast::allreduce_builtin(send, recv, cnt, dt, opx, &c) } {
+            return r;
+        }
+    }
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
     let t = &red.t;
@@ -280,7 +299,7 @@ unsafe fn reduce_scatter(
     opx: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let red = reduction(opx, dt)?;
     let t = &red.t;
     let size = c.ranks.len();
@@ -372,7 +391,7 @@ unsafe fn gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let mut p = pt2pt(&c);
@@ -460,7 +479,7 @@ unsafe fn scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let mut p = pt2pt(&c);
@@ -563,7 +582,7 @@ unsafe fn allgather(
     rt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let rt = datatype::lookup(rt)?;
     let (el, by, displs) = match rcounts {
@@ -678,8 +697,14 @@ unsafe fn alltoall(
     rt: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
+    let c = comm_ref(comm, name)?;
     let size = c.ranks.len();
+    if scd.is_none() && rcd.is_none() && !in_place(send) {
+        // SAFETY: the C contract for the buffers.
+        if let Some(r) = unsafe { fast::alltoall_predefined(send, sc, st, recv, rc, rt, &c) } {
+            return r;
+        }
+    }
     // SAFETY: the C contract for the arrays.
     let r = unsafe { side(size, rt, rc, rcd) }?;
     let data = if in_place(send) {

@@ -6,10 +6,12 @@ use crate::abi::*;
 use crate::comm::CommRef;
 use crate::{datatype, op};
 use myrix_mpi::coll::{CollError, ReduceOp};
+use myrix_mpi::datatype::Datatype;
+use std::borrow::Cow;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
-pub(crate) type Dt = Arc<myrix_mpi::datatype::Datatype>;
+pub(crate) type Dt = Arc<Datatype>;
 
 /// The MPI error code of a collective's failure (reported on stderr when it is
 /// not the program's fault).
@@ -29,6 +31,16 @@ pub fn coll_code(e: &CollError, name: &str) -> c_int {
     }
 }
 
+/// A communicator for one collective: MPI_COMM_WORLD's and MPI_COMM_SELF's
+/// borrowed (no reference counts on the hot path), others from the table.
+pub(crate) fn comm_ref(comm: MPI_Comm, name: &str) -> Result<Cow<'static, CommRef>, c_int> {
+    if let Some(c) = crate::comm::predefined_ref(comm) {
+        crate::runtime::check(name)?;
+        return Ok(Cow::Borrowed(c));
+    }
+    crate::comm::lookup(comm, name).map(Cow::Owned)
+}
+
 pub(crate) fn count(c: c_int) -> Result<usize, c_int> {
     usize::try_from(c).map_err(|_| MPI_ERR_COUNT)
 }
@@ -44,7 +56,7 @@ pub(crate) fn check_root(root: c_int, c: &CommRef) -> Result<usize, c_int> {
         .ok_or(MPI_ERR_ROOT)
 }
 
-pub(crate) fn bytes(n: usize, t: &Dt) -> Result<usize, c_int> {
+pub(crate) fn bytes(n: usize, t: &Datatype) -> Result<usize, c_int> {
     t.size().checked_mul(n).ok_or(MPI_ERR_COUNT)
 }
 
@@ -56,7 +68,7 @@ pub(crate) fn elem(buf: *const c_void, i: isize, t: &Dt) -> Result<*mut u8, c_in
 
 /// A buffer for `n` elements of `t` must not be NULL (unless `t` has absolute
 /// addresses: MPI_BOTTOM).
-pub(crate) fn need(buf: *const c_void, n: usize, t: &Dt) -> Result<(), c_int> {
+pub(crate) fn need(buf: *const c_void, n: usize, t: &Datatype) -> Result<(), c_int> {
     if n > 0 && t.size() > 0 && buf.is_null() && t.true_lb() == 0 {
         Err(MPI_ERR_BUFFER)
     } else {
@@ -101,7 +113,7 @@ pub(crate) unsafe fn unpack(data: &[u8], buf: *mut u8, n: usize, t: &Dt) -> Resu
 pub(crate) unsafe fn contig<'a>(
     buf: *const c_void,
     n: usize,
-    t: &Dt,
+    t: &Datatype,
 ) -> Result<Option<&'a mut [u8]>, c_int> {
     if !t.is_contiguous() {
         return Ok(None);

@@ -21,12 +21,15 @@
 //! holds the last reference to its rank table), and at process exit otherwise (the
 //! shm controller's cleaner removes a dead exporter's files).
 
+use crate::abi::MPI_COMM_WORLD;
 use crate::coll_glue::pt2pt;
 use crate::comm::CommRef;
 use crate::runtime;
 use myrix_mpi::coll;
 use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, SharedMem, ShmColl};
 use myrix_rsm::{Controller, Export, ExportFlags, Import, Mapping, NodeId, Perm, SegmentId};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// The collectives `coll::shm` does.
@@ -79,9 +82,11 @@ pub struct Limits {
 struct Config {
     force: Force,
     debug: bool,
-    geometry_slot: usize,
-    geometry_depth: usize,
+    geometry_slot: Option<usize>,
+    geometry_depth: Option<usize>,
     hard_spin: Option<usize>,
+    hard_spin_over: Option<usize>,
+    split_min: Option<usize>,
     limits: Limits,
 }
 
@@ -139,13 +144,18 @@ fn config() -> &'static Config {
         Config {
             force,
             debug: std::env::var("MYRIX_MPI_COLL_DEBUG").is_ok_and(|v| v != "0" && !v.is_empty()),
-            geometry_slot: env_size("MYRIX_MPI_SHM_SLOT").unwrap_or(Geometry::SLOT),
-            geometry_depth: env_size("MYRIX_MPI_SHM_DEPTH").unwrap_or(Geometry::DEPTH),
+            geometry_slot: env_size("MYRIX_MPI_SHM_SLOT"),
+            geometry_depth: env_size("MYRIX_MPI_SHM_DEPTH"),
             hard_spin: env_size("MYRIX_MPI_SHM_SPIN"),
+            hard_spin_over: env_size("MYRIX_MPI_SHM_SPIN_OVER"),
+            split_min: env_size("MYRIX_MPI_SHM_SPLIT"),
             limits: Limits { max },
         }
     })
 }
+
+/// The default slot when the job has more ranks on this host than cores.
+const OVERSUBSCRIBED_SLOT: usize = 256 * 1024;
 
 /// The segment of a communicator, as this rank holds it.
 enum Segment {
@@ -171,16 +181,90 @@ impl SharedMem for Segment {
     }
 }
 
+/// A communicator's shared-memory collectives behind a one-word lock: taking it is
+/// one atomic exchange, releasing it a plain store (a call on a communicator whose
+/// collectives another thread runs at the same moment is erroneous in MPI; the lock
+/// only keeps that from corrupting memory).
+pub struct ShmCell {
+    busy: AtomicBool,
+    coll: UnsafeCell<Option<ShmColl>>,
+}
+
+// SAFETY: `coll` is only reached through a `Guard`, which holds `busy`.
+unsafe impl Sync for ShmCell {}
+
+impl ShmCell {
+    fn new(s: ShmColl) -> ShmCell {
+        ShmCell {
+            busy: AtomicBool::new(false),
+            coll: UnsafeCell::new(Some(s)),
+        }
+    }
+
+    fn lock(&self) -> Guard<'_> {
+        while self.busy.swap(true, Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        Guard(self)
+    }
+}
+
+/// A locked [`ShmCell`].
+pub struct Guard<'a>(&'a ShmCell);
+
+impl Guard<'_> {
+    fn coll(&self) -> *mut Option<ShmColl> {
+        self.0.coll.get()
+    }
+}
+
+impl std::ops::Deref for Guard<'_> {
+    type Target = ShmColl;
+    fn deref(&self) -> &ShmColl {
+        // SAFETY: the lock is held. Cells are emptied only at MPI_Finalize, after
+        // which no collective reaches one (the runtime refuses them first).
+        unsafe { &*self.coll() }
+            .as_ref()
+            .expect("a collective after MPI_Finalize")
+    }
+}
+
+impl std::ops::DerefMut for Guard<'_> {
+    fn deref_mut(&mut self) -> &mut ShmColl {
+        // SAFETY: as in deref; the lock makes this the only reference.
+        unsafe { &mut *self.coll() }
+            .as_mut()
+            .expect("a collective after MPI_Finalize")
+    }
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+    }
+}
+
+/// A communicator's shared-memory collectives, to lock for one call: the world's
+/// without a reference count (the hot path), others shared with the registry.
+pub enum Shm {
+    World(&'static ShmCell),
+    Comm(Arc<ShmCell>),
+}
+
 /// What a communicator's collectives go through.
 struct Entry {
     ctx: u32,
     ranks: Arc<[u32]>,
-    shm: Option<Arc<Mutex<ShmColl>>>,
+    shm: Option<Shm>,
     /// Collectives whose choice was printed (MYRIX_MPI_COLL_DEBUG).
     printed: u32,
 }
 
 static REG: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+/// MPI_COMM_WORLD's cell once set up (None: no segment), found without the
+/// registry's lock.
+static WORLD: OnceLock<Option<&'static ShmCell>> = OnceLock::new();
 
 fn reg() -> MutexGuard<'static, Vec<Entry>> {
     REG.lock().unwrap_or_else(|p| p.into_inner())
@@ -191,11 +275,19 @@ fn reg() -> MutexGuard<'static, Vec<Entry>> {
 /// RSM user's cleaner. Freeing one at MPI_Comm_free is not done: a peer may still be
 /// reading the last collective's data from it.
 pub fn release_all() {
+    if let Some(Some(w)) = WORLD.get() {
+        let g = w.lock();
+        // SAFETY: under the cell's lock.
+        unsafe { *g.coll() = None };
+    }
     reg().clear();
 }
 
-/// A communicator's shared-memory collectives, locked for one call.
-pub type Shm = Arc<Mutex<ShmColl>>;
+fn is_world(c: &CommRef) -> bool {
+    c.ctx == 0
+        && crate::comm::predefined_ref(MPI_COMM_WORLD)
+            .is_some_and(|w| Arc::ptr_eq(&w.ranks, &c.ranks))
+}
 
 /// Whether `which` on `bytes` goes through shared memory on `c`: its state, to lock
 /// for the call. Collective: the first call on a communicator sets it up (alike on
@@ -204,6 +296,13 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
     let cfg = config();
     if cfg.force == Force::P2p {
         return None;
+    }
+    if !cfg.debug && is_world(c) {
+        if let Some(w) = WORLD.get() {
+            let cell = (*w)?;
+            let yes = cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize];
+            return yes.then_some(Shm::World(cell));
+        }
     }
     let found = {
         let mut r = reg();
@@ -218,9 +317,24 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
         if let Some(polls) = cfg.hard_spin {
             s.set_hard_spin(polls.min(u32::MAX as usize) as u32);
         }
+        if let Some(polls) = cfg.hard_spin_over {
+            s.set_hard_spin_over(polls.min(u32::MAX as usize) as u32);
+        }
         s.set_idle(crate::runtime::progress_schedules);
-        Arc::new(Mutex::new(s))
+        let cell = ShmCell::new(s);
+        if is_world(c) {
+            // The world lives as long as the process: its cell is never freed (its
+            // segment is, at MPI_Finalize).
+            let cell: &'static ShmCell = Box::leak(Box::new(cell));
+            let _ = WORLD.set(Some(cell));
+            Shm::World(cell)
+        } else {
+            Shm::Comm(Arc::new(cell))
+        }
     });
+    if shm.is_none() && is_world(c) {
+        let _ = WORLD.set(None);
+    }
     let mut r = reg();
     // Communicators freed since: the registry holds the last reference to their
     // rank tables.
@@ -256,7 +370,10 @@ fn pick(e: &mut Entry, c: &CommRef, which: Which, bytes: usize, cfg: &Config) ->
         // (eprintln! writes its pieces one by one).
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }
-    yes.then(|| shm.clone())
+    yes.then(|| match shm {
+        Shm::World(w) => Shm::World(w),
+        Shm::Comm(a) => Shm::Comm(a.clone()),
+    })
 }
 
 /// Sets up `c`'s segment (collective); None when its ranks are not all on this node
@@ -285,19 +402,36 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         debug("ranks on other nodes");
         return None;
     }
-    // Rank 0: [ok, rsm node, segment id, slot, depth].
-    let mut card = [0u32; 5];
+    // Rank 0: [ok, rsm node, segment id, slot, depth, split (u32::MAX: never)];
+    // rank 0's values win, so every rank agrees.
+    let mut card = [0u32; 6];
     let mut made: Result<Option<Segment>, String> = Ok(None);
     if me == 0 {
+        // A job with more ranks than cores pays a few context switches per step:
+        // fewer, larger steps (bigger slots, shallower) serve it better.
+        let (slot, depth) = if myrix_rsm::spin::job_oversubscribed() {
+            (OVERSUBSCRIBED_SLOT, 2)
+        } else {
+            (Geometry::SLOT, Geometry::DEPTH)
+        };
         let g = Geometry {
             n,
-            slot: cfg.geometry_slot,
-            depth: cfg.geometry_depth,
+            slot: cfg.geometry_slot.unwrap_or(slot),
+            depth: cfg.geometry_depth.unwrap_or(depth),
         };
         made = export(&g).map(Some);
         if let Ok(Some(Segment::Exported(e))) = &made {
             if let (Some(id), Ok(ctl)) = (e.id(), Controller::get("shm")) {
-                card = [1, ctl.local_node().0, id.0, g.slot as u32, g.depth as u32];
+                let split = cfg.split_min.unwrap_or(coll::shm::SPLIT_MIN);
+                let split = u32::try_from(split).unwrap_or(u32::MAX);
+                card = [
+                    1,
+                    ctl.local_node().0,
+                    id.0,
+                    g.slot as u32,
+                    g.depth as u32,
+                    split,
+                ];
             }
         }
     }
@@ -315,9 +449,16 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         made = import(NodeId(card[1]), SegmentId(card[2])).map(Some);
     }
     let shm = match made {
-        Ok(Some(seg)) if card[0] == 1 => {
-            ShmColl::new(Box::new(seg), g, me).map_err(|e| e.to_string())
-        }
+        Ok(Some(seg)) if card[0] == 1 => ShmColl::new(Box::new(seg), g, me)
+            .map(|mut s| {
+                s.set_split_min(if card[5] == u32::MAX {
+                    usize::MAX
+                } else {
+                    card[5] as usize
+                });
+                s
+            })
+            .map_err(|e| e.to_string()),
         Ok(_) => Err("rank 0 made no segment".into()),
         Err(e) => Err(e),
     };
@@ -361,6 +502,9 @@ fn import(node: NodeId, id: SegmentId) -> Result<Segment, String> {
 }
 
 /// Locks a communicator's shared-memory state for one collective.
-pub fn lock(s: &Shm) -> MutexGuard<'_, ShmColl> {
-    s.lock().unwrap_or_else(|p| p.into_inner())
+pub fn lock(s: &Shm) -> Guard<'_> {
+    match s {
+        Shm::World(w) => w.lock(),
+        Shm::Comm(a) => a.lock(),
+    }
 }

@@ -16,6 +16,13 @@
 //!   running too, and a pair that the scheduler put on one core soon stops spinning
 //!   its peer's time away.
 //!
+//! [`SpinWait::for_job`] leaves the machine's load out: its waits yield only when the
+//! job itself has more busy processes on this host than cores (and otherwise, as
+//! insurance, once every [`JOB_YIELD_PERIOD`] polls). MPI collectives wait that way,
+//! as Open MPI and MPICH do: on a machine busy with other work (a niced compiler), a
+//! yield hands the core to it for a scheduler slice (tens of microseconds and more),
+//! where the peer rank, which has a core of its own, answers within a microsecond.
+//!
 //! Creating a wait reads neither the clock nor the file (an MPI program creates one
 //! per message). A wait here must never sleep or make a system call per poll on the
 //! fast path.
@@ -33,6 +40,11 @@ const LONG_WAIT: u32 = 1 << 12;
 /// them adapts ([`budget`]).
 pub const HARD_POLLS_MAX: u32 = 1 << 13;
 pub const HARD_POLLS_MIN: u32 = 1 << 6;
+
+/// Empty polls between two yields of a [`SpinWait::for_job`] wait when the job does
+/// not oversubscribe the machine (milliseconds: a peer descheduled for that long is
+/// rare, and then a yield helps it back).
+pub const JOB_YIELD_PERIOD: u32 = 1 << 18;
 
 /// Busy processes the caller's job runs on this machine; 0 unknown.
 static LOCAL_PROCS: AtomicUsize = AtomicUsize::new(0);
@@ -70,6 +82,8 @@ pub struct SpinWait {
     yield_each: bool,
     /// Whether this wait has yielded since its last answer.
     yielded: bool,
+    /// Whether only the job's own processes per core decide ([`SpinWait::for_job`]).
+    job_only: bool,
 }
 
 impl Default for SpinWait {
@@ -85,6 +99,25 @@ impl SpinWait {
             hard: budget::get(),
             yield_each: job_oversubscribed(),
             yielded: false,
+            job_only: false,
+        }
+    }
+
+    /// A wait that yields from its first empty poll when the caller's job has more
+    /// busy processes on this host than cores ([`set_local_procs`]), and otherwise
+    /// spins (pausing between polls) whatever the machine's load, yielding only once
+    /// every [`JOB_YIELD_PERIOD`] polls. While the job's size is unknown, the same as
+    /// [`SpinWait::new`].
+    pub fn for_job() -> SpinWait {
+        if LOCAL_PROCS.load(Ordering::Relaxed) == 0 {
+            return SpinWait::new();
+        }
+        SpinWait {
+            polls: 0,
+            hard: JOB_YIELD_PERIOD,
+            yield_each: job_oversubscribed(),
+            yielded: false,
+            job_only: true,
         }
     }
 
@@ -93,6 +126,14 @@ impl SpinWait {
     #[inline]
     pub fn spin(&mut self) {
         self.polls = self.polls.wrapping_add(1);
+        if self.job_only {
+            if self.yield_each || self.polls % JOB_YIELD_PERIOD == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+            return;
+        }
         if self.polls == self.hard || self.polls % RECHECK == 0 {
             self.yield_each = job_oversubscribed() || load::oversubscribed();
         }
@@ -108,7 +149,7 @@ impl SpinWait {
     /// job that oversubscribes the machine keeps yielding).
     #[inline]
     pub fn reset(&mut self) {
-        if self.polls > 0 {
+        if self.polls > 0 && !self.job_only {
             budget::settle(self.polls, self.yielded);
             self.hard = budget::get();
         }
@@ -205,6 +246,18 @@ mod tests {
         assert!(!w.yields(), "one process per core spins hard first");
         w.spin();
         assert!(!w.yields());
+        // (One test: the job's process count is process-wide.)
+        super::set_local_procs(usize::MAX);
+        assert!(super::SpinWait::for_job().yields());
+        super::set_local_procs(1);
+        let mut w = super::SpinWait::for_job();
+        for _ in 0..super::HARD_POLLS_MAX * 2 {
+            w.spin();
+        }
+        assert!(
+            !w.yields(),
+            "a job with a core per process never yields on load"
+        );
         super::set_local_procs(0);
     }
 

@@ -2,46 +2,72 @@
 //! segment per communicator when its ranks share a node (what Open MPI's coll/sm
 //! and MPICH's shared-memory collectives do), or, in tests, heap memory shared by
 //! threads ([`heap::HeapMem`]). Sans OS: the algorithms see a [`SharedMem`] (a base
-//! pointer and a length) and nothing else.
+//! pointer and a length) and nothing else; they must never allocate per call on the
+//! paths of contiguous buffers, nor make a system call (waits go through
+//! [`SpinWait`], which may yield).
 //!
 //! # Layout ([`Geometry`])
-//! One flag line (128 bytes, so neighbours never share a cache line or its
-//! prefetched pair) per rank, then `depth` data slots of `slot` bytes per rank:
+//! Per rank, [`LINES`] *lines* of 64 bytes, then `depth` data slots of `slot` bytes
+//! per rank:
 //!
 //! ```text
-//! [flag 0][flag 1]…[flag n-1] [rank 0: slot 0 … slot depth-1] … [rank n-1: …]
+//! [rank 0: line 0 … line LINES-1] … [rank n-1: lines] [rank 0: slot 0 … slot depth-1] … [rank n-1: slots]
 //! ```
+//!
+//! A line holds a step stamp (8 bytes) and up to [`INLINE`] bytes of data: a step
+//! whose data fits there travels in the very cache line its stamp does (one miss
+//! for the reader instead of two, one ownership transfer for the writer).
 //!
 //! # Protocol
 //! Every collective is cut into *steps* (one per chunk of at most a slot), numbered
 //! 1, 2, 3 … alike on every rank, since a communicator's collectives are called in
-//! the same order everywhere. In step `s` each rank *posts* `s` in its flag exactly
-//! once (a release store), after writing whatever it contributes to its slot
-//! `s % depth`; readers wait (acquire) for the writer's flag to reach `s`, then read
-//! the slot directly. A rank posts step `s` only after it finished reading step
-//! `s - 1`, so "every rank's flag ≥ `s - depth + 1`" means nobody reads the slot of
-//! step `s - depth` any more: a rank *claims* its slot for step `s` by waiting for
-//! that (a cached lower bound makes the claim free while nobody lags `depth - 1`
-//! steps behind). No wait is ever for a step newer than the waiter's, so the
-//! slowest rank can always progress (`depth` ≥ 2).
+//! the same order everywhere. In step `s` each rank *posts* `s` exactly once (a
+//! release store of the stamp of its line `s % LINES`), after writing whatever it
+//! contributes to that line or to its slot `s % depth`; readers wait (acquire) for
+//! the writer's line `s % LINES` to hold a stamp ≥ `s`, then read in place. Since a
+//! rank posts every step in order, that stamp is ≥ `s` exactly when the rank has
+//! posted `s` or later. A rank posts step `s` only after it finished reading step
+//! `s - 1`, so "every rank has posted `s - k + 1`" means nobody reads what was
+//! written for step `s - k` any more: a rank *claims* its line (`k` = `LINES`) or
+//! slot (`k` = `depth`) for step `s` by waiting for that (a cached lower bound makes
+//! the claim free while nobody lags that far behind). So a bcast root runs up to 63
+//! small messages ahead of its readers, which on an oversubscribed machine lets
+//! each rank do many calls per time slice. No wait is ever for a step newer than
+//! the waiter's, so the slowest rank can always progress (`depth` ≥ 2).
 //!
-//! Reductions are applied by the reading rank in rank order,
-//! `d0 op (d1 op (… op d(n-1)))`, the same on every rank, so every rank computes
-//! bit-identical results and non-commutative ops stay correct (MPI ops are
-//! associative). Every wait is a [`SpinWait`] (it yields on an oversubscribed
-//! machine).
+//! Reductions combine in rank order, `d0 op (d1 op (… op d(n-1)))`, the same on
+//! every rank, so every rank gets bit-identical results and non-commutative ops stay
+//! correct (MPI ops are associative). Large ones are split (`reduce.rs`): each rank
+//! reduces its part of the chunk and the others copy the result.
 
 pub mod heap;
+mod moves;
+mod reduce;
 
-use super::{CollError, ReduceOp};
-use myrix_rsm::spin::SpinWait;
+use super::CollError;
+use myrix_rsm::spin::{self, SpinWait};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Bytes per flag line.
-pub const LINE: usize = 128;
+/// Bytes per line.
+pub const LINE: usize = 64;
 
-/// Polls of a flag before a wait turns to [`SpinWait`] (a few microseconds).
+/// Lines per rank: a rank may post this many steps of small data ahead of the
+/// slowest reader (a bcast root batches its calls while its readers wait for a core).
+pub const LINES: usize = 64;
+
+/// Data bytes a line carries beside its stamp.
+pub const INLINE: usize = LINE - 8;
+
+/// Polls of a flag before a wait turns to [`SpinWait`] when the job has a core per
+/// rank; a job with more ranks than cores turns to it at once (the rank waited for
+/// may need this very core).
 pub const HARD_SPIN: u32 = 1000;
+
+/// Polls before a wait yields when the job has more ranks than cores.
+pub const HARD_SPIN_OVER: u32 = 0;
+
+/// Smallest chunk (bytes) an allreduce or reduce splits among the ranks.
+pub const SPLIT_MIN: usize = 16 * 1024;
 
 /// Memory every rank of the communicator maps at some address of its own.
 pub trait SharedMem: Send {
@@ -79,9 +105,14 @@ impl Geometry {
         }
     }
 
+    /// Bytes of one rank's lines.
+    fn lines(&self) -> usize {
+        LINES * LINE
+    }
+
     /// Bytes the segment needs.
     pub fn len(&self) -> usize {
-        self.n * LINE + self.n * self.depth * self.slot
+        self.n * self.lines() + self.n * self.depth * self.slot
     }
 
     /// Never true for a valid geometry.
@@ -90,10 +121,37 @@ impl Geometry {
     }
 
     fn check(&self) -> Result<(), CollError> {
-        if self.n == 0 || self.depth < 2 || self.slot % 64 != 0 || self.slot / self.n < 64 {
+        let fits = self
+            .n
+            .checked_mul(self.depth)
+            .and_then(|x| x.checked_mul(self.slot.checked_add(LINES * LINE)?));
+        if self.n == 0
+            || self.depth < 2
+            || self.slot % 64 != 0
+            || self.slot / self.n < 64
+            || fits.is_none()
+        {
             return Err(CollError::Args(format!("bad shm geometry {self:?}")));
         }
         Ok(())
+    }
+}
+
+/// Where a step's data lies: beside the stamp, or in the slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Area {
+    Line,
+    Slot,
+}
+
+impl Area {
+    /// The area for a step whose writer uses `bytes` of it (alike on every rank).
+    fn of(bytes: usize) -> Area {
+        if bytes <= INLINE {
+            Area::Line
+        } else {
+            Area::Slot
+        }
     }
 }
 
@@ -105,10 +163,14 @@ pub struct ShmColl {
     me: usize,
     /// The last step this rank posted.
     seq: u64,
-    /// Every rank's flag is known to be at least this.
+    /// Every rank has posted at least this step.
     all_at: u64,
     /// Polls of a flag before a wait turns to [`SpinWait`].
     hard_spin: u32,
+    /// The same when the job has more ranks than cores.
+    hard_spin_over: u32,
+    /// Smallest chunk a reduction splits among the ranks.
+    split_min: usize,
     /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
     /// move while this rank waits (nonblocking collectives a peer may be waiting for).
     idle: Option<fn()>,
@@ -138,6 +200,8 @@ impl ShmColl {
             seq: 0,
             all_at: 0,
             hard_spin: HARD_SPIN,
+            hard_spin_over: HARD_SPIN_OVER,
+            split_min: SPLIT_MIN,
             idle: None,
         })
     }
@@ -150,6 +214,17 @@ impl ShmColl {
     /// Polls of a flag before a wait turns to [`SpinWait`] (default [`HARD_SPIN`]).
     pub fn set_hard_spin(&mut self, polls: u32) {
         self.hard_spin = polls;
+    }
+
+    /// The same for a job with more ranks than cores (default [`HARD_SPIN_OVER`]).
+    pub fn set_hard_spin_over(&mut self, polls: u32) {
+        self.hard_spin_over = polls;
+    }
+
+    /// The smallest chunk (bytes) a reduction splits among the ranks (default
+    /// [`SPLIT_MIN`]; `usize::MAX`: never). Must be alike on every rank.
+    pub fn set_split_min(&mut self, bytes: usize) {
+        self.split_min = bytes;
     }
 
     pub fn rank(&self) -> usize {
@@ -169,37 +244,72 @@ impl ShmColl {
         self.mem
     }
 
-    fn flag(&self, q: usize) -> &AtomicU64 {
+    /// Rank `q`'s line for step `s`.
+    fn line(&self, q: usize, s: u64) -> *mut u8 {
         debug_assert!(q < self.g.n);
-        // SAFETY: flag lines lie inside the segment (checked in `new`), 8-aligned,
-        // and are only ever accessed atomically.
-        unsafe { &*self.base.add(q * LINE).cast::<AtomicU64>() }
+        let i = (s % LINES as u64) as usize;
+        // SAFETY: inside the segment (n * lines + …, checked in `new`).
+        unsafe { self.base.add(q * self.g.lines() + i * LINE) }
     }
 
-    /// Rank `q`'s slot for step `s`.
-    fn slot(&self, q: usize, s: u64) -> *mut u8 {
+    /// The stamp of rank `q`'s line for step `s`.
+    fn stamp(&self, q: usize, s: u64) -> &AtomicU64 {
+        // SAFETY: the line's first 8 bytes, 8-aligned (the base is, lines are 64
+        // bytes), only ever accessed atomically.
+        unsafe { &*self.line(q, s).cast::<AtomicU64>() }
+    }
+
+    /// Rank `q`'s area for step `s`.
+    fn area(&self, q: usize, s: u64, a: Area) -> *mut u8 {
         let g = &self.g;
-        let i = q * g.depth + (s % g.depth as u64) as usize;
-        // SAFETY: inside the segment (n*LINE + n*depth*slot bytes, checked in `new`).
-        unsafe { self.base.add(g.n * LINE + i * g.slot) }
-    }
-
-    /// `len` bytes of rank `q`'s slot for step `s`, posted by `q` and not rewritten
-    /// before this rank posts a later step.
-    fn read(&self, q: usize, s: u64, off: usize, len: usize) -> &[u8] {
-        debug_assert!(off + len <= self.g.slot);
-        // SAFETY: inside the slot; the protocol keeps writers away until this rank
-        // posts step s + 1.
-        unsafe { std::slice::from_raw_parts(self.slot(q, s).add(off), len) }
-    }
-
-    /// Writes `data` at `off` of this rank's slot for step `s` (claimed).
-    fn write(&self, s: u64, off: usize, data: &[u8]) {
-        debug_assert!(off + data.len() <= self.g.slot);
-        // SAFETY: inside this rank's slot, which nobody reads until it posts s.
-        unsafe {
-            std::ptr::copy_nonoverlapping(data.as_ptr(), self.slot(self.me, s).add(off), data.len())
+        match a {
+            // SAFETY: the line's data bytes.
+            Area::Line => unsafe { self.line(q, s).add(8) },
+            Area::Slot => {
+                let i = q * g.depth + (s % g.depth as u64) as usize;
+                // SAFETY: inside the segment (n*lines + n*depth*slot bytes, checked
+                // in `new`).
+                unsafe { self.base.add(g.n * g.lines() + i * g.slot) }
+            }
         }
+    }
+
+    fn cap(&self, a: Area) -> usize {
+        match a {
+            Area::Line => INLINE,
+            Area::Slot => self.g.slot,
+        }
+    }
+
+    /// `len` bytes at `off` of rank `q`'s area for step `s`, posted by `q` and not
+    /// rewritten before this rank posts a later step.
+    fn read(&self, q: usize, s: u64, a: Area, off: usize, len: usize) -> &[u8] {
+        debug_assert!(off + len <= self.cap(a));
+        // SAFETY: inside the area; the protocol keeps writers away until this rank
+        // posts step s + 1.
+        unsafe { std::slice::from_raw_parts(self.area(q, s, a).add(off), len) }
+    }
+
+    /// Writes `data` at `off` of this rank's area for step `s` (claimed).
+    fn write(&self, s: u64, a: Area, off: usize, data: &[u8]) {
+        debug_assert!(off + data.len() <= self.cap(a));
+        // SAFETY: inside this rank's area, which nobody reads until it posts s.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                self.area(self.me, s, a).add(off),
+                data.len(),
+            )
+        }
+    }
+
+    /// This rank's area for step `s` (claimed) as a slice to write in place.
+    #[allow(clippy::mut_from_ref)]
+    fn area_mut(&self, s: u64, a: Area, off: usize, len: usize) -> &mut [u8] {
+        debug_assert!(off + len <= self.cap(a));
+        // SAFETY: inside this rank's area, which nobody reads until it posts s, and
+        // to which no other slice of this rank refers meanwhile.
+        unsafe { std::slice::from_raw_parts_mut(self.area(self.me, s, a).add(off), len) }
     }
 
     fn next(&mut self) -> u64 {
@@ -208,31 +318,43 @@ impl ShmColl {
     }
 
     fn post(&self, s: u64) {
-        self.flag(self.me).store(s, Ordering::Release);
+        self.stamp(self.me, s).store(s, Ordering::Release);
     }
 
-    /// Waits until rank `q` posted step `s`; returns its flag.
+    /// Waits until rank `q` posted step `s`; returns a step `q` is known to have
+    /// posted (≥ `s`).
     fn wait(&self, q: usize, s: u64) -> u64 {
-        let f = self.flag(q);
+        let f = self.stamp(q, s);
         let mut v = f.load(Ordering::Acquire);
         if v >= s {
             return v;
         }
-        // A short hard spin first: a peer a few hundred nanoseconds behind is the
-        // common case, and yielding then (SpinWait yields at once when the machine
-        // looks busy) costs microseconds.
-        for _ in 0..self.hard_spin {
+        // A short hard spin first when every rank has a core: a peer a few hundred
+        // nanoseconds behind is the common case. Hardly any when the job
+        // oversubscribes the cores: the peer may be waiting for this one.
+        let hard = if spin::job_oversubscribed() {
+            self.hard_spin_over
+        } else {
+            self.hard_spin
+        };
+        for _ in 0..hard {
             std::hint::spin_loop();
             v = f.load(Ordering::Acquire);
             if v >= s {
                 return v;
             }
         }
-        let mut w = SpinWait::new();
+        // The job's ranks per core decide whether to yield, not the machine's load:
+        // a yield to another program's process costs a scheduler slice.
+        let mut w = SpinWait::for_job();
+        let mut k = 0u32;
         loop {
             w.spin();
+            k = k.wrapping_add(1);
             if let Some(idle) = self.idle {
-                idle();
+                if w.yields() || k % 64 == 0 {
+                    idle();
+                }
             }
             v = f.load(Ordering::Acquire);
             if v >= s {
@@ -252,10 +374,16 @@ impl ShmColl {
         self.all_at = self.all_at.max(low.min(s));
     }
 
-    /// Makes this rank's slot for step `s` writable: every rank has posted
-    /// `s - depth + 1`, so nobody reads the slot's previous step.
-    fn claim(&mut self, s: u64) {
-        let need = s.saturating_sub(self.g.depth as u64 - 1);
+    /// Makes this rank's area `a` for step `s` writable: every rank has posted
+    /// `s - LINES + 1` (a line) or `s - depth + 1` (a slot), so nobody reads that
+    /// area's previous step. (Posting the stamp alone needs no claim: readers of an
+    /// older step only ask whether the stamp is at least theirs.)
+    fn claim(&mut self, s: u64, a: Area) {
+        let back = match a {
+            Area::Line => LINES,
+            Area::Slot => self.g.depth,
+        } as u64;
+        let need = s.saturating_sub(back - 1);
         if self.all_at >= need {
             return;
         }
@@ -273,274 +401,6 @@ impl ShmColl {
         let s = self.next();
         self.post(s);
         self.wait_all(s);
-    }
-
-    /// MPI_Bcast of `buf` (the same length everywhere) from `root`, a slot per step.
-    pub fn bcast(&mut self, root: usize, buf: &mut [u8]) -> Result<(), CollError> {
-        self.check_root(root)?;
-        if self.g.n == 1 {
-            return Ok(());
-        }
-        let slot = self.g.slot;
-        let mut off = 0;
-        loop {
-            let c = slot.min(buf.len() - off);
-            let s = self.next();
-            if self.me == root {
-                self.claim(s);
-                self.write(s, 0, &buf[off..off + c]);
-                self.post(s);
-            } else {
-                self.post(s);
-                self.wait(root, s);
-                buf[off..off + c].copy_from_slice(self.read(root, s, 0, c));
-            }
-            off += c;
-            if off >= buf.len() {
-                return Ok(());
-            }
-        }
-    }
-
-    /// MPI_Reduce of every rank's `send` into `recv` at `root` (`recv` as long as
-    /// `send` there, unused elsewhere); `elem` bytes per element.
-    pub fn reduce(
-        &mut self,
-        root: usize,
-        send: &[u8],
-        recv: &mut [u8],
-        elem: usize,
-        op: &mut ReduceOp,
-    ) -> Result<(), CollError> {
-        self.check_root(root)?;
-        if self.me == root {
-            super::check_len("reduce", recv.len(), send.len())?;
-        }
-        self.reduce_to(Some(root), send, recv, elem, op)
-    }
-
-    /// MPI_Allreduce: every rank's `send` reduced into every `recv`.
-    pub fn allreduce(
-        &mut self,
-        send: &[u8],
-        recv: &mut [u8],
-        elem: usize,
-        op: &mut ReduceOp,
-    ) -> Result<(), CollError> {
-        super::check_len("allreduce", recv.len(), send.len())?;
-        self.reduce_to(None, send, recv, elem, op)
-    }
-
-    fn reduce_to(
-        &mut self,
-        root: Option<usize>,
-        send: &[u8],
-        recv: &mut [u8],
-        elem: usize,
-        op: &mut ReduceOp,
-    ) -> Result<(), CollError> {
-        if elem == 0 || send.len() % elem != 0 {
-            return Err(CollError::Args(format!(
-                "{} bytes are not whole elements of {elem}",
-                send.len()
-            )));
-        }
-        let (n, me) = (self.g.n, self.me);
-        let chunk = (self.g.slot / elem).max(1) * elem;
-        if chunk > self.g.slot {
-            return Err(CollError::Args(format!(
-                "elements of {elem} bytes do not fit a slot of {}",
-                self.g.slot
-            )));
-        }
-        let mut off = 0;
-        loop {
-            let c = chunk.min(send.len() - off);
-            let s = self.next();
-            let mine = &send[off..off + c];
-            let reads = match root {
-                None => true,
-                Some(r) => r == me,
-            };
-            if reads && root.is_some() {
-                // The root's contribution never leaves it.
-                self.post(s);
-            } else {
-                self.claim(s);
-                self.write(s, 0, mine);
-                self.post(s);
-            }
-            if reads {
-                self.wait_all(s);
-                let acc = &mut recv[off..off + c];
-                let last = n - 1;
-                acc.copy_from_slice(if last == me {
-                    mine
-                } else {
-                    self.read(last, s, 0, c)
-                });
-                for q in (0..last).rev() {
-                    let d = if q == me { mine } else { self.read(q, s, 0, c) };
-                    op.apply(d, acc);
-                }
-            }
-            off += c;
-            if off >= send.len() {
-                return Ok(());
-            }
-        }
-    }
-
-    /// MPI_Gather: every rank's `send` (the same length everywhere) into `recv` at
-    /// `root`, rank after rank.
-    pub fn gather(&mut self, root: usize, send: &[u8], recv: &mut [u8]) -> Result<(), CollError> {
-        self.check_root(root)?;
-        let (n, me, b) = (self.g.n, self.me, send.len());
-        if me == root {
-            super::check_len("gather", recv.len(), n * b)?;
-            recv[me * b..(me + 1) * b].copy_from_slice(send);
-        }
-        if n == 1 || b == 0 {
-            return Ok(());
-        }
-        let mut off = 0;
-        while off < b {
-            let c = self.g.slot.min(b - off);
-            let s = self.next();
-            if me == root {
-                self.post(s);
-                for q in (0..n).filter(|&q| q != me) {
-                    self.wait(q, s);
-                    recv[q * b + off..q * b + off + c].copy_from_slice(self.read(q, s, 0, c));
-                }
-            } else {
-                self.claim(s);
-                self.write(s, 0, &send[off..off + c]);
-                self.post(s);
-            }
-            off += c;
-        }
-        Ok(())
-    }
-
-    /// MPI_Scatter: block `q` of the root's `send` (`n` blocks of `recv.len()`) to
-    /// rank `q`'s `recv`.
-    pub fn scatter(&mut self, root: usize, send: &[u8], recv: &mut [u8]) -> Result<(), CollError> {
-        self.check_root(root)?;
-        let (n, me, b) = (self.g.n, self.me, recv.len());
-        if me == root {
-            super::check_len("scatter", send.len(), n * b)?;
-            recv.copy_from_slice(&send[me * b..(me + 1) * b]);
-        }
-        if n == 1 || b == 0 {
-            return Ok(());
-        }
-        let per = self.per_rank();
-        let mut off = 0;
-        while off < b {
-            let c = per.min(b - off);
-            let s = self.next();
-            if me == root {
-                self.claim(s);
-                for q in (0..n).filter(|&q| q != me) {
-                    self.write(s, q * per, &send[q * b + off..q * b + off + c]);
-                }
-                self.post(s);
-            } else {
-                self.post(s);
-                self.wait(root, s);
-                recv[off..off + c].copy_from_slice(self.read(root, s, me * per, c));
-            }
-            off += c;
-        }
-        Ok(())
-    }
-
-    /// MPI_Allgather: every rank's `send` into every `recv`, rank after rank.
-    pub fn allgather(&mut self, send: &[u8], recv: &mut [u8]) -> Result<(), CollError> {
-        let (n, b) = (self.g.n, send.len());
-        let counts = vec![b; n];
-        let displs: Vec<usize> = (0..n).map(|q| q * b).collect();
-        self.allgatherv(send, recv, &counts, &displs)
-    }
-
-    /// MPI_Allgatherv on packed bytes: rank `q`'s `counts[q]` bytes at `displs[q]` of
-    /// every `recv` (`send` is this rank's block).
-    pub fn allgatherv(
-        &mut self,
-        send: &[u8],
-        recv: &mut [u8],
-        counts: &[usize],
-        displs: &[usize],
-    ) -> Result<(), CollError> {
-        let (n, me) = (self.g.n, self.me);
-        super::check_blocks("allgatherv", n, counts, displs, recv.len())?;
-        super::check_len("allgatherv", send.len(), counts[me])?;
-        recv[displs[me]..displs[me] + counts[me]].copy_from_slice(send);
-        let most = counts.iter().copied().max().unwrap_or(0);
-        if n == 1 || most == 0 {
-            return Ok(());
-        }
-        let slot = self.g.slot;
-        let mut off = 0;
-        while off < most {
-            let s = self.next();
-            let mine = counts[me].saturating_sub(off).min(slot);
-            if mine > 0 {
-                self.claim(s);
-                self.write(s, 0, &send[off..off + mine]);
-            }
-            self.post(s);
-            for q in (0..n).filter(|&q| q != me) {
-                let c = counts[q].saturating_sub(off).min(slot);
-                if c > 0 {
-                    self.wait(q, s);
-                    let at = displs[q] + off;
-                    recv[at..at + c].copy_from_slice(self.read(q, s, 0, c));
-                }
-            }
-            // Ranks with nothing left this step still post it; wait for them too so
-            // the claim cache stays right.
-            self.wait_all(s);
-            off += slot;
-        }
-        Ok(())
-    }
-
-    /// MPI_Alltoall: block `q` of `send` (`n` blocks of equal length) to rank `q`,
-    /// whose `recv` gets it as block `me`.
-    pub fn alltoall(&mut self, send: &[u8], recv: &mut [u8]) -> Result<(), CollError> {
-        let (n, me) = (self.g.n, self.me);
-        if send.len() % n != 0 {
-            return Err(CollError::Args(format!(
-                "alltoall: {} bytes for {n} ranks",
-                send.len()
-            )));
-        }
-        super::check_len("alltoall", recv.len(), send.len())?;
-        let b = send.len() / n;
-        recv[me * b..(me + 1) * b].copy_from_slice(&send[me * b..(me + 1) * b]);
-        if n == 1 || b == 0 {
-            return Ok(());
-        }
-        let per = self.per_rank();
-        let mut off = 0;
-        while off < b {
-            let c = per.min(b - off);
-            let s = self.next();
-            self.claim(s);
-            for q in (0..n).filter(|&q| q != me) {
-                self.write(s, q * per, &send[q * b + off..q * b + off + c]);
-            }
-            self.post(s);
-            for q in (0..n).filter(|&q| q != me) {
-                self.wait(q, s);
-                recv[q * b + off..q * b + off + c].copy_from_slice(self.read(q, s, me * per, c));
-            }
-            self.all_at = self.all_at.max(s);
-            off += c;
-        }
-        Ok(())
     }
 
     /// Bytes of one slot for each rank (scatter, alltoall), cache-line sized.
