@@ -275,10 +275,17 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
 }
 
 /// Two namespaces of this test's own (`myrix-mpi-a`, `myrix-mpi-b`, 10.78.0.0/24) with
-/// loss and duplication on the veth (`.ci/netns.sh`'s, 2% and 1%; `MYRIX_NETNS_REORDER`
-/// adds its reordering class, default 0 here: see "Across namespaces" in docs/mpi.md),
-/// deleted when dropped.
+/// loss, duplication and reordering on the veth (`.ci/netns.sh`'s: 2%, 1%, and one frame
+/// in ten through its slow class; `MYRIX_NETNS_REORDER` sets that share, 0 turns it
+/// off), deleted when dropped. The reordering used to make RSM collapse (docs/rsm-net.md,
+/// "Reordering"); it is on by default since the engine resends only the oldest frame.
 struct MpiNamespaces;
+
+/// The share of frames `.ci/netns.sh` sends through its slow class (percent):
+/// `MYRIX_NETNS_REORDER`, 10 by default.
+fn reorder_share() -> String {
+    std::env::var("MYRIX_NETNS_REORDER").unwrap_or_else(|_| "10".into())
+}
 
 const MPI_NS: [&str; 2] = ["myrix-mpi-a", "myrix-mpi-b"];
 
@@ -294,15 +301,26 @@ impl MpiNamespaces {
             .env("MYRIX_NETNS_NET", "10.78.0")
             .env("MYRIX_NETNS_LOSS", "2")
             .env("MYRIX_NETNS_DUP", "1")
-            .env(
-                "MYRIX_NETNS_REORDER",
-                std::env::var("MYRIX_NETNS_REORDER").unwrap_or_else(|_| "0".into()),
-            )
+            .env("MYRIX_NETNS_REORDER", reorder_share())
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         eprint!("{}", String::from_utf8_lossy(&o.stdout));
         MpiNamespaces
+    }
+
+    /// Frames namespace a's veth sent through `.ci/netns.sh`'s slow class (HTB class
+    /// 1:20) so far; `None` where the script used netem (no such class).
+    fn slow_class_packets(&self) -> Option<u64> {
+        let o = Command::new("ip")
+            .args(["netns", "exec", MPI_NS[0], "tc", "-s", "class", "show"])
+            .args(["dev", "myrix-mpi-va", "classid", "1:20"])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&o.stdout);
+        let sent = text.lines().find_map(|l| l.trim().strip_prefix("Sent "))?;
+        // "Sent 117702910 bytes 88323 pkt (dropped …"
+        sent.split_whitespace().nth(2)?.parse().ok()
     }
 
     /// Packets received by namespace a's veth so far.
@@ -381,6 +399,7 @@ fn mpi_p2p_across_namespaces_with_loss() {
         "{err}"
     );
     assert!(o.stdout.is_empty(), "no rank ran");
+    let slow_before = ns.slow_class_packets();
     for n in [2u32, 4] {
         let before = ns.rx_packets();
         let mut c = Command::new(env!("CARGO_BIN_EXE_myrix"));
@@ -391,6 +410,13 @@ fn mpi_p2p_across_namespaces_with_loss() {
         assert!(
             ns.rx_packets() > before + 100,
             "the ranks did not talk across"
+        );
+    }
+    // And the slow class reordered some of them (where there is one).
+    if let (Some(before), Some(after)) = (slow_before, ns.slow_class_packets()) {
+        assert!(
+            reorder_share() == "0" || after > before + 10,
+            "no frame went through the slow class"
         );
     }
     if Command::new("mpiexec.hydra")
@@ -834,11 +860,13 @@ fn mpi_fails_in_bounded_time_when_every_rail_is_down() {
 }
 
 /// `myrix bench rsm --transport udp --verify` between two namespaces of its own
-/// (`myrix-rb-a`, `myrix-rb-b`, 10.82.0.0/24) with `.ci/netns.sh`'s loss and
-/// duplication (reordering with `MYRIX_NETNS_REORDER=10`: still fails), the server started by hand **without** `--verify` (as one does
-/// across hosts): every pong must equal its ping. It printed "the pong differs from the
-/// ping": such a server echoed its own buffer, not the ping (the client now says it
-/// verifies), and the reordering class could wedge RSM (`docs/rsm.md`).
+/// (`myrix-rb-a`, `myrix-rb-b`, 10.82.0.0/24) with `.ci/netns.sh`'s loss, duplication
+/// and reordering (`reorder_share`), the server started by hand **without** `--verify`
+/// (as one does across hosts): every pong must equal its ping. It printed "the pong
+/// differs from the ping": such a server echoed its own buffer, not the ping (the client
+/// now says it verifies); and the reordering class wedged RSM, first through stale acks
+/// (`docs/rsm.md`, "Numbers that went round"), then through whole-window resends
+/// (`docs/rsm-net.md`, "Reordering").
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces myrix-rb-a and myrix-rb-b)"]
 fn rsm_bench_across_namespaces_with_reordering_verified() {
@@ -865,12 +893,7 @@ fn rsm_bench_across_namespaces_with_reordering_verified() {
         .env("MYRIX_NETNS_VA", "myrix-rb-va")
         .env("MYRIX_NETNS_VB", "myrix-rb-vb")
         .env("MYRIX_NETNS_NET", "10.82.0")
-        // The reordering class still makes RSM declare the peer unreachable after a
-        // few seconds (docs/mpi.md, "Across namespaces"): opt-in.
-        .env(
-            "MYRIX_NETNS_REORDER",
-            std::env::var("MYRIX_NETNS_REORDER").unwrap_or_else(|_| "0".into()),
-        )
+        .env("MYRIX_NETNS_REORDER", reorder_share())
         .output()
         .unwrap();
     let _down = Down;

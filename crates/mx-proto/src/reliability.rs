@@ -419,6 +419,9 @@ impl<T: Copy> Session<T> {
     /// Does what is due at `now` besides the ack ([`Session::ack_due`]): items due for a
     /// resend are queued again and passed to `resend` (the protocol queues their
     /// frames); an item too old makes the peer unreachable.
+    ///
+    /// Every item due is resent (go-back-N). A receiver that holds early frames needs
+    /// only the oldest: see [`Session::on_timeout_oldest`].
     pub fn on_timeout(
         &mut self,
         now: u64,
@@ -440,6 +443,72 @@ impl<T: Copy> Session<T> {
             }
         }
         Timeout::Alive
+    }
+}
+
+/// Resending only the oldest item, for a receiver that holds early frames.
+///
+/// Acks are cumulative: while the oldest item is missing at the receiver, every later
+/// one looks unacknowledged, although a receiver that holds early frames has them. So
+/// [`Session::on_timeout`], which resends every item due, sends the whole window again
+/// for each frame the network loses or holds back; on a link that reorders a lot, or
+/// to a receiver slower than the sender, those resends fill the receiver's socket
+/// buffer, every frame it reads (and the ack it carries) is that much older, and the
+/// window never opens again. Here a timer resends only the oldest item; once an ack
+/// frees items, the next hole (the new oldest item, if it is due) is resent at once
+/// ([`Session::resend_oldest_if_due`]), so k holes cost one timeout and k round trips,
+/// and a timeout costs one frame.
+impl<T: Copy> Session<T> {
+    /// The next time [`Session::on_timeout_oldest`] has work: the delayed ack, the
+    /// oldest item's resend, or the moment it makes the peer unreachable. O(1).
+    pub fn deadline_oldest(&self, params: &Params) -> Option<u64> {
+        if params.lossless {
+            return None;
+        }
+        // Items are first sent in order: the oldest was sent first.
+        let front = self.unacked.front().filter(|u| u.first_sent > 0);
+        let resend = front
+            .filter(|u| !u.queued)
+            .map(|u| u.last_sent + params.resend_ns);
+        let dead = front.map(|u| u.first_sent + params.timeout_ns);
+        self.ack_deadline
+            .into_iter()
+            .chain(resend)
+            .chain(dead)
+            .min()
+    }
+
+    /// [`Session::on_timeout`] for the oldest item only: the peer is unreachable if it
+    /// went unacknowledged for [`Params::timeout_ns`]; otherwise it is passed to
+    /// `resend` if due.
+    pub fn on_timeout_oldest(
+        &mut self,
+        now: u64,
+        params: &Params,
+        resend: impl FnOnce(u16),
+    ) -> Timeout {
+        if let Some(u) = self.unacked.front() {
+            if u.first_sent > 0 && now >= u.first_sent + params.timeout_ns {
+                self.unreachable = true;
+                return Timeout::Unreachable;
+            }
+        }
+        if let Some(seq) = self.resend_oldest_if_due(now, params) {
+            resend(seq);
+        }
+        Timeout::Alive
+    }
+
+    /// The oldest item, queued again when it was sent [`Params::resend_ns`] ago or
+    /// more and is not queued already: the protocol sends it. Called after an ack freed
+    /// items, it fills the receiver's next hole without waiting for a timer.
+    pub fn resend_oldest_if_due(&mut self, now: u64, params: &Params) -> Option<u16> {
+        let u = self.unacked.front_mut()?;
+        if u.queued || u.first_sent == 0 || now < u.last_sent + params.resend_ns {
+            return None;
+        }
+        u.queued = true;
+        Some(u.seq)
     }
 }
 
@@ -540,6 +609,46 @@ mod tests {
         assert!(tx.is_unreachable());
         tx.reset();
         assert!(!tx.is_unreachable() && tx.idle());
+    }
+
+    /// The oldest-only policy resends one item per timeout, the next hole as soon as an
+    /// ack frees the one before it, and declares the peer unreachable on the oldest.
+    #[test]
+    fn oldest_only_resends_one_hole_at_a_time() {
+        let p = params(SeqUnit::Frame);
+        let mut tx = Session::<u8>::default();
+        for i in 0..4 {
+            let s = tx.push(i);
+            tx.sending(s, 100 + u64::from(i));
+        }
+        assert_eq!(tx.deadline_oldest(&p), Some(1_100));
+        let mut again = Vec::new();
+        assert_eq!(
+            tx.on_timeout_oldest(1_099, &p, |s| again.push(s)),
+            Timeout::Alive
+        );
+        assert!(again.is_empty(), "not due yet");
+        tx.on_timeout_oldest(1_200, &p, |s| again.push(s));
+        assert_eq!(again, [0], "only the oldest, although all four are due");
+        assert_eq!(tx.resend_oldest_if_due(1_200, &p), None, "queued already");
+        assert_eq!(tx.sending(0, 1_200), Some((0, true)));
+        // The receiver held 1 and 3: the ack frees 0 and 1, and 2 is the next hole.
+        assert!(tx.on_ack(2, |_| {}));
+        assert_eq!(tx.resend_oldest_if_due(1_200, &p), Some(2));
+        assert_eq!(tx.sending(2, 1_200), Some((2, true)));
+        assert!(tx.on_ack(4, |_| {}));
+        assert_eq!(tx.resend_oldest_if_due(1_200, &p), None, "nothing left");
+        // An item never acknowledged makes the peer unreachable.
+        let s = tx.push(9);
+        tx.sending(s, 2_000);
+        assert_eq!(tx.deadline_oldest(&p), Some(3_000));
+        let mut now = 3_000;
+        while tx.on_timeout_oldest(now, &p, |s| again.push(s)) == Timeout::Alive {
+            tx.sending(s, now);
+            now = tx.deadline_oldest(&p).unwrap();
+        }
+        assert_eq!(now, 12_000);
+        assert!(tx.is_unreachable());
     }
 
     #[test]

@@ -91,7 +91,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 imp: conn.imp,
                 status: RsmError::ConnAborted.code() as u32,
             };
-            self.push_pending(conn.peer, Pending::Item(item));
+            self.push_answer(conn.peer, Pending::Item(item));
         }
         Ok(())
     }
@@ -128,7 +128,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 conn: imp,
                 flags,
             };
-            self.push_pending(pi, Pending::Item(item));
+            self.push_answer(pi, Pending::Item(item));
         }
         Ok(conns.len())
     }
@@ -203,7 +203,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 len: 0,
             },
         };
-        self.push_pending(pi, Pending::Item(item));
+        self.push_answer(pi, Pending::Item(item));
     }
 
     pub(super) fn on_disconnect(&mut self, pi: u32, conn: u32) {
@@ -300,7 +300,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 offset,
             }),
         };
-        self.push_pending(pi, w);
+        self.push_answer(pi, w);
     }
 
     pub(super) fn on_flush(&mut self, pi: u32, conn: u32, token: u32) {
@@ -315,7 +315,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             token,
             status: status_of(status),
         };
-        self.push_pending(pi, Pending::Item(item));
+        self.push_answer(pi, Pending::Item(item));
     }
 
     pub(super) fn on_signal_exporter(&mut self, pi: u32, conn: u32, flags: u32) {

@@ -172,13 +172,31 @@ impl Bufs {
 }
 
 impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
-    /// Queues work for peer `pi` behind what is already queued, and sends what fits.
+    /// Queues work for peer `pi` (as its importer) behind what is already queued, and
+    /// sends what fits.
     pub(super) fn push_pending(&mut self, pi: u32, w: Pending) {
         self.peers[pi as usize].waiting.push_back(w);
         self.fill_window(pi);
     }
 
-    /// Sequences the peer's queued work while the windows allow.
+    /// Queues an answer to peer `pi` (as its exporter) behind the answers already
+    /// queued, and sends what fits.
+    pub(super) fn push_answer(&mut self, pi: u32, w: Pending) {
+        self.peers[pi as usize].answers.push_back(w);
+        self.fill_window(pi);
+    }
+
+    /// Sequences the peer's queued work while the windows allow: answers first, then
+    /// our own requests.
+    ///
+    /// Answers have a queue of their own because a get waits for the read window, and
+    /// the read window opens only when the peer answers: with one queue, two nodes
+    /// getting from each other at once each held the other's read replies behind a
+    /// read request of their own that waited for them, for ever (no frame in flight,
+    /// no timer: `tests/mpi_reorder.rs` found it). What is answered is bounded by what
+    /// the peer asked ([`super::Config::max_reply_buffer`]); the two roles' frames need
+    /// no order between them (a read reply is read from memory when its request is
+    /// delivered, after that importer's earlier writes, whatever waits here).
     pub(super) fn fill_window(&mut self, pi: u32) {
         let write_max = (self.cfg.mtu - WRITE_HEAD) as u32;
         let reply_max = (self.cfg.mtu - READ_REPLY_HEAD) as u32;
@@ -187,13 +205,18 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             if !p.rel.has_room(1, &self.rel) {
                 return;
             }
-            let Some(front) = p.waiting.front_mut() else {
+            let q = if p.answers.is_empty() {
+                &mut p.waiting
+            } else {
+                &mut p.answers
+            };
+            let Some(front) = q.front_mut() else {
                 return;
             };
             let item = match front {
                 Pending::Item(item) => {
                     let item = *item;
-                    p.waiting.pop_front();
+                    q.pop_front();
                     item
                 }
                 Pending::Data {
@@ -239,7 +262,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                     *offset += n as u64;
                     self.bufs.retain(b);
                     if *len == 0 {
-                        p.waiting.pop_front();
+                        q.pop_front();
                         self.bufs.release(b);
                     }
                     item
@@ -253,7 +276,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                         .and_then(|i| i.exp);
                     let (Some(g), Some(exp)) = (g, exp) else {
                         // Failed or disconnected meanwhile.
-                        p.waiting.pop_front();
+                        q.pop_front();
                         continue;
                     };
                     let left = g.data.len() as u64 - g.requested;
@@ -268,7 +291,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                     g.requested += n as u64;
                     p.reads_in_flight += n as usize;
                     if g.requested == g.data.len() as u64 {
-                        p.waiting.pop_front();
+                        q.pop_front();
                     }
                     Item::ReadReq {
                         exp,

@@ -148,7 +148,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 return false;
             }
         }
-        self.on_ack(pi, repr.header.ack);
+        self.on_ack(now, pi, repr.header.ack);
         if kind == Kind::Ack {
             return true;
         }
@@ -175,14 +175,22 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         true
     }
 
-    /// Peer `pi` expects `ack` next from us: what it covers is done.
-    fn on_ack(&mut self, pi: u32, ack: u16) {
+    /// Peer `pi` expects `ack` next from us: what it covers is done. If the oldest
+    /// item left is overdue, the peer holds what came after it and waits for that one:
+    /// it goes again now (only it: see `timers`).
+    fn on_ack(&mut self, now: u64, pi: u32, ack: u16) {
         let mut freed = false;
         while let Some(item) = self.peers[pi as usize].rel.pop_acked(ack) {
             freed = true;
             self.item_done(pi, item);
         }
         if freed {
+            if let Some(seq) = self.peers[pi as usize]
+                .rel
+                .resend_oldest_if_due(now, &self.rel)
+            {
+                self.txq.push_back(Tx::Seq { peer: pi, seq });
+            }
             self.fill_window(pi);
         }
     }

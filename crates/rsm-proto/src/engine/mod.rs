@@ -194,7 +194,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             && self
                 .peers
                 .iter()
-                .all(|p| p.rel.idle() && p.waiting.is_empty())
+                .all(|p| p.rel.idle() && p.waiting.is_empty() && p.answers.is_empty())
     }
 
     fn fresh_id(&mut self) -> u32 {

@@ -18,8 +18,13 @@ pub(super) struct Peer<A> {
     pub(super) rel: Session<Item>,
     /// The peer's session, once a frame told it.
     pub(super) remote_session: Option<u32>,
-    /// Work not yet sequenced, in order ([`super::flow`]).
+    /// Work not yet sequenced, in order ([`super::flow`]): what we ask of the peer as
+    /// its importer (connects, writes, read requests, flushes, signals).
     pub(super) waiting: VecDeque<Pending>,
+    /// What we answer the peer as its exporter (connect, read and flush replies,
+    /// signals to its imports, aborts), in order, sequenced before [`Peer::waiting`]:
+    /// answers never wait behind our own requests ([`super::flow`]).
+    pub(super) answers: VecDeque<Pending>,
     /// Write and read-reply data bytes sequenced and not acknowledged.
     pub(super) data_in_flight: usize,
     /// Read bytes requested from the peer and not answered.
@@ -60,6 +65,7 @@ impl<A> Peer<A> {
             rel: Session::default(),
             remote_session: None,
             waiting: VecDeque::new(),
+            answers: VecDeque::new(),
             data_in_flight: 0,
             reads_in_flight: 0,
             queued: 0,
@@ -190,7 +196,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         while let Some(item) = p.rel.pop_acked(all) {
             item.release(&mut self.bufs);
         }
-        for w in p.waiting.drain(..) {
+        for w in p.waiting.drain(..).chain(p.answers.drain(..)) {
             w.release(&mut self.bufs);
         }
         p.data_in_flight = 0;

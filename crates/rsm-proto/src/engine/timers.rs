@@ -1,5 +1,5 @@
-//! Time: the next deadline and what happens when it passes (delayed acks, resends,
-//! unreachable peers).
+//! Time: the next deadline and what happens when it passes (delayed acks, resends of
+//! the oldest unacknowledged frame, unreachable peers).
 //!
 //! Deadlines are cached, not searched, as in the MX engine: a peer that gets an
 //! earlier deadline pushes it on a heap and remembers it in its `armed` field, so
@@ -58,7 +58,16 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             }
             let p = &mut self.peers[pi as usize];
             let txq = &mut self.txq;
-            let r = p.rel.on_timeout(now, &self.rel, |seq| {
+            // Only the oldest unacknowledged frame is resent: the peer holds the ones
+            // after it that arrived (up to `early_window`), and the ack that follows
+            // says where the next hole is (`frames`, `on_ack`). Resending the whole
+            // window every `resend_ns` (go-back-N), as before, collapsed MPI across
+            // namespaces under `.ci/netns.sh`'s reordering class: each frame held back
+            // cost a window of resends, both ways; the receivers' socket buffers filled
+            // (8 MiB), every frame read and its ack were seconds old, and after
+            // `timeout_ns` the peer was declared unreachable (docs/rsm-net.md,
+            // "Reordering").
+            let r = p.rel.on_timeout_oldest(now, &self.rel, |seq| {
                 txq.push_back(Tx::Seq { peer: pi, seq });
             });
             if r == Timeout::Unreachable {
@@ -88,7 +97,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 let t = self.peers[pi as usize].probe_at.unwrap_or(t);
                 self.arm_peer(pi, t);
             }
-            if let Some(d) = self.peers[pi as usize].rel.deadline(&self.rel) {
+            if let Some(d) = self.peers[pi as usize].rel.deadline_oldest(&self.rel) {
                 self.arm_peer(pi, d.max(now + 1));
             }
         }

@@ -42,7 +42,44 @@ impl NetConfig {
     }
 }
 
-type InFlight = Reverse<(u64, u64, usize, usize, Vec<u8>)>;
+/// (time, order, destination, source, handled by the destination's CPU already
+/// queued for it ([`Cpu`]), frame).
+type InFlight = Reverse<(u64, u64, usize, usize, bool, Vec<u8>)>;
+
+/// Each node as one busy process ([`Net::cpu`]): sending a frame costs it `tx_ns`,
+/// handling one `rx_ns`; frames wait in its socket's receive buffer, in arrival order,
+/// until it gets to them, and a frame that finds `queue` frames waiting is dropped (the
+/// buffer is full: `crates/mx`'s 8 MiB `SO_RCVBUF` holds about 3500 full frames). A
+/// node that sends more than the other can handle makes the other's frames seconds old
+/// by the time they are read.
+#[derive(Clone, Copy, Debug)]
+pub struct Cpu {
+    pub tx_ns: u64,
+    pub rx_ns: u64,
+    pub queue: u64,
+}
+
+/// The slow lane as `.ci/netns.sh` builds it where the kernel has no netem: an HTB
+/// class of its own per sending node, `rate_bps` shared by its frames one at a time
+/// (a FIFO: frames of the slow lane keep their order among themselves), at most
+/// `limit` frames queued (the class's pfifo, the veth's `txqueuelen`), more dropped. A
+/// frame's wait is the queue ahead of it: under load, hundreds of milliseconds.
+#[derive(Clone, Copy, Debug)]
+pub struct Htb {
+    pub rate_bps: u64,
+    pub limit: u64,
+    /// Bytes each frame costs on the wire besides its payload (UDP, IP, Ethernet).
+    pub overhead: u64,
+}
+
+impl Htb {
+    /// `.ci/netns.sh`'s class: 20 Mbit/s, 1000 frames, UDP over Ethernet.
+    pub const NETNS: Htb = Htb {
+        rate_bps: 20_000_000,
+        limit: 1000,
+        overhead: 42,
+    };
+}
 
 pub struct Net {
     pub now: u64,
@@ -56,6 +93,19 @@ pub struct Net {
     buf: Vec<u8>,
     /// Nodes whose frames (to and from) are all lost.
     pub cut: HashSet<usize>,
+    /// The slow lane as a rate-limited queue ([`Htb`]) instead of a fixed
+    /// [`NetConfig::slow_ns`].
+    pub htb: Option<Htb>,
+    /// When each node's slow lane is free again.
+    slow_free: Vec<u64>,
+    /// Frames the slow lane dropped (its queue was full).
+    pub slow_dropped: u64,
+    /// Nodes as busy processes ([`Cpu`]); `None`: they take no time.
+    pub cpu: Option<Cpu>,
+    /// When each node's process is free again.
+    busy: Vec<u64>,
+    /// Frames a full receive buffer dropped.
+    pub rx_dropped: u64,
     pub sent: u64,
     pub lost: u64,
     pub duplicated: u64,
@@ -78,6 +128,12 @@ impl Net {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             order: 0,
             cut: HashSet::new(),
+            htb: None,
+            slow_free: vec![0; n],
+            slow_dropped: 0,
+            cpu: None,
+            busy: vec![0; n],
+            rx_dropped: 0,
             sent: 0,
             lost: 0,
             duplicated: 0,
@@ -106,6 +162,15 @@ impl Net {
             self.lost += 1;
             return;
         }
+        // The sender's process spends `tx_ns` on it, after what it was doing.
+        let depart = match self.cpu {
+            Some(c) => {
+                let d = self.busy[src].max(self.now) + c.tx_ns;
+                self.busy[src] = d;
+                d
+            }
+            None => self.now,
+        };
         let copies = if self.rng.gen_bool(self.cfg.duplicate) {
             self.duplicated += 1;
             2
@@ -119,14 +184,27 @@ impl Net {
                 0
             };
             let slow = if self.cfg.slow > 0.0 && self.rng.gen_bool(self.cfg.slow) {
-                self.cfg.slow_ns
+                match self.htb {
+                    None => self.cfg.slow_ns,
+                    Some(h) => {
+                        let wire = (frame.len() as u64 + h.overhead) * 8 * 1_000_000_000;
+                        let per = wire / h.rate_bps;
+                        let start = self.slow_free[src].max(depart);
+                        if (start - depart) / per.max(1) >= h.limit {
+                            self.slow_dropped += 1;
+                            continue;
+                        }
+                        self.slow_free[src] = start + per;
+                        start + per - depart
+                    }
+                }
             } else {
                 0
             };
             self.order += 1;
-            let at = self.now + self.cfg.latency_ns + jitter + slow;
+            let at = depart + self.cfg.latency_ns + jitter + slow;
             self.queue
-                .push(Reverse((at, self.order, dst, src, frame.to_vec())));
+                .push(Reverse((at, self.order, dst, src, false, frame.to_vec())));
         }
     }
 
@@ -150,7 +228,26 @@ impl Net {
             if x.0 > self.now {
                 break;
             }
-            let Reverse((_, _, dst, src, frame)) = self.queue.pop().expect("peeked");
+            let Reverse((at, _, dst, src, queued, frame)) = self.queue.pop().expect("peeked");
+            if let (Some(c), false) = (self.cpu, queued) {
+                // Into the receive buffer, behind what the process has not read yet.
+                let start = self.busy[dst].max(at);
+                if (start - at) / c.rx_ns.max(1) >= c.queue {
+                    self.rx_dropped += 1;
+                    continue;
+                }
+                self.busy[dst] = start + c.rx_ns;
+                self.order += 1;
+                self.queue.push(Reverse((
+                    start + c.rx_ns,
+                    self.order,
+                    dst,
+                    src,
+                    true,
+                    frame,
+                )));
+                continue;
+            }
             let (e, m) = (&mut self.engines[dst], &mut self.mems[dst]);
             e.handle_frame(self.now, &src, &frame, m);
         }
