@@ -326,9 +326,9 @@ fn gets_both_ways_at_once_do_not_wait_for_each_other() {
     let gets: Vec<GetId> = (0..2)
         .map(|i| net.engines[i].get(imps[i], 0, LEN as u64).unwrap())
         .collect();
-    for i in 0..2 {
+    for (i, &want) in gets.iter().enumerate() {
         let got = net.wait_for(i, |e| match e {
-            Event::GetDone { get, result, .. } if *get == gets[i] => Some(result.clone()),
+            Event::GetDone { get, result, .. } if *get == want => Some(result.clone()),
             _ => None,
         });
         assert!(got.unwrap() == net.mems[1 - i][&SEG], "engine {i}'s get");
