@@ -78,16 +78,9 @@ pub fn run(a: FabricBenchArgs) -> Result<(), CliError> {
         switch_model,
         channel_release,
     };
-    // Every failure here is reported as bad input (exit 2), as it always was; under
-    // background traffic the likely cause is a load past the network's saturation.
-    let input = |e: myrix_lab::LabError| {
-        match a.load {
-        Some(l) => CliError::Input(format!(
-            "{e} (with --load {l}: background traffic past saturation starves the ping-pong; `myrix sim --load {l}` tells whether the network saturates)"
-        )),
-        None => CliError::Input(e.to_string()),
-    }
-    };
+    // Every failure here is reported as bad input (exit 2), as it always was; a load
+    // past saturation is named as such by the bench.
+    let input = |e: myrix_lab::LabError| CliError::Input(e.to_string());
     // A spinner on standard error (if a terminal) with the simulated clock: under
     // heavy background traffic a size, or even connecting, can take minutes.
     let progress = crate::progress::bar(

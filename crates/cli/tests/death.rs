@@ -104,3 +104,20 @@ fn a_killed_benchmark_server_is_reported_by_its_client_at_once() {
     // Death is looked for every 10 ms and a wait asks every 20 ms.
     assert!(took < Duration::from_millis(500), "noticed after {took:?}");
 }
+
+#[test]
+fn a_client_of_an_exited_server_is_told_what_happened() {
+    let (mut server, addr) = common::shm_server();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_myrix"))
+        .args(["bench", "pingpong", "--transport", "shm", "--verify"])
+        .args(["--client", addr.trim()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Once a bare `NoEndpoint`, and before that a "verified" run against itself.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("its process may have exited"), "{err}");
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+}

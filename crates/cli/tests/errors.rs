@@ -463,6 +463,13 @@ const HOSTILE: &[Case] = &[
         "--load 1e300: load must be a positive number of flits/ns/switch, at most 10",
     ),
     case(&["bench", "fabric", "--load", "1e300"], 2, "--load 1e300"),
+    // 139 s with no output, then "no connection within 1 s" once: a full source queue
+    // now says at once that the load is past saturation.
+    case(
+        &["bench", "fabric", "--load", "1", "--sizes", "8"],
+        2,
+        "saturates the network",
+    ),
     case(
         &["sim", "--loads", "0.01:1e300:1e299"],
         2,

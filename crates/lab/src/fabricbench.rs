@@ -85,6 +85,25 @@ pub struct FabricBench<'a> {
     /// The receive buffer, handed back by each completed receive.
     spare: Option<RecvBuf>,
     data: Vec<u8>,
+    load: Option<f64>,
+}
+
+/// Whether the background traffic is past what the network carries: a host's queue of
+/// generated messages filled. From then on the engines' frames wait behind a full
+/// queue (or are refused), so waiting out the limit would only take minutes to say so.
+fn saturated(n: &MxNet<'_>) -> bool {
+    n.sim.source_full() > 0
+}
+
+/// The error of a run that stopped: saturation named as the cause when it is, else `e`.
+fn failed(n: &MxNet<'_>, load: Option<f64>, e: String) -> LabError {
+    match load {
+        Some(l) if saturated(n) => LabError::Failed(format!(
+            "the background traffic (--load {l}) saturates the network: a host's queue of generated messages filled after {:.1} ms simulated, so the ping-pong cannot be measured; use a lower load (`myrix sim --load {l}` reports the network's saturation)",
+            n.clock().0 as f64 / 1e6
+        )),
+        _ => LabError::Failed(e),
+    }
 }
 
 impl<'a> FabricBench<'a> {
@@ -107,12 +126,10 @@ impl<'a> FabricBench<'a> {
         let mut net = MxNet::new(sim, &addrs, &MxConfig::default(), KEY);
         net.set_watch(watch);
         let (x, y) = (s.from, s.to);
-        let peer_y = net
-            .connect(x, y, addrs[y], KEY, LIMIT)
-            .map_err(LabError::Failed)?;
-        let peer_x = net
-            .connect(y, x, addrs[x], KEY, LIMIT)
-            .map_err(LabError::Failed)?;
+        let peer_y = net.connect_unless(x, y, addrs[y], KEY, LIMIT, saturated);
+        let peer_y = peer_y.map_err(|e| failed(&net, s.load, e))?;
+        let peer_x = net.connect_unless(y, x, addrs[x], KEY, LIMIT, saturated);
+        let peer_x = peer_x.map_err(|e| failed(&net, s.load, e))?;
         Ok(FabricBench {
             net,
             x,
@@ -122,6 +139,7 @@ impl<'a> FabricBench<'a> {
             iters: s.iters.max(1),
             spare: None,
             data: Vec::new(),
+            load: s.load,
         })
     }
 
@@ -152,10 +170,12 @@ impl<'a> FabricBench<'a> {
                 let s = n.engines[src]
                     .isend(now, peer, &[&self.data], 1, 0, false)
                     .map_err(|e| LabError::Failed(e.to_string()))?;
-                if !n.run_until(LIMIT, |n| n.engines[dst].ready(r)) {
-                    return Err(LabError::Failed(
-                        "a message: no answer within 1 s simulated".into(),
-                    ));
+                if !n.run_until(LIMIT, |n| n.engines[dst].ready(r) || saturated(n)) {
+                    let e = "a message: no answer within 1 s simulated".to_string();
+                    return Err(failed(n, self.load, e));
+                }
+                if !n.engines[dst].ready(r) {
+                    return Err(failed(n, self.load, String::new()));
                 }
                 let (st, back) = n.engines[dst].test(r).ok().flatten().expect("ready");
                 if st.code != Code::Success || st.xfer_len != len {

@@ -292,7 +292,7 @@ pub fn connect_omx(addr: &str, interface: &str) -> Result<(OmxEndpoint, PeerId),
 fn send<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, data: &[u8]) -> Result<(), LabError> {
     match ep.send(peer, &[data], DATA, T) {
         Ok(st) if st.code == Code::Success => Ok(()),
-        Ok(st) => Err(LabError::Failed(format!("MX send failed: {:?}", st.code))),
+        Ok(st) => Err(LabError::Failed(format!("MX send failed: {}", st.code))),
         Err(MxError::Timeout) => Err(LabError::Failed("the peer stopped answering (30 s)".into())),
         Err(e) => Err(mx(e)),
     }
@@ -310,10 +310,7 @@ fn gone() -> LabError {
 fn recv<C: Codec>(ep: &mut Endpoint<C>, peer: PeerId, buf: RecvBuf) -> Result<RecvBuf, LabError> {
     match ep.recv_from(peer, buf, DATA, u64::MAX, T) {
         Ok((st, b)) if st.code == Code::Success => Ok(b),
-        Ok((st, _)) => Err(LabError::Failed(format!(
-            "MX receive failed: {:?}",
-            st.code
-        ))),
+        Ok((st, _)) => Err(LabError::Failed(format!("MX receive failed: {}", st.code))),
         Err(MxError::PeerLost) => Err(gone()),
         Err(MxError::Timeout) => Err(LabError::Failed("the peer stopped answering (30 s)".into())),
         Err(e) => Err(mx(e)),
@@ -338,12 +335,7 @@ fn wait_within<C: Codec>(
         let slice = SLICE.min(end.saturating_duration_since(Instant::now()));
         match ep.wait(r, slice).map_err(mx)? {
             Some(c) if c.0.code == Code::Success => return Ok(Some(c)),
-            Some(c) => {
-                return Err(LabError::Failed(format!(
-                    "MX request failed: {:?}",
-                    c.0.code
-                )))
-            }
+            Some(c) => return Err(LabError::Failed(format!("MX request failed: {}", c.0.code))),
             None => {}
         }
         if ep.peer_lost(peer) {

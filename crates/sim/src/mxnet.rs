@@ -60,16 +60,31 @@ impl<'a> MxNet<'a> {
         key: u32,
         limit: Nanos,
     ) -> Result<PeerId, String> {
+        self.connect_unless(a, b, nic, key, limit, |_| false)
+    }
+
+    /// [`Self::connect`], giving up as soon as `stop` holds (a caller that knows the
+    /// wait is hopeless, e.g. background traffic past saturation).
+    pub fn connect_unless(
+        &mut self,
+        a: usize,
+        b: usize,
+        nic: u64,
+        key: u32,
+        limit: Nanos,
+        mut stop: impl FnMut(&Self) -> bool,
+    ) -> Result<PeerId, String> {
         let now = self.now_ns();
         let r = self.engines[a]
             .iconnect(now, b as u32, nic, 0, key, 0)
             .map_err(|e| e.to_string())?;
-        if !self.run_until(limit, |n| n.engines[a].ready(r)) {
+        if !self.run_until(limit, |n| n.engines[a].ready(r) || stop(n)) || !self.engines[a].ready(r)
+        {
             return Err(format!("host {a} to {b}: no connection within {limit}"));
         }
         match self.engines[a].test(r) {
             Ok(Some((st, _))) if st.code == Code::Success => Ok(st.source),
-            Ok(Some((st, _))) => Err(format!("host {a} to {b}: {:?}", st.code)),
+            Ok(Some((st, _))) => Err(format!("host {a} to {b}: {}", st.code)),
             Ok(None) => unreachable!("ready"),
             Err(e) => Err(e.to_string()),
         }

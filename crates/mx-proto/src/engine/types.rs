@@ -61,6 +61,23 @@ impl Code {
     }
 }
 
+/// What a user reads: the cause, in words ([`Code`]'s `Debug` is the variant's name).
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Code::Success => "success",
+            Code::Truncated => "truncated: the receive buffer was shorter than the message",
+            Code::BadKey => "the peer refused the key",
+            Code::NoEndpoint => {
+                "no endpoint of that id is open there (its process may have exited)"
+            }
+            Code::Unreachable => "unreachable: no acknowledgement within the request timeout",
+            Code::PeerReset => "the peer restarted before the request finished",
+            Code::Disconnected => "disconnected from the peer before the request finished",
+        })
+    }
+}
+
 /// What a completed request reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Status {

@@ -65,7 +65,7 @@ pub enum MxError {
     Board(String),
     #[error("cannot reach {0}: the transport differs from this endpoint's")]
     Transport(String),
-    #[error("connect to {addr} failed: {code:?}")]
+    #[error("connect to {addr} failed: {code}")]
     Connect { addr: String, code: Code },
     #[error("timed out")]
     Timeout,

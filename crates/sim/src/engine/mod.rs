@@ -328,6 +328,12 @@ impl<'a> Sim<'a> {
         self.pkts.in_flight()
     }
 
+    /// Generated messages not made because their source's queue was full: the offered
+    /// load is past what the network carries (the results call that saturated too).
+    pub fn source_full(&self) -> u64 {
+        self.meters.source_full
+    }
+
     /// Messages waiting in host memory.
     pub fn queued(&self) -> u64 {
         self.hosts.queued()
