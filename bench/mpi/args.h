@@ -19,7 +19,7 @@
 /* The largest message: 1 GiB, the same cap as MX's engine. */
 #define MAX_BYTES (1L << 30)
 
-static int check(int rc, const char *what) {
+static inline int check(int rc, const char *what) {
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
@@ -32,19 +32,19 @@ static int check(int rc, const char *what) {
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b) {
+static inline int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Sorts v in place. */
-static double median(double *v, long n) {
+static inline double median(double *v, long n) {
     qsort(v, (size_t)n, sizeof(double), cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* A whole number in [lo, hi] for option `opt`, or 0 with one line on stderr (rank 0). */
-static int parse_long(const char *s, long lo, long hi, char opt, int rank, long *out) {
+static inline int parse_long(const char *s, long lo, long hi, char opt, int rank, long *out) {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -59,7 +59,7 @@ static int parse_long(const char *s, long lo, long hi, char opt, int rank, long 
 }
 
 /* A comma list of sizes in bytes (0..MAX_BYTES, at most MAX_SIZES of them). */
-static int parse_sizes(const char *s, int rank, long *sizes, int *nsizes) {
+static inline int parse_sizes(const char *s, int rank, long *sizes, int *nsizes) {
     char item[32];
     *nsizes = 0;
     while (*s) {
@@ -80,14 +80,14 @@ static int parse_sizes(const char *s, int rank, long *sizes, int *nsizes) {
 }
 
 /* The default list: 8, 8·factor, … below max, then max. */
-static int default_sizes(long max, long factor, long *sizes) {
+static inline int default_sizes(long max, long factor, long *sizes) {
     int n = 0;
     for (long s = 8; s < max && n < MAX_SIZES - 1; s *= factor) sizes[n++] = s;
     sizes[n++] = max;
     return n;
 }
 
-static long largest(const long *sizes, int n) {
+static inline long largest(const long *sizes, int n) {
     long big = 1;
     for (int k = 0; k < n; k++)
         if (sizes[k] > big) big = sizes[k];
@@ -95,7 +95,7 @@ static long largest(const long *sizes, int n) {
 }
 
 /* The first line of MPI_Get_library_version, for the header comment. */
-static void print_library(void) {
+static inline void print_library(void) {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(lib, &len);

@@ -18,34 +18,13 @@
  * comment lines (barrier: one line, size 0). Results are checked once per size
  * (allreduce sums, bcast and alltoall bytes); a wrong result prints
  * "coll: wrong ..." and ends the job with status 4. */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define MAX_SIZES 64
-
-static void check(int rc, const char *what) {
-    if (rc != MPI_SUCCESS) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        msg[0] = 0;
-        MPI_Error_string(rc, msg, &len);
-        fprintf(stderr, "coll: %s failed: %s\n", what, msg);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-        exit(3);
-    }
-}
+#define BENCH_NAME "coll"
+#include "args.h"
 
 static void wrong(const char *what, long size) {
     fprintf(stderr, "coll: wrong %s result at %ld bytes\n", what, size);
     MPI_Abort(MPI_COMM_WORLD, 4);
     exit(4);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static int rank, nranks;
@@ -119,19 +98,15 @@ int main(int argc, char **argv) {
             for (int t = 0; t < 4; t++)
                 if (strstr(v, names[t])) tests[t] = 1;
         } else if (!strcmp(argv[a], "-s")) {
-            char *p = (char *)v;
-            while (*p && nsizes < MAX_SIZES) {
-                sizes[nsizes++] = strtol(p, &p, 10);
-                if (*p == ',') p++;
-            }
+            if (!parse_sizes(v, rank, sizes, &nsizes)) goto bad;
         } else if (!strcmp(argv[a], "-M")) {
-            max = atol(v);
+            if (!parse_long(v, 8, MAX_BYTES, 'M', rank, &max)) goto bad;
         } else if (!strcmp(argv[a], "-f")) {
-            factor = atol(v);
+            if (!parse_long(v, 2, 1024, 'f', rank, &factor)) goto bad;
         } else if (!strcmp(argv[a], "-i")) {
-            iters = atol(v);
+            if (!parse_long(v, 1, 1000000000L, 'i', rank, &iters)) goto bad;
         } else if (!strcmp(argv[a], "-r")) {
-            reps = atol(v);
+            if (!parse_long(v, 1, 1000, 'r', rank, &reps)) goto bad;
         } else {
             goto usage;
         }
@@ -139,10 +114,8 @@ int main(int argc, char **argv) {
     }
     if (nsizes == 0)
         for (long s = 8; s <= max && nsizes < MAX_SIZES; s *= factor) sizes[nsizes++] = s;
-    if (reps < 1 || iters < 1 || factor < 2) goto usage;
-    long most = 8;
-    for (int i = 0; i < nsizes; i++)
-        if (sizes[i] > most) most = sizes[i];
+    long most = largest(sizes, nsizes);
+    if (most < 8) most = 8;
     sbuf = malloc(most + 64);
     rbuf = malloc(most + 64);
     double *times = malloc(sizeof(double) * reps);
@@ -155,6 +128,7 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         printf("# coll: %d ranks, median of %ld repetitions, slowest rank's mean per call\n",
                nranks, reps);
+        print_library();
         printf("# test bytes latency_us iterations\n");
     }
     for (int t = 0; t < 4; t++) {
@@ -191,6 +165,7 @@ int main(int argc, char **argv) {
 usage:
     if (rank == 0)
         fprintf(stderr, "usage: coll [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]\n");
+bad:
     MPI_Finalize();
     return 2;
 }
