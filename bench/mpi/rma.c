@@ -8,9 +8,8 @@
  * ITERS/10 warm-up). Rank 1 waits in MPI_Barrier (which progresses libraries
  * whose passive target needs it). The same source builds with myrix mpicc,
  * mpicc.mpich and mpicc.openmpi.  Usage: rma [ITERS] */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
+#define BENCH_NAME "rma"
+#include "args.h"
 
 static double timed(int op, MPI_Win win, int iters) {
     long long v = 1, out = 0;
@@ -42,7 +41,13 @@ int main(int argc, char **argv) {
         if (rank == 0) fprintf(stderr, "rma: needs 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int iters = argc > 1 ? atoi(argv[1]) : 100000;
+    long n = 100000;
+    if (argc > 2 || (argc == 2 && !parse_long(argv[1], 1, 100000000L, 'n', rank, &n))) {
+        if (argc > 2 && rank == 0) fprintf(stderr, "usage: rma [ITERS]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    int iters = (int)n;
     long long *base;
     MPI_Win win;
     MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
