@@ -44,8 +44,8 @@ declare -A why
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for name in myrix mpich ompi; do want $name || why[$name]="left out (ONLY=$ONLY)"; done
 
-if want myrix && ! cargo build --release -q -p myrix-cli; then
-  why[myrix]="cargo build --release -p myrix-cli failed"
+if want myrix && ! cargo build --release -q -p myrix-cli -p myrix-mpiapi; then
+  why[myrix]="cargo build --release -p myrix-cli -p myrix-mpiapi failed"
 fi
 build() { # name compiler...
   local name=$1

@@ -96,8 +96,8 @@ declare -A why # why an MPI's column is n/a
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
 if want myrix; then
-  if ! cargo build --release -q -p myrix-cli; then
-    why[myrix]="cargo build --release -p myrix-cli failed"
+  if ! cargo build --release -q -p myrix-cli -p myrix-mpiapi; then
+    why[myrix]="cargo build --release -p myrix-cli -p myrix-mpiapi failed"
   fi
 fi
 build() { # name compiler...

@@ -119,5 +119,9 @@ fn a_client_of_an_exited_server_is_told_what_happened() {
     // Once a bare `NoEndpoint`, and before that a "verified" run against itself.
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("its process may have exited"), "{err}");
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

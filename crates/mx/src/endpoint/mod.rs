@@ -456,10 +456,12 @@ impl<C: Codec> Endpoint<C> {
                 }
             }
             let Some((loc, n)) = self.engine.poll_transmit_lent(now, &mut self.tx, lent) else {
+                self.transport.flush()?;
                 return Ok(());
             };
             if !self.transport.send(&loc, &self.tx[..n])? {
                 self.stalled = Some((loc, n));
+                self.transport.flush()?;
                 return Ok(());
             }
             if let Some(c) = &mut self.capture {
@@ -652,7 +654,10 @@ impl<C: Codec> Endpoint<C> {
                 .fast_frame(peer, segments, match_info, &mut self.tx);
             if let Some((loc, n)) = fast {
                 // The frame leaves first; the request's bookkeeping is off the latency path.
-                let sent = self.transport.send(&loc, &self.tx[..n]);
+                let sent = self
+                    .transport
+                    .send(&loc, &self.tx[..n])
+                    .and_then(|ok| self.transport.flush().map(|()| ok));
                 let r = self.engine.fast_sent(peer, segments, match_info, context)?;
                 match sent {
                     Ok(true) => {

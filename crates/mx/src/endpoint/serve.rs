@@ -88,6 +88,7 @@ impl<C: Codec> Endpoint<C> {
                 }
             }
         }
+        self.transport.flush()?;
         Ok(())
     }
 }

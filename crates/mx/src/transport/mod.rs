@@ -89,6 +89,10 @@ impl Transport for AnyTransport {
         each!(self, t => t.commit_slot(to, len))
     }
     #[inline]
+    fn flush(&mut self) -> io::Result<()> {
+        each!(self, t => t.flush())
+    }
+    #[inline]
     fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
@@ -121,6 +125,12 @@ pub trait Transport: Send {
     }
     /// Sends the first `len` bytes of the room the last `frame_slot(to)` gave.
     fn commit_slot(&mut self, _to: &Loc, _len: usize) {}
+    /// Sends what [`Transport::send`] held back to leave with the frames after it (UDP's
+    /// batches of full-size frames). Called when a burst of sends ends; a transport
+    /// that holds frames also sends them before it next looks for frames to receive.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Offers received frames to `deliver`, at most `max`; returns how many it offered.
     /// A frame answered [`Verdict::Busy`] is kept and offered again later by lossless
     /// transports, dropped by lossy ones.
