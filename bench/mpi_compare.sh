@@ -31,7 +31,7 @@
 #   MPICH     mpiexec.mpich -launcher ssh -launcher-exec NSSSH -iface myrixv0
 #             -hosts 10.79.0.1,10.79.0.2 -n 2, UCX over TCP (UCX_TLS=tcp,self)
 #   Open MPI  mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --mca plm_rsh_agent NSSSH
-#             --mca btl self,tcp --mca pml ob1 (btl and oob on myrixv0)
+#             --mca btl self,tcp --mca pml ob1 --bind-to none (btl and oob on myrixv0)
 #   myrix     the myrix-built programs under the same hydra command (the library speaks
 #             PMI-1 to hydra; myrix mpiexec starts ranks on this host only)
 # (bench/lib/netns_pair.sh). The launchers run in myrix-ma. Results go to target/bench/mpi_compare-netns-<date>.txt.

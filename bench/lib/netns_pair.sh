@@ -7,7 +7,9 @@
 #   MPICH     mpiexec.mpich -launcher ssh -launcher-exec $NSSSH -iface myrixv0
 #             -hosts 10.79.0.1,10.79.0.2 -n 2, UCX over TCP (UCX_TLS=tcp,self)
 #   Open MPI  mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --mca plm_rsh_agent $NSSSH
-#             --mca btl self,tcp --mca pml ob1 (btl and oob on myrixv0)
+#             --mca btl self,tcp --mca pml ob1 --bind-to none (btl and oob on myrixv0;
+#             without --bind-to none both "nodes" bind their rank to core 0 of this one
+#             machine, and every message waits out a scheduler slice: 4 ms)
 #   myrix     the myrix-built program under the same hydra command (the library speaks
 #             PMI-1 to hydra)
 # The launchers run in myrix-ma.
@@ -63,7 +65,7 @@ netns_pair_launch() { # mpi (myrix|mpich|ompi) program args... ; LIMIT seconds
     ;;
   ompi)
     "${in_a[@]}" mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --allow-run-as-root \
-      --mca plm_rsh_agent "$NSSSH" --mca btl self,tcp --mca pml ob1 \
+      --mca plm_rsh_agent "$NSSSH" --mca btl self,tcp --mca pml ob1 --bind-to none \
       --mca btl_tcp_if_include myrixv0 --mca oob_tcp_if_include myrixv0 "$@"
     ;;
   esac
