@@ -539,3 +539,30 @@ fn intercommunicators() {
         }
     }
 }
+
+/// `rma_stack.c`: windows and attachments on the caller's stack (shared in place
+/// from a stack of the library's own), attachments sharing a page, a lock after a
+/// fence no access used; alone and on 2 and 3 ranks.
+#[test]
+fn one_sided_windows_on_the_stack() {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    let exe = EXE.get_or_init(|| build("rma_stack"));
+    for n in [1usize, 2, 3] {
+        let o = if n == 1 {
+            run(Command::new(exe), Duration::from_secs(60))
+        } else {
+            let mut c = myrix();
+            c.args(["mpiexec", "-n", &n.to_string()]).arg(exe);
+            run(c, Duration::from_secs(60))
+        };
+        assert!(o.status.success(), "{}", show(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("rma_stack ok {r}")),
+                "rank {r} of {n} did not finish:\n{}",
+                show(&o)
+            );
+        }
+    }
+}

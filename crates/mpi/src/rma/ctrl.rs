@@ -9,9 +9,10 @@
 //! | 1 | the passive-target lock: bit 63 exclusive, bits 0..63 shared holders |
 //! | 2 | the accumulate lock (a spin lock for accumulates hardware atomics cannot do) |
 //! | 3 | dynamic windows: the attach table's sequence (odd while it changes) |
+//! | 4 | dynamic windows: slots of the attach table ever used (lookups scan no further) |
 //! | 8.. | `posts[r]`: how many times rank `r` posted to this rank (PSCW) |
 //! | 8+n.. | `completes[r]`: how many times rank `r` completed towards this rank |
-//! | 8+2n.. | dynamic windows: [`ATTACH_MAX`] attachments of 4 words (address, length, segment id + 1, page start) |
+//! | 8+2n.. | dynamic windows: [`ATTACH_MAX`] attachments of [`SLOT_WORDS`] words (address, length, `shm` segment id + 1, page start, network segment id + 1 or 0) |
 //!
 //! The lock is a reader-writer word: an exclusive locker moves it from 0 to
 //! `EXCL`, a shared one adds 1 while `EXCL` is clear. Lockers spin
@@ -27,22 +28,69 @@ pub const LIVE: u64 = 0x5749_4e00_0000_0001;
 pub const FREED: u64 = 0x5749_4e00_0000_0002;
 const EXCL: u64 = 1 << 63;
 const HDR: usize = 8;
-/// Attachments a dynamic window's rank may hold at once.
-pub const ATTACH_MAX: usize = 64;
+/// Attachments (pieces of attached regions, see [`Attachment`]) a dynamic window's
+/// rank may hold at once. Pages of the table no rank uses are never touched.
+pub const ATTACH_MAX: usize = 2048;
+/// Words per attachment slot.
+pub const SLOT_WORDS: usize = 5;
 
 /// Bytes of a control block for a window of `n` ranks.
 pub fn len(n: usize) -> usize {
-    8 * (HDR + 2 * n + 4 * ATTACH_MAX)
+    8 * (HDR + 2 * n + SLOT_WORDS * ATTACH_MAX)
 }
 
-/// One attachment of a dynamic window.
+/// Byte offset of the attach table's sequence word (a remote reader gets it first).
+pub const SEQ_OFFSET: usize = 8 * 3;
+
+/// Byte offset of the attach table in a block of `n` ranks.
+pub fn table_offset(n: usize) -> usize {
+    8 * (HDR + 2 * n)
+}
+
+/// The attachments in a copy of the table's first `slots` slots (read from another
+/// node): `words` holds `SLOT_WORDS * slots` words.
+pub fn parse_table(words: &[u64]) -> Vec<Attachment> {
+    words
+        .chunks_exact(SLOT_WORDS)
+        .filter(|w| w[2] != 0)
+        .map(|w| Attachment {
+            addr: w[0],
+            len: w[1],
+            seg: (w[2] - 1) as u32,
+            page: w[3],
+            net_seg: w[4].checked_sub(1).map(|v| v as u32),
+        })
+        .collect()
+}
+
+/// The attachment of `table` holding `addr..addr+n`.
+pub fn find_in(table: &[Attachment], addr: u64, n: u64) -> Option<Attachment> {
+    table.iter().find(|a| a.holds(addr, n)).copied()
+}
+
+/// One attachment of a dynamic window: a region attached by MPI_Win_attach, or the
+/// piece of one that lies in one segment (a region whose pages partly belong to
+/// memory already exposed is cut where the segments meet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attachment {
     pub addr: u64,
     pub len: u64,
+    /// The `shm` segment holding it.
     pub seg: u32,
     /// The first byte of the segment in the attaching process.
     pub page: u64,
+    /// The same pages exported on the network controller (windows spanning nodes).
+    pub net_seg: Option<u32>,
+}
+
+impl Attachment {
+    /// Whether `addr..addr+n` lies inside it.
+    pub fn holds(&self, addr: u64, n: u64) -> bool {
+        addr >= self.addr
+            && addr
+                .checked_add(n)
+                .is_some_and(|e| e <= self.addr + self.len)
+    }
 }
 
 /// A control block at some address of this process (its owner's export, or
@@ -66,7 +114,7 @@ impl Ctrl {
     }
 
     fn word(&self, i: usize) -> &AtomicU64 {
-        assert!(i < HDR + 2 * self.n + 4 * ATTACH_MAX);
+        assert!(i < HDR + 2 * self.n + SLOT_WORDS * ATTACH_MAX);
         // SAFETY: in bounds (checked), 8-aligned and mapped by `new`'s contract;
         // every access to the block is atomic.
         unsafe { AtomicU64::from_ptr((self.ptr as *mut u64).add(i)) }
@@ -176,13 +224,19 @@ impl Ctrl {
     }
 
     fn attach_word(&self, slot: usize, k: usize) -> &AtomicU64 {
-        self.word(HDR + 2 * self.n + 4 * slot + k)
+        self.word(HDR + 2 * self.n + SLOT_WORDS * slot + k)
+    }
+
+    /// Slots of the attach table ever used.
+    pub fn slots_used(&self) -> usize {
+        (self.word(4).load(Ordering::Acquire) as usize).min(ATTACH_MAX)
     }
 
     /// Records an attachment in a free slot (the owner only); `false` when full.
     pub fn attach(&self, a: Attachment) -> bool {
-        let Some(slot) =
-            (0..ATTACH_MAX).find(|&i| self.attach_word(i, 2).load(Ordering::Relaxed) == 0)
+        let used = self.slots_used();
+        let Some(slot) = (0..ATTACH_MAX)
+            .find(|&i| i >= used || self.attach_word(i, 2).load(Ordering::Relaxed) == 0)
         else {
             return false;
         };
@@ -190,15 +244,20 @@ impl Ctrl {
             self.attach_word(slot, 0).store(a.addr, Ordering::Relaxed);
             self.attach_word(slot, 1).store(a.len, Ordering::Relaxed);
             self.attach_word(slot, 3).store(a.page, Ordering::Relaxed);
+            self.attach_word(slot, 4)
+                .store(a.net_seg.map_or(0, |s| u64::from(s) + 1), Ordering::Relaxed);
             self.attach_word(slot, 2)
                 .store(u64::from(a.seg) + 1, Ordering::Relaxed);
+            if slot >= used {
+                self.word(4).store(slot as u64 + 1, Ordering::Release);
+            }
         });
         true
     }
 
     /// Removes the attachment starting at `addr` (the owner only).
     pub fn detach(&self, addr: u64) -> Option<Attachment> {
-        let slot = (0..ATTACH_MAX).find(|&i| {
+        let slot = (0..self.slots_used()).find(|&i| {
             self.attach_word(i, 2).load(Ordering::Relaxed) != 0
                 && self.attach_word(i, 0).load(Ordering::Relaxed) == addr
         })?;
@@ -222,6 +281,11 @@ impl Ctrl {
             len: self.attach_word(i, 1).load(Ordering::Relaxed),
             seg: (seg - 1) as u32,
             page: self.attach_word(i, 3).load(Ordering::Relaxed),
+            net_seg: self
+                .attach_word(i, 4)
+                .load(Ordering::Relaxed)
+                .checked_sub(1)
+                .map(|v| v as u32),
         })
     }
 
@@ -235,11 +299,8 @@ impl Ctrl {
                 s.spin();
                 continue;
             }
-            let found = (0..ATTACH_MAX).find_map(|i| {
-                self.read_slot(i).filter(|a| {
-                    addr >= a.addr && addr.checked_add(n).is_some_and(|e| e <= a.addr + a.len)
-                })
-            });
+            let found =
+                (0..self.slots_used()).find_map(|i| self.read_slot(i).filter(|a| a.holds(addr, n)));
             std::sync::atomic::fence(Ordering::Acquire);
             if seq.load(Ordering::Relaxed) == before {
                 return found;
@@ -317,6 +378,7 @@ mod tests {
             len: 64,
             seg: 0x8000_0005,
             page: 0x1000_0000,
+            net_seg: Some(7),
         };
         assert!(c.attach(a));
         assert_eq!(c.find_attachment(0x1000_0010 + 8, 56), Some(a));
@@ -327,5 +389,15 @@ mod tests {
             assert!(c.attach(Attachment { addr: i * 64, ..a }));
         }
         assert!(!c.attach(a));
+        // A copy of the table, as a reader on another node gets it, says the same.
+        let words: Vec<u64> = (0..SLOT_WORDS * c.slots_used())
+            .map(|i| c.word(table_offset(3) / 8 + i).load(Ordering::Relaxed))
+            .collect();
+        let t = parse_table(&words);
+        assert_eq!(t.len(), ATTACH_MAX);
+        assert_eq!(
+            find_in(&t, 64 * 5 + 8, 8),
+            Some(Attachment { addr: 64 * 5, ..a })
+        );
     }
 }

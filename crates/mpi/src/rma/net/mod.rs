@@ -112,6 +112,11 @@ impl Remote {
         }
     }
 
+    /// Keeps `e` for the next synchronization (unless an earlier error is there).
+    pub fn defer(&self, e: RmaError) {
+        self.st().err.get_or_insert(e);
+    }
+
     fn st(&self) -> MutexGuard<'_, State> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -116,13 +116,22 @@ pub struct Window {
     ctl: Controller,
     /// Whether any access epoch to every target is open (fence or lock_all).
     access_all: AtomicBool,
+    /// Whether this rank issued an access since the last fence: a fence epoch no
+    /// access used ends at the next lock, lock_all, start or post (MPI-3 §11.5:
+    /// a fence that no RMA follows may be followed by other synchronization).
+    fence_used: AtomicBool,
     lock_all_nocheck: AtomicBool,
     /// Per target: NONE, SHARED/EXCLUSIVE (locked), STARTED (PSCW).
     access: Vec<AtomicU8>,
     touched: Vec<AtomicBool>,
     epochs: Mutex<Epochs>,
     dyn_maps: Mutex<DynMaps>,
-    attached: Mutex<Vec<(usize, Arc<Export>)>>,
+    /// An error of an access found before it reached a target (memory not attached
+    /// at a rank of this node), kept for the synchronization that ends the epoch.
+    deferred: Mutex<Option<RmaError>>,
+    /// Regions attached here: their address and pieces (with each piece's export on
+    /// the network controller, for windows spanning nodes).
+    attached: Mutex<Vec<(usize, Vec<(Piece, Option<Arc<Export>>)>)>>,
     // Kept alive while the window is: mappings before their imports.
     _maps: Vec<Mapping>,
     _imports: Vec<Import>,
@@ -197,6 +206,79 @@ fn export_pages(
     let x = Arc::new(x);
     rs.push((start, end, Arc::downgrade(&x)));
     Ok((x, id, ptr as usize - start))
+}
+
+/// One piece of attached memory: the bytes `addr..addr+len` lie in `export`,
+/// whose first byte is at `page`.
+pub(super) struct Piece {
+    pub(super) export: Arc<Export>,
+    pub(super) id: SegmentId,
+    pub(super) addr: usize,
+    pub(super) len: usize,
+    pub(super) page: usize,
+}
+
+/// Exports the pages holding `len` bytes at `ptr` for MPI_Win_attach, reusing the
+/// exports of pages already exposed (by another window or attachment): the memory
+/// comes back cut into pieces, one per segment, in address order. A page can be in
+/// one segment only (it is mapped from one file), so a region sharing a page with
+/// exposed memory uses that memory's segment for the page.
+fn export_pieces(ctl: &Controller, ptr: *mut u8, len: usize) -> Result<Vec<Piece>, RmaError> {
+    let page = ctl.attr().page_size;
+    let (lo, hi) = (
+        ptr as usize,
+        (ptr as usize)
+            .checked_add(len)
+            .ok_or(RmaError::Arg("memory range overflows".into()))?,
+    );
+    let (start, end) = (lo / page * page, hi.div_ceil(page) * page);
+    let mut rs = regions();
+    rs.retain(|r| r.2.strong_count() > 0);
+    let mut out = Vec::new();
+    let mut at = start;
+    while at < end {
+        let (x, s, e) = match rs.iter().find(|r| r.0 <= at && at < r.1) {
+            Some((s, e, w)) => {
+                let x = w
+                    .upgrade()
+                    .ok_or(RmaError::Internal("exposed memory went away"))?;
+                (x, *s, *e)
+            }
+            None => {
+                // New pages up to the next exposed region (or the end).
+                let stop = rs
+                    .iter()
+                    .filter(|r| r.0 > at && r.0 < end)
+                    .map(|r| r.0)
+                    .min()
+                    .unwrap_or(end);
+                // SAFETY: as in export_pages: memory MPI requires to stay allocated
+                // while attached; the export lives as long as the attachment.
+                let x = unsafe {
+                    ctl.export_create_at(at as *mut u8, stop - at, ExportFlags::default())
+                }
+                .map_err(rsm("exporting attached memory"))?;
+                x.publish(None, &[])
+                    .map_err(rsm("publishing attached memory"))?;
+                let x = Arc::new(x);
+                rs.push((at, stop, Arc::downgrade(&x)));
+                (x, at, stop)
+            }
+        };
+        let id = x.id().ok_or(RmaError::Internal("export not published"))?;
+        let (a, b) = (lo.max(at), hi.min(e));
+        if a < b || (len == 0 && out.is_empty()) {
+            out.push(Piece {
+                export: x,
+                id,
+                addr: a,
+                len: b.saturating_sub(a),
+                page: s,
+            });
+        }
+        at = e;
+    }
+    Ok(out)
 }
 
 /// A library-allocated segment of at least `len` bytes, registered like caller
@@ -385,6 +467,7 @@ fn net_exports(
 /// imports of every rank on another node, the service thread.
 fn net_phase(
     p: &mut dyn Pt2Pt,
+    flavor: Flavor,
     recs: &[Rec],
     node: u32,
     local: &Local,
@@ -434,6 +517,7 @@ fn net_phase(
             ctrl: *me.ctrl(),
             base: me.base,
             len: me.len,
+            dynamic: flavor == Flavor::Dynamic,
         })
         .map_err(|e| RmaError::Unsupported(format!("starting the window's service thread: {e}")))?;
         Ok((replies, svc))
@@ -522,13 +606,6 @@ impl Window {
                     "MPI_Win_allocate_shared needs ranks that share memory (rank {r} is on \
                      node {}, rank {rank} on node {node}): use a communicator of \
                      MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)",
-                    recs[r].node
-                )));
-            }
-            if flavor == Flavor::Dynamic {
-                return Err(RmaError::Unsupported(format!(
-                    "MPI_Win_create_dynamic over ranks on several nodes (rank {r} is on node \
-                     {}, rank {rank} on node {node}) is not implemented",
                     recs[r].node
                 )));
             }
@@ -656,7 +733,7 @@ impl Window {
             return Err(mapped.err().unwrap_or(RmaError::Peer(usize::MAX)));
         }
         let net = match spans {
-            Some(_) => Some(net_phase(p, &recs, node, &local, &mut targets)?),
+            Some(_) => Some(net_phase(p, flavor, &recs, node, &local, &mut targets)?),
             None => None,
         };
         let mine = &targets[rank];
@@ -674,6 +751,7 @@ impl Window {
             targets,
             ctl,
             access_all: AtomicBool::new(false),
+            fence_used: AtomicBool::new(false),
             lock_all_nocheck: AtomicBool::new(false),
             access: (0..size).map(|_| AtomicU8::new(NONE)).collect(),
             touched: (0..size).map(|_| AtomicBool::new(false)).collect(),
@@ -683,6 +761,7 @@ impl Window {
                 ..Epochs::default()
             }),
             dyn_maps: Mutex::new(HashMap::new()),
+            deferred: Mutex::new(None),
             attached: Mutex::new(Vec::new()),
             _maps: maps,
             _imports: imports,
@@ -726,6 +805,23 @@ impl Window {
         self.epochs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Keeps `e` for the next synchronization (the first one wins).
+    fn defer(&self, e: RmaError) {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    }
+
+    /// The error kept by [`Window::defer`], if any (taken).
+    fn take_deferred(&self) -> Result<(), RmaError> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .map_or(Ok(()), Err)
+    }
+
     fn refresh_all(&self, e: &Epochs) {
         self.access_all
             .store(e.fence || e.lock_all, Ordering::Release);
@@ -741,6 +837,7 @@ impl Window {
             )));
         }
         self.touched[r].store(true, Ordering::Relaxed);
+        self.fence_used.store(true, Ordering::Relaxed);
         Ok(t)
     }
 }

@@ -1,19 +1,21 @@
 //! The synchronization of a window: fence, lock/unlock, lock_all, flush, sync,
 //! post/start/complete/wait, attach/detach, free.
 
-use super::{export_pages, Window, EXCLUSIVE, NONE, SHARED, STARTED};
+use super::{export_pieces, Piece, Window, EXCLUSIVE, NONE, SHARED, STARTED};
 use crate::coll::{self, Pt2Pt};
 use crate::rma::ctrl::{self, Attachment};
 use crate::rma::{Flavor, LockKind, RmaError};
 use myrix_rsm::spin::SpinWait;
+use myrix_rsm::{Export, ExportFlags};
 use std::sync::atomic::{fence, Ordering};
+use std::sync::Arc;
 
 impl Window {
     /// Errors of the accesses since the last check: a target freed its window or
     /// its process is gone (a full check per touched target: use at epoch ends).
     fn check_touched(&self, which: impl Iterator<Item = usize>) -> Result<(), RmaError> {
         fence(Ordering::SeqCst);
-        let mut err = Ok(());
+        let mut err = self.take_deferred();
         for r in which {
             if !self.touched[r].swap(false, Ordering::Relaxed) {
                 continue;
@@ -50,8 +52,18 @@ impl Window {
         coll::barrier(p)?;
         fence(Ordering::SeqCst);
         e.fence = !nosucceed;
+        self.fence_used.store(false, Ordering::Relaxed);
         self.refresh_all(&e);
         checked
+    }
+
+    /// Ends a fence epoch that no access of this rank used (a lock, lock_all, start
+    /// or post may follow such a fence).
+    fn end_unused_fence(&self, e: &mut super::Epochs) {
+        if e.fence && !self.fence_used.load(Ordering::Relaxed) {
+            e.fence = false;
+            self.refresh_all(e);
+        }
     }
 
     fn any_lock(&self) -> bool {
@@ -63,7 +75,8 @@ impl Window {
     /// MPI_Win_lock (`nocheck`: MPI_MODE_NOCHECK, no lock is taken).
     pub fn lock(&self, kind: LockKind, r: usize, nocheck: bool) -> Result<(), RmaError> {
         let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
-        let e = self.epochs();
+        let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.lock_all
             || e.fence
             || e.start.is_some()
@@ -112,6 +125,7 @@ impl Window {
     /// MPI_Win_lock_all: a shared lock on every rank.
     pub fn lock_all(&self, nocheck: bool) -> Result<(), RmaError> {
         let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.lock_all || e.fence || e.start.is_some() || self.any_lock() {
             return Err(RmaError::Sync(
                 "MPI_Win_lock_all inside another epoch".into(),
@@ -159,6 +173,7 @@ impl Window {
     /// reports a target that freed its window). `None`: every rank.
     pub fn flush(&self, r: Option<usize>) -> Result<(), RmaError> {
         fence(Ordering::SeqCst);
+        self.take_deferred()?;
         match r {
             Some(r) => {
                 let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
@@ -201,6 +216,7 @@ impl Window {
     /// MPI_Win_post: exposes this rank's window to `group` (window ranks).
     pub fn post(&self, group: &[usize]) -> Result<(), RmaError> {
         let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.post.is_some() || e.fence {
             return Err(RmaError::Sync(
                 "MPI_Win_post inside another exposure epoch".into(),
@@ -222,6 +238,7 @@ impl Window {
     /// MPI_Win_start: waits for each rank of `group` to post (unless `nocheck`).
     pub fn start(&self, group: &[usize], nocheck: bool) -> Result<(), RmaError> {
         let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.start.is_some() || e.fence || e.lock_all {
             return Err(RmaError::Sync(
                 "MPI_Win_start inside another access epoch".into(),
@@ -301,7 +318,8 @@ impl Window {
         Ok(true)
     }
 
-    /// MPI_Win_attach: exposes `len` bytes at `ptr` in this dynamic window.
+    /// MPI_Win_attach: exposes `len` bytes at `ptr` in this dynamic window (in
+    /// pieces, one per segment holding its pages: [`export_pieces`]).
     pub fn attach(&self, ptr: *mut u8, len: usize) -> Result<(), RmaError> {
         if self.flavor != Flavor::Dynamic {
             return Err(RmaError::Flavor);
@@ -309,24 +327,77 @@ impl Window {
         if len == 0 {
             return Ok(());
         }
-        let (x, id, off) = export_pages(&self.ctl, ptr, len)?;
-        let a = Attachment {
-            addr: ptr as u64,
-            len: len as u64,
-            seg: id.0,
-            page: (ptr as usize - off) as u64,
-        };
-        if !self.targets[self.rank].ctrl().attach(a) {
-            return Err(RmaError::Attach(format!(
-                "at most {} regions may be attached at once",
-                ctrl::ATTACH_MAX
-            )));
+        let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
+        if at.iter().any(|a| a.0 == ptr as usize) {
+            return Err(RmaError::Attach(format!("{ptr:p} is attached already")));
         }
-        self.attached
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((ptr as usize, x));
+        let pieces = export_pieces(&self.ctl, ptr, len)?;
+        let mut done: Vec<(Piece, Option<Arc<Export>>)> = Vec::with_capacity(pieces.len());
+        let me = self.targets[self.rank].ctrl();
+        let undo = |done: &[(Piece, Option<Arc<Export>>)]| {
+            for (p, _) in done {
+                me.detach(p.addr as u64);
+            }
+        };
+        for p in pieces {
+            let net = match self.net.is_some() {
+                true => match self.net_export_of(&at, &done, &p) {
+                    Ok(x) => Some(x),
+                    Err(e) => {
+                        undo(&done);
+                        return Err(e);
+                    }
+                },
+                false => None,
+            };
+            let a = Attachment {
+                addr: p.addr as u64,
+                len: p.len as u64,
+                seg: p.id.0,
+                page: p.page as u64,
+                net_seg: net.as_ref().and_then(|x| x.id()).map(|i| i.0),
+            };
+            if !me.attach(a) {
+                undo(&done);
+                return Err(RmaError::Attach(format!(
+                    "at most {} regions (or pieces of regions) may be attached at once",
+                    ctrl::ATTACH_MAX
+                )));
+            }
+            done.push((p, net));
+        }
+        at.push((ptr as usize, done));
         Ok(())
+    }
+
+    /// The export on the network controller of the pages of `p`'s segment: one this
+    /// window made already for that segment, or a new one.
+    fn net_export_of(
+        &self,
+        at: &[(usize, Vec<(Piece, Option<Arc<Export>>)>)],
+        done: &[(Piece, Option<Arc<Export>>)],
+        p: &Piece,
+    ) -> Result<Arc<Export>, RmaError> {
+        let same = at
+            .iter()
+            .flat_map(|a| a.1.iter())
+            .chain(done.iter())
+            .find(|(q, _)| q.id == p.id)
+            .and_then(|(_, x)| x.clone());
+        if let Some(x) = same {
+            return Ok(x);
+        }
+        let ctl = crate::channel::net::controller().ok_or(RmaError::Unsupported(
+            "the window spans nodes but this process has no network controller".into(),
+        ))?;
+        let x = &p.export;
+        // SAFETY: the pages of a shm export this window keeps (in `attached`) for
+        // as long as the network export (dropped with it).
+        let n = unsafe { ctl.export_create_at(x.as_ptr(), x.len(), ExportFlags::default()) }
+            .map_err(|e| RmaError::Rsm("exporting attached memory on the network".into(), e))?;
+        n.publish(None, &[])
+            .map_err(|e| RmaError::Rsm("publishing attached memory on the network".into(), e))?;
+        Ok(Arc::new(n))
     }
 
     /// MPI_Win_detach.
@@ -339,8 +410,16 @@ impl Window {
             .iter()
             .position(|a| a.0 == ptr as usize)
             .ok_or_else(|| RmaError::Attach(format!("{ptr:p} is not attached")))?;
-        self.targets[self.rank].ctrl().detach(ptr as u64);
-        at.remove(i);
+        let me = self.targets[self.rank].ctrl();
+        for (p, _) in &at[i].1 {
+            me.detach(p.addr as u64);
+        }
+        // Network exports go before the shm exports of the same pages.
+        let (_, mut pieces) = at.remove(i);
+        for (_, n) in pieces.iter_mut() {
+            n.take();
+        }
+        drop(pieces);
         Ok(())
     }
 
