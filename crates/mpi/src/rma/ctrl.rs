@@ -12,7 +12,7 @@
 //! | 4 | dynamic windows: slots of the attach table ever used (lookups scan no further) |
 //! | 8.. | `posts[r]`: how many times rank `r` posted to this rank (PSCW) |
 //! | 8+n.. | `completes[r]`: how many times rank `r` completed towards this rank |
-//! | 8+2n.. | dynamic windows: [`ATTACH_MAX`] attachments of [`SLOT_WORDS`] words (address, length, `shm` segment id + 1, page start, network segment id + 1 or 0) |
+//! | 8+2n.. | dynamic windows: [`ATTACH_MAX`] attachments of [`SLOT_WORDS`] words (address, length, `shm` segment id + 1, page start) |
 //!
 //! The lock is a reader-writer word: an exclusive locker moves it from 0 to
 //! `EXCL`, a shared one adds 1 while `EXCL` is clear. Lockers spin
@@ -32,40 +32,11 @@ const HDR: usize = 8;
 /// rank may hold at once. Pages of the table no rank uses are never touched.
 pub const ATTACH_MAX: usize = 2048;
 /// Words per attachment slot.
-pub const SLOT_WORDS: usize = 5;
+pub const SLOT_WORDS: usize = 4;
 
 /// Bytes of a control block for a window of `n` ranks.
 pub fn len(n: usize) -> usize {
     8 * (HDR + 2 * n + SLOT_WORDS * ATTACH_MAX)
-}
-
-/// Byte offset of the attach table's sequence word (a remote reader gets it first).
-pub const SEQ_OFFSET: usize = 8 * 3;
-
-/// Byte offset of the attach table in a block of `n` ranks.
-pub fn table_offset(n: usize) -> usize {
-    8 * (HDR + 2 * n)
-}
-
-/// The attachments in a copy of the table's first `slots` slots (read from another
-/// node): `words` holds `SLOT_WORDS * slots` words.
-pub fn parse_table(words: &[u64]) -> Vec<Attachment> {
-    words
-        .chunks_exact(SLOT_WORDS)
-        .filter(|w| w[2] != 0)
-        .map(|w| Attachment {
-            addr: w[0],
-            len: w[1],
-            seg: (w[2] - 1) as u32,
-            page: w[3],
-            net_seg: w[4].checked_sub(1).map(|v| v as u32),
-        })
-        .collect()
-}
-
-/// The attachment of `table` holding `addr..addr+n`.
-pub fn find_in(table: &[Attachment], addr: u64, n: u64) -> Option<Attachment> {
-    table.iter().find(|a| a.holds(addr, n)).copied()
 }
 
 /// One attachment of a dynamic window: a region attached by MPI_Win_attach, or the
@@ -79,8 +50,6 @@ pub struct Attachment {
     pub seg: u32,
     /// The first byte of the segment in the attaching process.
     pub page: u64,
-    /// The same pages exported on the network controller (windows spanning nodes).
-    pub net_seg: Option<u32>,
 }
 
 impl Attachment {
@@ -244,8 +213,6 @@ impl Ctrl {
             self.attach_word(slot, 0).store(a.addr, Ordering::Relaxed);
             self.attach_word(slot, 1).store(a.len, Ordering::Relaxed);
             self.attach_word(slot, 3).store(a.page, Ordering::Relaxed);
-            self.attach_word(slot, 4)
-                .store(a.net_seg.map_or(0, |s| u64::from(s) + 1), Ordering::Relaxed);
             self.attach_word(slot, 2)
                 .store(u64::from(a.seg) + 1, Ordering::Relaxed);
             if slot >= used {
@@ -281,16 +248,47 @@ impl Ctrl {
             len: self.attach_word(i, 1).load(Ordering::Relaxed),
             seg: (seg - 1) as u32,
             page: self.attach_word(i, 3).load(Ordering::Relaxed),
-            net_seg: self
-                .attach_word(i, 4)
-                .load(Ordering::Relaxed)
-                .checked_sub(1)
-                .map(|v| v as u32),
         })
     }
 
     /// The attachment holding `addr..addr+n`, read consistently (a sequence lock).
     pub fn find_attachment(&self, addr: u64, n: u64) -> Option<Attachment> {
+        self.read_table(|| {
+            (0..self.slots_used()).find_map(|i| self.read_slot(i).filter(|a| a.holds(addr, n)))
+        })
+    }
+
+    /// Whether `addr..addr+n` is attached memory: inside one attachment, or pieces
+    /// of attachments laid end to end (a region cut where its pages meet memory
+    /// exposed before, see [`Attachment`]). Only the owner's own process can reach
+    /// such a range with one pointer (its service thread, or the rank itself).
+    pub fn covers(&self, addr: u64, n: u64) -> bool {
+        let Some(end) = addr.checked_add(n) else {
+            return false;
+        };
+        if n == 0 {
+            return self.find_attachment(addr, 0).is_some();
+        }
+        self.read_table(|| {
+            let used = self.slots_used();
+            let mut at = addr;
+            loop {
+                let Some(a) = (0..used).find_map(|i| {
+                    self.read_slot(i)
+                        .filter(|a| a.addr <= at && at < a.addr + a.len)
+                }) else {
+                    return false;
+                };
+                at = a.addr + a.len;
+                if at >= end {
+                    return true;
+                }
+            }
+        })
+    }
+
+    /// `f`'s reading of the attach table, retried until no edit overlapped it.
+    fn read_table<T>(&self, f: impl Fn() -> T) -> T {
         let seq = self.word(3);
         let mut s = SpinWait::new();
         loop {
@@ -299,8 +297,7 @@ impl Ctrl {
                 s.spin();
                 continue;
             }
-            let found =
-                (0..self.slots_used()).find_map(|i| self.read_slot(i).filter(|a| a.holds(addr, n)));
+            let found = f();
             std::sync::atomic::fence(Ordering::Acquire);
             if seq.load(Ordering::Relaxed) == before {
                 return found;
@@ -378,7 +375,6 @@ mod tests {
             len: 64,
             seg: 0x8000_0005,
             page: 0x1000_0000,
-            net_seg: Some(7),
         };
         assert!(c.attach(a));
         assert_eq!(c.find_attachment(0x1000_0010 + 8, 56), Some(a));
@@ -389,15 +385,26 @@ mod tests {
             assert!(c.attach(Attachment { addr: i * 64, ..a }));
         }
         assert!(!c.attach(a));
-        // A copy of the table, as a reader on another node gets it, says the same.
-        let words: Vec<u64> = (0..SLOT_WORDS * c.slots_used())
-            .map(|i| c.word(table_offset(3) / 8 + i).load(Ordering::Relaxed))
-            .collect();
-        let t = parse_table(&words);
-        assert_eq!(t.len(), ATTACH_MAX);
-        assert_eq!(
-            find_in(&t, 64 * 5 + 8, 8),
-            Some(Attachment { addr: 64 * 5, ..a })
-        );
+        // A region cut into two pieces: covered as a whole, not by either piece.
+        let (_mem, c) = block(2);
+        let p1 = Attachment {
+            addr: 0x5000,
+            len: 0x100,
+            seg: 1,
+            page: 0x5000,
+        };
+        let p2 = Attachment {
+            addr: 0x5100,
+            len: 0x2000,
+            seg: 2,
+            page: 0x6000,
+        };
+        assert!(c.attach(p1) && c.attach(p2));
+        assert_eq!(c.find_attachment(0x50f0, 0x20), None);
+        assert!(c.covers(0x50f0, 0x20));
+        assert!(c.covers(0x5000, 0x2100));
+        assert!(!c.covers(0x5000, 0x2101));
+        assert!(!c.covers(0x4fff, 2));
+        assert!(c.covers(0x5100, 0));
     }
 }

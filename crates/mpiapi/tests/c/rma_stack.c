@@ -121,6 +121,67 @@ static void __attribute__((noinline)) dynamic_on_stack(void) {
     check_deep();
 }
 
+/* A region whose first page holds memory attached before it: the library cuts it
+ * where the pages meet (two segments). Accesses inside each piece work from every
+ * rank; the owner's own access across the cut works too; another rank's is
+ * refused with MPI_ERR_UNSUPPORTED_OPERATION (never a wrong result). */
+static void __attribute__((noinline)) attach_across_pages(void) {
+    enum { PAGE = 4096, CUT = PAGE / sizeof(int) };
+    int *buf = aligned_alloc(PAGE, 3 * PAGE);
+    memset(buf, 0, 3 * PAGE);
+    MPI_Win win;
+    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    CHECK(MPI_Win_attach(win, buf, 100 * sizeof(int)) == MPI_SUCCESS, "attach x");
+    int *y = buf + 100;
+    CHECK(MPI_Win_attach(win, y, 3 * PAGE - 100 * sizeof(int)) == MPI_SUCCESS,
+          "attach y (its first page shared with x)");
+    MPI_Aint mine, *all = malloc(size * sizeof(MPI_Aint));
+    MPI_Get_address(buf, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD);
+    MPI_Win_fence(0, win);
+    int one = 1;
+    for (int t = 0; t < size; t++) {
+        /* Just before and just after the cut, and in x. */
+        MPI_Accumulate(&one, 1, MPI_INT, t, all[t] + (CUT - 1) * sizeof(int), 1, MPI_INT,
+                       MPI_SUM, win);
+        MPI_Accumulate(&one, 1, MPI_INT, t, all[t] + CUT * sizeof(int), 1, MPI_INT, MPI_SUM,
+                       win);
+        MPI_Accumulate(&one, 1, MPI_INT, t, all[t] + 5 * sizeof(int), 1, MPI_INT, MPI_SUM,
+                       win);
+    }
+    CHECK(MPI_Win_fence(0, win) == MPI_SUCCESS, "fence after accumulates");
+    CHECK(buf[CUT - 1] == size && buf[CUT] == size && buf[5] == size,
+          "pieces: %d %d %d, want %d", buf[CUT - 1], buf[CUT], buf[5], size);
+    /* The owner's own access across the cut. */
+    int two[2] = {7, 8};
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    CHECK(MPI_Put(two, 2, MPI_INT, rank, mine + (CUT - 1) * sizeof(int), 2, MPI_INT, win) ==
+              MPI_SUCCESS,
+          "own put across the cut");
+    CHECK(MPI_Win_unlock(rank, win) == MPI_SUCCESS, "unlock after own put");
+    CHECK(buf[CUT - 1] == 7 && buf[CUT] == 8, "own put across the cut: %d %d", buf[CUT - 1],
+          buf[CUT]);
+    if (size > 1) {
+        int right = (rank + 1) % size;
+        MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+        int rc = MPI_Put(two, 2, MPI_INT, right, all[right] + (CUT - 1) * sizeof(int), 2,
+                         MPI_INT, win);
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "a put across another rank's cut: %d", cls);
+        MPI_Win_unlock(right, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(buf[CUT - 1] == 7 && buf[CUT] == 8, "after the refused puts: %d %d", buf[CUT - 1],
+          buf[CUT]);
+    MPI_Win_detach(win, y);
+    MPI_Win_detach(win, buf);
+    MPI_Win_free(&win);
+    free(all);
+    free(buf);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -130,6 +191,7 @@ int main(int argc, char **argv) {
         fence_on_stack(10);
         fence_on_stack(3000); /* spans pages */
         dynamic_on_stack();
+        attach_across_pages();
     }
     check_deep();
     int bad = 0;

@@ -122,10 +122,31 @@ pub(crate) fn is_mapped(ptr: *mut u8, len: usize) -> bool {
 /// their old contents (return addresses, stack canaries). [`share_in_place`] and
 /// [`unshare_in_place`] then do the work on a stack of their own ([`frozen`]).
 pub(crate) fn on_this_threads_stack(ptr: *mut u8, len: usize) -> bool {
+    let Some((s, e)) = this_threads_stack() else {
+        return false;
+    };
+    let (a, b) = (ptr as usize, (ptr as usize).saturating_add(len));
+    a < e && s < b
+}
+
+thread_local! {
+    /// The calling thread's stack as first found (see [`this_threads_stack`]).
+    static STACK: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// The calling thread's stack, `start..end`, found once per thread. Once found it
+/// is kept: for the process's main thread glibc works the range out from
+/// `/proc/self/maps`, where a segment shared in place inside the stack splits the
+/// stack's mapping, and a later look would see only the part above it (then the
+/// unshare of that very segment would run on the stack it remaps).
+fn this_threads_stack() -> Option<(usize, usize)> {
+    if let Some(r) = STACK.with(|c| c.get()) {
+        return Some(r);
+    }
     let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
     // SAFETY: fills `attr` for the calling thread; destroyed below when it succeeded.
     if unsafe { libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) } != 0 {
-        return false;
+        return None;
     }
     let (mut lo, mut size) = (std::ptr::null_mut::<libc::c_void>(), 0usize);
     // SAFETY: `attr` was initialized by pthread_getattr_np.
@@ -133,11 +154,11 @@ pub(crate) fn on_this_threads_stack(ptr: *mut u8, len: usize) -> bool {
     // SAFETY: as above; destroyed once.
     unsafe { libc::pthread_attr_destroy(attr.as_mut_ptr()) };
     if got != 0 {
-        return false;
+        return None;
     }
-    let (a, b) = (ptr as usize, (ptr as usize).saturating_add(len));
-    let (s, e) = (lo as usize, (lo as usize).saturating_add(size));
-    a < e && s < b
+    let r = (lo as usize, (lo as usize).saturating_add(size));
+    STACK.with(|c| c.set(Some(r)));
+    Some(r)
 }
 
 /// Bytes of the stack [`frozen`] runs its work on (a copy and one mapping call).

@@ -248,9 +248,12 @@ fn at(ctx: &Ctx, off: u64, len: usize) -> Option<*mut u8> {
         return None;
     }
     if ctx.dynamic {
-        // Attached memory is this process's own, at its own address.
-        ctx.ctrl.find_attachment(off, len as u64)?;
-        return Some(off as usize as *mut u8);
+        // Attached memory is this process's own, at its own address (so a range
+        // over two pieces of one region is contiguous here).
+        return ctx
+            .ctrl
+            .covers(off, len as u64)
+            .then_some(off as usize as *mut u8);
     }
     let end = off.checked_add(len as u64)?;
     (end <= ctx.len as u64).then(|| (ctx.base + off as usize) as *mut u8)

@@ -19,6 +19,15 @@ pub(super) enum Span<'a> {
     Skip,
 }
 
+fn not_attached(rank: usize, addr: u64, n: u64) -> RmaError {
+    RmaError::Range {
+        rank,
+        lo: addr as i128,
+        hi: addr as i128 + n as i128,
+        len: 0,
+    }
+}
+
 /// # Safety
 /// `p` is readable for `n` bytes (or `n` is 0).
 unsafe fn bytes<'a>(p: *const u8, n: usize) -> &'a [u8] {
@@ -360,18 +369,23 @@ impl Window {
     /// Where absolute address `addr` of rank `r` (`n` bytes, attached there) is here.
     fn dynamic_addr(&self, r: usize, addr: u64, n: u64) -> Result<*mut u8, RmaError> {
         let t = &self.targets[r];
-        let a = t
-            .ctrl()
-            .find_attachment(addr, n)
-            .ok_or_else(|| RmaError::Range {
-                rank: r,
-                lo: addr as i128,
-                hi: addr as i128 + n as i128,
-                len: 0,
-            })?;
         if r == self.rank {
-            return Ok(addr as *mut u8);
+            // This process's own memory: pieces of one region lie end to end.
+            return match t.ctrl().covers(addr, n) {
+                true => Ok(addr as *mut u8),
+                false => Err(not_attached(r, addr, n)),
+            };
         }
+        let Some(a) = t.ctrl().find_attachment(addr, n) else {
+            if t.ctrl().covers(addr, n) {
+                return Err(RmaError::Unsupported(format!(
+                    "an access to {addr:#x}+{n} at rank {r} crosses two pieces of an \
+                     attached region (its pages meet memory exposed before it, so they \
+                     are in two segments); access each piece separately"
+                )));
+            }
+            return Err(not_attached(r, addr, n));
+        };
         let mut maps = self.dyn_maps.lock().unwrap_or_else(|p| p.into_inner());
         let key = (r, a.seg, a.page);
         let m = match maps.entry(key) {

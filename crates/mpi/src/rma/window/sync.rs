@@ -1,14 +1,13 @@
 //! The synchronization of a window: fence, lock/unlock, lock_all, flush, sync,
 //! post/start/complete/wait, attach/detach, free.
 
-use super::{export_pieces, Piece, Window, EXCLUSIVE, NONE, SHARED, STARTED};
+use super::memory::export_pieces;
+use super::{Window, EXCLUSIVE, NONE, SHARED, STARTED};
 use crate::coll::{self, Pt2Pt};
 use crate::rma::ctrl::{self, Attachment};
 use crate::rma::{Flavor, LockKind, RmaError};
 use myrix_rsm::spin::SpinWait;
-use myrix_rsm::{Export, ExportFlags};
 use std::sync::atomic::{fence, Ordering};
-use std::sync::Arc;
 
 impl Window {
     /// Errors of the accesses since the last check: a target freed its window or
@@ -319,7 +318,10 @@ impl Window {
     }
 
     /// MPI_Win_attach: exposes `len` bytes at `ptr` in this dynamic window (in
-    /// pieces, one per segment holding its pages: [`export_pieces`]).
+    /// pieces, one per segment holding its pages: [`export_pieces`]). Ranks of this
+    /// node map the pieces' segments; ranks of other nodes reach attached memory
+    /// through this rank's service thread, which checks each record's address
+    /// against the same table, so nothing is exported on the network for it.
     pub fn attach(&self, ptr: *mut u8, len: usize) -> Result<(), RmaError> {
         if self.flavor != Flavor::Dynamic {
             return Err(RmaError::Flavor);
@@ -332,72 +334,26 @@ impl Window {
             return Err(RmaError::Attach(format!("{ptr:p} is attached already")));
         }
         let pieces = export_pieces(&self.ctl, ptr, len)?;
-        let mut done: Vec<(Piece, Option<Arc<Export>>)> = Vec::with_capacity(pieces.len());
         let me = self.targets[self.rank].ctrl();
-        let undo = |done: &[(Piece, Option<Arc<Export>>)]| {
-            for (p, _) in done {
-                me.detach(p.addr as u64);
-            }
-        };
-        for p in pieces {
-            let net = match self.net.is_some() {
-                true => match self.net_export_of(&at, &done, &p) {
-                    Ok(x) => Some(x),
-                    Err(e) => {
-                        undo(&done);
-                        return Err(e);
-                    }
-                },
-                false => None,
-            };
+        for (k, p) in pieces.iter().enumerate() {
             let a = Attachment {
                 addr: p.addr as u64,
                 len: p.len as u64,
                 seg: p.id.0,
                 page: p.page as u64,
-                net_seg: net.as_ref().and_then(|x| x.id()).map(|i| i.0),
             };
             if !me.attach(a) {
-                undo(&done);
+                for q in &pieces[..k] {
+                    me.detach(q.addr as u64);
+                }
                 return Err(RmaError::Attach(format!(
                     "at most {} regions (or pieces of regions) may be attached at once",
                     ctrl::ATTACH_MAX
                 )));
             }
-            done.push((p, net));
         }
-        at.push((ptr as usize, done));
+        at.push((ptr as usize, pieces));
         Ok(())
-    }
-
-    /// The export on the network controller of the pages of `p`'s segment: one this
-    /// window made already for that segment, or a new one.
-    fn net_export_of(
-        &self,
-        at: &[(usize, Vec<(Piece, Option<Arc<Export>>)>)],
-        done: &[(Piece, Option<Arc<Export>>)],
-        p: &Piece,
-    ) -> Result<Arc<Export>, RmaError> {
-        let same = at
-            .iter()
-            .flat_map(|a| a.1.iter())
-            .chain(done.iter())
-            .find(|(q, _)| q.id == p.id)
-            .and_then(|(_, x)| x.clone());
-        if let Some(x) = same {
-            return Ok(x);
-        }
-        let ctl = crate::channel::net::controller().ok_or(RmaError::Unsupported(
-            "the window spans nodes but this process has no network controller".into(),
-        ))?;
-        let x = &p.export;
-        // SAFETY: the pages of a shm export this window keeps (in `attached`) for
-        // as long as the network export (dropped with it).
-        let n = unsafe { ctl.export_create_at(x.as_ptr(), x.len(), ExportFlags::default()) }
-            .map_err(|e| RmaError::Rsm("exporting attached memory on the network".into(), e))?;
-        n.publish(None, &[])
-            .map_err(|e| RmaError::Rsm("publishing attached memory on the network".into(), e))?;
-        Ok(Arc::new(n))
     }
 
     /// MPI_Win_detach.
@@ -411,15 +367,11 @@ impl Window {
             .position(|a| a.0 == ptr as usize)
             .ok_or_else(|| RmaError::Attach(format!("{ptr:p} is not attached")))?;
         let me = self.targets[self.rank].ctrl();
-        for (p, _) in &at[i].1 {
+        for p in &at[i].1 {
             me.detach(p.addr as u64);
         }
-        // Network exports go before the shm exports of the same pages.
-        let (_, mut pieces) = at.remove(i);
-        for (_, n) in pieces.iter_mut() {
-            n.take();
-        }
-        drop(pieces);
+        // The exports go once no window or attachment holds their pages.
+        at.remove(i);
         Ok(())
     }
 
