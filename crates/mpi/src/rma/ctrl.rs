@@ -18,8 +18,8 @@
 //! `EXCL`, a shared one adds 1 while `EXCL` is clear. Lockers spin
 //! ([`myrix_rsm::spin::SpinWait`]) and nothing queues: a steady stream of shared
 //! lockers can starve an exclusive one, and a process that dies holding a lock
-//! leaves it held (the others then wait for ever, as with any lock of a dead
-//! process; the launcher ends a job whose rank died).
+//! leaves it held: a waiter asks now and then whether a rank died
+//! ([`Ctrl::lock_exclusive_unless`]) and gives up with an error.
 
 use myrix_rsm::spin::SpinWait;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +28,9 @@ pub const LIVE: u64 = 0x5749_4e00_0000_0001;
 pub const FREED: u64 = 0x5749_4e00_0000_0002;
 const EXCL: u64 = 1 << 63;
 const HDR: usize = 8;
+/// Spins of a lock wait between two looks for a dead rank (a look costs a system
+/// call per rank of the node).
+pub const CHECK_EVERY: u32 = 1024;
 /// Attachments (pieces of attached regions, see [`Attachment`]) a dynamic window's
 /// rank may hold at once. Pages of the table no rank uses are never touched.
 pub const ATTACH_MAX: usize = 2048;
@@ -96,27 +99,52 @@ impl Ctrl {
         self.word(0).store(s, Ordering::Release)
     }
 
+    #[cfg(test)]
     pub fn lock_exclusive(&self) {
+        self.lock_exclusive_unless(|| false);
+    }
+
+    #[cfg(test)]
+    pub fn lock_shared(&self) {
+        self.lock_shared_unless(|| false);
+    }
+
+    /// Takes the exclusive lock, asking `gone` every [`CHECK_EVERY`] spins whether to
+    /// give up (a rank of the window died: the holder may be that rank, and nothing
+    /// would release the lock); `false` when it gave up.
+    pub fn lock_exclusive_unless(&self, mut gone: impl FnMut() -> bool) -> bool {
         let w = self.word(1);
         let mut s = SpinWait::new();
+        let mut k = 0u32;
         while w
             .compare_exchange_weak(0, EXCL, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
+            k = k.wrapping_add(1);
+            if k % CHECK_EVERY == 0 && gone() {
+                return false;
+            }
             s.spin();
         }
+        true
     }
 
-    pub fn lock_shared(&self) {
+    /// A shared lock, giving up as [`Ctrl::lock_exclusive_unless`] does.
+    pub fn lock_shared_unless(&self, mut gone: impl FnMut() -> bool) -> bool {
         let w = self.word(1);
         let mut s = SpinWait::new();
+        let mut k = 0u32;
         loop {
             let v = w.load(Ordering::Relaxed);
             if v & EXCL == 0
                 && w.compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
             {
-                return;
+                return true;
+            }
+            k = k.wrapping_add(1);
+            if k % CHECK_EVERY == 0 && gone() {
+                return false;
             }
             s.spin();
         }

@@ -4,7 +4,13 @@
  * wait for that lock or in a fence. Every rank first prints "pid RANK PID SEGS",
  * SEGS being how many RSM segments it has published in the registry directory, so
  * the test can check that there were some and that none of this job's processes'
- * is left once the launcher returned. */
+ * is left once the launcher returned.
+ *
+ * With the argument "hidden" the last rank forks before MPI_Init and its child is
+ * the MPI process, so the launcher does not see it die (the parent keeps the PMI
+ * socket open): the others, with MPI_ERRORS_RETURN on the windows, must get an
+ * error from MPI_Win_lock or MPI_Win_fence (never hang), print "survivor RANK
+ * error CLASS" and leave. */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
 #include <mpi.h>
@@ -13,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Control files (ID.ctl) of the registry whose owner (the u32 at byte 12) is us. */
@@ -47,6 +54,19 @@ static int own_segments(void) {
 
 int main(int argc, char **argv) {
     int rank, size;
+    int hidden = argc > 1 && strcmp(argv[1], "hidden") == 0;
+    const char *r = getenv("PMI_RANK"), *s = getenv("PMI_SIZE");
+    if (hidden && r && s && atoi(r) == atoi(s) - 1) {
+        pid_t child = fork();
+        if (child < 0)
+            return 3;
+        if (child > 0) {
+            int st = 0;
+            waitpid(child, &st, 0);
+            sleep(20); /* the survivors end the job long before */
+            return 4;
+        }
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -70,14 +90,28 @@ int main(int argc, char **argv) {
         MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w1);
         int one = 1;
         MPI_Put(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, w1);
-        raise(SIGKILL);
     }
+    /* The lock is held before anyone asks for it. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == size - 1)
+        raise(SIGKILL);
     /* The others wait for a lock the dead rank holds, or in a fence. */
+    MPI_Win_set_errhandler(w1, MPI_ERRORS_RETURN);
+    MPI_Win_set_errhandler(w2, MPI_ERRORS_RETURN);
+    int rc;
     if (rank == 0)
-        MPI_Win_fence(0, w2);
+        rc = MPI_Win_fence(0, w2);
     else {
-        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w1);
-        MPI_Win_unlock(0, w1);
+        rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w1);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Win_unlock(0, w1);
+    }
+    if (hidden) {
+        int cls = 0;
+        MPI_Error_class(rc, &cls);
+        printf("survivor %d error %d\n", rank, cls);
+        fflush(stdout);
+        _exit(0);
     }
     sleep(30);
     MPI_Finalize();

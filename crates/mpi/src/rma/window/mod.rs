@@ -136,7 +136,9 @@ pub struct Window {
     // Kept alive while the window is: mappings before their imports.
     _maps: Vec<Mapping>,
     _imports: Vec<Import>,
-    _ctrl_imports: Vec<Import>,
+    /// The control blocks of the other ranks of this node, by rank (their
+    /// connections tell whether those processes are alive).
+    ctrl_imports: Vec<(usize, Import)>,
     _exports: Vec<Arc<Export>>,
 }
 
@@ -549,7 +551,7 @@ impl Window {
                     let m = i.map().map_err(rsm("mapping a window's control block"))?;
                     let a = m.as_ptr() as usize;
                     maps.push(m);
-                    ctrl_imports.push(i);
+                    ctrl_imports.push((r, i));
                     a
                 };
                 let (base, import) = if let Some((b, prefix)) = &shared {
@@ -622,7 +624,7 @@ impl Window {
             attached: Mutex::new(Vec::new()),
             _maps: maps,
             _imports: imports,
-            _ctrl_imports: ctrl_imports,
+            ctrl_imports,
             _exports: exports,
         })
     }

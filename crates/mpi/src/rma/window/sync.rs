@@ -253,11 +253,8 @@ impl Window {
         let me = self.targets[self.rank].ctrl();
         for &t in group {
             if !nocheck {
-                let mut s = SpinWait::new();
-                while me.posts(t) <= e.posts_seen[t] {
-                    self.drive();
-                    s.spin();
-                }
+                let seen = e.posts_seen[t];
+                self.spin_until(|| me.posts(t) > seen)?;
                 e.posts_seen[t] += 1;
             }
             self.access[t].store(STARTED, Ordering::Release);
@@ -298,16 +295,13 @@ impl Window {
             .clone()
             .ok_or_else(|| RmaError::Sync("MPI_Win_wait without post".into()))?;
         let me = self.targets[self.rank].ctrl();
-        let mut s = SpinWait::new();
-        loop {
-            self.drive();
-            if g.iter().all(|&o| me.completes(o) > e.completes_seen[o]) {
-                break;
-            }
+        let done = |e: &super::Epochs| g.iter().all(|&o| me.completes(o) > e.completes_seen[o]);
+        self.drive();
+        if !done(&e) {
             if !block {
                 return Ok(false);
             }
-            s.spin();
+            self.spin_until(|| done(&e))?;
         }
         for &o in &g {
             e.completes_seen[o] += 1;
@@ -397,14 +391,49 @@ impl Window {
         match (&t.remote, &self.net) {
             (Some(rem), Some(n)) => rem.lock(&n.side, exclusive),
             _ => {
-                if exclusive {
-                    t.ctrl().lock_exclusive()
+                let mut dead = None;
+                let mut gone = || {
+                    dead = self.dead_peer();
+                    dead.is_some()
+                };
+                let got = if exclusive {
+                    t.ctrl().lock_exclusive_unless(&mut gone)
                 } else {
-                    t.ctrl().lock_shared()
+                    t.ctrl().lock_shared_unless(&mut gone)
+                };
+                match (got, dead) {
+                    (true, _) => Ok(()),
+                    (false, d) => Err(RmaError::Gone(d.unwrap_or(usize::MAX))),
                 }
-                Ok(())
             }
         }
+    }
+
+    /// A rank of this node whose process is gone (its control block's connection
+    /// broke), if any: waits on other ranks give up with an error then, rather than
+    /// wait for ever for a lock, post or complete a dead rank would have released.
+    fn dead_peer(&self) -> Option<usize> {
+        self.ctrl_imports
+            .iter()
+            .find(|(_, i)| i.check().is_err())
+            .map(|(r, _)| *r)
+    }
+
+    /// Spins until `ready`, giving up with an error when a rank of the node died.
+    fn spin_until(&self, mut ready: impl FnMut() -> bool) -> Result<(), RmaError> {
+        let mut s = SpinWait::new();
+        let mut k = 0u32;
+        while !ready() {
+            self.drive();
+            k = k.wrapping_add(1);
+            if k % ctrl::CHECK_EVERY == 0 {
+                if let Some(r) = self.dead_peer() {
+                    return Err(RmaError::Gone(r));
+                }
+            }
+            s.spin();
+        }
+        Ok(())
     }
 
     fn unlock_one(&self, t: &super::Target, exclusive: bool) -> Result<(), RmaError> {
