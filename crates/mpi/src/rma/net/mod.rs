@@ -287,7 +287,8 @@ impl Remote {
             let n = e - st.errors;
             st.errors = e;
             return Err(RmaError::Arg(format!(
-                "rank {} refused {n} accumulate record(s) (a bad range or type)",
+                "rank {} refused {n} record(s) (memory outside its window or not \
+                 attached there, or a bad type)",
                 self.rank
             )));
         }
