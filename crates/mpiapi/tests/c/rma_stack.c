@@ -123,8 +123,9 @@ static void __attribute__((noinline)) dynamic_on_stack(void) {
 
 /* A region whose first page holds memory attached before it: the library cuts it
  * where the pages meet (two segments). Accesses inside each piece work from every
- * rank; the owner's own access across the cut works too; another rank's is
- * refused with MPI_ERR_UNSUPPORTED_OPERATION (never a wrong result). */
+ * rank; the owner's own access across the cut works too, and so do another
+ * rank's puts and gets (piece by piece); an accumulate across it is refused with
+ * MPI_ERR_UNSUPPORTED_OPERATION (never a wrong result). */
 static void __attribute__((noinline)) attach_across_pages(void) {
     enum { PAGE = 4096, CUT = PAGE / sizeof(int) };
     int *buf = aligned_alloc(PAGE, 3 * PAGE);
@@ -162,19 +163,34 @@ static void __attribute__((noinline)) attach_across_pages(void) {
     CHECK(MPI_Win_unlock(rank, win) == MPI_SUCCESS, "unlock after own put");
     CHECK(buf[CUT - 1] == 7 && buf[CUT] == 8, "own put across the cut: %d %d", buf[CUT - 1],
           buf[CUT]);
+    MPI_Barrier(MPI_COMM_WORLD); /* every owner's check done before others write */
     if (size > 1) {
-        int right = (rank + 1) % size;
-        MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
-        int rc = MPI_Put(two, 2, MPI_INT, right, all[right] + (CUT - 1) * sizeof(int), 2,
-                         MPI_INT, win);
+        /* Another rank's put and get across the cut (copied piece by piece), and
+         * its accumulate across it, refused. */
+        int right = (rank + 1) % size, left = (rank + size - 1) % size;
+        int mine2[2] = {100 + rank, 200 + rank}, got[2] = {-1, -1};
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+        CHECK(MPI_Put(mine2, 2, MPI_INT, right, all[right] + (CUT - 1) * sizeof(int), 2,
+                      MPI_INT, win) == MPI_SUCCESS,
+              "a put across another rank's cut");
+        CHECK(MPI_Win_flush(right, win) == MPI_SUCCESS, "flush after the put");
+        CHECK(MPI_Get(got, 2, MPI_INT, right, all[right] + (CUT - 1) * sizeof(int), 2,
+                      MPI_INT, win) == MPI_SUCCESS,
+              "a get across another rank's cut");
+        CHECK(MPI_Win_flush(right, win) == MPI_SUCCESS, "flush after the get");
+        CHECK(got[0] == 100 + rank && got[1] == 200 + rank, "got across the cut: %d %d",
+              got[0], got[1]);
+        int rc = MPI_Accumulate(two, 2, MPI_INT, right, all[right] + (CUT - 1) * sizeof(int),
+                                2, MPI_INT, MPI_SUM, win);
         int cls = -1;
         MPI_Error_class(rc, &cls);
-        CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "a put across another rank's cut: %d", cls);
+        CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "an accumulate across the cut: %d", cls);
         MPI_Win_unlock(right, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK(buf[CUT - 1] == 100 + left && buf[CUT] == 200 + left,
+              "after the left rank's put: %d %d", buf[CUT - 1], buf[CUT]);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK(buf[CUT - 1] == 7 && buf[CUT] == 8, "after the refused puts: %d %d", buf[CUT - 1],
-          buf[CUT]);
     MPI_Win_detach(win, y);
     MPI_Win_detach(win, buf);
     MPI_Win_free(&win);

@@ -8,6 +8,7 @@
 //! last allgather agrees that everyone mapped everything. A failure anywhere is
 //! every rank's error, so no rank is left waiting in a later fence.
 
+mod cut;
 mod memory;
 mod ops;
 mod sync;

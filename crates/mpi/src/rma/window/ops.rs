@@ -17,9 +17,12 @@ pub(super) enum Span<'a> {
     /// Memory not attached at the target of a dynamic window: nothing is done, the
     /// error waits for the synchronization that ends the epoch.
     Skip,
+    /// Address `.1` of an attached region of rank `.0` of this node whose bytes lie
+    /// in two of its pieces ([`super::cut`]).
+    Cut(usize, usize),
 }
 
-fn not_attached(rank: usize, addr: u64, n: u64) -> RmaError {
+pub(super) fn not_attached(rank: usize, addr: u64, n: u64) -> RmaError {
     RmaError::Range {
         rank,
         lo: addr as i128,
@@ -40,7 +43,11 @@ unsafe fn bytes<'a>(p: *const u8, n: usize) -> &'a [u8] {
 
 /// The contiguous pieces `(byte offset, length)` of `count` elements of `dt` whose
 /// element 0 is at byte `off`, in type-map order.
-fn pieces(off: usize, count: usize, dt: &Datatype) -> impl Iterator<Item = (usize, usize)> + '_ {
+pub(super) fn pieces(
+    off: usize,
+    count: usize,
+    dt: &Datatype,
+) -> impl Iterator<Item = (usize, usize)> + '_ {
     let contiguous = dt.is_contiguous();
     let whole = std::iter::once(((off as isize + dt.true_lb()) as usize, count * dt.size()))
         .filter(move |_| contiguous && count * dt.size() > 0);
@@ -235,6 +242,11 @@ impl Window {
                 self.put_dyn(rem, off, unsafe { bytes(origin, n) }, 1, &byte());
                 return Ok(());
             }
+            Span::Cut(r, off) => {
+                // SAFETY: the origin's contract.
+                let data = unsafe { bytes(origin, n) };
+                return self.cut_put(r, off, data, n, &byte());
+            }
             Span::Skip => return Ok(()),
         };
         if n == 0 {
@@ -274,6 +286,11 @@ impl Window {
                     self.get_dyn(rem, off, out, 1, &byte());
                 }
                 return Ok(());
+            }
+            Span::Cut(r, off) => {
+                // SAFETY: the origin's contract (writable for n bytes; n > 0 here).
+                let out = unsafe { std::slice::from_raw_parts_mut(origin, n) };
+                return self.cut_get(r, off, out, n, &byte());
             }
             Span::Skip => return Ok(()),
         };
@@ -352,6 +369,8 @@ impl Window {
                     self.defer(e);
                     Ok(Span::Skip)
                 }
+                // Attached, in two pieces mapped apart here.
+                Err(RmaError::Unsupported(_)) if r != self.rank => Ok(Span::Cut(r, off as usize)),
                 Err(e) => Err(e),
             };
         }
@@ -367,7 +386,7 @@ impl Window {
     }
 
     /// Where absolute address `addr` of rank `r` (`n` bytes, attached there) is here.
-    fn dynamic_addr(&self, r: usize, addr: u64, n: u64) -> Result<*mut u8, RmaError> {
+    pub(super) fn dynamic_addr(&self, r: usize, addr: u64, n: u64) -> Result<*mut u8, RmaError> {
         let t = &self.targets[r];
         if r == self.rank {
             // This process's own memory: pieces of one region lie end to end.
@@ -441,6 +460,12 @@ impl Window {
                 }
                 return Ok(());
             }
+            Span::Cut(r, off) => {
+                let mut b = vec![0u8; n];
+                // SAFETY: the origin's contract.
+                unsafe { odt.pack(origin, ocount, &mut b) };
+                return self.cut_put(r, off, &b, tcount, tdt);
+            }
             Span::Skip => return Ok(()),
         };
         if n == 0 {
@@ -500,6 +525,13 @@ impl Window {
                     // SAFETY: the origin's contract.
                     unsafe { odt.unpack(&b, origin, ocount) };
                 }
+                return Ok(());
+            }
+            Span::Cut(r, off) => {
+                let mut b = vec![0u8; n];
+                self.cut_get(r, off, &mut b, tcount, tdt)?;
+                // SAFETY: the origin's contract.
+                unsafe { odt.unpack(&b, origin, ocount) };
                 return Ok(());
             }
             Span::Skip => return Ok(()),
@@ -567,6 +599,7 @@ impl Window {
         let t = match span {
             Span::Here(t) => t,
             Span::Skip => return Ok(old),
+            Span::Cut(r, _) => return Err(super::cut::refused(r, "an accumulate")),
             Span::There(rem, off) | Span::Dyn(rem, off) => {
                 let side = self.net_side()?;
                 let kind = if fetch {
@@ -655,6 +688,7 @@ impl Window {
         let t = match self.span(r, disp, 1, dt)? {
             Span::Here(t) => t,
             Span::Skip => return Ok(old),
+            Span::Cut(r, _) => return Err(super::cut::refused(r, "a compare-and-swap")),
             Span::There(rem, off) | Span::Dyn(rem, off) => {
                 let side = self.net_side()?;
                 let data = [origin, compare].concat();
