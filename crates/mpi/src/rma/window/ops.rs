@@ -396,12 +396,10 @@ impl Window {
             };
         }
         let Some(a) = t.ctrl().find_attachment(addr, n) else {
+            // Attached, but in pieces mapped apart here: `span` makes it a
+            // `Span::Cut`, which only puts and gets take.
             if t.ctrl().covers(addr, n) {
-                return Err(RmaError::Unsupported(format!(
-                    "an access to {addr:#x}+{n} at rank {r} crosses two pieces of an \
-                     attached region (its pages meet memory exposed before it, so they \
-                     are in two segments); access each piece separately"
-                )));
+                return Err(super::cut::refused(r, "one pointer to memory"));
             }
             return Err(not_attached(r, addr, n));
         };
