@@ -5,7 +5,7 @@
 use crate::abi::*;
 use myrix_mpi::Job;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 const NOT_INITIALIZED: u8 = 0;
@@ -84,16 +84,48 @@ pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
 /// not drive the engine (shared-memory collectives), so a peer waiting for one of
 /// this rank's schedules is not stalled. Skips when the lock is taken (a caller
 /// holding it drives the engine itself).
+///
+/// Every [`LOST_CHECK_EVERY`] calls it also takes in the fabric's events and asks
+/// whether a peer died: a rank dead inside a shared-memory collective never posts
+/// its step, and such a wait cannot return an error, so the job is ended (an abort
+/// through the launcher) instead of left hanging. A peer that exited after
+/// MPI_Finalize cannot be the one seen here: finalize starts with a barrier over
+/// MPI_COMM_WORLD, so once any rank is past it no rank waits in a collective.
 pub fn progress_schedules() {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
     let Ok(mut rt) = RT.try_lock() else {
         return;
     };
+    let check = CALLS.fetch_add(1, Ordering::Relaxed) % LOST_CHECK_EVERY == 0;
+    let mut lost = None;
     if let Some(p) = rt.as_mut().and_then(|r| r.p2p.as_mut()) {
-        if p.engine.has_schedules() {
+        if check {
+            // A probe on a context nobody sends on matches nothing: it reports a
+            // lost peer (or a broken fabric) and otherwise only makes progress.
+            if let Err(e) = p.engine.iprobe(None, NO_TRAFFIC_CTX, None) {
+                lost = Some(e.to_string());
+            }
+        } else if p.engine.has_schedules() {
             let _ = p.engine.progress();
         }
     }
+    drop(rt);
+    if let Some(why) = lost {
+        crate::ffi::say!(
+            "myrix MPI: {why}, while this rank waited in a collective on shared memory; \
+             ending the job"
+        );
+        abort(MPI_ERR_PROC_ABORTED, &why);
+    }
 }
+
+/// Idle calls of a shared-memory wait between two looks for dead peers (the waits
+/// call it once per yield or 64 spins: a look every few milliseconds at most).
+const LOST_CHECK_EVERY: u32 = 64;
+
+/// A context id no communicator gets (theirs are small and even, intercommunicator
+/// set-up uses `u32::MAX - 1`).
+const NO_TRAFFIC_CTX: u32 = u32::MAX;
 
 /// Runs `f` on the initialized runtime; `MPI_ERR_OTHER` before init or after
 /// finalize (with a message naming `name`).

@@ -12,6 +12,8 @@
 //!   standard input, the others read nothing.
 //! * If the launcher itself dies (killed), the ranks get SIGKILL (Linux's
 //!   parent-death signal), so no rank outlives its job.
+//! * Once every rank was waited for, the RSM `shm` registry is reaped ([`run`]): a
+//!   rank killed (by a signal, or by us) leaves no segment file behind.
 //! * `--netns a,b` ([`LaunchSpec::netns`]): rank `i` runs in the network namespace
 //!   `/run/netns/<list[i % k]>` (as `ip netns add` makes them), entered with
 //!   `setns(2)` in the child before exec (needs `CAP_SYS_ADMIN`). Every namespace is
@@ -240,8 +242,21 @@ fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
     }
 }
 
-/// Runs a job to its end.
+/// Runs a job to its end. Then removes the RSM `shm` segments its dead ranks left
+/// (a rank killed holding a window, or killed by us when another died): opening the
+/// `shm` controller removes the registry entries of every exporter no longer alive
+/// (under the registry's lock, judged by the `flock` the kernel dropped), and by now
+/// every rank of the job has been waited for. Entries of live processes, this job's
+/// or another's, are left alone.
 pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
+    let out = run_job(spec);
+    // Its only effect wanted here is the reap; a registry it cannot open holds
+    // nothing of ours to remove.
+    let _ = myrix_rsm::Controller::get("shm");
+    out
+}
+
+fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
     check_ranks(u64::from(spec.ranks))?;
     static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let kvsname = format!(

@@ -9,16 +9,17 @@
 //! | 1 | the passive-target lock: bit 63 exclusive, bits 0..63 shared holders |
 //! | 2 | the accumulate lock (a spin lock for accumulates hardware atomics cannot do) |
 //! | 3 | dynamic windows: the attach table's sequence (odd while it changes) |
+//! | 4 | dynamic windows: slots of the attach table ever used (lookups scan no further) |
 //! | 8.. | `posts[r]`: how many times rank `r` posted to this rank (PSCW) |
 //! | 8+n.. | `completes[r]`: how many times rank `r` completed towards this rank |
-//! | 8+2n.. | dynamic windows: [`ATTACH_MAX`] attachments of 4 words (address, length, segment id + 1, page start) |
+//! | 8+2n.. | dynamic windows: [`ATTACH_MAX`] attachments of [`SLOT_WORDS`] words (address, length, `shm` segment id + 1, page start) |
 //!
 //! The lock is a reader-writer word: an exclusive locker moves it from 0 to
 //! `EXCL`, a shared one adds 1 while `EXCL` is clear. Lockers spin
 //! ([`myrix_rsm::spin::SpinWait`]) and nothing queues: a steady stream of shared
 //! lockers can starve an exclusive one, and a process that dies holding a lock
-//! leaves it held (the others then wait for ever, as with any lock of a dead
-//! process; the launcher ends a job whose rank died).
+//! leaves it held: a waiter asks now and then whether a rank died
+//! ([`Ctrl::lock_exclusive_unless`]) and gives up with an error.
 
 use myrix_rsm::spin::SpinWait;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,22 +28,41 @@ pub const LIVE: u64 = 0x5749_4e00_0000_0001;
 pub const FREED: u64 = 0x5749_4e00_0000_0002;
 const EXCL: u64 = 1 << 63;
 const HDR: usize = 8;
-/// Attachments a dynamic window's rank may hold at once.
-pub const ATTACH_MAX: usize = 64;
+/// Spins of a lock wait between two looks for a dead rank (a look costs a system
+/// call per rank of the node).
+pub const CHECK_EVERY: u32 = 1024;
+/// Attachments (pieces of attached regions, see [`Attachment`]) a dynamic window's
+/// rank may hold at once. Pages of the table no rank uses are never touched.
+pub const ATTACH_MAX: usize = 2048;
+/// Words per attachment slot.
+pub const SLOT_WORDS: usize = 4;
 
 /// Bytes of a control block for a window of `n` ranks.
 pub fn len(n: usize) -> usize {
-    8 * (HDR + 2 * n + 4 * ATTACH_MAX)
+    8 * (HDR + 2 * n + SLOT_WORDS * ATTACH_MAX)
 }
 
-/// One attachment of a dynamic window.
+/// One attachment of a dynamic window: a region attached by MPI_Win_attach, or the
+/// piece of one that lies in one segment (a region whose pages partly belong to
+/// memory already exposed is cut where the segments meet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attachment {
     pub addr: u64,
     pub len: u64,
+    /// The `shm` segment holding it.
     pub seg: u32,
     /// The first byte of the segment in the attaching process.
     pub page: u64,
+}
+
+impl Attachment {
+    /// Whether `addr..addr+n` lies inside it.
+    pub fn holds(&self, addr: u64, n: u64) -> bool {
+        addr >= self.addr
+            && addr
+                .checked_add(n)
+                .is_some_and(|e| e <= self.addr + self.len)
+    }
 }
 
 /// A control block at some address of this process (its owner's export, or
@@ -66,7 +86,7 @@ impl Ctrl {
     }
 
     fn word(&self, i: usize) -> &AtomicU64 {
-        assert!(i < HDR + 2 * self.n + 4 * ATTACH_MAX);
+        assert!(i < HDR + 2 * self.n + SLOT_WORDS * ATTACH_MAX);
         // SAFETY: in bounds (checked), 8-aligned and mapped by `new`'s contract;
         // every access to the block is atomic.
         unsafe { AtomicU64::from_ptr((self.ptr as *mut u64).add(i)) }
@@ -79,27 +99,52 @@ impl Ctrl {
         self.word(0).store(s, Ordering::Release)
     }
 
+    #[cfg(test)]
     pub fn lock_exclusive(&self) {
+        self.lock_exclusive_unless(|| false);
+    }
+
+    #[cfg(test)]
+    pub fn lock_shared(&self) {
+        self.lock_shared_unless(|| false);
+    }
+
+    /// Takes the exclusive lock, asking `gone` every [`CHECK_EVERY`] spins whether to
+    /// give up (a rank of the window died: the holder may be that rank, and nothing
+    /// would release the lock); `false` when it gave up.
+    pub fn lock_exclusive_unless(&self, mut gone: impl FnMut() -> bool) -> bool {
         let w = self.word(1);
         let mut s = SpinWait::new();
+        let mut k = 0u32;
         while w
             .compare_exchange_weak(0, EXCL, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
+            k = k.wrapping_add(1);
+            if k % CHECK_EVERY == 0 && gone() {
+                return false;
+            }
             s.spin();
         }
+        true
     }
 
-    pub fn lock_shared(&self) {
+    /// A shared lock, giving up as [`Ctrl::lock_exclusive_unless`] does.
+    pub fn lock_shared_unless(&self, mut gone: impl FnMut() -> bool) -> bool {
         let w = self.word(1);
         let mut s = SpinWait::new();
+        let mut k = 0u32;
         loop {
             let v = w.load(Ordering::Relaxed);
             if v & EXCL == 0
                 && w.compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
             {
-                return;
+                return true;
+            }
+            k = k.wrapping_add(1);
+            if k % CHECK_EVERY == 0 && gone() {
+                return false;
             }
             s.spin();
         }
@@ -176,13 +221,19 @@ impl Ctrl {
     }
 
     fn attach_word(&self, slot: usize, k: usize) -> &AtomicU64 {
-        self.word(HDR + 2 * self.n + 4 * slot + k)
+        self.word(HDR + 2 * self.n + SLOT_WORDS * slot + k)
+    }
+
+    /// Slots of the attach table ever used.
+    pub fn slots_used(&self) -> usize {
+        (self.word(4).load(Ordering::Acquire) as usize).min(ATTACH_MAX)
     }
 
     /// Records an attachment in a free slot (the owner only); `false` when full.
     pub fn attach(&self, a: Attachment) -> bool {
-        let Some(slot) =
-            (0..ATTACH_MAX).find(|&i| self.attach_word(i, 2).load(Ordering::Relaxed) == 0)
+        let used = self.slots_used();
+        let Some(slot) = (0..ATTACH_MAX)
+            .find(|&i| i >= used || self.attach_word(i, 2).load(Ordering::Relaxed) == 0)
         else {
             return false;
         };
@@ -192,13 +243,16 @@ impl Ctrl {
             self.attach_word(slot, 3).store(a.page, Ordering::Relaxed);
             self.attach_word(slot, 2)
                 .store(u64::from(a.seg) + 1, Ordering::Relaxed);
+            if slot >= used {
+                self.word(4).store(slot as u64 + 1, Ordering::Release);
+            }
         });
         true
     }
 
     /// Removes the attachment starting at `addr` (the owner only).
     pub fn detach(&self, addr: u64) -> Option<Attachment> {
-        let slot = (0..ATTACH_MAX).find(|&i| {
+        let slot = (0..self.slots_used()).find(|&i| {
             self.attach_word(i, 2).load(Ordering::Relaxed) != 0
                 && self.attach_word(i, 0).load(Ordering::Relaxed) == addr
         })?;
@@ -227,6 +281,42 @@ impl Ctrl {
 
     /// The attachment holding `addr..addr+n`, read consistently (a sequence lock).
     pub fn find_attachment(&self, addr: u64, n: u64) -> Option<Attachment> {
+        self.read_table(|| {
+            (0..self.slots_used()).find_map(|i| self.read_slot(i).filter(|a| a.holds(addr, n)))
+        })
+    }
+
+    /// Whether `addr..addr+n` is attached memory: inside one attachment, or pieces
+    /// of attachments laid end to end (a region cut where its pages meet memory
+    /// exposed before, see [`Attachment`]). Only the owner's own process can reach
+    /// such a range with one pointer (its service thread, or the rank itself).
+    pub fn covers(&self, addr: u64, n: u64) -> bool {
+        let Some(end) = addr.checked_add(n) else {
+            return false;
+        };
+        if n == 0 {
+            return self.find_attachment(addr, 0).is_some();
+        }
+        self.read_table(|| {
+            let used = self.slots_used();
+            let mut at = addr;
+            loop {
+                let Some(a) = (0..used).find_map(|i| {
+                    self.read_slot(i)
+                        .filter(|a| a.addr <= at && at < a.addr + a.len)
+                }) else {
+                    return false;
+                };
+                at = a.addr + a.len;
+                if at >= end {
+                    return true;
+                }
+            }
+        })
+    }
+
+    /// `f`'s reading of the attach table, retried until no edit overlapped it.
+    fn read_table<T>(&self, f: impl Fn() -> T) -> T {
         let seq = self.word(3);
         let mut s = SpinWait::new();
         loop {
@@ -235,11 +325,7 @@ impl Ctrl {
                 s.spin();
                 continue;
             }
-            let found = (0..ATTACH_MAX).find_map(|i| {
-                self.read_slot(i).filter(|a| {
-                    addr >= a.addr && addr.checked_add(n).is_some_and(|e| e <= a.addr + a.len)
-                })
-            });
+            let found = f();
             std::sync::atomic::fence(Ordering::Acquire);
             if seq.load(Ordering::Relaxed) == before {
                 return found;
@@ -327,5 +413,26 @@ mod tests {
             assert!(c.attach(Attachment { addr: i * 64, ..a }));
         }
         assert!(!c.attach(a));
+        // A region cut into two pieces: covered as a whole, not by either piece.
+        let (_mem, c) = block(2);
+        let p1 = Attachment {
+            addr: 0x5000,
+            len: 0x100,
+            seg: 1,
+            page: 0x5000,
+        };
+        let p2 = Attachment {
+            addr: 0x5100,
+            len: 0x2000,
+            seg: 2,
+            page: 0x6000,
+        };
+        assert!(c.attach(p1) && c.attach(p2));
+        assert_eq!(c.find_attachment(0x50f0, 0x20), None);
+        assert!(c.covers(0x50f0, 0x20));
+        assert!(c.covers(0x5000, 0x2100));
+        assert!(!c.covers(0x5000, 0x2101));
+        assert!(!c.covers(0x4fff, 2));
+        assert!(c.covers(0x5100, 0));
     }
 }

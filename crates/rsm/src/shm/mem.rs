@@ -117,14 +117,36 @@ pub(crate) fn is_mapped(ptr: *mut u8, len: usize) -> bool {
 }
 
 /// Whether `ptr..ptr+len` overlaps the calling thread's stack. Such memory cannot be
-/// shared in place: between the copy and the mapping the thread's own frames on those
-/// pages change, and the mapping would bring back their old contents (return
-/// addresses, stack canaries).
+/// shared in place by code running on that stack: between the copy and the mapping
+/// the thread's own frames on those pages change, and the mapping would bring back
+/// their old contents (return addresses, stack canaries). [`share_in_place`] and
+/// [`unshare_in_place`] then do the work on a stack of their own ([`frozen`]).
 pub(crate) fn on_this_threads_stack(ptr: *mut u8, len: usize) -> bool {
+    let Some((s, e)) = this_threads_stack() else {
+        return false;
+    };
+    let (a, b) = (ptr as usize, (ptr as usize).saturating_add(len));
+    a < e && s < b
+}
+
+thread_local! {
+    /// The calling thread's stack as first found (see [`this_threads_stack`]).
+    static STACK: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// The calling thread's stack, `start..end`, found once per thread. Once found it
+/// is kept: for the process's main thread glibc works the range out from
+/// `/proc/self/maps`, where a segment shared in place inside the stack splits the
+/// stack's mapping, and a later look would see only the part above it (then the
+/// unshare of that very segment would run on the stack it remaps).
+fn this_threads_stack() -> Option<(usize, usize)> {
+    if let Some(r) = STACK.with(|c| c.get()) {
+        return Some(r);
+    }
     let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
     // SAFETY: fills `attr` for the calling thread; destroyed below when it succeeded.
     if unsafe { libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) } != 0 {
-        return false;
+        return None;
     }
     let (mut lo, mut size) = (std::ptr::null_mut::<libc::c_void>(), 0usize);
     // SAFETY: `attr` was initialized by pthread_getattr_np.
@@ -132,35 +154,109 @@ pub(crate) fn on_this_threads_stack(ptr: *mut u8, len: usize) -> bool {
     // SAFETY: as above; destroyed once.
     unsafe { libc::pthread_attr_destroy(attr.as_mut_ptr()) };
     if got != 0 {
-        return false;
+        return None;
     }
-    let (a, b) = (ptr as usize, (ptr as usize).saturating_add(len));
-    let (s, e) = (lo as usize, (lo as usize).saturating_add(size));
-    a < e && s < b
+    let r = (lo as usize, (lo as usize).saturating_add(size));
+    STACK.with(|c| c.set(Some(r)));
+    Some(r)
+}
+
+/// Bytes of the stack [`frozen`] runs its work on (a copy and one mapping call).
+const ALT_STACK: usize = 256 * 1024;
+
+thread_local! {
+    /// The work [`frozen`] hands to [`alt_entry`] (one at a time per thread).
+    static ALT_JOB: std::cell::Cell<Option<*mut (dyn FnMut() + 'static)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+extern "C" fn alt_entry() {
+    if let Some(f) = ALT_JOB.with(|j| j.take()) {
+        // SAFETY: `frozen` stored a pointer to a closure that outlives this call
+        // (it waits in swapcontext until we return).
+        let f = unsafe { &mut *f };
+        // A panic cannot unwind out of an extern "C" function: end the process
+        // rather than return into frames in an unknown state.
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+            std::process::abort();
+        }
+    }
+}
+
+/// Runs `f` on a stack of its own, with every signal blocked, while this thread's
+/// own stack is left untouched: nothing writes it between the switch away and the
+/// switch back (the registers are saved in heap memory, before the switch), so `f`
+/// may copy and remap pages of it. Errors of the switch itself are `MapFailed`.
+fn frozen<R>(f: impl FnOnce() -> R) -> Result<R, RsmError> {
+    let mut f = Some(f);
+    let mut out: Option<R> = None;
+    let mut job = || {
+        if let Some(f) = f.take() {
+            out = Some(f());
+        }
+    };
+    let stack = alloc_guarded(ALT_STACK)?;
+    // Contexts on the heap: getcontext keeps pointers into the struct itself, and
+    // the caller's stack must not be written once the switch began.
+    let mut here = Box::new(std::mem::MaybeUninit::<libc::ucontext_t>::zeroed());
+    let mut there = Box::new(std::mem::MaybeUninit::<libc::ucontext_t>::zeroed());
+    let jp: *mut (dyn FnMut() + '_) = &mut job;
+    // SAFETY: only the lifetime is erased; `job` outlives its use (alt_entry runs
+    // and returns inside swapcontext below, and the slot is cleared after).
+    let jp: *mut (dyn FnMut() + 'static) = unsafe { std::mem::transmute(jp) };
+    ALT_JOB.with(|j| j.set(Some(jp)));
+    // SAFETY: `there` is initialized by getcontext before use; its stack is the
+    // guarded allocation above (kept until after the switch back), its successor
+    // `here`, filled by swapcontext; both live on the heap until the end.
+    let r = unsafe {
+        let t = there.as_mut_ptr();
+        if libc::getcontext(t) != 0 {
+            -1
+        } else {
+            (*t).uc_stack.ss_sp = stack.cast();
+            (*t).uc_stack.ss_size = ALT_STACK;
+            (*t).uc_stack.ss_flags = 0;
+            (*t).uc_link = here.as_mut_ptr();
+            libc::sigfillset(&mut (*t).uc_sigmask);
+            libc::makecontext(t, alt_entry, 0);
+            libc::swapcontext(here.as_mut_ptr(), t)
+        }
+    };
+    ALT_JOB.with(|j| j.set(None));
+    // SAFETY: the stack from alloc_guarded, no longer used (we are back).
+    unsafe { free_guarded(stack, ALT_STACK) };
+    if r != 0 {
+        return Err(RsmError::MapFailed);
+    }
+    out.ok_or(RsmError::MapFailed)
 }
 
 /// Copies `ptr..ptr+len` into `file` (from offset 0) and maps the file over that range,
 /// shared: the same address now shows the same bytes, and they are the file's.
+/// Memory of the calling thread's stack is handled from another stack ([`frozen`]).
 ///
 /// # Safety
 /// `ptr..ptr+len` is page-aligned memory of this process that nothing relies on being
-/// private, valid for reads, and the file is at least `len` bytes long. Memory on the
-/// calling thread's stack is refused (`BadAddr`, see [`on_this_threads_stack`]).
+/// private, valid for reads, and the file is at least `len` bytes long; no other
+/// thread writes it meanwhile.
 pub(crate) unsafe fn share_in_place(file: &File, ptr: *mut u8, len: usize) -> Result<(), RsmError> {
     if on_this_threads_stack(ptr, len) {
-        return Err(RsmError::BadAddr);
+        let (fd, p) = (file.as_raw_fd(), ptr as usize);
+        // SAFETY: the caller's contract; the thread's frames on these pages do not
+        // change while `frozen` runs the work.
+        return frozen(move || unsafe { copy_and_map(fd, p as *mut u8, len) })?;
     }
+    // SAFETY: the caller's contract.
+    unsafe { copy_and_map(file.as_raw_fd(), ptr, len) }
+}
+
+/// # Safety
+/// As [`share_in_place`]; and the range's contents do not change during the call.
+unsafe fn copy_and_map(fd: i32, ptr: *mut u8, len: usize) -> Result<(), RsmError> {
     let mut done = 0usize;
     while done < len {
         // SAFETY: reads `ptr+done..ptr+len`, inside the range the caller promised.
-        let n = unsafe {
-            libc::pwrite(
-                file.as_raw_fd(),
-                ptr.add(done).cast(),
-                len - done,
-                done as libc::off_t,
-            )
-        };
+        let n = unsafe { libc::pwrite(fd, ptr.add(done).cast(), len - done, done as libc::off_t) };
         if n < 0 {
             let e = os_err();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -181,7 +277,7 @@ pub(crate) unsafe fn share_in_place(file: &File, ptr: *mut u8, len: usize) -> Re
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED | libc::MAP_FIXED,
-            file.as_raw_fd(),
+            fd,
             0,
         )
     };
@@ -192,11 +288,24 @@ pub(crate) unsafe fn share_in_place(file: &File, ptr: *mut u8, len: usize) -> Re
 }
 
 /// Gives `ptr..ptr+len` private pages with the same contents at the same address: from
-/// now on nothing written into the file it was shared with reaches it.
+/// now on nothing written into the file it was shared with reaches it. Memory of the
+/// calling thread's stack is handled from another stack ([`frozen`]).
 ///
 /// # Safety
 /// `ptr..ptr+len` is page-aligned, mapped readable and writable, and this process's.
 pub(crate) unsafe fn unshare_in_place(ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    if on_this_threads_stack(ptr, len) {
+        let p = ptr as usize;
+        // SAFETY: the caller's contract, with the thread's frames frozen.
+        return frozen(move || unsafe { copy_back(p as *mut u8, len) })?;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { copy_back(ptr, len) }
+}
+
+/// # Safety
+/// As [`unshare_in_place`]; and the range's contents do not change during the call.
+unsafe fn copy_back(ptr: *mut u8, len: usize) -> Result<(), RsmError> {
     // SAFETY: a fresh anonymous mapping chosen by the kernel.
     let tmp = unsafe {
         libc::mmap(

@@ -112,6 +112,11 @@ impl Remote {
         }
     }
 
+    /// Keeps `e` for the next synchronization (unless an earlier error is there).
+    pub fn defer(&self, e: RmaError) {
+        self.st().err.get_or_insert(e);
+    }
+
     fn st(&self) -> MutexGuard<'_, State> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -282,7 +287,8 @@ impl Remote {
             let n = e - st.errors;
             st.errors = e;
             return Err(RmaError::Arg(format!(
-                "rank {} refused {n} accumulate record(s) (a bad range or type)",
+                "rank {} refused {n} record(s) (memory outside its window or not \
+                 attached there, or a bad type)",
                 self.rank
             )));
         }

@@ -40,6 +40,9 @@ pub struct Ctx {
     /// This rank's window memory (address and length; 0, 0 for an empty one).
     pub base: usize,
     pub len: usize,
+    /// A dynamic window: a record's offset is an address, applied only when the
+    /// attach table in `ctrl` holds its whole range.
+    pub dynamic: bool,
 }
 
 // SAFETY: `base` is an address of window memory the window keeps mapped until the
@@ -238,6 +241,24 @@ fn run(ctx: Ctx, stop: &AtomicBool, kick: i32) {
     }
 }
 
+/// Where `len` bytes at offset `off` of a record are in this rank's window: inside
+/// its memory, or (dynamic windows) an address inside one attachment; else None.
+fn at(ctx: &Ctx, off: u64, len: usize) -> Option<*mut u8> {
+    if len == 0 {
+        return None;
+    }
+    if ctx.dynamic {
+        // Attached memory is this process's own, at its own address (so a range
+        // over two pieces of one region is contiguous here).
+        return ctx
+            .ctrl
+            .covers(off, len as u64)
+            .then_some(off as usize as *mut u8);
+    }
+    let end = off.checked_add(len as u64)?;
+    (end <= ctx.len as u64).then(|| (ctx.base + off as usize) as *mut u8)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn apply(
     ctx: &Ctx,
@@ -249,10 +270,7 @@ fn apply(
     c: &mut Counts,
     waiting: &mut VecDeque<(usize, Kind)>,
 ) {
-    let target = || -> Option<*mut u8> {
-        let end = h.off.checked_add(h.len as u64)?;
-        (end <= ctx.len as u64 && h.len > 0).then(|| (ctx.base + h.off as usize) as *mut u8)
-    };
+    let target = || -> Option<*mut u8> { at(ctx, h.off, h.len) };
     let res = match h.kind {
         Kind::Acc | Kind::FetchAcc => target().and_then(|p| {
             let fetch = h.kind == Kind::FetchAcc;
@@ -265,10 +283,7 @@ fn apply(
         Kind::Cas => {
             let w = h.basic.size();
             let h1 = wire::Head { len: w, ..*h };
-            let p = (|| {
-                let end = h1.off.checked_add(w as u64)?;
-                (end <= ctx.len as u64 && w > 0).then(|| (ctx.base + h1.off as usize) as *mut u8)
-            })();
+            let p = at(ctx, h1.off, w);
             p.and_then(|p| {
                 // SAFETY: one element inside the window (checked).
                 unsafe {

@@ -8,6 +8,8 @@
 //! last allgather agrees that everyone mapped everything. A failure anywhere is
 //! every rank's error, so no rank is left waiting in a later fence.
 
+mod cut;
+mod memory;
 mod ops;
 mod sync;
 
@@ -16,10 +18,11 @@ use super::net::service::{self, Service};
 use super::net::{wire, NetSide, Remote};
 use super::RmaError;
 use crate::coll::{self, Pt2Pt};
+use memory::{export_new, export_pages, Piece};
 use myrix_rsm::{Controller, Export, ExportFlags, Import, Mapping, Perm, SegmentId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How the window's memory came to be (MPI_WIN_FLAVOR_*).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,17 +119,27 @@ pub struct Window {
     ctl: Controller,
     /// Whether any access epoch to every target is open (fence or lock_all).
     access_all: AtomicBool,
+    /// Whether this rank issued an access since the last fence: a fence epoch no
+    /// access used ends at the next lock, lock_all, start or post (MPI-3 §11.5:
+    /// a fence that no RMA follows may be followed by other synchronization).
+    fence_used: AtomicBool,
     lock_all_nocheck: AtomicBool,
     /// Per target: NONE, SHARED/EXCLUSIVE (locked), STARTED (PSCW).
     access: Vec<AtomicU8>,
     touched: Vec<AtomicBool>,
     epochs: Mutex<Epochs>,
     dyn_maps: Mutex<DynMaps>,
-    attached: Mutex<Vec<(usize, Arc<Export>)>>,
+    /// An error of an access found before it reached a target (memory not attached
+    /// at a rank of this node), kept for the synchronization that ends the epoch.
+    deferred: Mutex<Option<RmaError>>,
+    /// Regions attached here: their address and pieces.
+    attached: Mutex<Vec<(usize, Vec<Piece>)>>,
     // Kept alive while the window is: mappings before their imports.
     _maps: Vec<Mapping>,
     _imports: Vec<Import>,
-    _ctrl_imports: Vec<Import>,
+    /// The control blocks of the other ranks of this node, by rank (their
+    /// connections tell whether those processes are alive).
+    ctrl_imports: Vec<(usize, Import)>,
     _exports: Vec<Arc<Export>>,
 }
 
@@ -142,77 +155,6 @@ fn rsm(what: &str) -> impl Fn(myrix_rsm::RsmError) -> RmaError + '_ {
 
 fn round_up(n: usize, page: usize) -> usize {
     n.div_ceil(page).max(1) * page
-}
-
-/// Exported page ranges of this process's memory (caller memory of windows and
-/// attachments, library memory of allocated windows): a range inside one already
-/// exported reuses that export; one that overlaps it otherwise is refused (a page
-/// cannot be shared twice).
-static REGIONS: Mutex<Vec<(usize, usize, Weak<Export>)>> = Mutex::new(Vec::new());
-
-fn regions() -> MutexGuard<'static, Vec<(usize, usize, Weak<Export>)>> {
-    REGIONS.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Exports (or finds the export of) the pages holding `len` bytes at `ptr`: the
-/// export, its id and where `ptr` lies in it.
-fn export_pages(
-    ctl: &Controller,
-    ptr: *mut u8,
-    len: usize,
-) -> Result<(Arc<Export>, SegmentId, usize), RmaError> {
-    let page = ctl.attr().page_size;
-    let start = (ptr as usize) / page * page;
-    let end = (ptr as usize)
-        .checked_add(len)
-        .ok_or(RmaError::Arg("memory range overflows".into()))?
-        .div_ceil(page)
-        * page;
-    let mut rs = regions();
-    rs.retain(|r| r.2.strong_count() > 0);
-    for (s, e, w) in rs.iter() {
-        if *s <= start && end <= *e {
-            if let Some(x) = w.upgrade() {
-                let id = x.id().ok_or(RmaError::Internal("export not published"))?;
-                return Ok((x, id, ptr as usize - s));
-            }
-        }
-        if start < *e && *s < end {
-            return Err(RmaError::Attach(format!(
-                "memory {ptr:p}+{len} shares pages with memory already exposed in another \
-                 window ({:#x}..{:#x}) without lying inside it",
-                s, e
-            )));
-        }
-    }
-    // SAFETY: the pages hold the caller's window memory, which MPI requires to stay
-    // allocated until the window is freed (or the memory detached); the export lives
-    // as long as that. Neighbouring bytes of the same pages keep their addresses
-    // and contents (the controller remaps in place).
-    let x = unsafe { ctl.export_create_at(start as *mut u8, end - start, ExportFlags::default()) }
-        .map_err(rsm("exporting window memory"))?;
-    let id = x
-        .publish(None, &[])
-        .map_err(rsm("publishing window memory"))?;
-    let x = Arc::new(x);
-    rs.push((start, end, Arc::downgrade(&x)));
-    Ok((x, id, ptr as usize - start))
-}
-
-/// A library-allocated segment of at least `len` bytes, registered like caller
-/// memory (so a later MPI_Win_create on it reuses it).
-fn export_new(ctl: &Controller, len: usize) -> Result<(Arc<Export>, SegmentId), RmaError> {
-    let page = ctl.attr().page_size;
-    let x = ctl
-        .export_create(round_up(len, page), ExportFlags::default())
-        .map_err(rsm("allocating window memory"))?;
-    let id = x
-        .publish(None, &[])
-        .map_err(rsm("publishing window memory"))?;
-    let x = Arc::new(x);
-    let s = x.as_ptr() as usize;
-    regions().push((s, s + x.len(), Arc::downgrade(&x)));
-    Ok((x, id))
 }
 
 const REC: usize = 48;
@@ -385,6 +327,7 @@ fn net_exports(
 /// imports of every rank on another node, the service thread.
 fn net_phase(
     p: &mut dyn Pt2Pt,
+    flavor: Flavor,
     recs: &[Rec],
     node: u32,
     local: &Local,
@@ -434,6 +377,7 @@ fn net_phase(
             ctrl: *me.ctrl(),
             base: me.base,
             len: me.len,
+            dynamic: flavor == Flavor::Dynamic,
         })
         .map_err(|e| RmaError::Unsupported(format!("starting the window's service thread: {e}")))?;
         Ok((replies, svc))
@@ -525,13 +469,6 @@ impl Window {
                     recs[r].node
                 )));
             }
-            if flavor == Flavor::Dynamic {
-                return Err(RmaError::Unsupported(format!(
-                    "MPI_Win_create_dynamic over ranks on several nodes (rank {r} is on node \
-                     {}, rank {rank} on node {node}) is not implemented",
-                    recs[r].node
-                )));
-            }
         }
         let (ctl, mut local) = (ctl?, local?);
         // Shared windows: rank 0 makes one segment for all, the others map it.
@@ -615,7 +552,7 @@ impl Window {
                     let m = i.map().map_err(rsm("mapping a window's control block"))?;
                     let a = m.as_ptr() as usize;
                     maps.push(m);
-                    ctrl_imports.push(i);
+                    ctrl_imports.push((r, i));
                     a
                 };
                 let (base, import) = if let Some((b, prefix)) = &shared {
@@ -656,7 +593,7 @@ impl Window {
             return Err(mapped.err().unwrap_or(RmaError::Peer(usize::MAX)));
         }
         let net = match spans {
-            Some(_) => Some(net_phase(p, &recs, node, &local, &mut targets)?),
+            Some(_) => Some(net_phase(p, flavor, &recs, node, &local, &mut targets)?),
             None => None,
         };
         let mine = &targets[rank];
@@ -674,6 +611,7 @@ impl Window {
             targets,
             ctl,
             access_all: AtomicBool::new(false),
+            fence_used: AtomicBool::new(false),
             lock_all_nocheck: AtomicBool::new(false),
             access: (0..size).map(|_| AtomicU8::new(NONE)).collect(),
             touched: (0..size).map(|_| AtomicBool::new(false)).collect(),
@@ -683,10 +621,11 @@ impl Window {
                 ..Epochs::default()
             }),
             dyn_maps: Mutex::new(HashMap::new()),
+            deferred: Mutex::new(None),
             attached: Mutex::new(Vec::new()),
             _maps: maps,
             _imports: imports,
-            _ctrl_imports: ctrl_imports,
+            ctrl_imports,
             _exports: exports,
         })
     }
@@ -726,6 +665,23 @@ impl Window {
         self.epochs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Keeps `e` for the next synchronization (the first one wins).
+    fn defer(&self, e: RmaError) {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    }
+
+    /// The error kept by [`Window::defer`], if any (taken).
+    fn take_deferred(&self) -> Result<(), RmaError> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .map_or(Ok(()), Err)
+    }
+
     fn refresh_all(&self, e: &Epochs) {
         self.access_all
             .store(e.fence || e.lock_all, Ordering::Release);
@@ -741,6 +697,7 @@ impl Window {
             )));
         }
         self.touched[r].store(true, Ordering::Relaxed);
+        self.fence_used.store(true, Ordering::Relaxed);
         Ok(t)
     }
 }

@@ -11,6 +11,24 @@ use crate::rma::{acc, Flavor, RmaError};
 pub(super) enum Span<'a> {
     Here(*mut u8),
     There(&'a Remote, usize),
+    /// An address attached at a rank of a dynamic window on another node: reached
+    /// through records its service thread applies after checking the address.
+    Dyn(&'a Remote, usize),
+    /// Memory not attached at the target of a dynamic window: nothing is done, the
+    /// error waits for the synchronization that ends the epoch.
+    Skip,
+    /// Address `.1` of an attached region of rank `.0` of this node whose bytes lie
+    /// in two of its pieces ([`super::cut`]).
+    Cut(usize, usize),
+}
+
+pub(super) fn not_attached(rank: usize, addr: u64, n: u64) -> RmaError {
+    RmaError::Range {
+        rank,
+        lo: addr as i128,
+        hi: addr as i128 + n as i128,
+        len: 0,
+    }
 }
 
 /// # Safety
@@ -25,7 +43,11 @@ unsafe fn bytes<'a>(p: *const u8, n: usize) -> &'a [u8] {
 
 /// The contiguous pieces `(byte offset, length)` of `count` elements of `dt` whose
 /// element 0 is at byte `off`, in type-map order.
-fn pieces(off: usize, count: usize, dt: &Datatype) -> impl Iterator<Item = (usize, usize)> + '_ {
+pub(super) fn pieces(
+    off: usize,
+    count: usize,
+    dt: &Datatype,
+) -> impl Iterator<Item = (usize, usize)> + '_ {
     let contiguous = dt.is_contiguous();
     let whole = std::iter::once(((off as isize + dt.true_lb()) as usize, count * dt.size()))
         .filter(move |_| contiguous && count * dt.size() > 0);
@@ -118,7 +140,74 @@ unsafe fn get_remote(
     }
 }
 
+fn byte() -> Datatype {
+    Datatype::basic(crate::datatype::Basic::Byte)
+}
+
+/// Records carrying `data` (or, without data, `len` bytes to fetch) cut into the
+/// contiguous pieces of `tcount` elements of `tdt` at address `off`, at most one
+/// record's data each.
+fn dyn_records<'a>(
+    kind: wire::Kind,
+    op: BuiltinOp,
+    off: usize,
+    tcount: usize,
+    tdt: &'a Datatype,
+    data: &'a [u8],
+) -> impl Iterator<Item = Rec<'a>> + 'a {
+    let mut at = 0usize;
+    pieces(off, tcount, tdt)
+        .flat_map(|(o, len)| {
+            (0..len)
+                .step_by(wire::DATA)
+                .map(move |c| (o + c, wire::DATA.min(len - c)))
+        })
+        .map(move |(o, len)| {
+            let d = &data[at..at + len];
+            at += len;
+            Rec {
+                kind,
+                op,
+                basic: crate::datatype::Basic::Byte,
+                off: o as u64,
+                data: d,
+            }
+        })
+}
+
 impl Window {
+    /// A put into attached memory of a rank on another node: REPLACE records its
+    /// service thread applies once it found the address attached (an error, kept for
+    /// the synchronization, otherwise).
+    fn put_dyn(&self, rem: &Remote, off: usize, data: &[u8], tcount: usize, tdt: &Datatype) {
+        let r = self.net_side().and_then(|side| {
+            let mut it = dyn_records(wire::Kind::Acc, BuiltinOp::Replace, off, tcount, tdt, data);
+            rem.send(side, &mut it, None)
+        });
+        if let Err(e) = r {
+            rem.defer(e);
+        }
+    }
+
+    /// A get from attached memory of a rank on another node: fetching NO_OP records.
+    fn get_dyn(&self, rem: &Remote, off: usize, out: &mut [u8], tcount: usize, tdt: &Datatype) {
+        let zeros = vec![0u8; out.len()];
+        let r = self.net_side().and_then(|side| {
+            let mut it = dyn_records(
+                wire::Kind::FetchAcc,
+                BuiltinOp::NoOp,
+                off,
+                tcount,
+                tdt,
+                &zeros,
+            );
+            rem.send(side, &mut it, Some(out))
+        });
+        if let Err(e) = r {
+            rem.defer(e);
+        }
+    }
+
     fn net_side(&self) -> Result<&NetSide, RmaError> {
         self.net.as_ref().map(|n| &n.side).ok_or(RmaError::Internal(
             "a remote target in a window without a network side",
@@ -148,6 +237,17 @@ impl Window {
                 rem.put(off, unsafe { bytes(origin, n) });
                 return Ok(());
             }
+            Span::Dyn(rem, off) => {
+                // SAFETY: the origin's contract.
+                self.put_dyn(rem, off, unsafe { bytes(origin, n) }, 1, &byte());
+                return Ok(());
+            }
+            Span::Cut(r, off) => {
+                // SAFETY: the origin's contract.
+                let data = unsafe { bytes(origin, n) };
+                return self.cut_put(r, off, data, n, &byte());
+            }
+            Span::Skip => return Ok(()),
         };
         if n == 0 {
             return Ok(());
@@ -179,6 +279,20 @@ impl Window {
                 }
                 return Ok(());
             }
+            Span::Dyn(rem, off) => {
+                if n > 0 {
+                    // SAFETY: the origin's contract (writable for n bytes).
+                    let out = unsafe { std::slice::from_raw_parts_mut(origin, n) };
+                    self.get_dyn(rem, off, out, 1, &byte());
+                }
+                return Ok(());
+            }
+            Span::Cut(r, off) => {
+                // SAFETY: the origin's contract (writable for n bytes; n > 0 here).
+                let out = unsafe { std::slice::from_raw_parts_mut(origin, n) };
+                return self.cut_get(r, off, out, n, &byte());
+            }
+            Span::Skip => return Ok(()),
         };
         if n == 0 {
             return Ok(());
@@ -241,10 +355,24 @@ impl Window {
             len: t.len,
         };
         if self.flavor == Flavor::Dynamic {
-            let (lo64, n) = (u64::try_from(lo).map_err(|_| range())?, (hi - lo) as u64);
-            return self
-                .dynamic_addr(r, lo64, n)
-                .map(|p| Span::Here(p.wrapping_offset((off - lo) as isize)));
+            let Ok(lo64) = u64::try_from(lo) else {
+                self.defer(range());
+                return Ok(Span::Skip);
+            };
+            if let Some(rem) = &t.remote {
+                // The target's service thread checks the address (its table).
+                return Ok(Span::Dyn(rem, off as usize));
+            }
+            return match self.dynamic_addr(r, lo64, (hi - lo) as u64) {
+                Ok(p) => Ok(Span::Here(p.wrapping_offset((off - lo) as isize))),
+                Err(e @ RmaError::Range { .. }) => {
+                    self.defer(e);
+                    Ok(Span::Skip)
+                }
+                // Attached, in two pieces mapped apart here.
+                Err(RmaError::Unsupported(_)) if r != self.rank => Ok(Span::Cut(r, off as usize)),
+                Err(e) => Err(e),
+            };
         }
         if lo < 0 || hi > t.len as i128 {
             return Err(range());
@@ -258,20 +386,23 @@ impl Window {
     }
 
     /// Where absolute address `addr` of rank `r` (`n` bytes, attached there) is here.
-    fn dynamic_addr(&self, r: usize, addr: u64, n: u64) -> Result<*mut u8, RmaError> {
+    pub(super) fn dynamic_addr(&self, r: usize, addr: u64, n: u64) -> Result<*mut u8, RmaError> {
         let t = &self.targets[r];
-        let a = t
-            .ctrl()
-            .find_attachment(addr, n)
-            .ok_or_else(|| RmaError::Range {
-                rank: r,
-                lo: addr as i128,
-                hi: addr as i128 + n as i128,
-                len: 0,
-            })?;
         if r == self.rank {
-            return Ok(addr as *mut u8);
+            // This process's own memory: pieces of one region lie end to end.
+            return match t.ctrl().covers(addr, n) {
+                true => Ok(addr as *mut u8),
+                false => Err(not_attached(r, addr, n)),
+            };
         }
+        let Some(a) = t.ctrl().find_attachment(addr, n) else {
+            // Attached, but in pieces mapped apart here: `span` makes it a
+            // `Span::Cut`, which only puts and gets take.
+            if t.ctrl().covers(addr, n) {
+                return Err(super::cut::refused(r, "one pointer to memory"));
+            }
+            return Err(not_attached(r, addr, n));
+        };
         let mut maps = self.dyn_maps.lock().unwrap_or_else(|p| p.into_inner());
         let key = (r, a.seg, a.page);
         let m = match maps.entry(key) {
@@ -318,6 +449,22 @@ impl Window {
                 }
                 return Ok(());
             }
+            Span::Dyn(rem, off) => {
+                if n > 0 {
+                    let mut b = vec![0u8; n];
+                    // SAFETY: the origin's contract.
+                    unsafe { odt.pack(origin, ocount, &mut b) };
+                    self.put_dyn(rem, off, &b, tcount, tdt);
+                }
+                return Ok(());
+            }
+            Span::Cut(r, off) => {
+                let mut b = vec![0u8; n];
+                // SAFETY: the origin's contract.
+                unsafe { odt.pack(origin, ocount, &mut b) };
+                return self.cut_put(r, off, &b, tcount, tdt);
+            }
+            Span::Skip => return Ok(()),
         };
         if n == 0 {
             return Ok(());
@@ -369,6 +516,23 @@ impl Window {
                 }
                 return Ok(());
             }
+            Span::Dyn(rem, off) => {
+                if n > 0 {
+                    let mut b = vec![0u8; n];
+                    self.get_dyn(rem, off, &mut b, tcount, tdt);
+                    // SAFETY: the origin's contract.
+                    unsafe { odt.unpack(&b, origin, ocount) };
+                }
+                return Ok(());
+            }
+            Span::Cut(r, off) => {
+                let mut b = vec![0u8; n];
+                self.cut_get(r, off, &mut b, tcount, tdt)?;
+                // SAFETY: the origin's contract.
+                unsafe { odt.unpack(&b, origin, ocount) };
+                return Ok(());
+            }
+            Span::Skip => return Ok(()),
         };
         if n == 0 {
             return Ok(());
@@ -432,7 +596,9 @@ impl Window {
         }
         let t = match span {
             Span::Here(t) => t,
-            Span::There(rem, off) => {
+            Span::Skip => return Ok(old),
+            Span::Cut(r, _) => return Err(super::cut::refused(r, "an accumulate")),
+            Span::There(rem, off) | Span::Dyn(rem, off) => {
                 let side = self.net_side()?;
                 let kind = if fetch {
                     wire::Kind::FetchAcc
@@ -519,7 +685,9 @@ impl Window {
         let mut old = vec![0u8; w];
         let t = match self.span(r, disp, 1, dt)? {
             Span::Here(t) => t,
-            Span::There(rem, off) => {
+            Span::Skip => return Ok(old),
+            Span::Cut(r, _) => return Err(super::cut::refused(r, "a compare-and-swap")),
+            Span::There(rem, off) | Span::Dyn(rem, off) => {
                 let side = self.net_side()?;
                 let data = [origin, compare].concat();
                 let rec = Rec {

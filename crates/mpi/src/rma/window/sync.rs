@@ -1,7 +1,8 @@
 //! The synchronization of a window: fence, lock/unlock, lock_all, flush, sync,
 //! post/start/complete/wait, attach/detach, free.
 
-use super::{export_pages, Window, EXCLUSIVE, NONE, SHARED, STARTED};
+use super::memory::export_pieces;
+use super::{Window, EXCLUSIVE, NONE, SHARED, STARTED};
 use crate::coll::{self, Pt2Pt};
 use crate::rma::ctrl::{self, Attachment};
 use crate::rma::{Flavor, LockKind, RmaError};
@@ -13,7 +14,7 @@ impl Window {
     /// its process is gone (a full check per touched target: use at epoch ends).
     fn check_touched(&self, which: impl Iterator<Item = usize>) -> Result<(), RmaError> {
         fence(Ordering::SeqCst);
-        let mut err = Ok(());
+        let mut err = self.take_deferred();
         for r in which {
             if !self.touched[r].swap(false, Ordering::Relaxed) {
                 continue;
@@ -50,8 +51,18 @@ impl Window {
         coll::barrier(p)?;
         fence(Ordering::SeqCst);
         e.fence = !nosucceed;
+        self.fence_used.store(false, Ordering::Relaxed);
         self.refresh_all(&e);
         checked
+    }
+
+    /// Ends a fence epoch that no access of this rank used (a lock, lock_all, start
+    /// or post may follow such a fence).
+    fn end_unused_fence(&self, e: &mut super::Epochs) {
+        if e.fence && !self.fence_used.load(Ordering::Relaxed) {
+            e.fence = false;
+            self.refresh_all(e);
+        }
     }
 
     fn any_lock(&self) -> bool {
@@ -63,7 +74,8 @@ impl Window {
     /// MPI_Win_lock (`nocheck`: MPI_MODE_NOCHECK, no lock is taken).
     pub fn lock(&self, kind: LockKind, r: usize, nocheck: bool) -> Result<(), RmaError> {
         let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
-        let e = self.epochs();
+        let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.lock_all
             || e.fence
             || e.start.is_some()
@@ -112,6 +124,7 @@ impl Window {
     /// MPI_Win_lock_all: a shared lock on every rank.
     pub fn lock_all(&self, nocheck: bool) -> Result<(), RmaError> {
         let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.lock_all || e.fence || e.start.is_some() || self.any_lock() {
             return Err(RmaError::Sync(
                 "MPI_Win_lock_all inside another epoch".into(),
@@ -159,6 +172,7 @@ impl Window {
     /// reports a target that freed its window). `None`: every rank.
     pub fn flush(&self, r: Option<usize>) -> Result<(), RmaError> {
         fence(Ordering::SeqCst);
+        self.take_deferred()?;
         match r {
             Some(r) => {
                 let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
@@ -201,6 +215,7 @@ impl Window {
     /// MPI_Win_post: exposes this rank's window to `group` (window ranks).
     pub fn post(&self, group: &[usize]) -> Result<(), RmaError> {
         let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.post.is_some() || e.fence {
             return Err(RmaError::Sync(
                 "MPI_Win_post inside another exposure epoch".into(),
@@ -222,6 +237,7 @@ impl Window {
     /// MPI_Win_start: waits for each rank of `group` to post (unless `nocheck`).
     pub fn start(&self, group: &[usize], nocheck: bool) -> Result<(), RmaError> {
         let mut e = self.epochs();
+        self.end_unused_fence(&mut e);
         if e.start.is_some() || e.fence || e.lock_all {
             return Err(RmaError::Sync(
                 "MPI_Win_start inside another access epoch".into(),
@@ -237,11 +253,8 @@ impl Window {
         let me = self.targets[self.rank].ctrl();
         for &t in group {
             if !nocheck {
-                let mut s = SpinWait::new();
-                while me.posts(t) <= e.posts_seen[t] {
-                    self.drive();
-                    s.spin();
-                }
+                let seen = e.posts_seen[t];
+                self.spin_until(|| me.posts(t) > seen)?;
                 e.posts_seen[t] += 1;
             }
             self.access[t].store(STARTED, Ordering::Release);
@@ -282,16 +295,13 @@ impl Window {
             .clone()
             .ok_or_else(|| RmaError::Sync("MPI_Win_wait without post".into()))?;
         let me = self.targets[self.rank].ctrl();
-        let mut s = SpinWait::new();
-        loop {
-            self.drive();
-            if g.iter().all(|&o| me.completes(o) > e.completes_seen[o]) {
-                break;
-            }
+        let done = |e: &super::Epochs| g.iter().all(|&o| me.completes(o) > e.completes_seen[o]);
+        self.drive();
+        if !done(&e) {
             if !block {
                 return Ok(false);
             }
-            s.spin();
+            self.spin_until(|| done(&e))?;
         }
         for &o in &g {
             e.completes_seen[o] += 1;
@@ -301,7 +311,11 @@ impl Window {
         Ok(true)
     }
 
-    /// MPI_Win_attach: exposes `len` bytes at `ptr` in this dynamic window.
+    /// MPI_Win_attach: exposes `len` bytes at `ptr` in this dynamic window (in
+    /// pieces, one per segment holding its pages: [`export_pieces`]). Ranks of this
+    /// node map the pieces' segments; ranks of other nodes reach attached memory
+    /// through this rank's service thread, which checks each record's address
+    /// against the same table, so nothing is exported on the network for it.
     pub fn attach(&self, ptr: *mut u8, len: usize) -> Result<(), RmaError> {
         if self.flavor != Flavor::Dynamic {
             return Err(RmaError::Flavor);
@@ -309,23 +323,30 @@ impl Window {
         if len == 0 {
             return Ok(());
         }
-        let (x, id, off) = export_pages(&self.ctl, ptr, len)?;
-        let a = Attachment {
-            addr: ptr as u64,
-            len: len as u64,
-            seg: id.0,
-            page: (ptr as usize - off) as u64,
-        };
-        if !self.targets[self.rank].ctrl().attach(a) {
-            return Err(RmaError::Attach(format!(
-                "at most {} regions may be attached at once",
-                ctrl::ATTACH_MAX
-            )));
+        let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
+        if at.iter().any(|a| a.0 == ptr as usize) {
+            return Err(RmaError::Attach(format!("{ptr:p} is attached already")));
         }
-        self.attached
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((ptr as usize, x));
+        let pieces = export_pieces(&self.ctl, ptr, len)?;
+        let me = self.targets[self.rank].ctrl();
+        for (k, p) in pieces.iter().enumerate() {
+            let a = Attachment {
+                addr: p.addr as u64,
+                len: p.len as u64,
+                seg: p.id.0,
+                page: p.page as u64,
+            };
+            if !me.attach(a) {
+                for q in &pieces[..k] {
+                    me.detach(q.addr as u64);
+                }
+                return Err(RmaError::Attach(format!(
+                    "at most {} regions (or pieces of regions) may be attached at once",
+                    ctrl::ATTACH_MAX
+                )));
+            }
+        }
+        at.push((ptr as usize, pieces));
         Ok(())
     }
 
@@ -339,7 +360,11 @@ impl Window {
             .iter()
             .position(|a| a.0 == ptr as usize)
             .ok_or_else(|| RmaError::Attach(format!("{ptr:p} is not attached")))?;
-        self.targets[self.rank].ctrl().detach(ptr as u64);
+        let me = self.targets[self.rank].ctrl();
+        for p in &at[i].1 {
+            me.detach(p.addr as u64);
+        }
+        // The exports go once no window or attachment holds their pages.
         at.remove(i);
         Ok(())
     }
@@ -366,14 +391,49 @@ impl Window {
         match (&t.remote, &self.net) {
             (Some(rem), Some(n)) => rem.lock(&n.side, exclusive),
             _ => {
-                if exclusive {
-                    t.ctrl().lock_exclusive()
+                let mut dead = None;
+                let mut gone = || {
+                    dead = self.dead_peer();
+                    dead.is_some()
+                };
+                let got = if exclusive {
+                    t.ctrl().lock_exclusive_unless(&mut gone)
                 } else {
-                    t.ctrl().lock_shared()
+                    t.ctrl().lock_shared_unless(&mut gone)
+                };
+                match (got, dead) {
+                    (true, _) => Ok(()),
+                    (false, d) => Err(RmaError::Gone(d.unwrap_or(usize::MAX))),
                 }
-                Ok(())
             }
         }
+    }
+
+    /// A rank of this node whose process is gone (its control block's connection
+    /// broke), if any: waits on other ranks give up with an error then, rather than
+    /// wait for ever for a lock, post or complete a dead rank would have released.
+    fn dead_peer(&self) -> Option<usize> {
+        self.ctrl_imports
+            .iter()
+            .find(|(_, i)| i.check().is_err())
+            .map(|(r, _)| *r)
+    }
+
+    /// Spins until `ready`, giving up with an error when a rank of the node died.
+    fn spin_until(&self, mut ready: impl FnMut() -> bool) -> Result<(), RmaError> {
+        let mut s = SpinWait::new();
+        let mut k = 0u32;
+        while !ready() {
+            self.drive();
+            k = k.wrapping_add(1);
+            if k % ctrl::CHECK_EVERY == 0 {
+                if let Some(r) = self.dead_peer() {
+                    return Err(RmaError::Gone(r));
+                }
+            }
+            s.spin();
+        }
+        Ok(())
     }
 
     fn unlock_one(&self, t: &super::Target, exclusive: bool) -> Result<(), RmaError> {
