@@ -4,9 +4,10 @@
  * on Compare_and_swap, Get_accumulate, a PSCW ring, shared windows with direct
  * stores, Win_create on unaligned caller memory, dynamic windows, attributes,
  * names, request forms, and refusals under MPI_ERRORS_RETURN. Across nodes
- * (ranks in several network namespaces) the same, but shared and dynamic
- * windows run on the node's ranks (MPI_Comm_split_type) and their creation over
- * MPI_COMM_WORLD must be refused with MPI_ERR_UNSUPPORTED_OPERATION. Prints
+ * (ranks in several network namespaces) the same, but shared windows run on the
+ * node's ranks (MPI_Comm_split_type) and their creation over MPI_COMM_WORLD must be
+ * refused with MPI_ERR_UNSUPPORTED_OPERATION, while a dynamic window over the whole
+ * world works (put, fetch-and-op and get between nodes). Prints
  * "rma ok <rank>" when everything passed. */
 #include <mpi.h>
 #include <stdint.h>
@@ -282,30 +283,46 @@ static void caller_memory(void) {
     free(raw);
 }
 
-static void dynamic(void) {
-    int rank = nrank, size = nsize;
+/* A dynamic window over `comm` (the node's ranks, or the whole world across nodes:
+ * the target's service thread serves it): each rank attaches 8 words, puts into its
+ * right neighbour's, fetches-and-adds into it, and reads its left neighbour's back. */
+static void dynamic_on(MPI_Comm comm, const char *what) {
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     MPI_Win win;
-    OK(MPI_Win_create_dynamic(MPI_INFO_NULL, node, &win));
+    OK(MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &win));
     long long *buf = calloc(8, sizeof(long long));
     OK(MPI_Win_attach(win, buf, 8 * sizeof(long long)));
     MPI_Aint mine, *all = malloc(size * sizeof(MPI_Aint));
     MPI_Get_address(buf, &mine);
-    MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, node);
+    MPI_Allgather(&mine, 1, MPI_AINT, all, 1, MPI_AINT, comm);
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     OK(MPI_Win_lock_all(0, win));
-    long long v = 5000 + rank;
+    long long v = 5000 + rank, one = 1, old = -1;
     OK(MPI_Put(&v, 1, MPI_LONG_LONG, right, all[right] + 3 * 8, 1, MPI_LONG_LONG,
                win));
+    OK(MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, right, all[right] + 5 * 8, MPI_SUM,
+                        win));
     OK(MPI_Win_flush(right, win));
+    CHECK(old >= 0 && old < size, "%s: fetch_and_op saw %lld", what, old);
     OK(MPI_Win_unlock_all(win));
-    MPI_Barrier(node);
-    CHECK(buf[3] == 5000 + left, "dynamic got %lld", buf[3]);
-    MPI_Barrier(node);
+    MPI_Barrier(comm);
+    CHECK(buf[3] == 5000 + left, "%s: dynamic got %lld", what, buf[3]);
+    CHECK(buf[5] == 1, "%s: fetch_and_op total %lld", what, buf[5]);
+    long long back = -1;
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, left, 0, win));
+    OK(MPI_Get(&back, 1, MPI_LONG_LONG, left, all[left] + 3 * 8, 1, MPI_LONG_LONG, win));
+    OK(MPI_Win_unlock(left, win));
+    CHECK(back == 5000 + (left + size - 1) % size, "%s: get read %lld", what, back);
+    MPI_Barrier(comm);
     OK(MPI_Win_detach(win, buf));
     OK(MPI_Win_free(&win));
     free(buf);
     free(all);
 }
+
+static void dynamic(void) { dynamic_on(node, "node"); }
 
 static void requests_and_refusals(void) {
     int *mem;
@@ -350,8 +367,8 @@ static void requests_and_refusals(void) {
     OK(MPI_Win_free(&win));
 }
 
-/* A world spanning nodes: no shared window over it, no dynamic one (yet). */
-static void spanning_refusals(void) {
+/* A world spanning nodes: no shared window over it; a dynamic one works. */
+static void spanning(void) {
     MPI_Comm w;
     MPI_Comm_dup(MPI_COMM_WORLD, &w);
     MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
@@ -359,9 +376,9 @@ static void spanning_refusals(void) {
     int *p;
     CHECK(err_class(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, w, &p, &win)) ==
               MPI_ERR_UNSUPPORTED_OPERATION, "shared window across nodes");
-    CHECK(err_class(MPI_Win_create_dynamic(MPI_INFO_NULL, w, &win)) ==
-              MPI_ERR_UNSUPPORTED_OPERATION, "dynamic window across nodes");
     CHECK(win == MPI_WIN_NULL, "no window made");
+    MPI_Comm_set_errhandler(w, MPI_ERRORS_ARE_FATAL);
+    dynamic_on(w, "across nodes");
     MPI_Comm_free(&w);
 }
 
@@ -376,7 +393,7 @@ int main(int argc, char **argv) {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
-    if (nsize < size) spanning_refusals();
+    if (nsize < size) spanning();
     shared();
     caller_memory();
     dynamic();

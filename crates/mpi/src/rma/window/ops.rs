@@ -239,7 +239,8 @@ impl Window {
             }
             Span::Dyn(rem, off) => {
                 // SAFETY: the origin's contract.
-                self.put_dyn(rem, off, unsafe { bytes(origin, n) }, 1, &byte());
+                // n elements of MPI_BYTE: the records cover the whole run.
+                self.put_dyn(rem, off, unsafe { bytes(origin, n) }, n, &byte());
                 return Ok(());
             }
             Span::Cut(r, off) => {
@@ -283,7 +284,7 @@ impl Window {
                 if n > 0 {
                     // SAFETY: the origin's contract (writable for n bytes).
                     let out = unsafe { std::slice::from_raw_parts_mut(origin, n) };
-                    self.get_dyn(rem, off, out, 1, &byte());
+                    self.get_dyn(rem, off, out, n, &byte());
                 }
                 return Ok(());
             }
