@@ -550,6 +550,28 @@ fn topologies_info_and_attributes_under_myrix_mpiexec() {
     }
 }
 
+/// `MPI_Comm_create_group` (`comm_group.c`) at 1 to 5 ranks: two halves creating at
+/// once with different tags, all ranks but one while that one never calls, a rank
+/// alone, the empty group, and the error codes of bad arguments.
+#[test]
+fn communicators_created_by_their_group_alone() {
+    let exe = build("comm_group");
+    for n in 1usize..=5 {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
+        let o = run(c, Duration::from_secs(60));
+        assert!(o.status.success(), "n={n}: {}", show(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("comm_group ok {r}")),
+                "n={n}: rank {r} did not finish:\n{}",
+                show(&o)
+            );
+        }
+    }
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

@@ -18,6 +18,9 @@ pub struct Glue {
     rank: usize,
     ctx: u32,
     ranks: Arc<[u32]>,
+    /// Added to every tag: 0, or a range of negative tags of its own (a subgroup's
+    /// agreement, [`pt2pt_subgroup`]).
+    tag_base: i32,
 }
 
 /// The collectives' point-to-point over `comm`'s collective context.
@@ -26,6 +29,21 @@ pub fn pt2pt(comm: &CommRef) -> Glue {
         rank: comm.rank as usize,
         ctx: comm.ctx + 1,
         ranks: comm.ranks.clone(),
+        tag_base: 0,
+    }
+}
+
+/// The collectives' point-to-point among `ranks` (world ranks; this process is
+/// `rank` of them), a subgroup of `comm`, on `comm`'s collective context with every
+/// tag moved into a negative range of `key`'s own: no collective of `comm` (tags
+/// 1 to 11 and the nonblocking ones, all positive) and no subgroup agreement of
+/// another key (below 2^26 apart) can take its messages. For MPI_Comm_create_group.
+pub fn pt2pt_subgroup(comm: &CommRef, ranks: Arc<[u32]>, rank: usize, key: u32) -> Glue {
+    Glue {
+        rank,
+        ctx: comm.ctx + 1,
+        ranks,
+        tag_base: i32::MIN + (key % (1 << 26)) as i32 * 32,
     }
 }
 
@@ -73,7 +91,7 @@ impl Pt2Pt for Glue {
     }
     fn send(&mut self, dest: usize, tag: i32, data: &[u8]) -> Result<(), CollError> {
         let d = self.world(dest)?;
-        let ctx = self.ctx;
+        let (ctx, tag) = (self.ctx, tag.wrapping_add(self.tag_base));
         self.engine(|p| {
             p.engine
                 .send(d, ctx, tag, data, SendMode::Standard)
@@ -82,7 +100,7 @@ impl Pt2Pt for Glue {
     }
     fn recv(&mut self, src: usize, tag: i32, buf: &mut [u8]) -> Result<usize, CollError> {
         let s = self.world(src)?;
-        let ctx = self.ctx;
+        let (ctx, tag) = (self.ctx, tag.wrapping_add(self.tag_base));
         self.engine(|p| {
             p.engine
                 .recv(Some(s), ctx, Some(tag), buf)
@@ -102,6 +120,10 @@ impl Pt2Pt for Glue {
         let d = self.world(dest)?;
         let s = self.world(src)?;
         let ctx = self.ctx;
+        let (stag, rtag) = (
+            stag.wrapping_add(self.tag_base),
+            rtag.wrapping_add(self.tag_base),
+        );
         self.engine(|p| {
             p.engine
                 .sendrecv(d, stag, data, Some(s), Some(rtag), buf, ctx)

@@ -320,7 +320,7 @@ pub(crate) fn split(
 ///
 /// # Safety
 /// `out` is NULL or valid for an MPI_Comm.
-unsafe fn put_comm(out: *mut MPI_Comm, r: Result<MPI_Comm, c_int>) -> Result<(), c_int> {
+pub(crate) unsafe fn put_comm(out: *mut MPI_Comm, r: Result<MPI_Comm, c_int>) -> Result<(), c_int> {
     // SAFETY: the caller's contract.
     r.and_then(|h| unsafe { put(out, h) })
 }

@@ -47,6 +47,7 @@ pub mod attr;
 pub mod coll;
 pub mod coll_glue;
 pub mod comm;
+pub mod comm_group;
 pub mod datatype;
 pub mod env;
 pub mod errh;
