@@ -572,6 +572,27 @@ fn communicators_created_by_their_group_alone() {
     }
 }
 
+/// Persistent collectives (`pcoll.c`) at 1 to 4 and 6 ranks: eight requests made
+/// once, started four times with MPI_Start and MPI_Startall, results checked each time.
+#[test]
+fn persistent_collectives_start_again_and_again() {
+    let exe = build("pcoll");
+    for n in [1usize, 2, 3, 4, 6] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
+        let o = run(c, Duration::from_secs(60));
+        assert!(o.status.success(), "n={n}: {}", show(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("pcoll ok {r}")),
+                "n={n}: rank {r} did not finish:\n{}",
+                show(&o)
+            );
+        }
+    }
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

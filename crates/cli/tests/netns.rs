@@ -564,7 +564,8 @@ fn mpi_collectives_across_namespaces_with_loss() {
         );
         return;
     }
-    let progs = ["coll_ranks", "icoll", "intercomm", "comm_group"].map(|p| (p, mpi_c_program(p)));
+    let progs =
+        ["coll_ranks", "icoll", "intercomm", "comm_group", "pcoll"].map(|p| (p, mpi_c_program(p)));
     let ns = MpiNamespaces::up();
     let netns = MPI_NS.join(",");
     for n in [2u32, 3, 4] {

@@ -38,7 +38,7 @@ pub(crate) fn lookup(comm: MPI_Comm, name: &str) -> Result<CommRef, c_int> {
 }
 
 #[path = "icoll_more.rs"]
-mod more;
+pub(crate) mod more;
 
 /// One output staged in a packed buffer: `len` bytes at `off` of staging buffer
 /// `keep`, to unpack as `count` elements of `t` at `buf` at completion.

@@ -61,6 +61,7 @@ pub mod intercomm;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;
+pub mod pcoll;
 pub mod request;
 pub mod rma;
 pub mod runtime;

@@ -89,6 +89,8 @@ pub(crate) struct Persist {
     pub(crate) peer: c_int,
     pub(crate) tag: c_int,
     pub(crate) comm: CommRef,
+    /// A persistent collective's start (`pcoll.rs`); `None` for point-to-point.
+    pub(crate) coll: Option<crate::pcoll::Starter>,
 }
 
 /// A communicator's ranks as a request keeps them (to give statuses in the
@@ -487,6 +489,7 @@ pub(crate) unsafe fn start_recv(
         peer: src,
         tag: tag.unwrap_or(MPI_ANY_TAG),
         comm: c.clone(),
+        coll: None,
     });
     // SAFETY: forwarded contract.
     unsafe { issue_recv(&c, buf.cast(), count, dt, peer, tag, name, pers) }

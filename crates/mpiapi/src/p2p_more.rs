@@ -590,6 +590,7 @@ pub(crate) fn persistent(
         peer,
         tag,
         comm: c.clone(),
+        coll: None,
     };
     runtime::with(name, |rt| {
         let p = p2p(rt)?;
@@ -614,7 +615,9 @@ pub(crate) fn start(h: MPI_Request, name: &str) -> Result<(), c_int> {
     let c = &pers.comm;
     // SAFETY: the persistent request's buffer, by the contract of its _init call.
     let tmp = unsafe {
-        if pers.send {
+        if let Some(coll) = &pers.coll {
+            crate::pcoll::start_coll(coll)?
+        } else if pers.send {
             issue_send(
                 c,
                 pers.buf.cast_const().cast(),
