@@ -593,6 +593,28 @@ fn persistent_collectives_start_again_and_again() {
     }
 }
 
+/// `MPI_Isendrecv` and `MPI_Isendrecv_replace` (`isendrecv.c`) at 1 to 4 ranks: a
+/// ring at 0 B to 1 MiB with the send buffer overwritten at completion, a strided
+/// type, a rank to itself, MPI_PROC_NULL, bad arguments.
+#[test]
+fn isendrecv_completes_both_halves() {
+    let exe = build("isendrecv");
+    for n in 1usize..=4 {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
+        let o = run(c, Duration::from_secs(60));
+        assert!(o.status.success(), "n={n}: {}", show(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        for r in 0..n {
+            assert!(
+                text.lines().any(|l| l == format!("isendrecv ok {r}")),
+                "n={n}: rank {r} did not finish:\n{}",
+                show(&o)
+            );
+        }
+    }
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

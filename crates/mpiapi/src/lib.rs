@@ -58,6 +58,7 @@ pub mod icoll;
 pub mod info;
 pub mod intercoll;
 pub mod intercomm;
+pub mod isendrecv;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;
