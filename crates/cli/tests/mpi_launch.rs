@@ -550,47 +550,40 @@ fn topologies_info_and_attributes_under_myrix_mpiexec() {
     }
 }
 
-/// `MPI_Comm_create_group` (`comm_group.c`) at 1 to 5 ranks: two halves creating at
-/// once with different tags, all ranks but one while that one never calls, a rank
-/// alone, the empty group, and the error codes of bad arguments.
-#[test]
-fn communicators_created_by_their_group_alone() {
-    let exe = build("comm_group");
-    for n in 1usize..=5 {
+/// Builds `crates/mpiapi/tests/c/<prog>.c` and runs it under `myrix mpiexec` at each
+/// rank count of `ranks` (at most 60 s each): it must exit 0 with every rank printing
+/// "<prog> ok <rank>".
+fn every_rank_ok(prog: &str, ranks: &[usize]) {
+    let exe = build(prog);
+    for &n in ranks {
         let mut c = myrix();
         c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
         let o = run(c, Duration::from_secs(60));
-        assert!(o.status.success(), "n={n}: {}", show(&o));
+        assert!(o.status.success(), "{prog} n={n}: {}", show(&o));
         let text = String::from_utf8_lossy(&o.stdout);
         for r in 0..n {
             assert!(
-                text.lines().any(|l| l == format!("comm_group ok {r}")),
-                "n={n}: rank {r} did not finish:\n{}",
+                text.lines().any(|l| l == format!("{prog} ok {r}")),
+                "{prog} n={n}: rank {r} did not finish:\n{}",
                 show(&o)
             );
         }
     }
 }
 
+/// `MPI_Comm_create_group` (`comm_group.c`) at 1 to 5 ranks: two halves creating at
+/// once with different tags, all ranks but one while that one never calls, a rank
+/// alone, the empty group, and the error codes of bad arguments.
+#[test]
+fn communicators_created_by_their_group_alone() {
+    every_rank_ok("comm_group", &[1, 2, 3, 4, 5]);
+}
+
 /// Persistent collectives (`pcoll.c`) at 1 to 4 and 6 ranks: eight requests made
 /// once, started four times with MPI_Start and MPI_Startall, results checked each time.
 #[test]
 fn persistent_collectives_start_again_and_again() {
-    let exe = build("pcoll");
-    for n in [1usize, 2, 3, 4, 6] {
-        let mut c = myrix();
-        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
-        let o = run(c, Duration::from_secs(60));
-        assert!(o.status.success(), "n={n}: {}", show(&o));
-        let text = String::from_utf8_lossy(&o.stdout);
-        for r in 0..n {
-            assert!(
-                text.lines().any(|l| l == format!("pcoll ok {r}")),
-                "n={n}: rank {r} did not finish:\n{}",
-                show(&o)
-            );
-        }
-    }
+    every_rank_ok("pcoll", &[1, 2, 3, 4, 6]);
 }
 
 /// `MPI_Isendrecv` and `MPI_Isendrecv_replace` (`isendrecv.c`) at 1 to 4 ranks: a
@@ -598,21 +591,7 @@ fn persistent_collectives_start_again_and_again() {
 /// type, a rank to itself, MPI_PROC_NULL, bad arguments.
 #[test]
 fn isendrecv_completes_both_halves() {
-    let exe = build("isendrecv");
-    for n in 1usize..=4 {
-        let mut c = myrix();
-        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
-        let o = run(c, Duration::from_secs(60));
-        assert!(o.status.success(), "n={n}: {}", show(&o));
-        let text = String::from_utf8_lossy(&o.stdout);
-        for r in 0..n {
-            assert!(
-                text.lines().any(|l| l == format!("isendrecv ok {r}")),
-                "n={n}: rank {r} did not finish:\n{}",
-                show(&o)
-            );
-        }
-    }
+    every_rank_ok("isendrecv", &[1, 2, 3, 4]);
 }
 
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of

@@ -68,289 +68,86 @@ pub(crate) fn start_coll(start: &Starter) -> Result<MPI_Request, c_int> {
     }
 }
 
-mpi_fn! {
-    /// Persistent MPI_Ibarrier: started by MPI_Start, as often as wanted.
-    fn MPI_Barrier_init / PMPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
+/// A value of an `_init` call kept for its starts: pointers as addresses (so the
+/// start can be shared between threads), handles and integers as they are.
+trait Keep: Copy {
+    type Kept: Copy + Send + Sync + 'static;
+    fn keep(self) -> Self::Kept;
+    fn back(k: Self::Kept) -> Self;
+}
 
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Ibarrier(comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Barrier_init");
-        finish(comm, "MPI_Barrier_init", r)
+impl<T> Keep for *const T {
+    type Kept = usize;
+    fn keep(self) -> usize {
+        self as usize
+    }
+    fn back(k: usize) -> Self {
+        k as *const T
     }
 }
 
-mpi_fn! {
-    /// Persistent MPI_Ibcast: started by MPI_Start, as often as wanted.
-    fn MPI_Bcast_init / PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let buffer = buffer as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Ibcast(buffer as *mut c_void, count, datatype, root, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Bcast_init");
-        finish(comm, "MPI_Bcast_init", r)
+impl<T> Keep for *mut T {
+    type Kept = usize;
+    fn keep(self) -> usize {
+        self as usize
+    }
+    fn back(k: usize) -> Self {
+        k as *mut T
     }
 }
 
-mpi_fn! {
-    /// Persistent MPI_Ireduce: started by MPI_Start, as often as wanted.
-    fn MPI_Reduce_init / PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Ireduce(sendbuf as *const c_void, recvbuf as *mut c_void, count, datatype, op, root, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Reduce_init");
-        finish(comm, "MPI_Reduce_init", r)
-    }
+macro_rules! keep_as_is {
+    ($($t:ty),*) => {$(
+        impl Keep for $t {
+            type Kept = $t;
+            fn keep(self) -> $t {
+                self
+            }
+            fn back(k: $t) -> $t {
+                k
+            }
+        }
+    )*};
+}
+keep_as_is!(c_int, usize);
+
+/// `MPI_X_init` / `PMPI_X_init` with the parameters of `PMPI_IX` plus `info` and
+/// `request`: a persistent request whose starts call `PMPI_IX` with the kept values.
+macro_rules! persistent {
+    ($name:ident / $pname:ident [$comm:ident] => $icall:path => ( $($a:ident : $t:ty),* )) => {
+        mpi_fn! {
+            /// Persistent form of the nonblocking collective (see the module docs).
+            fn $name / $pname($($a: $t,)* info: MPI_Info, request: *mut MPI_Request) -> c_int {
+                let _ = info; // no hint is used
+                let kept = ($(<$t as Keep>::keep($a),)*);
+                let start: Starter = Arc::new(move |req| {
+                    let ($($a,)*) = kept;
+                    // SAFETY: the arguments of the _init call, which the program keeps
+                    // valid until it frees the request (the C contract of persistent
+                    // collectives).
+                    unsafe { $icall($(<$t as Keep>::back($a),)* req) }
+                });
+                let r = init($comm, request, start, stringify!($name));
+                finish($comm, stringify!($name), r)
+            }
+        }
+    };
 }
 
-mpi_fn! {
-    /// Persistent MPI_Iallreduce: started by MPI_Start, as often as wanted.
-    fn MPI_Allreduce_init / PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Iallreduce(sendbuf as *const c_void, recvbuf as *mut c_void, count, datatype, op, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Allreduce_init");
-        finish(comm, "MPI_Allreduce_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Igather: started by MPI_Start, as often as wanted.
-    fn MPI_Gather_init / PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Igather(sendbuf as *const c_void, sendcount, sendtype, recvbuf as *mut c_void, recvcount, recvtype, root, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Gather_init");
-        finish(comm, "MPI_Gather_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Igatherv: started by MPI_Start, as often as wanted.
-    fn MPI_Gatherv_init / PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let recvcounts = recvcounts as usize;
-        let displs = displs as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Igatherv(sendbuf as *const c_void, sendcount, sendtype, recvbuf as *mut c_void, recvcounts as *const c_int, displs as *const c_int, recvtype, root, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Gatherv_init");
-        finish(comm, "MPI_Gatherv_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Iscatter: started by MPI_Start, as often as wanted.
-    fn MPI_Scatter_init / PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Iscatter(sendbuf as *const c_void, sendcount, sendtype, recvbuf as *mut c_void, recvcount, recvtype, root, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Scatter_init");
-        finish(comm, "MPI_Scatter_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Iscatterv: started by MPI_Start, as often as wanted.
-    fn MPI_Scatterv_init / PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let sendcounts = sendcounts as usize;
-        let displs = displs as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Iscatterv(sendbuf as *const c_void, sendcounts as *const c_int, displs as *const c_int, sendtype, recvbuf as *mut c_void, recvcount, recvtype, root, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Scatterv_init");
-        finish(comm, "MPI_Scatterv_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Iallgather: started by MPI_Start, as often as wanted.
-    fn MPI_Allgather_init / PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Iallgather(sendbuf as *const c_void, sendcount, sendtype, recvbuf as *mut c_void, recvcount, recvtype, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Allgather_init");
-        finish(comm, "MPI_Allgather_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Iallgatherv: started by MPI_Start, as often as wanted.
-    fn MPI_Allgatherv_init / PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let recvcounts = recvcounts as usize;
-        let displs = displs as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Iallgatherv(sendbuf as *const c_void, sendcount, sendtype, recvbuf as *mut c_void, recvcounts as *const c_int, displs as *const c_int, recvtype, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Allgatherv_init");
-        finish(comm, "MPI_Allgatherv_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Ialltoall: started by MPI_Start, as often as wanted.
-    fn MPI_Alltoall_init / PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Ialltoall(sendbuf as *const c_void, sendcount, sendtype, recvbuf as *mut c_void, recvcount, recvtype, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Alltoall_init");
-        finish(comm, "MPI_Alltoall_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Ialltoallv: started by MPI_Start, as often as wanted.
-    fn MPI_Alltoallv_init / PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let sendcounts = sendcounts as usize;
-        let sdispls = sdispls as usize;
-        let recvbuf = recvbuf as usize;
-        let recvcounts = recvcounts as usize;
-        let rdispls = rdispls as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Ialltoallv(sendbuf as *const c_void, sendcounts as *const c_int, sdispls as *const c_int, sendtype, recvbuf as *mut c_void, recvcounts as *const c_int, rdispls as *const c_int, recvtype, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Alltoallv_init");
-        finish(comm, "MPI_Alltoallv_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Ialltoallw: started by MPI_Start, as often as wanted.
-    fn MPI_Alltoallw_init / PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let sendcounts = sendcounts as usize;
-        let sdispls = sdispls as usize;
-        let sendtypes = sendtypes as usize;
-        let recvbuf = recvbuf as usize;
-        let recvcounts = recvcounts as usize;
-        let rdispls = rdispls as usize;
-        let recvtypes = recvtypes as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::more::PMPI_Ialltoallw(sendbuf as *const c_void, sendcounts as *const c_int, sdispls as *const c_int, sendtypes as *const MPI_Datatype, recvbuf as *mut c_void, recvcounts as *const c_int, rdispls as *const c_int, recvtypes as *const MPI_Datatype, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Alltoallw_init");
-        finish(comm, "MPI_Alltoallw_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Ireduce_scatter: started by MPI_Start, as often as wanted.
-    fn MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let recvcounts = recvcounts as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Ireduce_scatter(sendbuf as *const c_void, recvbuf as *mut c_void, recvcounts as *const c_int, datatype, op, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Reduce_scatter_init");
-        finish(comm, "MPI_Reduce_scatter_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Ireduce_scatter_block: started by MPI_Start, as often as wanted.
-    fn MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Ireduce_scatter_block(sendbuf as *const c_void, recvbuf as *mut c_void, recvcount, datatype, op, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Reduce_scatter_block_init");
-        finish(comm, "MPI_Reduce_scatter_block_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Iscan: started by MPI_Start, as often as wanted.
-    fn MPI_Scan_init / PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Iscan(sendbuf as *const c_void, recvbuf as *mut c_void, count, datatype, op, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Scan_init");
-        finish(comm, "MPI_Scan_init", r)
-    }
-}
-
-mpi_fn! {
-    /// Persistent MPI_Iexscan: started by MPI_Start, as often as wanted.
-    fn MPI_Exscan_init / PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-        let _ = info; // no hint is used
-        let sendbuf = sendbuf as usize;
-        let recvbuf = recvbuf as usize;
-        let start: Starter = Arc::new(move |req| {
-            // SAFETY: the arguments of the _init call, which the program keeps valid
-            // until it frees the request (the C contract of persistent collectives).
-            unsafe { crate::icoll::PMPI_Iexscan(sendbuf as *const c_void, recvbuf as *mut c_void, count, datatype, op, comm, req) }
-        });
-        let r = init(comm, request, start, "MPI_Exscan_init");
-        finish(comm, "MPI_Exscan_init", r)
-    }
-}
+persistent!(MPI_Barrier_init / PMPI_Barrier_init [comm] => crate::icoll::PMPI_Ibarrier => (comm: MPI_Comm));
+persistent!(MPI_Bcast_init / PMPI_Bcast_init [comm] => crate::icoll::PMPI_Ibcast => (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+persistent!(MPI_Reduce_init / PMPI_Reduce_init [comm] => crate::icoll::PMPI_Ireduce => (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm));
+persistent!(MPI_Allreduce_init / PMPI_Allreduce_init [comm] => crate::icoll::PMPI_Iallreduce => (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+persistent!(MPI_Gather_init / PMPI_Gather_init [comm] => crate::icoll::more::PMPI_Igather => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+persistent!(MPI_Gatherv_init / PMPI_Gatherv_init [comm] => crate::icoll::more::PMPI_Igatherv => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+persistent!(MPI_Scatter_init / PMPI_Scatter_init [comm] => crate::icoll::more::PMPI_Iscatter => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+persistent!(MPI_Scatterv_init / PMPI_Scatterv_init [comm] => crate::icoll::more::PMPI_Iscatterv => (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+persistent!(MPI_Allgather_init / PMPI_Allgather_init [comm] => crate::icoll::more::PMPI_Iallgather => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Allgatherv_init / PMPI_Allgatherv_init [comm] => crate::icoll::more::PMPI_Iallgatherv => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Alltoall_init / PMPI_Alltoall_init [comm] => crate::icoll::more::PMPI_Ialltoall => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Alltoallv_init / PMPI_Alltoallv_init [comm] => crate::icoll::more::PMPI_Ialltoallv => (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Alltoallw_init / PMPI_Alltoallw_init [comm] => crate::icoll::more::PMPI_Ialltoallw => (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init [comm] => crate::icoll::PMPI_Ireduce_scatter => (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+persistent!(MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init [comm] => crate::icoll::PMPI_Ireduce_scatter_block => (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+persistent!(MPI_Scan_init / PMPI_Scan_init [comm] => crate::icoll::PMPI_Iscan => (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+persistent!(MPI_Exscan_init / PMPI_Exscan_init [comm] => crate::icoll::PMPI_Iexscan => (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));

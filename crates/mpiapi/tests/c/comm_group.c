@@ -8,28 +8,12 @@
  *    arguments: error codes under MPI_ERRORS_RETURN.
  * Each new communicator is checked with its size, rank order and an allreduce.
  * Prints "comm_group ok <rank>". */
+#include "check.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static int rank, size;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: line %d: check failed: %s: ", rank,      \
-                    __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                      \
-        }                                                                      \
-    } while (0)
-
-#define OK(call)                                                               \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);               \
-    } while (0)
 
 static int err_class(int rc) {
     int c = rc;

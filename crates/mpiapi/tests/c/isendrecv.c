@@ -2,29 +2,13 @@
  * 0 to 1 MiB (past the eager limit), the send buffer overwritten as soon as the
  * request completes, a strided datatype, a rank sending to itself, MPI_PROC_NULL,
  * and the receive's status; every byte checked. Prints "isendrecv ok <rank>". */
+#include "check.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int rank, size;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: line %d: check failed: %s: ", rank,      \
-                    __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                      \
-        }                                                                      \
-    } while (0)
-
-#define OK(call)                                                               \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);               \
-    } while (0)
 
 static unsigned char pat(int from, int it, long i) {
     return (unsigned char)(from * 37 + it * 11 + i * 7 + (i >> 8));

@@ -2,28 +2,12 @@
  * call and started several times (MPI_Start, MPI_Startall), the buffers' contents
  * changed between starts, every result checked; an inactive request completes at
  * once; MPI_Request_free of an inactive one. Prints "pcoll ok <rank>". */
+#include "check.h"
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static int rank, size;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: line %d: check failed: %s: ", rank,      \
-                    __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                      \
-        }                                                                      \
-    } while (0)
-
-#define OK(call)                                                               \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);               \
-    } while (0)
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);

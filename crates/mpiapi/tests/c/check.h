@@ -1,0 +1,27 @@
+/* What the C tests share: CHECK(cond, fmt, ...) reports the failed condition with
+ * the rank and line and ends the job with status 3; OK(call) checks an MPI call
+ * returned MPI_SUCCESS. The including file defines `static int rank`. */
+#ifndef MYRIX_TEST_CHECK_H
+#define MYRIX_TEST_CHECK_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "rank %d: line %d: check failed: %s: ", rank,      \
+                    __LINE__, #cond);                                          \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            MPI_Abort(MPI_COMM_WORLD, 3);                                      \
+        }                                                                      \
+    } while (0)
+
+#define OK(call)                                                               \
+    do {                                                                       \
+        int rc_ = (call);                                                      \
+        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);               \
+    } while (0)
+
+#endif
