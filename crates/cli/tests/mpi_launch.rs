@@ -390,15 +390,7 @@ fn random_one_sided_traffic_matches_a_serial_reference() {
             let mut c = myrix();
             c.args(["mpiexec", "-n", &n.to_string()]).arg(exe).arg(seed);
             let o = run(c, Duration::from_secs(120));
-            assert!(o.status.success(), "{}", show(&o));
-            let text = String::from_utf8_lossy(&o.stdout);
-            for r in 0..n {
-                assert!(
-                    text.lines().any(|l| l == format!("rma_random ok {r}")),
-                    "rank {r} of {n} (seed {seed}) did not finish:\n{}",
-                    show(&o)
-                );
-            }
+            assert_every_rank(&o, "rma_random", n);
         }
     }
 }
@@ -422,15 +414,7 @@ fn collectives_on_several_ranks_through_shm_and_p2p() {
                 .args(["mpiexec", "-n", &n.to_string()])
                 .arg(coll_ranks());
             let o = run(c, Duration::from_secs(300));
-            assert!(o.status.success(), "{how} n={n}: {}", show(&o));
-            let text = String::from_utf8_lossy(&o.stdout);
-            for r in 0..n {
-                assert!(
-                    text.lines().any(|l| l == format!("coll_ranks ok {r}")),
-                    "{how} n={n}: rank {r} did not finish:\n{}",
-                    show(&o)
-                );
-            }
+            assert_every_rank(&o, "coll_ranks", n);
             let err = String::from_utf8_lossy(&o.stderr);
             let shm = err.contains("MPI_Allreduce of 4 bytes through shared memory");
             assert_eq!(shm, how == "shm", "{how} n={n}: the choice:\n{err}");
@@ -451,15 +435,7 @@ fn collectives_split_among_ranks_in_small_slots() {
             .args(["mpiexec", "-n", &n.to_string()])
             .arg(coll_ranks());
         let o = run(c, Duration::from_secs(300));
-        assert!(o.status.success(), "n={n}: {}", show(&o));
-        let text = String::from_utf8_lossy(&o.stdout);
-        for r in 0..n {
-            assert!(
-                text.lines().any(|l| l == format!("coll_ranks ok {r}")),
-                "n={n}: rank {r} did not finish:\n{}",
-                show(&o)
-            );
-        }
+        assert_every_rank(&o, "coll_ranks", n);
     }
 }
 
@@ -550,6 +526,19 @@ fn topologies_info_and_attributes_under_myrix_mpiexec() {
     }
 }
 
+/// `o` exited 0 and each of its `n` ranks printed "`prog` ok <rank>".
+fn assert_every_rank(o: &Output, prog: &str, n: usize) {
+    assert!(o.status.success(), "{prog} n={n}: {}", show(o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for r in 0..n {
+        assert!(
+            text.lines().any(|l| l == format!("{prog} ok {r}")),
+            "{prog} n={n}: rank {r} did not finish:\n{}",
+            show(o)
+        );
+    }
+}
+
 /// Builds `crates/mpiapi/tests/c/<prog>.c` and runs it under `myrix mpiexec` at each
 /// rank count of `ranks` (at most 60 s each): it must exit 0 with every rank printing
 /// "<prog> ok <rank>".
@@ -558,16 +547,7 @@ fn every_rank_ok(prog: &str, ranks: &[usize]) {
     for &n in ranks {
         let mut c = myrix();
         c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
-        let o = run(c, Duration::from_secs(60));
-        assert!(o.status.success(), "{prog} n={n}: {}", show(&o));
-        let text = String::from_utf8_lossy(&o.stdout);
-        for r in 0..n {
-            assert!(
-                text.lines().any(|l| l == format!("{prog} ok {r}")),
-                "{prog} n={n}: rank {r} did not finish:\n{}",
-                show(&o)
-            );
-        }
+        assert_every_rank(&run(c, Duration::from_secs(60)), prog, n);
     }
 }
 
@@ -604,15 +584,7 @@ fn intercommunicators() {
         let mut c = myrix();
         c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
         let o = run(c, Duration::from_secs(120));
-        assert!(o.status.success(), "n={n}: {}", show(&o));
-        let text = String::from_utf8_lossy(&o.stdout);
-        for r in 0..n {
-            assert!(
-                text.lines().any(|l| l == format!("intercomm ok {r}")),
-                "n={n}: rank {r} did not finish:\n{}",
-                show(&o)
-            );
-        }
+        assert_every_rank(&o, "intercomm", n);
     }
 }
 
@@ -631,15 +603,7 @@ fn one_sided_windows_on_the_stack() {
             c.args(["mpiexec", "-n", &n.to_string()]).arg(exe);
             run(c, Duration::from_secs(60))
         };
-        assert!(o.status.success(), "{}", show(&o));
-        let text = String::from_utf8_lossy(&o.stdout);
-        for r in 0..n {
-            assert!(
-                text.lines().any(|l| l == format!("rma_stack ok {r}")),
-                "rank {r} of {n} did not finish:\n{}",
-                show(&o)
-            );
-        }
+        assert_every_rank(&o, "rma_stack", n);
     }
 }
 
