@@ -22,6 +22,17 @@ fn myrix() -> Command {
     c
 }
 
+/// A program run as a singleton (no launcher), without cargo's LD_LIBRARY_PATH: it
+/// names target/<profile>, whose libmpi_abi.so may be older than the runpath's.
+fn alone(exe: &Path) -> Command {
+    let mut c = Command::new(exe);
+    c.env_remove("LD_LIBRARY_PATH")
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("PMI_JOBID");
+    c
+}
+
 fn run(mut c: Command, limit: Duration) -> Output {
     c.env_remove("LD_LIBRARY_PATH")
         .stdin(Stdio::null())
@@ -175,9 +186,9 @@ fn mpicc_show_prints_the_command() {
 
 #[test]
 fn singleton() {
-    let o = run(Command::new(hello()), Duration::from_secs(30));
+    let o = run(alone(hello()), Duration::from_secs(30));
     check_ranks(&o, 1);
-    let mut c = Command::new(hello());
+    let mut c = alone(hello());
     c.arg("abort");
     assert_eq!(run(c, Duration::from_secs(30)).status.code(), Some(7));
 }
@@ -371,10 +382,7 @@ fn one_sided_under_myrix_mpiexec() {
             );
         }
     };
-    // A singleton, without cargo's LD_LIBRARY_PATH (it may name an older library).
-    let mut alone = Command::new(rma());
-    alone.env_remove("LD_LIBRARY_PATH");
-    check(&run(alone, Duration::from_secs(60)), 1);
+    check(&run(alone(rma()), Duration::from_secs(60)), 1);
     for n in ["2", "4"] {
         let mut c = myrix();
         c.args(["mpiexec", "-n", n]).arg(rma());
@@ -600,7 +608,7 @@ fn one_sided_windows_on_the_stack() {
     let exe = EXE.get_or_init(|| build("rma_stack"));
     for n in [1usize, 2, 3] {
         let o = if n == 1 {
-            run(Command::new(exe), Duration::from_secs(60))
+            run(alone(exe), Duration::from_secs(60))
         } else {
             let mut c = myrix();
             c.args(["mpiexec", "-n", &n.to_string()]).arg(exe);
