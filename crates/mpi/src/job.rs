@@ -17,6 +17,9 @@ pub struct Job {
     pub local_size: u32,
     pub node_id: u32,
     pub nnodes: u32,
+    /// The node of every rank, once known from the ranks' node identities
+    /// ([`Job::set_layout`]); empty before.
+    pub node_of: Vec<u32>,
 }
 
 /// Where ranks run: `node_of[rank]`.
@@ -203,6 +206,7 @@ impl Job {
             local_size: place.1,
             node_id: place.2,
             nnodes: place.3,
+            node_of: Vec::new(),
         }
     }
 
@@ -214,6 +218,7 @@ impl Job {
         };
         if let Some((lr, ls, node, n)) = l.place(self.rank) {
             (self.local_rank, self.local_size, self.node_id, self.nnodes) = (lr, ls, node, n);
+            self.node_of = l.node_of;
         }
     }
 

@@ -41,6 +41,7 @@ mpi_fn! {
     fn MPI_Barrier / PMPI_Barrier(comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = crate::intercoll::barrier(comm) { return finish(comm, "MPI_Barrier", r); } // intercommunicators
+        if let Some(r) = crate::coll_hier::barrier(comm) { return finish(comm, "MPI_Barrier", r); } // spanning nodes
         finish(comm, "MPI_Barrier", barrier(comm, "MPI_Barrier"))
     }
 }
@@ -101,6 +102,8 @@ mpi_fn! {
     fn MPI_Bcast / PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::bcast(buffer, count, datatype, root, comm) } { return finish(comm, "MPI_Bcast", r); } // intercommunicators
+        // SAFETY: the C contract for the buffer, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::bcast(buffer, count, datatype, root, comm) } { return finish(comm, "MPI_Bcast", r); } // spanning nodes
         // SAFETY: the C contract for buffer.
         finish(comm, "MPI_Bcast", unsafe { bcast(buffer, count, datatype, root, comm) })
     }
@@ -257,6 +260,8 @@ mpi_fn! {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) } { return finish(comm, "MPI_Allreduce", r); } // intercommunicators
         let name = "MPI_Allreduce";
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::allreduce(sendbuf, recvbuf, count, datatype, op, comm) } { return finish(comm, name, r); } // spanning nodes
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { all_like(name, coll::allreduce, false, true, sendbuf, recvbuf, count, datatype, op, comm) })
     }

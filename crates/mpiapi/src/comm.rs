@@ -489,6 +489,7 @@ mpi_fn! {
             }
             // Delete callbacks first: one failing leaves the communicator alive.
             attr::delete_all(Kind::Comm, h)?;
+            crate::coll_hier::forget(h);
             crate::info::forget(h);
             remove(h)?;
             // SAFETY: as above.

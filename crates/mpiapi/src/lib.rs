@@ -46,6 +46,7 @@ pub mod abi;
 pub mod attr;
 pub mod coll;
 pub mod coll_glue;
+pub mod coll_hier;
 pub mod comm;
 pub mod comm_group;
 pub mod datatype;
