@@ -67,8 +67,14 @@ fn a_udp_stream_of_1_mib_messages_between_two_processes_resends_little() {
         resent * 100 < received,
         "{resent} resent of {received}: {err}"
     );
+    // The storm this test was written for had one duplicate or stale frame for every
+    // two received (2.0 M and 1.0 M of 4 M). On an idle machine a run has well under
+    // 1 % (`bash bench/udp_stream.sh` measures it); with other processes on the two
+    // cores (CI, other builds) a receiver descheduled for milliseconds asks again for
+    // blocks still queued in its socket, and 1-3 % (7 % once) were seen in session 18
+    // with or without UDP offload. A storm is an order of magnitude above that.
     assert!(
-        dups * 100 < received,
+        dups * 10 < received,
         "{dups} duplicates of {received}: {err}"
     );
 }
