@@ -284,7 +284,9 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
     }
 }
 
-/// Two namespaces of this test's own (`myrix-mpi-a`, `myrix-mpi-b`, 10.78.0.0/24) with
+/// Two namespaces of this test process's own (`mma<pid>`, `mmb<pid>`, veths `mva<pid>`
+/// and `mvb<pid>`, 10.78.0.0/24; named by process id so two runs on one machine never
+/// take each other's) with
 /// loss, duplication and reordering on the veth (`.ci/netns.sh`'s: 2%, 1%, and one frame
 /// in ten through its slow class; `MYRIX_NETNS_REORDER` sets that share, 0 turns it
 /// off), deleted when dropped. The reordering used to make RSM collapse (docs/rsm-net.md,
@@ -297,17 +299,35 @@ fn reorder_share() -> String {
     std::env::var("MYRIX_NETNS_REORDER").unwrap_or_else(|_| "10".into())
 }
 
-const MPI_NS: [&str; 2] = ["myrix-mpi-a", "myrix-mpi-b"];
+/// This process's names: namespace a, namespace b, veth in a (at most 15 bytes each,
+/// the kernel's limit for interface names).
+struct MpiNames {
+    ns: [String; 2],
+    va: String,
+    vb: String,
+}
+
+fn mpi_names() -> &'static MpiNames {
+    static NAMES: std::sync::OnceLock<MpiNames> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let pid = std::process::id();
+        MpiNames {
+            ns: [format!("mma{pid}"), format!("mmb{pid}")],
+            va: format!("mva{pid}"),
+            vb: format!("mvb{pid}"),
+        }
+    })
+}
 
 impl MpiNamespaces {
     fn up() -> MpiNamespaces {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/netns.sh");
         let o = Command::new("bash")
             .args([script, "up"])
-            .env("MYRIX_NETNS_A", MPI_NS[0])
-            .env("MYRIX_NETNS_B", MPI_NS[1])
-            .env("MYRIX_NETNS_VA", "myrix-mpi-va")
-            .env("MYRIX_NETNS_VB", "myrix-mpi-vb")
+            .env("MYRIX_NETNS_A", &mpi_names().ns[0])
+            .env("MYRIX_NETNS_B", &mpi_names().ns[1])
+            .env("MYRIX_NETNS_VA", &mpi_names().va)
+            .env("MYRIX_NETNS_VB", &mpi_names().vb)
             .env("MYRIX_NETNS_NET", "10.78.0")
             .env("MYRIX_NETNS_LOSS", "2")
             .env("MYRIX_NETNS_DUP", "1")
@@ -323,8 +343,8 @@ impl MpiNamespaces {
     /// 1:20) so far; `None` where the script used netem (no such class).
     fn slow_class_packets(&self) -> Option<u64> {
         let o = Command::new("ip")
-            .args(["netns", "exec", MPI_NS[0], "tc", "-s", "class", "show"])
-            .args(["dev", "myrix-mpi-va", "classid", "1:20"])
+            .args(["netns", "exec", &mpi_names().ns[0], "tc", "-s", "class"])
+            .args(["show", "dev", &mpi_names().va, "classid", "1:20"])
             .output()
             .ok()?;
         let text = String::from_utf8_lossy(&o.stdout);
@@ -336,8 +356,11 @@ impl MpiNamespaces {
     /// Packets received by namespace a's veth so far.
     fn rx_packets(&self) -> u64 {
         let o = Command::new("ip")
-            .args(["netns", "exec", MPI_NS[0], "cat"])
-            .arg("/sys/class/net/myrix-mpi-va/statistics/rx_packets")
+            .args(["netns", "exec", &mpi_names().ns[0], "cat"])
+            .arg(format!(
+                "/sys/class/net/{}/statistics/rx_packets",
+                mpi_names().va
+            ))
             .output()
             .unwrap();
         String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
@@ -346,7 +369,7 @@ impl MpiNamespaces {
 
 impl Drop for MpiNamespaces {
     fn drop(&mut self) {
-        for ns in MPI_NS {
+        for ns in &mpi_names().ns {
             let _ = Command::new("ip").args(["netns", "del", ns]).status();
         }
     }
@@ -378,7 +401,7 @@ fn expect_p2p_ok(cmd: Command, n: u32, what: &str) {
 /// at 2 ranks and 4 (two per namespace: shared memory inside, the network across),
 /// and MPICH's hydra with `ip netns exec` when it is installed.
 #[test]
-#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces myrix-mpi-a and myrix-mpi-b)"]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid> and mmb<pid>)"]
 fn mpi_p2p_across_namespaces_with_loss() {
     if std::env::var_os("MYRIX_NETNS").is_none() {
         let _ = std::io::Write::write_all(
@@ -389,16 +412,12 @@ fn mpi_p2p_across_namespaces_with_loss() {
     }
     let exe = mpi_p2p_program();
     let ns = MpiNamespaces::up();
-    let netns = MPI_NS.join(",");
+    let netns = mpi_names().ns.join(",");
     // A namespace that does not exist: one clear error, no rank started.
     let o = myrix_cmd()
-        .args([
-            "mpiexec",
-            "--netns",
-            "myrix-mpi-a,myrix-no-such-ns",
-            "-n",
-            "2",
-        ])
+        .args(["mpiexec", "--netns"])
+        .arg(format!("{},myrix-no-such-ns", mpi_names().ns[0]))
+        .args(["-n", "2"])
         .arg(&exe)
         .output()
         .unwrap();
@@ -436,7 +455,7 @@ fn mpi_p2p_across_namespaces_with_loss() {
     {
         for per in [1u32, 2] {
             let mut c = Command::new("mpiexec.hydra");
-            for (i, n) in MPI_NS.iter().enumerate() {
+            for (i, n) in mpi_names().ns.iter().enumerate() {
                 if i > 0 {
                     c.arg(":");
                 }
@@ -512,7 +531,7 @@ fn expect_ranks_ok(mut cmd: Command, word: &str, n: u32, what: &str) {
 /// against a serial reference) on 2 ranks (one per namespace), 3 and 4 (ranks of
 /// one namespace also reach each other through shared memory).
 #[test]
-#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces myrix-mpi-a and myrix-mpi-b)"]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid> and mmb<pid>)"]
 fn mpi_one_sided_across_namespaces_with_loss() {
     if std::env::var_os("MYRIX_NETNS").is_none() {
         let _ = std::io::Write::write_all(
@@ -524,7 +543,7 @@ fn mpi_one_sided_across_namespaces_with_loss() {
     let rma = mpi_c_program("rma");
     let random = mpi_c_program("rma_random");
     let ns = MpiNamespaces::up();
-    let netns = MPI_NS.join(",");
+    let netns = mpi_names().ns.join(",");
     for n in [2u32, 3, 4] {
         let before = ns.rx_packets();
         let mut c = myrix_cmd();
@@ -555,7 +574,7 @@ fn mpi_one_sided_across_namespaces_with_loss() {
 /// two namespaces with loss and duplication: over point-to-point, every result
 /// checked on every rank.
 #[test]
-#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces myrix-mpi-a and myrix-mpi-b)"]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid> and mmb<pid>)"]
 fn mpi_collectives_across_namespaces_with_loss() {
     if std::env::var_os("MYRIX_NETNS").is_none() {
         let _ = std::io::Write::write_all(
@@ -567,7 +586,7 @@ fn mpi_collectives_across_namespaces_with_loss() {
     let progs =
         ["coll_ranks", "icoll", "intercomm", "comm_group", "pcoll"].map(|p| (p, mpi_c_program(p)));
     let ns = MpiNamespaces::up();
-    let netns = MPI_NS.join(",");
+    let netns = mpi_names().ns.join(",");
     for n in [2u32, 3, 4] {
         for (word, exe) in &progs {
             let before = ns.rx_packets();
