@@ -14,9 +14,11 @@
 //! * `rebind`: the new memory's contents go into the data file and the file is mapped
 //!   over the new range; the old range is freed (library memory) or made private.
 //!
-//! Threads of the exporter should not write the segment while publish, unpublish or
-//! rebind runs: a write between the copy and the remap is lost. This module must never
-//! hand out the data file's mapping for memory it does not own.
+//! Other threads may write the range (the segment, or its pages' other bytes: a
+//! malloc'd buffer's neighbours) while publish, unpublish or rebind switches it: the
+//! switch makes it read-only first and such writes wait for the new mapping
+//! (`super::hold`); none is lost. This module must never hand out the data file's
+//! mapping for memory it does not own.
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::{AsRawFd, RawFd};

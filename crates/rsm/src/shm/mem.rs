@@ -237,9 +237,11 @@ fn frozen<R>(f: impl FnOnce() -> R) -> Result<R, RsmError> {
 ///
 /// # Safety
 /// `ptr..ptr+len` is page-aligned memory of this process that nothing relies on being
-/// private, valid for reads, and the file is at least `len` bytes long; no other
-/// thread writes it meanwhile.
+/// private, valid for reads, and the file is at least `len` bytes long. Other threads
+/// may write it meanwhile: their writes wait for the new mapping (`super::hold`).
 pub(crate) unsafe fn share_in_place(file: &File, ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    // Other threads' writes into the range wait while it switches (see `hold`).
+    let _turn = super::hold::begin();
     if on_this_threads_stack(ptr, len) {
         let (fd, p) = (file.as_raw_fd(), ptr as usize);
         // SAFETY: the caller's contract; the thread's frames on these pages do not
@@ -251,8 +253,23 @@ pub(crate) unsafe fn share_in_place(file: &File, ptr: *mut u8, len: usize) -> Re
 }
 
 /// # Safety
-/// As [`share_in_place`]; and the range's contents do not change during the call.
+/// As [`share_in_place`]; the switching turn (`super::hold::begin`) is held.
 unsafe fn copy_and_map(fd: i32, ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    // SAFETY: the caller's range; released below on every path, nothing allocated or
+    // locked in between.
+    let held = unsafe { super::hold::protect(ptr, len) };
+    // SAFETY: as above.
+    let r = unsafe { copy_and_map_held(fd, ptr, len) };
+    if held {
+        // SAFETY: after protect, by this thread; a failed switch left the old mapping.
+        unsafe { super::hold::release(r.is_err()) };
+    }
+    r
+}
+
+/// # Safety
+/// As [`copy_and_map`].
+unsafe fn copy_and_map_held(fd: i32, ptr: *mut u8, len: usize) -> Result<(), RsmError> {
     let mut done = 0usize;
     while done < len {
         // SAFETY: reads `ptr+done..ptr+len`, inside the range the caller promised.
@@ -294,6 +311,7 @@ unsafe fn copy_and_map(fd: i32, ptr: *mut u8, len: usize) -> Result<(), RsmError
 /// # Safety
 /// `ptr..ptr+len` is page-aligned, mapped readable and writable, and this process's.
 pub(crate) unsafe fn unshare_in_place(ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    let _turn = super::hold::begin();
     if on_this_threads_stack(ptr, len) {
         let p = ptr as usize;
         // SAFETY: the caller's contract, with the thread's frames frozen.
@@ -304,8 +322,22 @@ pub(crate) unsafe fn unshare_in_place(ptr: *mut u8, len: usize) -> Result<(), Rs
 }
 
 /// # Safety
-/// As [`unshare_in_place`]; and the range's contents do not change during the call.
+/// As [`unshare_in_place`]; the switching turn (`super::hold::begin`) is held.
 unsafe fn copy_back(ptr: *mut u8, len: usize) -> Result<(), RsmError> {
+    // SAFETY: as in copy_and_map.
+    let held = unsafe { super::hold::protect(ptr, len) };
+    // SAFETY: the caller's contract.
+    let r = unsafe { copy_back_held(ptr, len) };
+    if held {
+        // SAFETY: as in copy_and_map.
+        unsafe { super::hold::release(r.is_err()) };
+    }
+    r
+}
+
+/// # Safety
+/// As [`copy_back`].
+unsafe fn copy_back_held(ptr: *mut u8, len: usize) -> Result<(), RsmError> {
     // SAFETY: a fresh anonymous mapping chosen by the kernel.
     let tmp = unsafe {
         libc::mmap(

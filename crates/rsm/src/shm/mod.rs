@@ -17,6 +17,7 @@
 
 pub(crate) mod ctl;
 pub(crate) mod export;
+pub(crate) mod hold;
 pub(crate) mod import;
 pub(crate) mod mem;
 pub(crate) mod registry;
