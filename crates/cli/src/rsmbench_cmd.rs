@@ -29,9 +29,11 @@ pub struct RsmBenchArgs {
     /// The RSM controller: shm (this host); udp (nodes from the table named by
     /// MYRIX_RSM_NODES, this process's node MYRIX_RSM_NODE; when neither is set and the
     /// command starts its own server, a table of two loopback nodes is made for the
-    /// run); or sim (two hosts of a simulated Myrinet, simulated time: no server
-    /// process, at most 10 rounds per figure since simulated time is exact).
-    #[arg(long, default_value = "shm", value_parser = ["shm", "loopback", "udp", "sim"])]
+    /// run); eth (raw Ethernet, root: the same table with `eth:IFACE@MAC` boards; several
+    /// boards on a node's line are its rails); or sim (two hosts of a simulated
+    /// Myrinet, simulated time: no server process, at most 10 rounds per figure since
+    /// simulated time is exact).
+    #[arg(long, default_value = "shm", value_parser = ["shm", "loopback", "udp", "eth", "sim"])]
     transport: String,
     /// The simulated network (`--transport sim`).
     #[command(flatten)]

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# RSM over the network beside the bare ping-pongs it is built on, between two clean
+# network namespaces joined by a veth pair, interleaved (one run of each per round):
+#   raw Ethernet: bench/eth_pingpong.c (AF_PACKET, EtherType 0x86DF, spin-polled)
+#                 against `myrix bench rsm --transport eth`
+#   UDP:          bench/udp_pingpong.c against `myrix bench rsm --transport udp`
+# 8 B: the put-based ping-pong's one-way time (each side puts into the other's segment
+# and polls a flag) against the bare one-way time, and a completed put (implicit
+# barrier mode: the write is in remote memory) against the bare round trip.
+# Prints the medians of RUNS rounds (default 5) and the ratios. Needs root.
+#
+#   bash bench/rsm_net.sh            # RUNS=3 bash bench/rsm_net.sh for a quicker look
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-5}
+ITERS=${ITERS:-20000}
+command -v gcc >/dev/null ||
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc >/dev/null
+
+cargo build --release -q -p myrix-cli
+MYRIX=$PWD/target/release/myrix
+W=$(mktemp -d)
+A=rsmna$$ B=rsmnb$$ VA=rsmva$$ VB=rsmvb$$
+cleanup() {
+  ip netns del "$A" 2>/dev/null || true
+  ip netns del "$B" 2>/dev/null || true
+  rm -rf "$W"
+}
+trap cleanup EXIT
+ip netns add "$A"
+ip netns add "$B"
+ip link add "$VA" type veth peer name "$VB"
+ip link set "$VA" netns "$A"
+ip link set "$VB" netns "$B"
+ip -n "$A" addr add 10.81.0.1/24 dev "$VA"
+ip -n "$B" addr add 10.81.0.2/24 dev "$VB"
+for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
+ip -n "$A" link set "$VA" up
+ip -n "$B" link set "$VB" up
+maca=$(ip netns exec "$A" cat /sys/class/net/"$VA"/address)
+macb=$(ip netns exec "$B" cat /sys/class/net/"$VB"/address)
+printf '1 eth:%s@%s\n2 eth:%s@%s\n' "$VA" "$maca" "$VB" "$macb" >"$W/eth.nodes"
+printf '1 udp:10.81.0.1:7301\n2 udp:10.81.0.2:7301\n' >"$W/udp.nodes"
+
+gcc -O2 -o "$W/eth_pp" bench/eth_pingpong.c
+gcc -O2 -o "$W/udp_pp" bench/udp_pingpong.c
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+bare_eth() {
+  # The client's last frame stops the server; the timeout only guards against its loss.
+  timeout 60 ip netns exec "$A" taskset -c 0 "$W/eth_pp" -s "$VA" &
+  sleep 0.2
+  ip netns exec "$B" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" | awk '{print $2}'
+  wait
+}
+bare_udp() {
+  timeout 60 ip netns exec "$A" taskset -c 0 "$W/udp_pp" -s 10.81.0.1 7302 &
+  sleep 0.2
+  ip netns exec "$B" taskset -c 1 "$W/udp_pp" -c 10.81.0.1 7302 8 "$ITERS" | awk '{print $2}'
+  wait
+}
+rsm() { # transport -> "put_us pingpong_us"
+  local out=$W/srv.out
+  : >"$out"
+  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=1 ip netns exec "$A" "$MYRIX" bench rsm \
+    --server --transport "$1" --cpu 0,1 >"$out" &
+  for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
+  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=2 ip netns exec "$B" "$MYRIX" bench rsm \
+    --client "$(head -1 "$out")" --transport "$1" --start 8 --end 8 \
+    --iterations "$ITERS" --warmup 2000 --cpu 0,1 --format json >"$W/rsm.json"
+  wait
+  local put pp
+  put=$(sed 's/.*"put_us":\([0-9.e+-]*\).*/\1/' "$W/rsm.json")
+  pp=$(sed 's/.*"pingpong_us":\([0-9.e+-]*\).*/\1/' "$W/rsm.json")
+  echo "$put $pp"
+}
+
+for t in eth udp; do
+  : >"$W/$t.bare" ; : >"$W/$t.put" ; : >"$W/$t.pp"
+done
+for r in $(seq "$RUNS"); do
+  bare_eth >>"$W/eth.bare"
+  rsm eth | { read -r put pp; echo "$put" >>"$W/eth.put"; echo "$pp" >>"$W/eth.pp"; }
+  bare_udp >>"$W/udp.bare"
+  rsm udp | { read -r put pp; echo "$put" >>"$W/udp.put"; echo "$pp" >>"$W/udp.pp"; }
+  echo "# round $r of $RUNS done" >&2
+done
+echo "# 8 B between two namespaces (clean veth), medians of $RUNS interleaved rounds, us; load $(cut -d' ' -f1 /proc/loadavg)"
+for t in eth udp; do
+  b=$(median <"$W/$t.bare") p=$(median <"$W/$t.put") q=$(median <"$W/$t.pp")
+  awk -v t="$t" -v b="$b" -v p="$p" -v q="$q" 'BEGIN {
+    printf "%-4s bare one-way %.3f  RSM put ping-pong one-way %.3f (%.2fx)  RSM put completed %.3f (%.2fx the bare round trip)\n",
+      t, b, q, q / b, p, p / (2 * b) }'
+done
