@@ -12,6 +12,8 @@
 //!   (`myrix_wire::rsm`) and time in, frames, deadlines and events out, reliable over
 //!   lossy transports through the MX engine's reliability layer
 //!   (`myrix_mx_proto::reliability`). `docs/rsm.md` describes the protocol.
+//! * [`rails`] — one import over several rails (an engine each): striping, the order
+//!   of writes across rails, fail-over, rejoin, the barrier that reports a fail-over.
 //!
 //! Barrier *modes* are the front end's: the engine reports each get's own result and,
 //! at each flush ([`engine::Engine::flush`], [`engine::Engine::close_barrier`]), the
@@ -25,6 +27,7 @@
 pub mod acl;
 pub mod engine;
 pub mod error;
+pub mod rails;
 pub mod types;
 
 pub use acl::{Acl, Credentials};

@@ -93,6 +93,11 @@ pub struct Net {
     buf: Vec<u8>,
     /// Nodes whose frames (to and from) are all lost.
     pub cut: HashSet<usize>,
+    /// The memory each engine applies writes to and reads from (`mems[mem_of[i]]`; by
+    /// default its own): engines of one node on several rails share one.
+    pub mem_of: Vec<usize>,
+    /// Extra latency of each node's frames (a slower link).
+    pub delay: Vec<u64>,
     /// The slow lane as a rate-limited queue ([`Htb`]) instead of a fixed
     /// [`NetConfig::slow_ns`].
     pub htb: Option<Htb>,
@@ -128,6 +133,8 @@ impl Net {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             order: 0,
             cut: HashSet::new(),
+            mem_of: (0..n).collect(),
+            delay: vec![0; n],
             htb: None,
             slow_free: vec![0; n],
             slow_dropped: 0,
@@ -202,7 +209,7 @@ impl Net {
                 0
             };
             self.order += 1;
-            let at = depart + self.cfg.latency_ns + jitter + slow;
+            let at = depart + self.cfg.latency_ns + jitter + slow + self.delay[src];
             self.queue
                 .push(Reverse((at, self.order, dst, src, false, frame.to_vec())));
         }
@@ -248,7 +255,7 @@ impl Net {
                 )));
                 continue;
             }
-            let (e, m) = (&mut self.engines[dst], &mut self.mems[dst]);
+            let (e, m) = (&mut self.engines[dst], &mut self.mems[self.mem_of[dst]]);
             e.handle_frame(self.now, &src, &frame, m);
         }
         for e in &mut self.engines {

@@ -1,30 +1,17 @@
 //! The importing end over the network: one engine import per rail to the exporter
-//! (rail `r` is the node's `r`-th board), puts striped across the live rails above
-//! [`STRIPE_MIN`] bytes, and fail-over.
+//! (rail `r` is the node's `r`-th board), driven by the rail rules of
+//! [`myrix_rsm_proto::rails`] (striping above [`STRIPE_MIN`] bytes, the order of writes
+//! across rails, fail-over with a replay of what the failed rail carried, the barrier
+//! that reports it, rejoin; docs/rsm-net.md, "Rails"). This file does the IO those
+//! rules ask for: it calls the rails' engines, waits for their answers ([`Net::wait`])
+//! and tells the rules what happened; the rules themselves are sans-IO and tested
+//! deterministically (`crates/rsm-proto/tests/rails.rs`).
 //!
-//! * **Order.** One rail's writes are applied in order. Writes on different rails are
-//!   not, so before anything (a write, a read) is queued on a rail, every *other* rail
-//!   holding unflushed writes that overlap its range is flushed first, and so is every
-//!   other rail holding pieces of a striped put (whatever their range): an unstriped
-//!   write after a striped one (a flag after the data it announces, as MPI's postbox
-//!   after its pool blocks) is applied after all of it, at the price of a round trip.
-//!   Successive striped puts to disjoint ranges may be applied in either order;
-//!   [`ImportBackend::order`] flushes the rails holding striped writes.
-//! * **Nothing lost.** Each rail keeps a copy of the writes it carried since its last
-//!   successful flush (its log). When a rail fails (its peer unreachable: every frame
-//!   lost until the engine's timeout, or the link down), its log is replayed on the
-//!   first live rail, so every write still arrives; the failed rail's pending reads
-//!   are asked again.
-//! * **Reported.** The barrier scope in which a fail-over happened closes with
-//!   `BarrierFailure` (its data is nevertheless all in remote memory); the next scope
-//!   is clean. An implicit-mode put spanning a fail-over returns success: its data
-//!   arrived.
-//! * **Rejoined.** A rail failed over from is taken up again once its engine has
-//!   resynchronised with the node (rsm-proto answers a probe: `peer_unreachable` is
-//!   false again): the import connects on it anew, in the background of its next calls
-//!   ([`NetImport::rejoin`], looked at every [`REJOIN_EVERY`]), and when that connect
-//!   is answered every live rail is flushed first, so nothing written before can be
-//!   overtaken by what the rejoined rail (the primary again if it comes first) carries.
+//! * A failed rail is also recorded in the controller ([`super::Rail::failed`]): later
+//!   connects leave it out for that node until its engine has resynchronised.
+//! * A live import looks for rejoins from its own calls (puts, gets, `check`, which
+//!   MPI's liveness watch makes), never waiting for the connect; when it is answered
+//!   every live rail is flushed first, then the rail is used again.
 //! * Signals go to and come from the primary rail (the first live one). A signal
 //!   posted on a rail that fails before its next successful flush is posted again on
 //!   the new primary (at least once: the exporter may see it twice, never not at all).
@@ -34,9 +21,10 @@
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use myrix_rsm_proto::engine::{Import as EngImport, SignalTarget};
+use myrix_rsm_proto::engine::SignalTarget;
+use myrix_rsm_proto::rails::{Rails, RailsConfig};
 use myrix_rsm_proto::{BarrierMode, NodeId, Perm, RsmError, SegmentId};
 
 use super::agent::{lock, take_signal};
@@ -52,75 +40,13 @@ use crate::SignalFlags;
 const PUT_PIECE: usize = 1 << 20;
 /// Puts of at least this many bytes are striped across the live rails.
 pub(crate) const STRIPE_MIN: usize = 64 * 1024;
-/// A rail whose log of unflushed writes grows past this is flushed.
-const LOG_MAX: usize = 64 << 20;
-/// Signals a rail keeps for a replay before it is flushed.
-const SIGNALS_MAX: usize = 1024;
-/// How often a failed rail is looked at for a rejoin, and how long after a rejoin
-/// connect failed the next is tried.
-const REJOIN_EVERY: Duration = Duration::from_millis(100);
-const REJOIN_RETRY: Duration = Duration::from_secs(1);
 
-struct RailConn {
-    rail: usize,
-    imp: EngImport,
-    live: bool,
-    /// Writes since the last successful flush: (offset, data).
-    log: Vec<(usize, Vec<u8>)>,
-    log_bytes: usize,
-    /// Signals posted since the last successful flush (their no-accumulate flags).
-    signals: Vec<bool>,
-    /// The log holds a piece of a striped put (see the module docs, "Order").
-    striped: bool,
-    /// While failed: the connect that takes the rail up again, and when to look next.
-    rejoin: Option<EngImport>,
-    retry_at: Instant,
-}
-
-impl RailConn {
-    fn new(rail: usize, imp: EngImport) -> RailConn {
-        RailConn {
-            rail,
-            imp,
-            live: true,
-            log: Vec::new(),
-            log_bytes: 0,
-            signals: Vec::new(),
-            striped: false,
-            rejoin: None,
-            retry_at: Instant::now(),
-        }
-    }
-
-    /// A successful flush: everything the rail carried is in remote memory.
-    fn flushed(&mut self) {
-        self.log.clear();
-        self.log_bytes = 0;
-        self.signals.clear();
-        self.striped = false;
-    }
-}
-
-impl RailConn {
-    fn overlaps(&self, off: usize, n: usize) -> bool {
-        self.log
-            .iter()
-            .any(|(o, d)| *o < off + n && off < *o + d.len())
-    }
-}
-
-struct State {
-    rails: Vec<RailConn>,
-    /// A rail failed since the scope opened.
-    failed_over: bool,
-}
-
-impl State {
-    fn primary(&self) -> Result<usize, RsmError> {
-        self.rails
-            .iter()
-            .position(|r| r.live)
-            .ok_or(RsmError::RemoteNodeUnreachable)
+/// The rail rules' parameters here: [`RailsConfig`]'s defaults (64 MiB logs, 1024
+/// signals kept, a failed rail looked at every 100 ms, 1 s after a refused rejoin).
+fn rails_config() -> RailsConfig {
+    RailsConfig {
+        stripe_min: STRIPE_MIN,
+        ..RailsConfig::default()
     }
 }
 
@@ -133,7 +59,7 @@ pub(crate) struct NetImport {
     len: usize,
     mailbox: Arc<Mailbox>,
     implicit: AtomicBool,
-    st: Mutex<State>,
+    st: Mutex<Rails>,
 }
 
 impl NetImport {
@@ -210,7 +136,7 @@ impl NetImport {
             match res {
                 Ok(l) => {
                     len = l;
-                    rails.push(RailConn::new(r, imp));
+                    rails.push((r, imp));
                 }
                 Err(e) => {
                     first_err.get_or_insert(e);
@@ -221,14 +147,15 @@ impl NetImport {
         // an unreachable rail beside a connected one is only a missing rail.
         match first_err {
             Some(e) if rails.is_empty() || e != RsmError::RemoteNodeUnreachable => {
-                for rc in &rails {
-                    let _ = lock(&net.rails[rc.rail].core).engine.disconnect(rc.imp);
+                for &(r, imp) in &rails {
+                    let _ = lock(&net.rails[r].core).engine.disconnect(imp);
                 }
                 return Err(e);
             }
             _ => {}
         }
         let len = usize::try_from(len).map_err(|_| RsmError::BadLength)?;
+        let now = now_ns(&net);
         let me = NetImport {
             net,
             node,
@@ -237,10 +164,7 @@ impl NetImport {
             len,
             mailbox,
             implicit: AtomicBool::new(true),
-            st: Mutex::new(State {
-                rails,
-                failed_over: false,
-            }),
+            st: Mutex::new(Rails::new(rails_config(), &rails, now)),
         };
         let st = me.lock();
         me.register_mailbox(&st);
@@ -248,16 +172,17 @@ impl NetImport {
         Ok(me)
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, Rails> {
         lock(&self.st)
     }
 
     /// Signals are taken on the primary rail only.
-    fn register_mailbox(&self, st: &State) {
-        for (k, rc) in st.rails.iter().enumerate() {
-            let mut c = lock(&self.net.rails[rc.rail].core);
-            let t = SignalTarget::Import(rc.imp);
-            if rc.live && st.primary().ok() == Some(k) {
+    fn register_mailbox(&self, st: &Rails) {
+        let primary = st.primary().ok();
+        for k in 0..st.len() {
+            let mut c = lock(&self.net.rails[st.rail(k)].core);
+            let t = SignalTarget::Import(st.import(k));
+            if st.is_live(k) && primary == Some(k) {
                 c.mailboxes.insert(t, self.mailbox.clone());
             } else {
                 c.mailboxes.remove(&t);
@@ -266,91 +191,62 @@ impl NetImport {
     }
 
     /// The engine's state of rail `k`'s import.
-    fn rail_state(&self, st: &State, k: usize) -> Result<(), RsmError> {
-        let rc = &st.rails[k];
-        lock(&self.net.rails[rc.rail].core)
+    fn rail_state(&self, st: &Rails, k: usize) -> Result<(), RsmError> {
+        lock(&self.net.rails[st.rail(k)].core)
             .engine
-            .import_len(rc.imp)
+            .import_len(st.import(k))
             .map(|_| ())
     }
 
-    /// Rail `k` failed: it is dropped, and its unflushed writes are replayed on the new
-    /// primary rail.
-    fn fail_over(&self, st: &mut State, k: usize) -> Result<(), RsmError> {
-        let rc = &mut st.rails[k];
-        rc.live = false;
-        lock(&self.net.rails[rc.rail].failed).insert(self.node);
-        let log = std::mem::take(&mut rc.log);
-        let signals = std::mem::take(&mut rc.signals);
-        rc.log_bytes = 0;
-        rc.retry_at = Instant::now() + REJOIN_EVERY;
-        st.failed_over = true;
-        let p = st.primary()?;
+    /// Whether `e`, from rail `k`, means the rail failed (rather than the import).
+    fn rail_lost(&self, st: &Rails, k: usize, e: RsmError) -> bool {
+        st.is_lost(k, e, |j| self.rail_state(st, j).is_ok())
+    }
+
+    /// Rail `k` failed: it is dropped, and its unflushed writes and signals are
+    /// replayed on the new primary rail.
+    fn fail_over(&self, st: &mut Rails, k: usize) -> Result<(), RsmError> {
+        lock(&self.net.rails[st.rail(k)].failed).insert(self.node);
+        let replay = st.fail(k, now_ns(&self.net))?;
         self.register_mailbox(st);
-        for (off, data) in log {
-            self.queue(st, p, off, &data)?;
+        for (off, data) in replay.writes {
+            self.queue(st, replay.to, off, &data, false)?;
         }
-        for no_accumulate in signals {
-            self.post_signal(st, p, no_accumulate)?;
+        for no_accumulate in replay.signals {
+            self.post_signal(st, replay.to, no_accumulate)?;
         }
         Ok(())
     }
 
-    /// Whether `e`, from rail `k`, means the rail failed (rather than the import).
-    fn rail_lost(&self, st: &State, k: usize, e: RsmError) -> bool {
-        match e {
-            RsmError::RemoteNodeUnreachable => true,
-            // Aborted on this rail alone: the node restarted its numbering on it (a
-            // rail that came back, rsm-proto's resync), not an unpublish (which
-            // aborts every rail).
-            RsmError::ConnAborted => (0..st.rails.len())
-                .any(|j| j != k && st.rails[j].live && self.rail_state(st, j).is_ok()),
-            _ => false,
-        }
-    }
-
     /// Takes failed rails up again where their engine resynchronised with the node:
-    /// starts a connect on each (at most every [`REJOIN_EVERY`]) and, once one is
-    /// answered, flushes every live rail (what they carry goes first) and makes the
-    /// rail live again. Never waits for a connect.
-    fn rejoin(&self, st: &mut State) -> Result<(), RsmError> {
-        let now = Instant::now();
-        for k in 0..st.rails.len() {
-            if st.rails[k].live {
-                continue;
-            }
-            let rail = st.rails[k].rail;
-            let Some(addr) = self.net.addr_of(rail, self.node) else {
-                continue;
-            };
-            if let Some(imp) = st.rails[k].rejoin {
-                let r = lock(&self.net.rails[rail].core).connects.remove(&imp.0);
-                match r {
-                    None => {}
-                    Some(Ok(_)) => {
-                        st.rails[k].rejoin = None;
-                        self.flush(st, |_| true)?;
-                        let old = std::mem::replace(&mut st.rails[k].imp, imp);
+    /// starts a connect on each the rules say is due and, once one is answered, flushes
+    /// every live rail (what they carry goes first) and makes the rail live again.
+    /// Never waits for a connect.
+    fn rejoin(&self, st: &mut Rails) -> Result<(), RsmError> {
+        let now = now_ns(&self.net);
+        for (k, imp) in st.rejoins() {
+            let rail = st.rail(k);
+            let r = lock(&self.net.rails[rail].core).connects.remove(&imp.0);
+            match r {
+                None => {}
+                Some(Ok(_)) => {
+                    self.flush(st, |_| true)?;
+                    if let Some(old) = st.rejoined(k) {
                         let mut c = lock(&self.net.rails[rail].core);
                         let _ = c.engine.disconnect(old);
                         c.mailboxes.remove(&SignalTarget::Import(old));
-                        drop(c);
-                        lock(&self.net.rails[rail].failed).remove(&self.node);
-                        st.rails[k].flushed();
-                        st.rails[k].live = true;
-                        self.register_mailbox(st);
                     }
-                    Some(Err(_)) => {
-                        st.rails[k].rejoin = None;
-                        st.rails[k].retry_at = now + REJOIN_RETRY;
-                    }
+                    lock(&self.net.rails[rail].failed).remove(&self.node);
+                    self.register_mailbox(st);
                 }
-                continue;
+                Some(Err(_)) => st.rejoin_refused(k, now),
             }
-            if now < st.rails[k].retry_at {
+        }
+        for k in st.rejoin_due(now) {
+            let rail = st.rail(k);
+            let Some(addr) = self.net.addr_of(rail, self.node) else {
                 continue;
-            }
-            st.rails[k].retry_at = now + REJOIN_EVERY;
+            };
             let mut c = lock(&self.net.rails[rail].core);
             if c.engine.peer_unreachable(&addr) {
                 continue; // not resynchronised yet (the engine probes it)
@@ -360,71 +256,64 @@ impl NetImport {
                 .engine
                 .connect(addr, self.node, self.id, self.perm, self.net.who)
             {
-                st.rails[k].rejoin = Some(imp);
+                st.rejoin_started(k, imp);
             }
         }
         Ok(())
     }
 
     /// Posts a signal on rail `k`, kept for a replay until the rail's next flush.
-    fn post_signal(&self, st: &mut State, k: usize, no_accumulate: bool) -> Result<(), RsmError> {
-        let rc = &st.rails[k];
-        lock(&self.net.rails[rc.rail].core)
+    fn post_signal(&self, st: &mut Rails, k: usize, no_accumulate: bool) -> Result<(), RsmError> {
+        lock(&self.net.rails[st.rail(k)].core)
             .engine
-            .signal(rc.imp, no_accumulate)?;
-        st.rails[k].signals.push(no_accumulate);
-        if st.rails[k].signals.len() > SIGNALS_MAX {
-            self.flush_signals(st, k)?;
+            .signal(st.import(k), no_accumulate)?;
+        if st.signal_posted(k, no_accumulate) {
+            self.flush(st, |j| j == k)?;
         }
         Ok(())
-    }
-
-    /// Flushes rail `k` (its signals are then delivered).
-    fn flush_signals(&self, st: &mut State, k: usize) -> Result<(), RsmError> {
-        self.flush(st, |j| j == k)
     }
 
     /// Finds rails the engine gave up on and fails them over, and takes up again those
     /// that came back ([`NetImport::rejoin`]); `ConnAborted` on every live rail (the
     /// segment was unpublished) is returned as is.
-    fn check_rails(&self, st: &mut State) -> Result<(), RsmError> {
-        let mut all_live = true;
-        for k in 0..st.rails.len() {
-            if !st.rails[k].live {
-                all_live = false;
+    fn check_rails(&self, st: &mut Rails) -> Result<(), RsmError> {
+        for k in 0..st.len() {
+            if !st.is_live(k) {
                 continue;
             }
             match self.rail_state(st, k) {
                 Ok(()) => {}
-                Err(e) if self.rail_lost(st, k, e) => {
-                    all_live = false;
-                    self.fail_over(st, k)?
-                }
+                Err(e) if self.rail_lost(st, k, e) => self.fail_over(st, k)?,
                 Err(e) => return Err(e),
             }
         }
         st.primary()?;
-        if !all_live {
+        if !st.all_live() {
             self.rejoin(st)?;
         }
         Ok(())
     }
 
-    /// Queues a write on rail `k` (logging it), driving progress while the queue is
-    /// full.
-    fn queue(&self, st: &mut State, k: usize, off: usize, data: &[u8]) -> Result<(), RsmError> {
-        let (rail, imp) = (st.rails[k].rail, st.rails[k].imp);
+    /// Queues a write on rail `k` (logged by the rules), driving progress while the
+    /// queue is full.
+    fn queue(
+        &self,
+        st: &mut Rails,
+        k: usize,
+        off: u64,
+        data: &[u8],
+        striped: bool,
+    ) -> Result<(), RsmError> {
+        let (rail, imp) = (st.rail(k), st.import(k));
         for (i, piece) in data.chunks(PUT_PIECE).enumerate() {
-            let o = off + i * PUT_PIECE;
+            let o = off + (i * PUT_PIECE) as u64;
             if i > 0 {
                 // Keep the pipeline moving between pieces; the last piece goes out with
                 // what the caller does next (a flush, or one progress).
                 self.net.progress();
             }
             loop {
-                let r = lock(&self.net.rails[rail].core)
-                    .engine
-                    .put(imp, o as u64, piece);
+                let r = lock(&self.net.rails[rail].core).engine.put(imp, o, piece);
                 match r {
                     Err(RsmError::InsufficientResources) => {
                         self.net.progress();
@@ -440,14 +329,7 @@ impl NetImport {
         self.net.rails[rail]
             .bytes_put
             .fetch_add(data.len() as u64, Ordering::Relaxed);
-        let single = st.rails.len() == 1;
-        let rc = &mut st.rails[k];
-        // The copy is for a replay on another rail and for ordering against other
-        // rails: an import with one rail keeps only the range.
-        rc.log
-            .push((off, if single { Vec::new() } else { data.to_vec() }));
-        rc.log_bytes += data.len();
-        if rc.log_bytes > LOG_MAX {
+        if st.queued(k, off, data, striped) {
             self.flush(st, |j| j == k)?;
         }
         Ok(())
@@ -456,22 +338,18 @@ impl NetImport {
     /// Flushes the live rails `which` selects that hold unflushed writes, failing over
     /// those found unreachable (and flushing where their writes went). The first other
     /// error (a refused write: `BarrierFailure`; `ConnAborted`) is returned after all.
-    fn flush(&self, st: &mut State, which: impl Fn(usize) -> bool) -> Result<(), RsmError> {
+    fn flush(&self, st: &mut Rails, which: impl Fn(usize) -> bool) -> Result<(), RsmError> {
         let mut first_err = None;
-        let mut want: Vec<bool> = (0..st.rails.len())
-            .map(|k| {
-                let rc = &st.rails[k];
-                which(k) && rc.live && !(rc.log.is_empty() && rc.signals.is_empty())
-            })
-            .collect();
-        while want.iter().any(|w| *w) {
+        let mut want = st.to_flush(which);
+        while !want.is_empty() {
             let mut flushes = Vec::new();
-            for (k, w) in want.iter_mut().enumerate() {
-                if !std::mem::take(w) || !st.rails[k].live {
+            for k in std::mem::take(&mut want) {
+                if !st.is_live(k) {
                     continue;
                 }
-                let rc = &st.rails[k];
-                let f = lock(&self.net.rails[rc.rail].core).engine.flush(rc.imp);
+                let f = lock(&self.net.rails[st.rail(k)].core)
+                    .engine
+                    .flush(st.import(k));
                 match f {
                     Ok(f) => flushes.push((k, f)),
                     Err(e) => {
@@ -481,21 +359,22 @@ impl NetImport {
             }
             self.net.progress();
             for (k, f) in flushes {
-                let rail = st.rails[k].rail;
                 let r = self
                     .net
-                    .wait(rail, None, |c| c.flushes.remove(&f.0))
+                    .wait(st.rail(k), None, |c| c.flushes.remove(&f.0))
                     .unwrap_or(Err(RsmError::Timeout));
                 match r {
-                    Ok(()) => st.rails[k].flushed(),
+                    Ok(()) => st.flushed(k),
                     Err(e) if self.rail_lost(st, k, e) => {
                         self.fail_over(st, k)?;
                         // Its writes went to the primary: flush that too.
                         let p = st.primary()?;
-                        want[p] = true;
+                        if !want.contains(&p) {
+                            want.push(p);
+                        }
                     }
                     Err(e) => {
-                        st.rails[k].flushed();
+                        st.flushed(k);
                         first_err.get_or_insert(e);
                     }
                 }
@@ -504,25 +383,18 @@ impl NetImport {
         first_err.map_or(Ok(()), Err)
     }
 
-    /// Flushes every rail but `k` that holds unflushed writes overlapping `off..off+n`,
-    /// or (`k` given: an unstriped access) pieces of a striped put.
+    /// Flushes the rails the order rule names before an access to `off..off+n` on rail
+    /// `k` (`None`: a striped put).
     fn order_before(
         &self,
-        st: &mut State,
+        st: &mut Rails,
         k: Option<usize>,
-        off: usize,
+        off: u64,
         n: usize,
     ) -> Result<(), RsmError> {
-        let conflict: Vec<bool> = st
-            .rails
-            .iter()
-            .enumerate()
-            .map(|(j, rc)| {
-                Some(j) != k && rc.live && ((k.is_some() && rc.striped) || rc.overlaps(off, n))
-            })
-            .collect();
-        if conflict.iter().any(|c| *c) {
-            self.flush(st, |j| conflict[j])?;
+        let conflict = st.order_before(k, off, n);
+        if !conflict.is_empty() {
+            self.flush(st, |j| conflict.contains(&j))?;
         }
         Ok(())
     }
@@ -530,28 +402,25 @@ impl NetImport {
     fn put_bytes(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
         let mut st = self.lock();
         self.check_rails(&mut st)?;
-        let live: Vec<usize> = (0..st.rails.len()).filter(|&k| st.rails[k].live).collect();
-        if data.len() >= STRIPE_MIN && live.len() > 1 {
-            // Striped: one piece per live rail, cut at multiples of 8 bytes (an aligned
-            // scalar never straddles two rails).
-            self.order_before(&mut st, None, offset, data.len())?;
-            let per = (data.len() / live.len()).div_ceil(8) * 8;
-            for (i, piece) in data.chunks(per).enumerate() {
-                let k = live[i % live.len()];
-                self.queue(&mut st, k, offset + i * per, piece)?;
-                st.rails[k].striped = true;
-            }
+        let off = offset as u64;
+        let k = if st.stripes(data.len()) {
+            None
         } else {
-            let p = st.primary()?;
-            self.order_before(&mut st, Some(p), offset, data.len())?;
-            self.queue(&mut st, p, offset, data)?;
+            Some(st.primary()?)
+        };
+        self.order_before(&mut st, k, off, data.len())?;
+        // After the order's flushes (a fail-over there changes the live rails).
+        let pieces = st.put_pieces(off, data.len())?;
+        let striped = pieces.len() > 1;
+        for pc in pieces {
+            self.queue(&mut st, pc.rail, pc.offset, &data[pc.range], striped)?;
         }
         if self.implicit.load(Ordering::Relaxed) {
             // Its own scope: in remote memory when it returns (a fail-over on the way
             // lost nothing, so it is not an error here). The write and the flush leave
             // together, in the flush's progress.
             self.flush(&mut st, |_| true)?;
-            st.failed_over = false;
+            st.implicit_done();
         } else {
             self.net.progress();
         }
@@ -563,11 +432,10 @@ impl NetImport {
         self.check_rails(&mut st)?;
         loop {
             let p = st.primary()?;
-            self.order_before(&mut st, Some(p), offset, out.len())?;
-            let rc = &st.rails[p];
-            let rail = rc.rail;
+            self.order_before(&mut st, Some(p), offset as u64, out.len())?;
+            let rail = st.rail(p);
             let g = lock(&self.net.rails[rail].core).engine.get(
-                rc.imp,
+                st.import(p),
                 offset as u64,
                 out.len() as u64,
             )?;
@@ -590,6 +458,11 @@ impl NetImport {
             }
         }
     }
+}
+
+/// The controller's clock for the rail rules: nanoseconds since its epoch.
+fn now_ns(net: &Net) -> u64 {
+    net.epoch.elapsed().as_nanos() as u64
 }
 
 impl ImportBackend for NetImport {
@@ -627,15 +500,15 @@ impl ImportBackend for NetImport {
         self.net.progress();
         let mut st = self.lock();
         self.check_rails(&mut st)?;
-        st.failed_over = false;
+        st.open_scope();
         Ok(0)
     }
 
     fn order(&self) -> Result<(), RsmError> {
-        // Unstriped accesses keep their order across rails (see the module docs);
+        // Unstriped accesses keep their order across rails (the rules' "Order");
         // striped writes are put in remote memory now.
         let mut st = self.lock();
-        if st.rails.iter().any(|rc| rc.live && rc.striped) {
+        if st.order_wants_flush() {
             self.flush(&mut st, |_| true)?;
         }
         Ok(())
@@ -645,10 +518,7 @@ impl ImportBackend for NetImport {
         let mut st = self.lock();
         self.check_rails(&mut st)?;
         self.flush(&mut st, |_| true)?;
-        if std::mem::take(&mut st.failed_over) {
-            return Err(RsmError::BarrierFailure);
-        }
-        Ok(())
+        st.close_scope()
     }
 
     fn check(&self) -> Result<(), RsmError> {
@@ -691,10 +561,15 @@ impl ImportBackend for NetImport {
 
     fn disconnect(&self) -> Result<(), RsmError> {
         let st = self.lock();
-        for rc in &st.rails {
-            let mut c = lock(&self.net.rails[rc.rail].core);
-            c.mailboxes.remove(&SignalTarget::Import(rc.imp));
-            let _ = c.engine.disconnect(rc.imp);
+        let rejoins = st.rejoins();
+        for k in 0..st.len() {
+            let mut c = lock(&self.net.rails[st.rail(k)].core);
+            c.mailboxes.remove(&SignalTarget::Import(st.import(k)));
+            let _ = c.engine.disconnect(st.import(k));
+            // A rejoin connect under way on the rail.
+            if let Some(&(_, imp)) = rejoins.iter().find(|(j, _)| *j == k) {
+                let _ = c.engine.disconnect(imp);
+            }
         }
         drop(st);
         self.net.progress();
