@@ -3,9 +3,11 @@
 //!
 //! A handle (`mx_endpoint_t`) is a token: a number that is looked up in the table and
 //! never dereferenced, so a NULL, forged or closed handle gets `MX_BAD_ENDPOINT`.
-//! Tokens are not reused. Every board opens a `shm` endpoint of `myrix-mx`: the
-//! endpoint id is the shared-memory segment's, so endpoint ids are unique per host
-//! (not per board, as in MX).
+//! Tokens are not reused. Which `myrix-mx` endpoint a board opens depends on
+//! `MYRIX_MX_TRANSPORT` ([`crate::init::Mode`]): a `shm` endpoint, whose id is the
+//! shared-memory segment's, so endpoint ids are unique per host (not per board, as in
+//! MX); `omx+shm:IFACE` (the same segment, plus Open-MX's frames on the board's
+//! interface for other hosts); `omx:IFACE` or `eth:IFACE` (raw Ethernet alone).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -13,9 +15,10 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use myrix_mx::{Config, Endpoint, MxError, PeerId, Request};
+use myrix_mx::{Config, Endpoint, MxError, OmxEndpoint, PeerId, Request};
 
-use crate::init::{fail, fail_with, guard, lock, need_init};
+use crate::init::{fail, fail_with, guard, lock, need_init, Mode};
+use crate::mxep::MxEp;
 use crate::naming;
 use crate::types::*;
 
@@ -67,7 +70,10 @@ impl Book {
 
 /// An open endpoint.
 pub struct Ep {
-    pub mx: Endpoint,
+    pub mx: MxEp,
+    /// The endpoints of this host are reached through shared memory (peers of other
+    /// hosts through `mx`'s raw Ethernet): an `omx+shm:` endpoint.
+    pub shm_local: bool,
     /// The instance number in addresses this endpoint hands out.
     pub inst: u16,
     pub board: u32,
@@ -294,20 +300,50 @@ fn read_params(params: *const mx_param_t, count: u32) -> Result<Params, mx_retur
     Ok(p)
 }
 
-fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<Endpoint, MxError> {
+/// Opens the `myrix-mx` endpoint of board `board` as `MYRIX_MX_TRANSPORT` says; true
+/// with it when local peers go through shared memory beside raw Ethernet.
+fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<(MxEp, bool), MxError> {
     let mut cfg = Config::default();
     if let Some(m) = p.unexp_max {
         cfg.unexpected_max = m.max(1) as usize;
     }
-    // `MYRIX_MX_TRANSPORT=eth`: an endpoint on an Ethernet board opens raw Ethernet on
-    // that interface and reaches the peer table's NIC ids on other hosts; otherwise
-    // every endpoint is a shared-memory one (peers of this host only).
-    let eth = std::env::var("MYRIX_MX_TRANSPORT").is_ok_and(|t| t == "eth");
-    match naming::board(board) {
-        Some(b) if eth && b.iface != "local" => {
-            Endpoint::open_with(&format!("eth:{}", b.iface), eid, key, cfg)
+    let env = crate::init::env();
+    let iface = naming::board(board)
+        .map(|b| b.iface)
+        .filter(|i| i != "local");
+    let shm = |cfg| Ok((MxEp::Mx(Endpoint::open_with("shm", eid, key, cfg)?), false));
+    let Some(iface) = iface else {
+        // The host-only board: shared memory whatever the mode.
+        return shm(cfg);
+    };
+    // Open-MX's frames on the board's interface; local peers through shared memory
+    // unless MX_DISABLE_SHMEM sends them through the NIC too.
+    let omx = |cfg| -> Result<(MxEp, bool), MxError> {
+        let (board, local) = if env.disable_shmem {
+            (format!("omx:{iface}"), false)
+        } else {
+            (format!("omx+shm:{iface}"), true)
+        };
+        Ok((
+            MxEp::Omx(OmxEndpoint::open_omx_with(&board, eid, key, cfg)?),
+            local,
+        ))
+    };
+    match env.mode {
+        Mode::Shm => shm(cfg),
+        Mode::Eth => Ok((
+            MxEp::Mx(Endpoint::open_with(&format!("eth:{iface}"), eid, key, cfg)?),
+            false,
+        )),
+        Mode::Omx => omx(cfg),
+        Mode::Auto if naming::has_remote_peers() || env.disable_shmem => {
+            match omx(cfg.clone()) {
+                // No CAP_NET_RAW: this host's peers are still reachable.
+                Err(MxError::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => shm(cfg),
+                r => r,
+            }
         }
-        _ => Endpoint::open_with("shm", eid, key, cfg),
+        Mode::Auto => shm(cfg),
     }
 }
 
@@ -365,7 +401,7 @@ pub unsafe extern "C" fn mx_open_endpoint(
                 Err(e) => last = Some(e),
             }
         }
-        let Some((eid, mx)) = opened else {
+        let Some((eid, (mx, shm_local))) = opened else {
             let busy =
                 matches!(&last, Some(MxError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse);
             let code = if busy { ret::BUSY } else { ret::NO_RESOURCES };
@@ -384,6 +420,7 @@ pub unsafe extern "C" fn mx_open_endpoint(
         let inst = t.next;
         let ep = Ep {
             mx,
+            shm_local,
             inst: inst as u16,
             board,
             nic: b.nic,

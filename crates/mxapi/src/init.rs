@@ -7,6 +7,23 @@
 //! * `OMX_IGNORE_MX_ENV=1`: `MX_*` variables are ignored (as Open-MX does).
 //! * `MX_DISABLE_SELF`, `MX_DISABLE_SHMEM`: accepted; see [`Env`] for what they do.
 //! * `MYRIX_MX_PEERS`, `MYRIX_MX_IFACES`: see [`crate::naming`].
+//! * `MYRIX_MX_TRANSPORT=auto|shm|eth|omx`: see [`Mode`].
+
+/// How endpoints reach their peers (`MYRIX_MX_TRANSPORT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// `omx` where the peer table names NIC ids of other hosts (or `MX_DISABLE_SHMEM`
+    /// asks for the NIC path) and a raw socket opens on the board; `shm` otherwise.
+    #[default]
+    Auto,
+    /// Shared memory only: peers of this host.
+    Shm,
+    /// myrix's frames on raw Ethernet only (`eth:IFACE`).
+    Eth,
+    /// Open-MX's frames on raw Ethernet to other hosts' NIC ids, shared memory to this
+    /// host's (`omx+shm:IFACE`; `omx:IFACE` alone with `MX_DISABLE_SHMEM`).
+    Omx,
+}
 
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -30,6 +47,7 @@ pub struct Env {
     pub disable_shmem: bool,
     /// The default error handler returns instead of aborting.
     pub errors_return: bool,
+    pub mode: Mode,
 }
 
 struct Lib {
@@ -45,6 +63,7 @@ static LIB: Mutex<Lib> = Mutex::new(Lib {
         disable_self: false,
         disable_shmem: false,
         errors_return: false,
+        mode: Mode::Auto,
     },
 });
 
@@ -74,6 +93,19 @@ fn read_env() -> Env {
             .or(omx("OMX_FATAL_ERRORS"))
             .map(|fatal| !fatal)
             .unwrap_or(false),
+        mode: match std::env::var("MYRIX_MX_TRANSPORT")
+            .as_deref()
+            .map(str::trim)
+        {
+            Err(_) | Ok("" | "auto") => Mode::Auto,
+            Ok("shm") => Mode::Shm,
+            Ok("eth") => Mode::Eth,
+            Ok("omx") => Mode::Omx,
+            Ok(other) => {
+                eprintln!("MX: MYRIX_MX_TRANSPORT={other:?} is not auto, shm, eth or omx: auto");
+                Mode::Auto
+            }
+        },
     }
 }
 

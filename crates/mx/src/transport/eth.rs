@@ -319,7 +319,9 @@ impl Transport for Eth {
             if r < 0 {
                 let e = io::Error::last_os_error();
                 return match e.raw_os_error() {
-                    Some(libc::EAGAIN) => Ok(n),
+                    // The interface went down (reported once): no frames now, as for a
+                    // send, which loses its frame to the engine's resending.
+                    Some(libc::EAGAIN | libc::ENETDOWN) => Ok(n),
                     Some(libc::EINTR) => continue,
                     _ => Err(e),
                 };
