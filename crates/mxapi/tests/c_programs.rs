@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{build, program, run, text};
+use common::{build, library, program, run, text};
 
 fn run_ok(exe: &Path, args: &[&str]) -> String {
     let mut c = program(exe);
@@ -153,6 +153,66 @@ fn bad_arguments_get_mx_codes() {
         o.status.success() && out.contains("badargs env ok"),
         "{out}\n{err}"
     );
+}
+
+/// `nm -D` output of `file`'s dynamic symbols (`--defined-only` or `--undefined-only`).
+fn nm(file: &Path, which: &str) -> String {
+    let o = Command::new("nm")
+        .args(["-D", which])
+        .arg(file)
+        .output()
+        .expect("nm (binutils) must be installed");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The library's symbols carry MX's versions as Open-MX's library has them
+/// (`myriexpress.map`), every other exported one `MX_0.0`, and nothing else is exported;
+/// a program built against it asks for those versions.
+#[test]
+fn symbols_carry_mx_versions() {
+    // selfsend.c calls all seven versioned functions.
+    let exe = build("selfsend");
+    let lib = nm(&library(), "--defined-only");
+    let versioned = [
+        ("mx_open_endpoint", "MX_0.9"),
+        ("mx_decompose_endpoint_addr", "MX_0.9"),
+        ("mx_get_info", "MX_0.91"),
+        ("mx_test", "MX_0.91"),
+        ("mx_wait", "MX_0.91"),
+        ("mx_iprobe", "MX_0.91"),
+        ("mx__init_api", "MX_0.92"),
+    ];
+    let mut names = 0;
+    for line in lib.lines() {
+        // "000000000007ddb0 T mx_open_endpoint@@MX_0.9", "0000000000000000 A MX_0.9"
+        let sym = line.split_whitespace().nth(2).expect("nm line");
+        if line.split_whitespace().nth(1) == Some("A") {
+            assert!(
+                ["MX_0.0", "MX_0.9", "MX_0.91", "MX_0.92"].contains(&sym),
+                "{line}"
+            );
+            continue;
+        }
+        let (name, version) = sym.split_once("@@").unwrap_or((sym, ""));
+        let want = versioned
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("MX_0.0", |(_, v)| *v);
+        assert_eq!(version, want, "{line}");
+        assert!(name.starts_with("mx_") || name.starts_with("MX_"), "{line}");
+        names += 1;
+    }
+    // Every function of myriexpress.h and mx_extensions.h, and the two handlers.
+    assert!(names >= 45, "{names} symbols:\n{lib}");
+    let prog = nm(&exe, "--undefined-only");
+    for (name, version) in versioned {
+        assert!(
+            prog.contains(&format!("{name}@{version}")),
+            "{name}: {prog}"
+        );
+    }
+    assert!(prog.contains("mx_isend@MX_0.0"), "{prog}");
 }
 
 #[test]

@@ -79,6 +79,22 @@ pub fn build(name: &str) -> PathBuf {
     exe
 }
 
+/// The `libmyriexpress.so` the programs `build` compiles are linked with: the newer of
+/// `target/<profile>/` (`cargo build`) and `target/<profile>/deps/` (`cargo test`).
+pub fn library() -> PathBuf {
+    let profile = profile_dir();
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let (up, deps) = (
+        profile.join("libmyriexpress.so"),
+        profile.join("deps/libmyriexpress.so"),
+    );
+    if modified(&deps) > modified(&up) {
+        deps
+    } else {
+        up
+    }
+}
+
 /// A command for a test program, without `LD_LIBRARY_PATH`.
 pub fn program(exe: &Path) -> Command {
     let mut c = Command::new(exe);
