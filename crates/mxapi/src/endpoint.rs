@@ -7,7 +7,9 @@
 //! `MYRIX_MX_TRANSPORT` ([`crate::init::Mode`]): a `shm` endpoint, whose id is the
 //! shared-memory segment's, so endpoint ids are unique per host (not per board, as in
 //! MX); `omx+shm:IFACE` (the same segment, plus Open-MX's frames on the board's
-//! interface for other hosts); `omx:IFACE` or `eth:IFACE` (raw Ethernet alone).
+//! interface for other hosts); `omx+nic:IFACE` (`MX_DISABLE_SHMEM`: Open-MX's frames
+//! to every peer, this host's through the interface) or `eth:IFACE` (myrix's frames
+//! on raw Ethernet alone).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -74,6 +76,9 @@ pub struct Ep {
     /// The endpoints of this host are reached through shared memory (peers of other
     /// hosts through `mx`'s raw Ethernet): an `omx+shm:` endpoint.
     pub shm_local: bool,
+    /// The claim on the endpoint id of an endpoint without a shared-memory segment
+    /// (which claims it otherwise); see [`claim`].
+    _claim: Option<std::os::unix::net::UnixDatagram>,
     /// The instance number in addresses this endpoint hands out.
     pub inst: u16,
     pub board: u32,
@@ -300,9 +305,24 @@ fn read_params(params: *const mx_param_t, count: u32) -> Result<Params, mx_retur
     Ok(p)
 }
 
-/// Opens the `myrix-mx` endpoint of board `board` as `MYRIX_MX_TRANSPORT` says; true
-/// with it when local peers go through shared memory beside raw Ethernet.
-fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<(MxEp, bool), MxError> {
+/// Claims endpoint id `eid` on interface `iface` for this process: a socket bound to an
+/// abstract Unix address, which lives as long as the process and, like the interface,
+/// belongs to the network namespace. Raw Ethernet alone cannot tell that another
+/// process of the host opened the same id on the interface (each socket sees every
+/// frame); shared memory's segment is the claim otherwise.
+fn claim(iface: &str, eid: u8) -> Result<std::os::unix::net::UnixDatagram, MxError> {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("myrix-mx-endpoint-{iface}-{eid}");
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    Ok(std::os::unix::net::UnixDatagram::bind_addr(&addr)?)
+}
+
+/// An endpoint as [`open`] opens it: the `myrix-mx` endpoint, whether local peers go
+/// through shared memory beside raw Ethernet, the claim on its id.
+type Opened = (MxEp, bool, Option<std::os::unix::net::UnixDatagram>);
+
+/// Opens the `myrix-mx` endpoint of board `board` as `MYRIX_MX_TRANSPORT` says.
+fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<Opened, MxError> {
     let mut cfg = Config::default();
     if let Some(m) = p.unexp_max {
         cfg.unexpected_max = m.max(1) as usize;
@@ -311,30 +331,32 @@ fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<(MxEp, bool), MxErr
     let iface = naming::board(board)
         .map(|b| b.iface)
         .filter(|i| i != "local");
-    let shm = |cfg| Ok((MxEp::Mx(Endpoint::open_with("shm", eid, key, cfg)?), false));
+    let shm = |cfg| {
+        let ep = Endpoint::open_with("shm", eid, key, cfg)?;
+        Ok((MxEp::Mx(ep), false, None))
+    };
     let Some(iface) = iface else {
         // The host-only board: shared memory whatever the mode.
         return shm(cfg);
     };
     // Open-MX's frames on the board's interface; local peers through shared memory
     // unless MX_DISABLE_SHMEM sends them through the NIC too.
-    let omx = |cfg| -> Result<(MxEp, bool), MxError> {
-        let (board, local) = if env.disable_shmem {
-            (format!("omx:{iface}"), false)
-        } else {
-            (format!("omx+shm:{iface}"), true)
-        };
-        Ok((
-            MxEp::Omx(OmxEndpoint::open_omx_with(&board, eid, key, cfg)?),
-            local,
-        ))
+    let omx = |cfg| -> Result<Opened, MxError> {
+        if env.disable_shmem {
+            let c = claim(&iface, eid)?;
+            let ep = OmxEndpoint::open_omx_with(&format!("omx+nic:{iface}"), eid, key, cfg)?;
+            return Ok((MxEp::Omx(ep), false, Some(c)));
+        }
+        let ep = OmxEndpoint::open_omx_with(&format!("omx+shm:{iface}"), eid, key, cfg)?;
+        Ok((MxEp::Omx(ep), true, None))
     };
     match env.mode {
         Mode::Shm => shm(cfg),
-        Mode::Eth => Ok((
-            MxEp::Mx(Endpoint::open_with(&format!("eth:{iface}"), eid, key, cfg)?),
-            false,
-        )),
+        Mode::Eth => {
+            let c = claim(&iface, eid)?;
+            let ep = Endpoint::open_with(&format!("eth:{iface}"), eid, key, cfg)?;
+            Ok((MxEp::Mx(ep), false, Some(c)))
+        }
         Mode::Omx => omx(cfg),
         Mode::Auto if naming::has_remote_peers() || env.disable_shmem => {
             match omx(cfg.clone()) {
@@ -401,7 +423,7 @@ pub unsafe extern "C" fn mx_open_endpoint(
                 Err(e) => last = Some(e),
             }
         }
-        let Some((eid, (mx, shm_local))) = opened else {
+        let Some((eid, (mx, shm_local, claim))) = opened else {
             let busy =
                 matches!(&last, Some(MxError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse);
             let code = if busy { ret::BUSY } else { ret::NO_RESOURCES };
@@ -421,6 +443,7 @@ pub unsafe extern "C" fn mx_open_endpoint(
         let ep = Ep {
             mx,
             shm_local,
+            _claim: claim,
             inst: inst as u16,
             board,
             nic: b.nic,

@@ -21,7 +21,8 @@ pub enum Mode {
     /// myrix's frames on raw Ethernet only (`eth:IFACE`).
     Eth,
     /// Open-MX's frames on raw Ethernet to other hosts' NIC ids, shared memory to this
-    /// host's (`omx+shm:IFACE`; `omx:IFACE` alone with `MX_DISABLE_SHMEM`).
+    /// host's (`omx+shm:IFACE`; with `MX_DISABLE_SHMEM`, `omx+nic:IFACE`: this host's
+    /// through the interface too).
     Omx,
 }
 
@@ -41,9 +42,10 @@ pub struct Env {
     /// the only path), so this changes nothing; it is recorded for `mx_get_info`'s
     /// sake and the docs.
     pub disable_self: bool,
-    /// `MX_DISABLE_SHMEM=1`: MX then sends between local processes through the NIC.
-    /// myrix's MX interface reaches local processes only through shared memory, so
-    /// shared memory stays in use; recorded, no effect.
+    /// `MX_DISABLE_SHMEM=1` (`OMX_DISABLE_SHARED=1`): local processes are reached
+    /// through the NIC, as MX and Open-MX do: on an Ethernet board with a raw socket,
+    /// the endpoint is `omx+nic:IFACE` (see [`Mode`]). On the host-only board, with
+    /// `MYRIX_MX_TRANSPORT=shm` or `eth`, or without CAP_NET_RAW, it has no effect.
     pub disable_shmem: bool,
     /// The default error handler returns instead of aborting.
     pub errors_return: bool,

@@ -207,6 +207,8 @@ impl OmxEndpoint {
     /// (`myrix_wire::codec::Omx`); the NIC id is the interface's MAC address.
     /// `omx+shm:IFNAME` adds the host's shared memory for local peers
     /// ([`crate::transport::omxshm`]): the peer's address picks the path.
+    /// `omx+nic:IFNAME` reaches the host's other endpoints on the interface through it
+    /// ([`crate::transport::eth`]).
     pub fn open_omx(board: &str, id: u8, key: u32) -> Result<OmxEndpoint, MxError> {
         Self::open_omx_with(board, id, key, Config::default())
     }
@@ -220,9 +222,12 @@ impl OmxEndpoint {
         key: u32,
         cfg: Config,
     ) -> Result<OmxEndpoint, MxError> {
-        if !board.starts_with("omx:") && !board.starts_with("omx+shm:") {
+        if !["omx:", "omx+shm:", "omx+nic:"]
+            .iter()
+            .any(|p| board.starts_with(p))
+        {
             return Err(MxError::Board(format!(
-                "{board} (an OmxEndpoint opens omx:IFNAME or omx+shm:IFNAME)"
+                "{board} (an OmxEndpoint opens omx:, omx+shm: or omx+nic:IFNAME)"
             )));
         }
         Self::open_codec(board, id, key, cfg)
@@ -247,6 +252,12 @@ impl<C: Codec> Endpoint<C> {
                 let m = t.eth().mac();
                 let nic = u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]]);
                 (AnyTransport::OmxShm(Box::new(t)), nic)
+            }
+            b if b.starts_with("omx+nic:") => {
+                let t = Eth::open_with(&b[8..], true, true)?;
+                let m = t.mac();
+                let nic = u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]]);
+                (AnyTransport::Eth(t), nic)
             }
             b if b.starts_with("eth:") || b.starts_with("omx:") => {
                 // As in Open-MX, the NIC id is the interface's MAC (so a peer table of

@@ -49,7 +49,11 @@ static void send_wait(mx_endpoint_t ep, void *p, uint32_t len, mx_endpoint_addr_
   uint32_t result;
   OK(mx_isend(ep, &seg, 1, to, m, NULL, &req));
   OK(mx_wait(ep, &req, MX_INFINITE, &st, &result));
-  CHECK(result == 1 && st.code == MX_STATUS_SUCCESS);
+  if (result != 1 || st.code != MX_STATUS_SUCCESS) {
+    fprintf(stderr, "send of %u bytes (match %llx): %s\n", len, (unsigned long long)m,
+            mx_strstatus(st.code));
+    exit(1);
+  }
 }
 
 static mx_status_t recv_wait(mx_endpoint_t ep, void *p, uint32_t len, uint64_t m, uint64_t mask)
