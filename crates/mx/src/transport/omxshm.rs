@@ -69,7 +69,10 @@ impl Transport for OmxShm {
     fn send(&mut self, to: &Loc, frame: &[u8]) -> io::Result<bool> {
         match to {
             Loc::Shm(_) => self.shm.send(to, frame),
-            _ => self.eth.send(to, frame),
+            _ => {
+                self.shm.moved_elsewhere();
+                self.eth.send(to, frame)
+            }
         }
     }
     #[inline]
@@ -94,13 +97,22 @@ impl Transport for OmxShm {
         max: usize,
         mut deliver: F,
     ) -> io::Result<usize> {
+        // Shared memory gives the CPU away after a while without frames (see `shm`):
+        // frames from the link count as activity too, so it is told before it polls.
         self.turn = !self.turn;
         let (n, m) = if self.turn {
             let n = self.shm.poll_recv(max, &mut deliver)?;
-            (n, self.eth.poll_recv(max - n, &mut deliver)?)
+            let m = self.eth.poll_recv(max - n, &mut deliver)?;
+            if m > 0 {
+                self.shm.moved_elsewhere();
+            }
+            (n, m)
         } else {
-            let n = self.eth.poll_recv(max, &mut deliver)?;
-            (n, self.shm.poll_recv(max - n, &mut deliver)?)
+            let m = self.eth.poll_recv(max, &mut deliver)?;
+            if m > 0 {
+                self.shm.moved_elsewhere();
+            }
+            (m, self.shm.poll_recv(max - m, &mut deliver)?)
         };
         Ok(n + m)
     }

@@ -414,6 +414,13 @@ impl Shm {
         }
     }
 
+    /// Frames moved on another path of the same endpoint (`omx+shm`'s Ethernet): the
+    /// endpoint is not idle, so the polls do not give the CPU away.
+    #[inline]
+    pub fn moved_elsewhere(&mut self) {
+        self.idle = 0;
+    }
+
     /// Every [`YIELD_EVERY`] idle polls: the streak's start is noted at the first, and
     /// once it is [`YIELD_AFTER`] old the CPU is given away.
     #[cold]
