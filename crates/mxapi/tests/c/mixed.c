@@ -4,11 +4,15 @@
  *                           back to its source, and one line per client at the end
  *   mixed client HOST EID T connects to HOST (a peer-table name) endpoint EID and sends
  *                           every length ITER times as client T, verifying the echoes */
+#include <time.h>
+
 #include "check.h"
 
 #define KEY 0x3e3e
 #define ITER 3
 #define ECHO (UINT64_C(1) << 62)
+/* A client's last message: its echoes all arrived (and were acknowledged with it). */
+#define DONE (UINT64_C(1) << 61)
 #define MAXC 8
 
 static const uint32_t lens[] = {0, 1, 7, 32, 128, 129, 1000, 4096, 8192, 9000, 32768, 32769, 100000, 1 << 20};
@@ -84,7 +88,7 @@ int main(int argc, char **argv)
   OK(mx_decompose_endpoint_addr(me, &nic, &eid));
 
   if (strcmp(argv[1], "serve") == 0) {
-    uint32_t n, c, want, got = 0;
+    uint32_t n, c, want, got = 0, done = 0;
     uint32_t count[MAXC] = {0};
     uint64_t nics[MAXC] = {0};
     uint32_t eids[MAXC] = {0};
@@ -95,10 +99,15 @@ int main(int argc, char **argv)
     want = n * ITER * NLENS;
     printf("eid %u\n", eid);
     fflush(stdout);
-    while (got < want) {
+    while (got < want || done < n) {
       /* Any message (no bit of the match info compared). */
       mx_status_t st = recv_wait(ep, buf, 1 << 20, 0, 0);
       uint64_t m = st.match_info;
+      if (m & DONE) {
+        CHECK(st.msg_length == 0);
+        done++;
+        continue;
+      }
       uint32_t tag = (uint32_t)(m >> 32), li = (uint32_t)(m >> 8) & 0xff;
       uint64_t from_nic;
       uint32_t from_eid;
@@ -124,6 +133,16 @@ int main(int argc, char **argv)
       printf("client %u: %u messages, %lu bytes, from %s (nic %012llx) endpoint %u\n", c + 1,
              count[c], bytes[c], host, (unsigned long long)nics[c], eids[c]);
     }
+    /* A client's "done" is acknowledged once it is here; should that acknowledgement
+       be lost, the client sends it again: stay a while to acknowledge it again. */
+    {
+      struct timespec t0, t;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      do {
+        OK(mx_progress(ep));
+        clock_gettime(CLOCK_MONOTONIC, &t);
+      } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 1500);
+    }
     printf("server ok\n");
   } else {
     uint64_t his;
@@ -145,6 +164,9 @@ int main(int argc, char **argv)
         verify(buf, lens[l], seed_of(m) + 1);
         total += lens[l];
       }
+    /* Without it the acknowledgement of the last echo could be lost after this process
+       ended, and the server would resend the echo to nobody. */
+    send_wait(ep, buf, 0, peer, DONE | match_of(tag, 0, 0));
     printf("client %u ok: %lu bytes each way\n", tag, total);
   }
   OK(mx_close_endpoint(ep));
