@@ -19,6 +19,7 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use myrix_mx::transport::shm::{host_nic, segment_name};
 use myrix_mx::{Endpoint, EndpointAddr, PeerId, Request};
 
 use crate::complete::blocking;
@@ -76,10 +77,10 @@ impl Ep {
         if let Some(n) = lock(&self.book).by_id.get(&p) {
             return *n;
         }
-        // Over shared memory every peer is on this host's board (the engine's NIC id
-        // there is the host's, not a board's); over raw Ethernet the engine's NIC id
-        // is the peer's MAC.
-        let eth = self.mx.addr().transport() == "eth";
+        // Over shared memory alone every peer is on this host's board (the engine's
+        // NIC id there is the host's, not a board's); with raw Ethernet (`eth`, `omx`,
+        // `omx+shm`) the engine's NIC id is the peer's MAC, local peers' too.
+        let eth = self.mx.addr().transport() != "shm";
         let (nic, eid) = match self.mx.peer_identity(p) {
             Some((n, e)) if eth => (n, e),
             Some((_, e)) => (self.nic, e),
@@ -101,56 +102,65 @@ impl Ep {
         make(n.nic, n.eid, self.inst, Some(p), session)
     }
 
-    /// The `myrix-mx` address of endpoint `eid` on the board with NIC id `nic`: over
-    /// shared memory, boards of this host; over raw Ethernet (`MYRIX_MX_TRANSPORT=eth`),
-    /// every NIC id of the peer table (its MAC).
+    /// The `myrix-mx` address of endpoint `eid` on the board with NIC id `nic`. Over
+    /// shared memory alone, boards of this host; over raw Ethernet alone (`eth`,
+    /// `omx`), every NIC id of the peer table (its MAC); with both (`omx+shm`), as
+    /// Open-MX does, shared memory for a NIC id of this host and Open-MX's frames for
+    /// the others.
     fn target(&self, nic: u64, eid: u8, what: &str) -> Result<EndpointAddr, mx_return_t> {
         let own = self.mx.addr();
-        if own.transport() == "eth" {
-            if (nic, eid) == (self.nic, self.eid) {
-                return Ok(own.clone());
-            }
-            if naming::hostname_of(nic).is_none() {
+        let kind = own.transport();
+        if kind == "shm" || (self.shm_local && naming::local_board(nic).is_some()) {
+            if naming::local_board(nic).is_none() {
+                let code = if naming::hostname_of(nic).is_some() {
+                    ret::CONNECTION_FAILED
+                } else {
+                    ret::NIC_NOT_FOUND
+                };
                 return Err(self.fail(
-                    ret::NIC_NOT_FOUND,
+                    code,
                     &format!(
-                        "{what}: NIC {} is not in the peer table",
+                        "{what}: NIC {} is not a board of this host (only local peers are reachable over shared memory alone; MYRIX_MX_TRANSPORT=auto with a peers file, or omx, reaches others)",
                         naming::format_mac(nic)
                     ),
                 ));
             }
+            // Endpoint ids are the host's: the same id on another board is this one.
+            if eid == self.eid {
+                return Ok(own.clone());
+            }
+            // The segment is named by the host, not the board: the engine's NIC id in
+            // the address is the one the peer's frames will carry (its board's MAC
+            // with raw Ethernet beside, the host's over shared memory alone).
+            let (peer_nic, seg_nic) = if kind == "shm" {
+                (own.nic, own.nic)
+            } else {
+                (nic, host_nic())
+            };
             return Ok(EndpointAddr {
-                nic,
+                nic: peer_nic,
                 endpoint: eid,
                 session: 0,
-                locator: format!("eth:{:012x}", nic),
+                locator: format!("shm:{}", segment_name(seg_nic, eid)),
             });
         }
-        if naming::local_board(nic).is_none() {
-            let code = if naming::hostname_of(nic).is_some() {
-                ret::CONNECTION_FAILED
-            } else {
-                ret::NIC_NOT_FOUND
-            };
+        if (nic, eid) == (self.nic, self.eid) {
+            return Ok(own.clone());
+        }
+        if naming::hostname_of(nic).is_none() {
             return Err(self.fail(
-                code,
+                ret::NIC_NOT_FOUND,
                 &format!(
-                    "{what}: NIC {} is not a board of this host (only local peers are reachable; MYRIX_MX_TRANSPORT=eth reaches others)",
+                    "{what}: NIC {} is not in the peer table",
                     naming::format_mac(nic)
                 ),
             ));
         }
-        if eid == self.eid {
-            return Ok(own.clone());
-        }
         Ok(EndpointAddr {
-            nic: own.nic,
+            nic,
             endpoint: eid,
             session: 0,
-            locator: format!(
-                "shm:{}",
-                myrix_mx::transport::shm::segment_name(own.nic, eid)
-            ),
+            locator: format!("{kind}:{nic:012x}"),
         })
     }
 

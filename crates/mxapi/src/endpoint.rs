@@ -3,9 +3,13 @@
 //!
 //! A handle (`mx_endpoint_t`) is a token: a number that is looked up in the table and
 //! never dereferenced, so a NULL, forged or closed handle gets `MX_BAD_ENDPOINT`.
-//! Tokens are not reused. Every board opens a `shm` endpoint of `myrix-mx`: the
-//! endpoint id is the shared-memory segment's, so endpoint ids are unique per host
-//! (not per board, as in MX).
+//! Tokens are not reused. Which `myrix-mx` endpoint a board opens depends on
+//! `MYRIX_MX_TRANSPORT` ([`crate::init::Mode`]): a `shm` endpoint, whose id is the
+//! shared-memory segment's, so endpoint ids are unique per host (not per board, as in
+//! MX); `omx+shm:IFACE` (the same segment, plus Open-MX's frames on the board's
+//! interface for other hosts); `omx+nic:IFACE` (`MX_DISABLE_SHMEM`: Open-MX's frames
+//! to every peer, this host's through the interface) or `eth:IFACE` (myrix's frames
+//! on raw Ethernet alone).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -13,9 +17,10 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use myrix_mx::{Config, Endpoint, MxError, PeerId, Request};
+use myrix_mx::{Config, Endpoint, MxError, OmxEndpoint, PeerId, Request};
 
-use crate::init::{fail, fail_with, guard, lock, need_init};
+use crate::init::{fail, fail_with, guard, lock, need_init, Mode};
+use crate::mxep::MxEp;
 use crate::naming;
 use crate::types::*;
 
@@ -67,7 +72,13 @@ impl Book {
 
 /// An open endpoint.
 pub struct Ep {
-    pub mx: Endpoint,
+    pub mx: MxEp,
+    /// The endpoints of this host are reached through shared memory (peers of other
+    /// hosts through `mx`'s raw Ethernet): an `omx+shm:` endpoint.
+    pub shm_local: bool,
+    /// The claim on the endpoint id of an endpoint without a shared-memory segment
+    /// (which claims it otherwise); see [`claim`].
+    _claim: Option<std::os::unix::net::UnixDatagram>,
     /// The instance number in addresses this endpoint hands out.
     pub inst: u16,
     pub board: u32,
@@ -294,20 +305,67 @@ fn read_params(params: *const mx_param_t, count: u32) -> Result<Params, mx_retur
     Ok(p)
 }
 
-fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<Endpoint, MxError> {
+/// Claims endpoint id `eid` on interface `iface` for this process: a socket bound to an
+/// abstract Unix address, which lives as long as the process and, like the interface,
+/// belongs to the network namespace. Raw Ethernet alone cannot tell that another
+/// process of the host opened the same id on the interface (each socket sees every
+/// frame); shared memory's segment is the claim otherwise.
+fn claim(iface: &str, eid: u8) -> Result<std::os::unix::net::UnixDatagram, MxError> {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("myrix-mx-endpoint-{iface}-{eid}");
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    Ok(std::os::unix::net::UnixDatagram::bind_addr(&addr)?)
+}
+
+/// An endpoint as [`open`] opens it: the `myrix-mx` endpoint, whether local peers go
+/// through shared memory beside raw Ethernet, the claim on its id.
+type Opened = (MxEp, bool, Option<std::os::unix::net::UnixDatagram>);
+
+/// Opens the `myrix-mx` endpoint of board `board` as `MYRIX_MX_TRANSPORT` says.
+fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<Opened, MxError> {
     let mut cfg = Config::default();
     if let Some(m) = p.unexp_max {
         cfg.unexpected_max = m.max(1) as usize;
     }
-    // `MYRIX_MX_TRANSPORT=eth`: an endpoint on an Ethernet board opens raw Ethernet on
-    // that interface and reaches the peer table's NIC ids on other hosts; otherwise
-    // every endpoint is a shared-memory one (peers of this host only).
-    let eth = std::env::var("MYRIX_MX_TRANSPORT").is_ok_and(|t| t == "eth");
-    match naming::board(board) {
-        Some(b) if eth && b.iface != "local" => {
-            Endpoint::open_with(&format!("eth:{}", b.iface), eid, key, cfg)
+    let env = crate::init::env();
+    let iface = naming::board(board)
+        .map(|b| b.iface)
+        .filter(|i| i != "local");
+    let shm = |cfg| {
+        let ep = Endpoint::open_with("shm", eid, key, cfg)?;
+        Ok((MxEp::Mx(ep), false, None))
+    };
+    let Some(iface) = iface else {
+        // The host-only board: shared memory whatever the mode.
+        return shm(cfg);
+    };
+    // Open-MX's frames on the board's interface; local peers through shared memory
+    // unless MX_DISABLE_SHMEM sends them through the NIC too.
+    let omx = |cfg| -> Result<Opened, MxError> {
+        if env.disable_shmem {
+            let c = claim(&iface, eid)?;
+            let ep = OmxEndpoint::open_omx_with(&format!("omx+nic:{iface}"), eid, key, cfg)?;
+            return Ok((MxEp::Omx(ep), false, Some(c)));
         }
-        _ => Endpoint::open_with("shm", eid, key, cfg),
+        let ep = OmxEndpoint::open_omx_with(&format!("omx+shm:{iface}"), eid, key, cfg)?;
+        Ok((MxEp::Omx(ep), true, None))
+    };
+    match env.mode {
+        Mode::Shm => shm(cfg),
+        Mode::Eth => {
+            let c = claim(&iface, eid)?;
+            let ep = Endpoint::open_with(&format!("eth:{iface}"), eid, key, cfg)?;
+            Ok((MxEp::Mx(ep), false, Some(c)))
+        }
+        Mode::Omx => omx(cfg),
+        Mode::Auto if naming::has_remote_peers() || env.disable_shmem => {
+            match omx(cfg.clone()) {
+                // No CAP_NET_RAW: this host's peers are still reachable.
+                Err(MxError::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => shm(cfg),
+                r => r,
+            }
+        }
+        Mode::Auto => shm(cfg),
     }
 }
 
@@ -365,7 +423,7 @@ pub unsafe extern "C" fn mx_open_endpoint(
                 Err(e) => last = Some(e),
             }
         }
-        let Some((eid, mx)) = opened else {
+        let Some((eid, (mx, shm_local, claim))) = opened else {
             let busy =
                 matches!(&last, Some(MxError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse);
             let code = if busy { ret::BUSY } else { ret::NO_RESOURCES };
@@ -384,6 +442,8 @@ pub unsafe extern "C" fn mx_open_endpoint(
         let inst = t.next;
         let ep = Ep {
             mx,
+            shm_local,
+            _claim: claim,
             inst: inst as u16,
             board,
             nic: b.nic,

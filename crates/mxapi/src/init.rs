@@ -7,6 +7,24 @@
 //! * `OMX_IGNORE_MX_ENV=1`: `MX_*` variables are ignored (as Open-MX does).
 //! * `MX_DISABLE_SELF`, `MX_DISABLE_SHMEM`: accepted; see [`Env`] for what they do.
 //! * `MYRIX_MX_PEERS`, `MYRIX_MX_IFACES`: see [`crate::naming`].
+//! * `MYRIX_MX_TRANSPORT=auto|shm|eth|omx`: see [`Mode`].
+
+/// How endpoints reach their peers (`MYRIX_MX_TRANSPORT`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// `omx` where the peer table names NIC ids of other hosts (or `MX_DISABLE_SHMEM`
+    /// asks for the NIC path) and a raw socket opens on the board; `shm` otherwise.
+    #[default]
+    Auto,
+    /// Shared memory only: peers of this host.
+    Shm,
+    /// myrix's frames on raw Ethernet only (`eth:IFACE`).
+    Eth,
+    /// Open-MX's frames on raw Ethernet to other hosts' NIC ids, shared memory to this
+    /// host's (`omx+shm:IFACE`; with `MX_DISABLE_SHMEM`, `omx+nic:IFACE`: this host's
+    /// through the interface too).
+    Omx,
+}
 
 use std::ffi::{c_char, c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -24,12 +42,14 @@ pub struct Env {
     /// the only path), so this changes nothing; it is recorded for `mx_get_info`'s
     /// sake and the docs.
     pub disable_self: bool,
-    /// `MX_DISABLE_SHMEM=1`: MX then sends between local processes through the NIC.
-    /// myrix's MX interface reaches local processes only through shared memory, so
-    /// shared memory stays in use; recorded, no effect.
+    /// `MX_DISABLE_SHMEM=1` (`OMX_DISABLE_SHARED=1`): local processes are reached
+    /// through the NIC, as MX and Open-MX do: on an Ethernet board with a raw socket,
+    /// the endpoint is `omx+nic:IFACE` (see [`Mode`]). On the host-only board, with
+    /// `MYRIX_MX_TRANSPORT=shm` or `eth`, or without CAP_NET_RAW, it has no effect.
     pub disable_shmem: bool,
     /// The default error handler returns instead of aborting.
     pub errors_return: bool,
+    pub mode: Mode,
 }
 
 struct Lib {
@@ -45,6 +65,7 @@ static LIB: Mutex<Lib> = Mutex::new(Lib {
         disable_self: false,
         disable_shmem: false,
         errors_return: false,
+        mode: Mode::Auto,
     },
 });
 
@@ -74,6 +95,19 @@ fn read_env() -> Env {
             .or(omx("OMX_FATAL_ERRORS"))
             .map(|fatal| !fatal)
             .unwrap_or(false),
+        mode: match std::env::var("MYRIX_MX_TRANSPORT")
+            .as_deref()
+            .map(str::trim)
+        {
+            Err(_) | Ok("" | "auto") => Mode::Auto,
+            Ok("shm") => Mode::Shm,
+            Ok("eth") => Mode::Eth,
+            Ok("omx") => Mode::Omx,
+            Ok(other) => {
+                eprintln!("MX: MYRIX_MX_TRANSPORT={other:?} is not auto, shm, eth or omx: auto");
+                Mode::Auto
+            }
+        },
     }
 }
 

@@ -14,9 +14,13 @@
 //! * [`complete`] — test, wait, peek, probe and the unexpected handler.
 //! * [`info`] — `mx_get_info`. [`strings`] — `mx_strerror`, `mx_strstatus`.
 //!
-//! Every endpoint is a `shm` endpoint of `myrix-mx`: processes on one host talk over
-//! shared memory, and a process reaches itself through its own ring. See
-//! `docs/mxapi.md` for what is supported and how it differs from MX.
+//! * [`mxep`] — the `myrix-mx` endpoint under a C endpoint, in myrix's or Open-MX's
+//!   frames.
+//!
+//! Processes on one host talk over shared memory; peers on other hosts are reached
+//! over raw Ethernet in Open-MX's frames, chosen per peer by whether its NIC id is a
+//! board of this host (`MYRIX_MX_TRANSPORT`, [`init::Mode`]). See `docs/mxapi.md` for
+//! what is supported and how it differs from MX.
 //!
 //! # Safety
 //!
@@ -34,6 +38,7 @@ pub mod complete;
 pub mod endpoint;
 pub mod info;
 pub mod init;
+pub mod mxep;
 pub mod naming;
 pub mod request;
 pub mod strings;

@@ -192,8 +192,10 @@ pub fn load() {
     if let Some(path) = std::env::var_os("MYRIX_MX_PEERS") {
         match std::fs::read_to_string(&path) {
             Ok(text) => {
+                // A local board's NIC id under another name is kept as an alias (the
+                // name finds the board; the board's own name stays the NIC id's).
                 for p in parse_peers(&text) {
-                    if !peers.iter().any(|q| q.nic == p.nic) {
+                    if !peers.contains(&p) {
                         peers.push(p);
                     }
                 }
@@ -230,6 +232,15 @@ pub fn board(index: u32) -> Option<Board> {
 /// The board of this host with NIC id `nic`.
 pub fn local_board(nic: u64) -> Option<u32> {
     with(|n| n.boards.iter().position(|b| b.nic == nic).map(|i| i as u32))
+}
+
+/// The peer table names a NIC id that is not a board of this host.
+pub fn has_remote_peers() -> bool {
+    with(|n| {
+        n.peers
+            .iter()
+            .any(|p| !n.boards.iter().any(|b| b.nic == p.nic))
+    })
 }
 
 pub fn hostname_of(nic: u64) -> Option<String> {

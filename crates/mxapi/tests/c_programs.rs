@@ -4,115 +4,12 @@
 //!
 //! Needs `cc` and `pkg-config` (Debian: `gcc`, `pkg-config`).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `target/<profile>`: where cargo put `libmyriexpress.so` and `pkgconfig/`.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    // target/<profile>/deps/c_programs-<hash>
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf()
-}
-
-/// Compiles `tests/c/<name>.c` once per test run; returns the executable.
-fn build(name: &str) -> PathBuf {
-    let profile = profile_dir();
-    let pc = profile.join("pkgconfig");
-    let mut pkg_config = Command::new("pkg-config");
-    pkg_config.env("PKG_CONFIG_PATH", &pc);
-    // `cargo build` puts the library in target/<profile>, where the .pc file points;
-    // `cargo test` builds it in target/<profile>/deps only. The newer one is used (for
-    // deps, by overriding the .pc file's libdir, which also moves the rpath).
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let uplifted = modified(&profile.join("libmyriexpress.so"));
-    let deps = profile.join("deps");
-    let built = modified(&deps.join("libmyriexpress.so"));
-    assert!(
-        uplifted.is_some() || built.is_some(),
-        "libmyriexpress.so was not built in {}",
-        profile.display()
-    );
-    if built > uplifted {
-        pkg_config.arg(format!("--define-variable=libdir={}", deps.display()));
-    }
-    let flags = pkg_config
-        .args(["--cflags", "--libs", "myriexpress"])
-        .output()
-        .expect("pkg-config must be installed (Debian: apt-get install pkg-config)");
-    assert!(
-        flags.status.success(),
-        "pkg-config cannot find myriexpress in {}: {}",
-        pc.display(),
-        String::from_utf8_lossy(&flags.stderr)
-    );
-    let flags = String::from_utf8(flags.stdout).expect("utf-8 flags");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c")
-        .join(format!("{name}.c"));
-    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mxapi-c");
-    std::fs::create_dir_all(&out_dir).expect("output directory");
-    let exe = out_dir.join(name);
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let out = Command::new(&cc)
-        .args([
-            "-std=c11",
-            "-D_DEFAULT_SOURCE",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-O1",
-            "-o",
-        ])
-        .arg(&exe)
-        .arg(&src)
-        .args(flags.split_whitespace())
-        .output()
-        .unwrap_or_else(|e| panic!("running {cc}: {e}"));
-    assert!(
-        out.status.success(),
-        "compiling {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
-
-/// A command for a test program, without `LD_LIBRARY_PATH`.
-fn program(exe: &Path) -> Command {
-    let mut c = Command::new(exe);
-    c.env_remove("LD_LIBRARY_PATH")
-        .env_remove("MX_ERRORS_ARE_FATAL")
-        .env_remove("OMX_FATAL_ERRORS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// Runs to completion within `limit` (killed after it).
-fn run(mut c: Command, limit: Duration) -> Output {
-    let mut child = c.spawn().expect("spawning the test program");
-    let end = Instant::now() + limit;
-    while child.try_wait().expect("waiting").is_none() {
-        if Instant::now() > end {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().expect("output")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+mod common;
+use common::{build, library, program, run, text};
 
 fn run_ok(exe: &Path, args: &[&str]) -> String {
     let mut c = program(exe);
@@ -193,7 +90,10 @@ fn bad_arguments_get_mx_codes() {
     )
     .expect("peers file");
     let mut c = program(&exe);
-    c.env("MYRIX_MX_PEERS", &peers);
+    // Shared memory alone refuses the other host's NIC id at once (with raw Ethernet
+    // beside, the default where a raw socket opens, the connect would time out).
+    c.env("MYRIX_MX_PEERS", &peers)
+        .env("MYRIX_MX_TRANSPORT", "shm");
     let o = run(c, Duration::from_secs(60));
     let (out, err) = text(&o);
     assert!(o.status.success(), "badargs: {:?}\n{out}\n{err}", o.status);
@@ -253,6 +153,66 @@ fn bad_arguments_get_mx_codes() {
         o.status.success() && out.contains("badargs env ok"),
         "{out}\n{err}"
     );
+}
+
+/// `nm -D` output of `file`'s dynamic symbols (`--defined-only` or `--undefined-only`).
+fn nm(file: &Path, which: &str) -> String {
+    let o = Command::new("nm")
+        .args(["-D", which])
+        .arg(file)
+        .output()
+        .expect("nm (binutils) must be installed");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The library's symbols carry MX's versions as Open-MX's library has them
+/// (`myriexpress.map`), every other exported one `MX_0.0`, and nothing else is exported;
+/// a program built against it asks for those versions.
+#[test]
+fn symbols_carry_mx_versions() {
+    // selfsend.c calls all seven versioned functions.
+    let exe = build("selfsend");
+    let lib = nm(&library(), "--defined-only");
+    let versioned = [
+        ("mx_open_endpoint", "MX_0.9"),
+        ("mx_decompose_endpoint_addr", "MX_0.9"),
+        ("mx_get_info", "MX_0.91"),
+        ("mx_test", "MX_0.91"),
+        ("mx_wait", "MX_0.91"),
+        ("mx_iprobe", "MX_0.91"),
+        ("mx__init_api", "MX_0.92"),
+    ];
+    let mut names = 0;
+    for line in lib.lines() {
+        // "000000000007ddb0 T mx_open_endpoint@@MX_0.9", "0000000000000000 A MX_0.9"
+        let sym = line.split_whitespace().nth(2).expect("nm line");
+        if line.split_whitespace().nth(1) == Some("A") {
+            assert!(
+                ["MX_0.0", "MX_0.9", "MX_0.91", "MX_0.92"].contains(&sym),
+                "{line}"
+            );
+            continue;
+        }
+        let (name, version) = sym.split_once("@@").unwrap_or((sym, ""));
+        let want = versioned
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("MX_0.0", |(_, v)| *v);
+        assert_eq!(version, want, "{line}");
+        assert!(name.starts_with("mx_") || name.starts_with("MX_"), "{line}");
+        names += 1;
+    }
+    // Every function of myriexpress.h and mx_extensions.h, and the two handlers.
+    assert!(names >= 45, "{names} symbols:\n{lib}");
+    let prog = nm(&exe, "--undefined-only");
+    for (name, version) in versioned {
+        assert!(
+            prog.contains(&format!("{name}@{version}")),
+            "{name}: {prog}"
+        );
+    }
+    assert!(prog.contains("mx_isend@MX_0.0"), "{prog}");
 }
 
 #[test]

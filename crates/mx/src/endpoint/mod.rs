@@ -41,7 +41,8 @@ use crate::engine::{
 };
 use crate::protocol::Protocol;
 use crate::transport::{
-    eth::Eth, loopback::Loopback, shm::Shm, udp::Udp, AnyTransport, Loc, Transport, Verdict,
+    eth::Eth, loopback::Loopback, omxshm::OmxShm, shm::Shm, udp::Udp, AnyTransport, Loc, Transport,
+    Verdict,
 };
 use myrix_wire::codec::{Mx, Omx};
 use myrix_wire::protocol as tag;
@@ -137,6 +138,12 @@ fn framing(t: &AnyTransport) -> Framing {
             mac: e.mac(),
             whole: e.whole(),
         },
+        // Shared-memory frames are recorded as Ethernet frames too (they are Open-MX's
+        // whole frames), with a zero peer MAC.
+        AnyTransport::OmxShm(t) => Framing::Eth {
+            mac: t.eth().mac(),
+            whole: true,
+        },
     }
 }
 
@@ -145,19 +152,7 @@ const SPIN_CLOCK_POLLS: u32 = 16;
 /// How often `progress` looks at departed peers and timers, in polls.
 const HOUSEKEEPING_POLLS: u32 = 16;
 
-/// This host's NIC id for shared memory: every endpoint on the host must agree on it.
-fn host_nic() -> u64 {
-    let id = std::fs::read_to_string("/etc/machine-id")
-        .or_else(|_| std::fs::read_to_string("/proc/sys/kernel/hostname"))
-        .unwrap_or_default();
-    // FNV-1a, folded to 48 bits, with the locally-administered bit set.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in id.trim().bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    ((h ^ (h >> 48)) & 0xfcff_ffff_ffff) | 0x0200_0000_0000
-}
+use crate::transport::shm::host_nic;
 
 /// A NIC id for an endpoint on a network board (UDP, Ethernet): random, locally
 /// administered.
@@ -210,6 +205,10 @@ impl Endpoint {
 impl OmxEndpoint {
     /// Opens endpoint `id` on `omx:IFNAME`: raw Ethernet frames in Open-MX's layout
     /// (`myrix_wire::codec::Omx`); the NIC id is the interface's MAC address.
+    /// `omx+shm:IFNAME` adds the host's shared memory for local peers
+    /// ([`crate::transport::omxshm`]): the peer's address picks the path.
+    /// `omx+nic:IFNAME` reaches the host's other endpoints on the interface through it
+    /// ([`crate::transport::eth`]).
     pub fn open_omx(board: &str, id: u8, key: u32) -> Result<OmxEndpoint, MxError> {
         Self::open_omx_with(board, id, key, Config::default())
     }
@@ -223,9 +222,12 @@ impl OmxEndpoint {
         key: u32,
         cfg: Config,
     ) -> Result<OmxEndpoint, MxError> {
-        if !board.starts_with("omx:") {
+        if !["omx:", "omx+shm:", "omx+nic:"]
+            .iter()
+            .any(|p| board.starts_with(p))
+        {
             return Err(MxError::Board(format!(
-                "{board} (an OmxEndpoint opens omx:IFNAME)"
+                "{board} (an OmxEndpoint opens omx:, omx+shm: or omx+nic:IFNAME)"
             )));
         }
         Self::open_codec(board, id, key, cfg)
@@ -245,6 +247,18 @@ impl<C: Codec> Endpoint<C> {
                 let t = Udp::bind(&b[4..], None)?;
                 (AnyTransport::Udp(t), random_nic())
             }
+            b if b.starts_with("omx+shm:") => {
+                let t = OmxShm::open(&b[8..], id)?;
+                let m = t.eth().mac();
+                let nic = u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]]);
+                (AnyTransport::OmxShm(Box::new(t)), nic)
+            }
+            b if b.starts_with("omx+nic:") => {
+                let t = Eth::open_with(&b[8..], true, true)?;
+                let m = t.mac();
+                let nic = u64::from_be_bytes([0, 0, m[0], m[1], m[2], m[3], m[4], m[5]]);
+                (AnyTransport::Eth(t), nic)
+            }
             b if b.starts_with("eth:") || b.starts_with("omx:") => {
                 // As in Open-MX, the NIC id is the interface's MAC (so a peer table of
                 // MACs finds endpoints); endpoints on one interface differ by their id.
@@ -256,7 +270,7 @@ impl<C: Codec> Endpoint<C> {
             _ => return Err(MxError::Board(board.to_string())),
         };
         cfg.mtu = transport.mtu();
-        if board.starts_with("omx:") {
+        if board.starts_with("omx") {
             // Medium fragment i starts at i × 8 KiB in Open-MX: with a smaller MTU, a
             // medium is a single frame.
             let room = cfg
@@ -473,7 +487,7 @@ impl<C: Codec> Endpoint<C> {
     /// Starts connecting to a peer; the request completes with the peer's id in
     /// [`Status::source`] once it accepted our key.
     pub fn iconnect(&mut self, peer: &EndpointAddr, key: u32) -> Result<Request, MxError> {
-        if peer.transport() != self.addr.transport() {
+        if !self.transport.reaches(peer.transport()) {
             return Err(MxError::Transport(peer.to_string()));
         }
         // An address of an endpoint that closed, whose id we now hold: connecting would

@@ -17,6 +17,15 @@
 //! EtherType, the receiver's peer index) but for the destination MAC, which the
 //! transport sets; no length prefix (Open-MX's layouts carry their lengths), padding to
 //! 60 bytes; at most Open-MX's 9000 bytes. The socket is then `SOCK_RAW`.
+//!
+//! `omx+nic:IFNAME` ([`Eth::open_with`] with `host_peers`) also reaches the other
+//! endpoints of this host on the interface, through the interface as Open-MX's
+//! `OMX_DISABLE_SHARED` does (its driver loops such frames back): a frame to the
+//! interface's own MAC is sent on the link as well as kept, and the socket, bound to
+//! every protocol (`ETH_P_ALL`, the only way to see the frames other sockets send),
+//! takes leaving frames addressed to its own MAC. Every frame of the interface then
+//! crosses into the process (those of other protocols are skipped): a knob for testing
+//! the NIC path, not for speed.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -44,6 +53,8 @@ pub struct Eth {
     /// frame to our own MAC (an endpoint talking to itself) is kept here instead.
     loopback: bool,
     looped: std::collections::VecDeque<Vec<u8>>,
+    /// Other endpoints of this host are reached through the interface (`omx+nic:`).
+    host_peers: bool,
 }
 
 fn sysfs(ifname: &str, what: &str) -> io::Result<String> {
@@ -63,11 +74,11 @@ pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
     Some(m)
 }
 
-fn sockaddr(ifindex: i32, mac: &[u8; 6]) -> libc::sockaddr_ll {
+fn sockaddr(ifindex: i32, mac: &[u8; 6], protocol: u16) -> libc::sockaddr_ll {
     // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
     let mut sa: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
     sa.sll_family = libc::AF_PACKET as u16;
-    sa.sll_protocol = ETHERTYPE.to_be();
+    sa.sll_protocol = protocol.to_be();
     sa.sll_ifindex = ifindex;
     sa.sll_halen = 6;
     sa.sll_addr[..6].copy_from_slice(mac);
@@ -78,6 +89,18 @@ impl Eth {
     /// Opens a raw socket on interface `ifname` for MX frames: myrix's (behind a length
     /// prefix) or, with `whole`, whole Ethernet frames (Open-MX's).
     pub fn open(ifname: &str, whole: bool) -> io::Result<Eth> {
+        Self::open_with(ifname, whole, false)
+    }
+
+    /// [`Eth::open`]; with `host_peers` (whole frames only), the endpoints of this host
+    /// on the interface are reached through it too (see the module docs).
+    pub fn open_with(ifname: &str, whole: bool, host_peers: bool) -> io::Result<Eth> {
+        let host_peers = host_peers && whole;
+        let protocol = if host_peers {
+            libc::ETH_P_ALL as u16
+        } else {
+            ETHERTYPE
+        };
         let bad = |m: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{ifname}: {m}"));
         let name = CString::new(ifname).map_err(|_| bad("not an interface name"))?;
         // SAFETY: a valid C string.
@@ -103,7 +126,7 @@ impl Eth {
                     libc::SOCK_DGRAM
                 } | libc::SOCK_NONBLOCK
                     | libc::SOCK_CLOEXEC,
-                i32::from(ETHERTYPE.to_be()),
+                i32::from(protocol.to_be()),
             )
         };
         if fd < 0 {
@@ -115,7 +138,7 @@ impl Eth {
         }
         // SAFETY: fd was just returned by socket(2) and is not owned elsewhere.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let sa = sockaddr(ifindex, &[0; 6]);
+        let sa = sockaddr(ifindex, &[0; 6], protocol);
         // SAFETY: sa is a valid sockaddr_ll of the length given.
         let r = unsafe {
             libc::bind(
@@ -157,6 +180,7 @@ impl Eth {
             // ARPHRD_LOOPBACK.
             loopback: sysfs(ifname, "type").ok().as_deref() == Some("772"),
             looped: Default::default(),
+            host_peers,
         })
     }
 
@@ -265,9 +289,12 @@ impl Transport for Eth {
         if *mac == self.mac && !self.loopback {
             let at = if self.whole { 0 } else { PREFIX };
             self.looped.push_back(self.out[at..len].to_vec());
-            return Ok(true);
+            if !self.host_peers {
+                return Ok(true);
+            }
+            // Also on the link, where the host's other sockets see it leave.
         }
-        let sa = sockaddr(self.ifindex, mac);
+        let sa = sockaddr(self.ifindex, mac, ETHERTYPE);
         // SAFETY: the buffer and the address are valid for the lengths given.
         let r = unsafe {
             libc::sendto(
@@ -319,15 +346,31 @@ impl Transport for Eth {
             if r < 0 {
                 let e = io::Error::last_os_error();
                 return match e.raw_os_error() {
-                    Some(libc::EAGAIN) => Ok(n),
+                    // The interface went down (reported once): no frames now, as for a
+                    // send, which loses its frame to the engine's resending.
+                    Some(libc::EAGAIN | libc::ENETDOWN) => Ok(n),
                     Some(libc::EINTR) => continue,
                     _ => Err(e),
                 };
             }
-            if sa.sll_pkttype == libc::PACKET_OUTGOING {
+            let got = r as usize;
+            match sa.sll_pkttype {
+                // Leaving: another socket's frame to this interface's MAC is for the
+                // host's endpoints (`omx+nic:`); the rest is not for us.
+                libc::PACKET_OUTGOING
+                    if self.host_peers
+                        && got > ETH_HLEN
+                        && self.buf[..6] == self.mac
+                        && self.buf[12..14] == ETHERTYPE.to_be_bytes() => {}
+                libc::PACKET_OUTGOING => continue,
+                // On a shared link (a veth, a bridge) frames to other MACs reach the
+                // socket too: Open-MX's frames name their receiver by MAC.
+                libc::PACKET_OTHERHOST if self.whole => continue,
+                _ => {}
+            }
+            if self.host_peers && (got <= ETH_HLEN || self.buf[12..14] != ETHERTYPE.to_be_bytes()) {
                 continue;
             }
-            let got = r as usize;
             let mut from = [0u8; 6];
             from.copy_from_slice(&sa.sll_addr[..6]);
             if self.whole {

@@ -7,7 +7,9 @@
 //!   host, spin-polled, no system call on the fast path; lossless and in order;
 //! * [`eth`] (`eth:IFNAME`) — raw Ethernet frames, EtherType 0x86DF, as Open-MX; lossy
 //!   like UDP, without IP and UDP on the way. `omx:IFNAME` is the same transport
-//!   carrying Open-MX's own frames (whole Ethernet frames, `myrix_wire::codec::Omx`).
+//!   carrying Open-MX's own frames (whole Ethernet frames, `myrix_wire::codec::Omx`);
+//! * [`omxshm`] (`omx+shm:IFNAME`) — both: shared memory to this host's endpoints,
+//!   Open-MX's frames on raw Ethernet to other hosts', chosen per peer.
 //!
 //! A transport never interprets a frame and never blocks.
 
@@ -15,6 +17,7 @@ use std::io;
 
 pub mod eth;
 pub mod loopback;
+pub mod omxshm;
 pub mod shm;
 pub mod udp;
 
@@ -50,6 +53,16 @@ pub enum AnyTransport {
     Shm(shm::Shm),
     Udp(udp::Udp),
     Eth(eth::Eth),
+    OmxShm(Box<omxshm::OmxShm>),
+}
+
+impl AnyTransport {
+    /// Peers whose locator names transport `kind` (`shm`, `omx`…) can be reached.
+    pub fn reaches(&self, kind: &str) -> bool {
+        let own = self.locator();
+        let own = own.split(':').next().unwrap_or("");
+        kind == own || matches!(self, AnyTransport::OmxShm(_)) && kind == "shm"
+    }
 }
 
 macro_rules! each {
@@ -59,6 +72,7 @@ macro_rules! each {
             AnyTransport::Shm($t) => $e,
             AnyTransport::Udp($t) => $e,
             AnyTransport::Eth($t) => $e,
+            AnyTransport::OmxShm($t) => $e,
         }
     };
 }

@@ -88,6 +88,21 @@ fn dir() -> PathBuf {
 }
 
 /// The segment file name of endpoint `ep` on board `nic`.
+/// This host's NIC id for shared memory: every endpoint on the host must agree on it
+/// (it names the segments). Derived from `/etc/machine-id` (else the host name).
+pub fn host_nic() -> u64 {
+    let id = std::fs::read_to_string("/etc/machine-id")
+        .or_else(|_| std::fs::read_to_string("/proc/sys/kernel/hostname"))
+        .unwrap_or_default();
+    // FNV-1a, folded to 48 bits, with the locally-administered bit set.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.trim().bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    ((h ^ (h >> 48)) & 0xfcff_ffff_ffff) | 0x0200_0000_0000
+}
+
 pub fn segment_name(nic: u64, ep: u8) -> String {
     format!("myrix-{nic:012x}-{ep}")
 }
@@ -397,6 +412,13 @@ impl Shm {
                 }
             }
         }
+    }
+
+    /// Frames moved on another path of the same endpoint (`omx+shm`'s Ethernet): the
+    /// endpoint is not idle, so the polls do not give the CPU away.
+    #[inline]
+    pub fn moved_elsewhere(&mut self) {
+        self.idle = 0;
     }
 
     /// Every [`YIELD_EVERY`] idle polls: the streak's start is noted at the first, and

@@ -119,7 +119,8 @@ int main(int argc, char **argv)
   FAILS(MX_BAD_CONNECTION_KEY, mx_connect(ep, nic, eid, 2, 1000, &me));
 
   /* A peer from MYRIX_MX_PEERS (the test writes "02:aa:bb:cc:dd:ee peer-of-test:0"):
-     named both ways, but on another host, so not reachable. */
+     named both ways, but on another host, so not reachable over shared memory alone
+     (the test sets MYRIX_MX_TRANSPORT=shm). */
   if (getenv("MYRIX_MX_PEERS")) {
     OK(mx_hostname_to_nic_id("peer-of-test:0", &nic));
     CHECK(nic == UINT64_C(0x02aabbccddee));
