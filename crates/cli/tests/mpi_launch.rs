@@ -585,6 +585,15 @@ fn isendrecv_completes_both_halves() {
     every_rank_ok("isendrecv", &[1, 2, 3, 4]);
 }
 
+/// The MPI-4 large-count forms (`large_count.c`) at 1 to 4 ranks: point-to-point in
+/// every mode, the v-collectives with `MPI_Count`/`MPI_Aint` arrays (rooted ones read
+/// at the root only, an intercommunicator's remote-sized arrays), and a count above
+/// INT_MAX refused with MPI_ERR_COUNT.
+#[test]
+fn large_count_forms_match_the_int_forms() {
+    every_rank_ok("large_count", &[1, 2, 3, 4]);
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

@@ -1,0 +1,112 @@
+//! The large-count (`_c`) forms of MPI 4.0 (`MPI_Send_c`, `MPI_Allgatherv_c`, …): counts
+//! and displacements as `MPI_Count` / `MPI_Aint`. Each calls the `PMPI_` int form with
+//! the counts narrowed, so both forms share one implementation (and a profiling
+//! library that wraps the int form sees these calls too). A count or displacement
+//! above `INT_MAX` is refused with `MPI_ERR_COUNT` and a message saying so: it is
+//! never truncated. Programs built against an MPI-4 header (mpi4py among them) call
+//! these forms for every message, whatever its size.
+//!
+//! Not here: the persistent v-forms (`MPI_Allgatherv_init_c` …), whose arrays must
+//! outlive the call, and the neighbourhood v-forms; they stay unsupported.
+//!
+//! The functions themselves are in `lc_p2p.rs`, `lc_coll.rs` and `lc_icoll.rs`; the helpers here.
+//!
+//! This module must never call an `MPI_` (non-`P`) function: a tool wrapping both
+//! forms would count one call twice.
+
+pub(crate) use crate::abi::*;
+pub(crate) use crate::ffi::{finish, mpi_fn};
+pub(crate) use std::os::raw::{c_int, c_void};
+
+extern "C" {
+    fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
+    fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int;
+    fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int;
+    fn PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
+}
+
+/// `MPI_ROOT` (mpi.h): the root of an intercommunicator collective.
+const MPI_ROOT: c_int = -4;
+
+/// A count narrowed to the int form's `int`.
+pub(crate) fn int_of<T: TryInto<c_int> + Copy>(n: T) -> Result<c_int, c_int> {
+    n.try_into().map_err(|_| MPI_ERR_COUNT)
+}
+
+/// An array of `n` counts or displacements narrowed to ints; `None` (no array is read
+/// on this rank) or a NULL pointer stays NULL, for the int form to judge.
+///
+/// # Safety
+/// `p` is NULL or holds `n` values (the C caller's contract).
+pub(crate) unsafe fn ints_of<T: TryInto<c_int> + Copy>(
+    p: *const T,
+    n: Option<usize>,
+) -> Result<Option<Vec<c_int>>, c_int> {
+    let Some(n) = n else { return Ok(None) };
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract.
+    let src = unsafe { std::slice::from_raw_parts(p, n) };
+    src.iter()
+        .map(|&v| int_of(v))
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+pub(crate) fn ptr_of(v: &Option<Vec<c_int>>) -> *const c_int {
+    v.as_ref().map_or(std::ptr::null(), |v| v.as_ptr())
+}
+
+/// Ints a communicator query answers; `None` if it fails (the int form reports it).
+fn query(f: unsafe extern "C" fn(MPI_Comm, *mut c_int) -> c_int, comm: MPI_Comm) -> Option<c_int> {
+    let mut v: c_int = 0;
+    // SAFETY: a valid out-pointer; the handle is checked by the callee.
+    (unsafe { f(comm, &mut v) } == MPI_SUCCESS).then_some(v)
+}
+
+fn is_inter(comm: MPI_Comm) -> bool {
+    query(PMPI_Comm_test_inter, comm).is_some_and(|f| f != 0)
+}
+
+/// Entries of a per-peer array: the remote group's size on an intercommunicator, else
+/// the communicator's.
+pub(crate) fn peers(comm: MPI_Comm) -> Option<usize> {
+    let n = if is_inter(comm) {
+        query(PMPI_Comm_remote_size, comm)?
+    } else {
+        query(PMPI_Comm_size, comm)?
+    };
+    usize::try_from(n).ok()
+}
+
+/// Entries of an array over the local group (`MPI_Reduce_scatter`'s counts).
+pub(crate) fn local(comm: MPI_Comm) -> Option<usize> {
+    usize::try_from(query(PMPI_Comm_size, comm)?).ok()
+}
+
+/// Entries of a rooted v-form's array: read at the root only.
+pub(crate) fn root_len(comm: MPI_Comm, root: c_int) -> Option<usize> {
+    if is_inter(comm) {
+        return if root == MPI_ROOT { peers(comm) } else { None };
+    }
+    if query(PMPI_Comm_rank, comm)? == root {
+        peers(comm)
+    } else {
+        None
+    }
+}
+
+/// The int form's code as it is (it has called the error handler already); a count
+/// that did not fit goes through `comm`'s handler here.
+pub(crate) fn relay(comm: MPI_Comm, name: &str, r: Result<c_int, c_int>) -> c_int {
+    match r {
+        Ok(rc) => rc,
+        Err(code) => {
+            crate::ffi::say!(
+                "myrix MPI: {name}: a count or displacement above INT_MAX is not supported yet"
+            );
+            finish(comm, name, Err(code))
+        }
+    }
+}
