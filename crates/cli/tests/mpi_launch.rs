@@ -594,6 +594,13 @@ fn large_count_forms_match_the_int_forms() {
     every_rank_ok("large_count", &[1, 2, 3, 4]);
 }
 
+/// The tool information interface (`mpit.c`): before `MPI_Init` and after
+/// `MPI_Finalize`, counted initializations, no variables, the documented codes.
+#[test]
+fn tool_interface_answers_without_variables() {
+    every_rank_ok("mpit", &[1, 2]);
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

@@ -6,22 +6,170 @@
 use crate::large_count::*;
 
 extern "C" {
-    fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
-    fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+    fn PMPI_Iallgather(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Iallgatherv(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        displs: *const c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Iallreduce(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Ialltoall(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Ialltoallv(
+        sendbuf: *const c_void,
+        sendcounts: *const c_int,
+        sdispls: *const c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        rdispls: *const c_int,
+        recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Ialltoallw(
+        sendbuf: *const c_void,
+        sendcounts: *const c_int,
+        sdispls: *const c_int,
+        sendtypes: *const MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        rdispls: *const c_int,
+        recvtypes: *const MPI_Datatype,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Ibcast(
+        buffer: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Iexscan(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Igather(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Igatherv(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        displs: *const c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Ireduce(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Ireduce_scatter_block(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Ireduce_scatter(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Iscan(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Iscatter(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    fn PMPI_Iscatterv(
+        sendbuf: *const c_void,
+        sendcounts: *const c_int,
+        displs: *const c_int,
+        sendtype: MPI_Datatype,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        root: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
 }
 
 mpi_fn! {
@@ -229,4 +377,3 @@ mpi_fn! {
         relay(comm, "MPI_Iscatterv_c", r)
     }
 }
-

@@ -72,6 +72,7 @@ pub mod request;
 pub mod rma;
 pub mod runtime;
 pub mod small;
+pub mod tools;
 pub mod topo;
 pub mod topo_nbr;
 pub mod type_grid;
