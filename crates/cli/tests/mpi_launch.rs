@@ -593,6 +593,14 @@ fn datatypes_decode_to_their_constructor_arguments() {
     every_rank_ok("type_decode", &[1, 2, 3, 4]);
 }
 
+/// Generalized requests (`greq.c`) at 1 to 4 ranks: query/free/cancel callbacks
+/// called as the standard says from Wait, Test, Waitall, Waitany, Testall,
+/// Request_get_status, Request_free and Cancel.
+#[test]
+fn generalized_requests_call_their_callbacks() {
+    every_rank_ok("greq", &[1, 2, 3, 4]);
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

@@ -22,6 +22,7 @@
 //!   graph) and the neighbourhood collectives.
 //! * [`info`] — MPI_Info objects, MPI_INFO_ENV, communicator and window hints.
 //! * [`attr`] — keyvals and attribute caching with copy/delete callbacks.
+//! * [`greq`] — generalized requests, and the hook a request may run at its end.
 //! * [`errh`] — user error handlers, added error classes, codes and strings.
 //! * [`small`] — status accessors, MPI_Reduce_local, MPI_Type_match_size,
 //!   MPI_Request_get_status_all/any/some; [`type_grid`] — subarray and darray types;
@@ -54,6 +55,7 @@ pub mod datatype;
 pub mod env;
 pub mod errh;
 pub mod ffi;
+pub mod greq;
 pub mod group;
 pub mod handles;
 pub mod icoll;
