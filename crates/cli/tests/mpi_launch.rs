@@ -601,6 +601,14 @@ fn generalized_requests_call_their_callbacks() {
     every_rank_ok("greq", &[1, 2, 3, 4]);
 }
 
+/// Nonblocking `MPI_Comm_idup` (`comm_idup.c`) at 1 to 4 ranks: eight in flight on
+/// one communicator, overlapping communicators duplicated in opposite orders, an idup
+/// across an Iallreduce and a blocking dup, each new communicator's traffic its own.
+#[test]
+fn comm_idup_does_not_block() {
+    every_rank_ok("comm_idup", &[1, 2, 3, 4]);
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

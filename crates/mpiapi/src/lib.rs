@@ -10,6 +10,7 @@
 //! * [`op`] — reduction op handles, user ops, applying an op to buffers.
 //! * [`comm`] — communicators (predefined and created): size, rank, dup, split,
 //!   create, free, compare, names, error handling.
+//! * [`comm_idup`] — MPI_Comm_idup and the context-id agreement.
 //! * [`group`] — MPI groups.
 //! * [`coll`] — the blocking collectives (`coll::shm`: through a shared segment on
 //!   one host; `coll::args`: argument checks, packing, reductions); [`coll_glue`] —
@@ -51,6 +52,7 @@ pub mod coll_glue;
 pub mod coll_hier;
 pub mod comm;
 pub mod comm_group;
+pub mod comm_idup;
 pub mod datatype;
 pub mod env;
 pub mod errh;
