@@ -38,6 +38,7 @@ use crate::coll_glue::pt2pt;
 use crate::comm::{self, pool, CommRef};
 use crate::ffi::{finish, mpi_fn, put};
 use crate::greq::Hook;
+use crate::intercomm::Inter;
 use crate::p2p::{insert, p2p, report, CStatus, Finish};
 use crate::runtime;
 use myrix_mpi::coll::nb::{self, build, Builder};
@@ -53,28 +54,35 @@ const BYTES: usize = CAPACITY / 8;
 /// How many of the lowest free ids a round chooses among.
 const SPREAD: usize = 16;
 
-/// The candidate of a round: among the lowest free ids of `agreed`, the one a hash
-/// of (`who`, `round`) selects; `None` when no id is free.
-fn pick(agreed: &[u8], who: u64, round: u64) -> Option<u32> {
-    let free: Vec<usize> = (0..CAPACITY)
+/// The `n` candidates of a round: distinct ids among the lowest free ones of
+/// `agreed`, selected by a hash of (`who`, `round`); `None` when fewer are free.
+fn pick(agreed: &[u8], who: u64, round: u64, n: usize) -> Option<Vec<u32>> {
+    let mut free: Vec<usize> = (0..CAPACITY)
         .filter(|&i| agreed.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) == 0))
-        .take(SPREAD)
+        .take(SPREAD + n)
         .collect();
-    if free.is_empty() {
+    if free.len() < n {
         return None;
     }
-    // splitmix64: a fixed, well-mixed function of the agreement and the round.
-    let mut z = who ^ round.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    let i = free[(z % free.len() as u64) as usize];
-    Some(FIRST + 2 * i as u32)
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n as u64 {
+        // splitmix64: a fixed, well-mixed function of the agreement and the round.
+        let mut z = who ^ (round * 8 + k).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let i = free.remove((z % free.len() as u64) as usize);
+        out.push(FIRST + 2 * i as u32);
+    }
+    Some(out)
 }
 
-/// Takes `x` here if it is free (marks it used); whether it did.
-fn take(p: &mut ContextPool, x: u32) -> bool {
-    !p.is_used(x) && p.reserve(x)
+/// Takes every id of `xs` here if all are free (marks them used); whether it did.
+fn take(p: &mut ContextPool, xs: &[u32]) -> bool {
+    if xs.iter().any(|&x| p.is_used(x)) {
+        return false;
+    }
+    xs.iter().all(|&x| p.reserve(x))
 }
 
 /// Agrees on a new context id with the members of `parent`, blocking (collective).
@@ -92,11 +100,12 @@ pub(crate) fn agree_blocking(parent: &CommRef, name: &str) -> Result<u32, c_int>
             commutative: true,
         };
         mcoll::allreduce(&mut p, &snap, &mut agreed, &mut op).map_err(|e| coll_code(&e, name))?;
-        let Some(x) = pick(&agreed, who, round) else {
+        let Some(xs) = pick(&agreed, who, round, 1) else {
             crate::ffi::say!("myrix MPI: {name}: no context id free on all members");
             return Err(MPI_ERR_OTHER);
         };
-        let took = take(&mut pool(), x);
+        let x = xs[0];
+        let took = take(&mut pool(), &xs);
         let mut any = [0u8];
         let mut op = ReduceOp {
             op: &mut or,
@@ -136,9 +145,11 @@ struct Agree {
     /// The byte whose address names each local step ([`pad`]).
     pad: Area,
     pad_in: Area,
-    candidate: Option<u32>,
+    /// How many ids (1 for an intracommunicator, 3 for an intercommunicator).
+    n: usize,
+    candidates: Option<Vec<u32>>,
     took: bool,
-    result: Option<u32>,
+    result: Option<Vec<u32>>,
 }
 
 // SAFETY: the areas are touched only by the engine's steps and these local steps,
@@ -168,21 +179,21 @@ impl Agree {
                 None => self.snap.0.fill(0xff),
             },
             1 => {
-                self.candidate = pick(&self.agreed.0, self.who, round as u64);
-                self.took = match (self.candidate, comm::try_pool()) {
-                    (Some(x), Some(mut p)) => take(&mut p, x),
+                self.candidates = pick(&self.agreed.0, self.who, round as u64, self.n);
+                self.took = match (&self.candidates, comm::try_pool()) {
+                    (Some(xs), Some(mut p)) => take(&mut p, xs),
                     _ => false,
                 };
                 self.flag.0[0] = u8::from(!self.took);
             }
             _ => {
                 if self.any.0[0] == 0 {
-                    self.result = self.candidate;
+                    self.result = self.candidates.take();
                 } else if self.took {
-                    // Without the lock the id stays marked used here (never wrong,
-                    // only one id fewer).
-                    if let (Some(x), Some(mut p)) = (self.candidate, comm::try_pool()) {
-                        p.release(x);
+                    // Without the lock the ids stay marked used here (never wrong,
+                    // only ids fewer).
+                    if let (Some(xs), Some(mut p)) = (&self.candidates, comm::try_pool()) {
+                        xs.iter().for_each(|&x| p.release(x));
                     }
                 }
                 self.took = false;
@@ -191,17 +202,29 @@ impl Agree {
     }
 }
 
-/// The request's end: gives the new communicator its context.
+/// The request's end: gives the new communicator (and an intercommunicator's
+/// hidden helpers) its context.
 struct Done {
     agree: Arc<Mutex<Agree>>,
-    newcomm: MPI_Comm,
+    targets: Vec<MPI_Comm>,
 }
 
 impl Done {
     fn install(&self) -> Result<(), c_int> {
-        let r = self.agree.lock().unwrap_or_else(|p| p.into_inner()).result;
+        let r = self
+            .agree
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .result
+            .take();
         match r {
-            Some(x) => comm::set_ctx(self.newcomm, x),
+            Some(xs) => {
+                let mut out = Ok(());
+                for (&h, &x) in self.targets.iter().zip(&xs) {
+                    out = out.and(comm::set_ctx(h, x));
+                }
+                out
+            }
             None => {
                 crate::ffi::say!(
                     "myrix MPI: MPI_Comm_idup: no context id agreed in {ROUNDS} rounds"
@@ -287,23 +310,7 @@ unsafe fn idup(
         }
         let hints = info.map(crate::info::pairs_or_empty).transpose()?;
         let parent = comm::lookup(comm_h, name)?;
-        let (h, req) = if parent.inter.is_some() {
-            // Intercommunicators: the blocking duplicate, a complete request.
-            let h = comm::dup_with_attrs(comm_h, name)?;
-            let req = runtime::with(name, |rt| {
-                insert(
-                    p2p(rt)?,
-                    None,
-                    Some(CStatus::empty()),
-                    Arc::from([] as [u32; 0]),
-                    Finish::None,
-                    None,
-                )
-            })?;
-            (h, req)
-        } else {
-            start(comm_h, &parent, name)?
-        };
+        let (h, req) = start(comm_h, &parent, name)?;
         if let Some(p) = hints {
             crate::info::attach(h, p);
         }
@@ -313,10 +320,46 @@ unsafe fn idup(
     finish(comm_h, name, r)
 }
 
-/// Makes the new communicator (no context yet) and starts the agreement.
+/// Makes the new communicator (no context yet) and says what agrees on its
+/// contexts: for an intracommunicator the parent; for an intercommunicator its
+/// hidden both-groups communicator, over which three ids are agreed (the new one's
+/// and its own hidden helpers', made here too). Last, the handles to give them to.
+fn make(comm_h: MPI_Comm, parent: &CommRef) -> Result<(MPI_Comm, CommRef, Vec<MPI_Comm>), c_int> {
+    let Some(i) = &parent.inter else {
+        let me = parent.ranks[parent.rank as usize];
+        let h = comm::install(comm_h, comm::NO_CTX, parent.ranks.to_vec(), me)?;
+        return Ok((h, parent.clone(), vec![h]));
+    };
+    let m = comm::lookup(i.mh, "MPI_Comm_idup")?;
+    let me = m.ranks[m.rank as usize];
+    let mh = comm::install_with(MPI_ERRORS_RETURN, comm::NO_CTX, m.ranks.to_vec(), me)?;
+    let lh = comm::install_with(MPI_ERRORS_RETURN, comm::NO_CTX, i.local.to_vec(), me);
+    let lh = lh.inspect_err(|_| {
+        let _ = comm::remove(mh);
+    })?;
+    let inter = Inter {
+        local: i.local.clone(),
+        lh,
+        mh,
+        local_first: i.local_first,
+    };
+    let cref = CommRef {
+        ctx: comm::NO_CTX,
+        rank: parent.rank,
+        ranks: parent.ranks.to_vec().into(),
+        inter: Some(Arc::new(inter)),
+    };
+    let errh = runtime::errhandler(comm_h).unwrap_or(MPI_ERRORS_ARE_FATAL);
+    let h = comm::install_ref(errh, cref).inspect_err(|_| {
+        let _ = comm::remove(mh);
+        let _ = comm::remove(lh);
+    })?;
+    Ok((h, m, vec![h, mh, lh]))
+}
+
+/// Makes the new communicator and starts the agreement of its context(s).
 fn start(comm_h: MPI_Comm, parent: &CommRef, name: &str) -> Result<(MPI_Comm, MPI_Request), c_int> {
-    let me = parent.ranks[parent.rank as usize];
-    let h = comm::install(comm_h, comm::NO_CTX, parent.ranks.to_vec(), me)?;
+    let (h, over, targets) = make(comm_h, parent)?;
     let made = (|| {
         comm::set_topology(h, comm::topology(comm_h))?;
         crate::attr::copy_all(crate::attr::Kind::Comm, comm_h, h)?;
@@ -329,27 +372,28 @@ fn start(comm_h: MPI_Comm, parent: &CommRef, name: &str) -> Result<(MPI_Comm, MP
             any: Area::new(1),
             pad: Area::new(3 * ROUNDS),
             pad_in: Area::new(1),
-            candidate: None,
+            n: targets.len(),
+            candidates: None,
             took: false,
             result: None,
         }));
-        let mut s = schedule(parent, &agree)?;
+        let mut s = schedule(&over, &agree)?;
         let done: Box<dyn Hook> = Box::new(Done {
             agree: agree.clone(),
-            newcomm: h,
+            targets,
         });
         runtime::with(name, |rt| {
             let p = p2p(rt)?;
-            let tag = nb::tag(crate::icoll::next_seq(parent));
+            let tag = nb::tag(crate::icoll::next_seq(&over));
             s.retag(tag);
             agree.lock().unwrap_or_else(|p| p.into_inner()).who =
-                (u64::from(parent.ctx) << 32) | tag as u32 as u64;
+                (u64::from(over.ctx) << 32) | tag as u32 as u64;
             let id = p.engine.start_schedule(s).map_err(|e| report(name, &e))?;
             insert(
                 p,
                 Some(id),
                 None,
-                parent.ranks.clone(),
+                over.ranks.clone(),
                 Finish::Custom(done),
                 None,
             )

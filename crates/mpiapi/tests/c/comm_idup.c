@@ -2,7 +2,8 @@
  * flight on one communicator at once; duplicates of three overlapping
  * communicators started in opposite orders on different ranks (which a blocking
  * duplicate deadlocks on); an idup overlapping a nonblocking allreduce and a
- * blocking MPI_Comm_dup; attributes copied and info attached. Every new
+ * blocking MPI_Comm_dup; an intercommunicator; attributes copied and info
+ * attached. Every new
  * communicator must carry traffic of its own after its request completes:
  * messages sent with one tag on all of them arrive on the right one.
  * Prints "comm_idup ok <rank>" at the end; any failure aborts with a message. */
@@ -119,6 +120,35 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_idup(MPI_COMM_SELF, &s, &r));
     OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
     works(s, 30);
+
+    /* An intercommunicator (even ranks facing odd ones), duplicated while the
+     * local leader waits in a receive for every other remote rank, which call
+     * MPI_Comm_idup before they send. */
+    if (size >= 2) {
+        MPI_Comm local, ic, icd;
+        OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local));
+        OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank % 2 == 0 ? 1 : 0, 99,
+                                &ic));
+        int lr, rsz, x = -1;
+        OK(MPI_Comm_rank(ic, &lr));
+        OK(MPI_Comm_remote_size(ic, &rsz));
+        if (lr == 0) {
+            for (int k = 1; k < rsz; k++)
+                OK(MPI_Recv(&x, 1, MPI_INT, k, 5, ic, MPI_STATUS_IGNORE));
+            OK(MPI_Comm_idup(ic, &icd, &r));
+        } else {
+            OK(MPI_Comm_idup(ic, &icd, &r));
+            OK(MPI_Ssend(&lr, 1, MPI_INT, 0, 5, ic));
+        }
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        int sum = -1;
+        OK(MPI_Allreduce(&lr, &sum, 1, MPI_INT, MPI_SUM, icd));
+        CHECK(sum == rsz * (rsz - 1) / 2, "intercommunicator allreduce %d", sum);
+        OK(MPI_Comm_test_inter(icd, &flag));
+        CHECK(flag, "not an intercommunicator");
+        MPI_Comm ics[] = {icd, ic, local};
+        for (int k = 0; k < 3; k++) OK(MPI_Comm_free(&ics[k]));
+    }
 
     MPI_Comm all[] = {one, other, half, d[0], d[1], d[2], e, b, s};
     for (unsigned k = 0; k < sizeof all / sizeof all[0]; k++) OK(MPI_Comm_free(&all[k]));
