@@ -45,6 +45,7 @@ use myrix_mpi::coll::nb::{self, build, Builder};
 use myrix_mpi::coll::{self as mcoll, ReduceOp};
 use myrix_mpi::commctx::{ContextPool, CAPACITY, FIRST};
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Rounds of one MPI_Comm_idup schedule (each two allreduces; later rounds are
@@ -53,6 +54,8 @@ pub const ROUNDS: usize = 8;
 const BYTES: usize = CAPACITY / 8;
 /// How many of the lowest free ids a round chooses among.
 const SPREAD: usize = 16;
+/// MPI_Comm_idup agreements whose steps may still run in this process.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// The `n` candidates of a round: distinct ids among the lowest free ones of
 /// `agreed`, selected by a hash of (`who`, `round`); `None` when fewer are free.
@@ -93,19 +96,31 @@ pub(crate) fn agree_blocking(parent: &CommRef, name: &str) -> Result<u32, c_int>
     // context alone tells this one from the nonblocking ones (whose tag has bit 30).
     let who = u64::from(parent.ctx) << 32;
     for round in 0u64.. {
-        let snap = pool().bitmap().to_vec();
+        let mut snap = pool().bitmap().to_vec();
+        // Whether an idup's steps may change this pool before the take below.
+        snap.push(u8::from(LIVE.load(Ordering::Acquire) > 0));
         let mut agreed = vec![0u8; snap.len()];
         let mut op = ReduceOp {
             op: &mut or,
             commutative: true,
         };
         mcoll::allreduce(&mut p, &snap, &mut agreed, &mut op).map_err(|e| coll_code(&e, name))?;
-        let Some(xs) = pick(&agreed, who, round, 1) else {
+        let Some(xs) = pick(&agreed[..BYTES], who, round, 1) else {
             crate::ffi::say!("myrix MPI: {name}: no context id free on all members");
             return Err(MPI_ERR_OTHER);
         };
         let x = xs[0];
         let took = take(&mut pool(), &xs);
+        if agreed[BYTES] == 0 {
+            // No member has an idup in flight: every pool is as its snapshot was
+            // (this thread is here), so the candidate was free everywhere; every
+            // member knows it, and skips the second step alike.
+            if !took {
+                crate::ffi::say!("myrix MPI: {name}: context {x} taken meanwhile");
+                return Err(MPI_ERR_INTERN);
+            }
+            return Ok(x);
+        }
         let mut any = [0u8];
         let mut op = ReduceOp {
             op: &mut or,
@@ -150,6 +165,8 @@ struct Agree {
     candidates: Option<Vec<u32>>,
     took: bool,
     result: Option<Vec<u32>>,
+    /// Counted in [`LIVE`] (from the start until its last step, or its end).
+    live: bool,
 }
 
 // SAFETY: the areas are touched only by the engine's steps and these local steps,
@@ -162,7 +179,17 @@ fn pad(round: usize, step: usize) -> usize {
 }
 
 impl Agree {
+    /// No step of this agreement runs any more.
+    fn over(&mut self) {
+        if std::mem::take(&mut self.live) {
+            LIVE.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
     fn step(&mut self, k: usize) {
+        if k + 1 == 3 * ROUNDS {
+            self.over();
+        }
         let (round, step) = (k / 3, k % 3);
         if self.result.is_some() {
             if step == 0 {
@@ -211,12 +238,11 @@ struct Done {
 
 impl Done {
     fn install(&self) -> Result<(), c_int> {
-        let r = self
-            .agree
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .result
-            .take();
+        let r = {
+            let mut a = self.agree.lock().unwrap_or_else(|p| p.into_inner());
+            a.over();
+            a.result.take()
+        };
         match r {
             Some(xs) => {
                 let mut out = Ok(());
@@ -376,7 +402,9 @@ fn start(comm_h: MPI_Comm, parent: &CommRef, name: &str) -> Result<(MPI_Comm, MP
             candidates: None,
             took: false,
             result: None,
+            live: true,
         }));
+        LIVE.fetch_add(1, Ordering::AcqRel);
         let mut s = schedule(&over, &agree)?;
         let done: Box<dyn Hook> = Box::new(Done {
             agree: agree.clone(),
