@@ -603,7 +603,8 @@ fn generalized_requests_call_their_callbacks() {
 
 /// Nonblocking `MPI_Comm_idup` (`comm_idup.c`) at 1 to 4 ranks: eight in flight on
 /// one communicator, overlapping communicators duplicated in opposite orders, an idup
-/// across an Iallreduce and a blocking dup, each new communicator's traffic its own.
+/// across an Iallreduce and a blocking dup, an intercommunicator's, each new
+/// communicator's traffic its own.
 #[test]
 fn comm_idup_does_not_block() {
     every_rank_ok("comm_idup", &[1, 2, 3, 4]);

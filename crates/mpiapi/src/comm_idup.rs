@@ -451,3 +451,65 @@ mpi_fn! {
         unsafe { idup(comm, Some(info), newcomm, request, "MPI_Comm_idup_with_info") }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_free(map: &[u8], x: u32) -> bool {
+        let i = ((x - FIRST) / 2) as usize;
+        map[i / 8] & (1 << (i % 8)) == 0
+    }
+
+    #[test]
+    fn candidates_are_distinct_free_and_the_same_for_every_member() {
+        let mut map = vec![0u8; BYTES];
+        // The lowest 20 ids and some scattered ones are used.
+        for i in (0..20).chain([25, 31, 40]) {
+            map[i / 8] |= 1 << (i % 8);
+        }
+        for round in 0..50 {
+            for n in [1, 3] {
+                let a = pick(&map, 77 << 32 | round, round, n).unwrap();
+                assert_eq!(a, pick(&map, 77 << 32 | round, round, n).unwrap());
+                assert_eq!(a.len(), n);
+                assert!(a.iter().all(|&x| is_free(&map, x) && x % 2 == 0), "{a:?}");
+                let mut d = a.clone();
+                d.sort_unstable();
+                d.dedup();
+                assert_eq!(d.len(), n, "{a:?}");
+                // Among the lowest free ones.
+                assert!(a
+                    .iter()
+                    .all(|&x| x < FIRST + 2 * (20 + 3 + SPREAD as u32 + 3)));
+            }
+        }
+        // Two agreements in one round mostly pick differently.
+        let differ = (0..64u64)
+            .filter(|&k| pick(&map, k << 32, 0, 1) != pick(&map, (k + 100) << 32, 0, 1))
+            .count();
+        assert!(differ > 48, "{differ} of 64 differ");
+    }
+
+    #[test]
+    fn no_candidate_when_too_few_are_free() {
+        let mut map = vec![0xffu8; BYTES];
+        assert_eq!(pick(&map, 1, 0, 1), None);
+        map[BYTES - 1] = 0x7f;
+        assert_eq!(
+            pick(&map, 1, 0, 1),
+            Some(vec![FIRST + 2 * (CAPACITY as u32 - 1)])
+        );
+        assert_eq!(pick(&map, 1, 0, 3), None);
+    }
+
+    #[test]
+    fn take_is_all_or_nothing() {
+        let mut p = ContextPool::new();
+        assert!(p.reserve(FIRST + 2));
+        assert!(!take(&mut p, &[FIRST, FIRST + 2]));
+        assert!(!p.is_used(FIRST));
+        assert!(take(&mut p, &[FIRST, FIRST + 4]));
+        assert!(p.is_used(FIRST) && p.is_used(FIRST + 4));
+    }
+}
