@@ -601,6 +601,31 @@ fn tool_interface_answers_without_variables() {
     every_rank_ok("mpit", &[1, 2]);
 }
 
+/// `MPI_Type_get_envelope` / `MPI_Type_get_contents` and their `_c` forms
+/// (`type_decode.c`) at 1 to 4 ranks: every constructor decoded, its arguments given
+/// back, inner types handed back as new handles, rebuilt types carrying the same data.
+#[test]
+fn datatypes_decode_to_their_constructor_arguments() {
+    every_rank_ok("type_decode", &[1, 2, 3, 4]);
+}
+
+/// Generalized requests (`greq.c`) at 1 to 4 ranks: query/free/cancel callbacks
+/// called as the standard says from Wait, Test, Waitall, Waitany, Testall,
+/// Request_get_status, Request_free and Cancel.
+#[test]
+fn generalized_requests_call_their_callbacks() {
+    every_rank_ok("greq", &[1, 2, 3, 4]);
+}
+
+/// Nonblocking `MPI_Comm_idup` (`comm_idup.c`) at 1 to 4 ranks: eight in flight on
+/// one communicator, overlapping communicators duplicated in opposite orders, an idup
+/// across an Iallreduce and a blocking dup, an intercommunicator's, each new
+/// communicator's traffic its own.
+#[test]
+fn comm_idup_does_not_block() {
+    every_rank_ok("comm_idup", &[1, 2, 3, 4]);
+}
+
 /// Intercommunicators (`intercomm.c`) at 2, 3, 4 and 5 ranks, the two groups of
 /// uneven sizes at 3, 4 and 5: creation, point-to-point across the groups, merge
 /// ordering, every blocking collective, dup/split/create/free.

@@ -4,8 +4,8 @@
 //!
 //! Creating a communicator is collective over its parent: the members agree on a
 //! context id through `myrix_mpi::commctx` over the parent's collective context
-//! (through `coll_glue::pt2pt`). Nothing here holds a lock while communicating
-//! except the context pool's own.
+//! (through `coll_glue::pt2pt`, see `comm_idup`). Nothing here holds a lock while
+//! communicating. MPI_Comm_idup is in `comm_idup`.
 
 use crate::abi::*;
 use crate::attr::{self, Kind};
@@ -87,6 +87,25 @@ fn comms() -> MutexGuard<'static, Comms> {
 
 pub(crate) fn pool() -> MutexGuard<'static, ContextPool> {
     POOL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The pool if no caller up the stack holds it (steps run inside progress).
+pub(crate) fn try_pool() -> Option<MutexGuard<'static, ContextPool>> {
+    match POOL.try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
+/// The context of a communicator MPI_Comm_idup made, until it is agreed (odd: no
+/// pool slot, released as nothing).
+pub(crate) const NO_CTX: u32 = u32::MAX;
+
+/// Gives a communicator MPI_Comm_idup made its agreed context.
+pub(crate) fn set_ctx(h: MPI_Comm, ctx: u32) -> Result<(), c_int> {
+    comms().table.get_mut(h).ok_or(MPI_ERR_COMM)?.cref.ctx = ctx;
+    Ok(())
 }
 
 /// The communicator behind a handle (`MPI_ERR_COMM` for an invalid one). Context
@@ -274,9 +293,7 @@ pub(crate) fn remove(h: MPI_Comm) -> Result<(), c_int> {
 
 /// Agrees with the members of `parent` on a new context id (collective).
 pub(crate) fn agree_ctx(parent: &CommRef, name: &str) -> Result<u32, c_int> {
-    let mut p = pt2pt(parent);
-    let r = pool().allocate(&mut p);
-    r.map_err(|e| coll_code(&e, name))
+    crate::comm_idup::agree_blocking(parent, name)
 }
 
 /// MPI_Comm_split's body: members with `color` (MPI_UNDEFINED: none), ordered by
@@ -712,65 +729,5 @@ mpi_fn! {
         // SAFETY: newcomm is NULL or an MPI_Comm.
         let r = unsafe { put_comm(newcomm, r) };
         finish(comm, name, r)
-    }
-}
-
-/// A request that is already complete (what MPI_Comm_idup returns).
-fn done_request(name: &str) -> Result<MPI_Request, c_int> {
-    runtime::with(name, |rt| {
-        let p = rt.p2p.as_mut().ok_or(MPI_ERR_INTERN)?;
-        let st = crate::p2p::CStatus::empty();
-        crate::p2p::insert(
-            p,
-            None,
-            Some(st),
-            Arc::from([]),
-            crate::p2p::Finish::None,
-            None,
-        )
-    })
-}
-
-/// MPI_Comm_idup(_with_info)'s body: the duplicate is made at once (the call
-/// blocks until every member called it) and the request is complete.
-///
-/// # Safety
-/// `newcomm` is NULL or an MPI_Comm; `request` NULL or an MPI_Request.
-unsafe fn idup(
-    comm: MPI_Comm,
-    info: Option<MPI_Info>,
-    newcomm: *mut MPI_Comm,
-    request: *mut MPI_Request,
-    name: &str,
-) -> c_int {
-    let r = if newcomm.is_null() || request.is_null() {
-        Err(MPI_ERR_ARG)
-    } else {
-        (|| {
-            let hints = info.map(crate::info::pairs_or_empty).transpose()?;
-            let h = dup_with_attrs(comm, name)?;
-            if let Some(p) = hints {
-                crate::info::attach(h, p);
-            }
-            let req = done_request(name)?;
-            // SAFETY: both are non-NULL, of their types by the C contract.
-            unsafe { put(newcomm, h).and_then(|()| put(request, req)) }
-        })()
-    };
-    finish(comm, name, r)
-}
-
-mpi_fn! {
-    /// Nonblocking in name only: see [`idup`].
-    fn MPI_Comm_idup / PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-        // SAFETY: the C contract for both pointers.
-        unsafe { idup(comm, None, newcomm, request, "MPI_Comm_idup") }
-    }
-}
-
-mpi_fn! {
-    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-        // SAFETY: the C contract for both pointers.
-        unsafe { idup(comm, Some(info), newcomm, request, "MPI_Comm_idup_with_info") }
     }
 }

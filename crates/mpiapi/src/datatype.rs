@@ -10,6 +10,7 @@
 use crate::abi::*;
 use crate::ffi::{finish, mpi_fn, put, put_str};
 use crate::handles::{base, Table};
+use crate::type_decode::*;
 use myrix_mpi::datatype::{Basic, Datatype, TypeError};
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
@@ -18,6 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 struct Derived {
     dt: Arc<Datatype>,
     committed: bool,
+    /// How it was made, for MPI_Type_get_envelope/get_contents.
+    recipe: Arc<Recipe>,
 }
 
 static TYPES: Mutex<Table<Derived>> = Mutex::new(Table::new(base::DATATYPE));
@@ -153,24 +156,46 @@ fn type_error(e: TypeError) -> c_int {
     }
 }
 
-/// Stores a new derived type and writes its handle.
+/// A derived type's layout, commit state and recipe (the decoder's view).
+pub(crate) fn parts(h: MPI_Datatype) -> Option<(Arc<Datatype>, bool, Arc<Recipe>)> {
+    let t = types();
+    let d = t.get(h)?;
+    Some((d.dt.clone(), d.committed, d.recipe.clone()))
+}
+
+/// A new handle on an existing layout (MPI_Type_get_contents' inner types).
+pub(crate) fn insert_parts(
+    dt: Arc<Datatype>,
+    committed: bool,
+    recipe: Arc<Recipe>,
+) -> Result<MPI_Datatype, c_int> {
+    let d = Derived {
+        dt,
+        committed,
+        recipe,
+    };
+    types().insert(d).ok_or(MPI_ERR_NO_MEM)
+}
+
+/// Drops a handle made by [`insert_parts`] that is not handed out after all.
+pub(crate) fn forget(h: MPI_Datatype) {
+    types().remove(h);
+}
+
+/// Stores a new derived type made by `recipe` and writes its handle.
 ///
 /// # Safety
 /// `out` is NULL or valid for an MPI_Datatype.
 pub(crate) unsafe fn store(
     out: *mut MPI_Datatype,
     made: Result<Datatype, TypeError>,
+    recipe: Recipe,
 ) -> Result<(), c_int> {
     if out.is_null() {
         return Err(MPI_ERR_ARG);
     }
     let dt = made.map_err(type_error)?;
-    let h = types()
-        .insert(Derived {
-            dt: Arc::new(dt),
-            committed: false,
-        })
-        .ok_or(MPI_ERR_NO_MEM)?;
+    let h = insert_parts(Arc::new(dt), false, Arc::new(recipe))?;
     // SAFETY: the caller's contract for out.
     unsafe { put(out, h) }
 }
@@ -210,100 +235,25 @@ fn disps<T: Copy + TryInto<isize>>(v: &[T]) -> Result<Vec<isize>, c_int> {
 }
 
 /// The bodies of the constructors, shared by the `int` and `MPI_Count` variants.
-mod make {
-    use super::*;
-
-    pub unsafe fn contiguous(
-        n: usize,
-        old: MPI_Datatype,
-        out: *mut MPI_Datatype,
-    ) -> Result<(), c_int> {
-        let old = lookup(old)?;
-        // SAFETY: the C contract for out.
-        unsafe { store(out, Datatype::contiguous(n, &old)) }
-    }
-
-    pub unsafe fn vector(
-        n: usize,
-        bl: usize,
-        stride: isize,
-        bytes: bool,
-        old: MPI_Datatype,
-        out: *mut MPI_Datatype,
-    ) -> Result<(), c_int> {
-        let old = lookup(old)?;
-        let t = if bytes {
-            Datatype::hvector(n, bl, stride, &old)
-        } else {
-            Datatype::vector(n, bl, stride, &old)
-        };
-        // SAFETY: the C contract for out.
-        unsafe { store(out, t) }
-    }
-
-    pub unsafe fn indexed(
-        bls: &[usize],
-        ds: &[isize],
-        bytes: bool,
-        old: MPI_Datatype,
-        out: *mut MPI_Datatype,
-    ) -> Result<(), c_int> {
-        let old = lookup(old)?;
-        let t = if bytes {
-            Datatype::hindexed(bls, ds, &old)
-        } else {
-            Datatype::indexed(bls, ds, &old)
-        };
-        // SAFETY: the C contract for out.
-        unsafe { store(out, t) }
-    }
-
-    pub unsafe fn block(
-        bl: usize,
-        ds: &[isize],
-        bytes: bool,
-        old: MPI_Datatype,
-        out: *mut MPI_Datatype,
-    ) -> Result<(), c_int> {
-        let old = lookup(old)?;
-        let t = if bytes {
-            Datatype::hindexed_block(bl, ds, &old)
-        } else {
-            Datatype::indexed_block(bl, ds, &old)
-        };
-        // SAFETY: the C contract for out.
-        unsafe { store(out, t) }
-    }
-
-    pub unsafe fn structure(
-        bls: &[usize],
-        ds: &[isize],
-        ts: &[MPI_Datatype],
-        out: *mut MPI_Datatype,
-    ) -> Result<(), c_int> {
-        let ts: Vec<Datatype> = ts
-            .iter()
-            .map(|&t| lookup(t).map(|a| (*a).clone()))
-            .collect::<Result<_, _>>()?;
-        // SAFETY: the C contract for out.
-        unsafe { store(out, Datatype::create_struct(bls, ds, &ts)) }
-    }
-}
+#[path = "datatype_make.rs"]
+mod make;
 
 const W: MPI_Comm = MPI_COMM_WORLD;
 
 mpi_fn! {
     fn MPI_Type_contiguous / PMPI_Type_contiguous(n: c_int, old: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+        let rc = Recipe::new::<c_int>(MPI_COMBINER_CONTIGUOUS).int(n).ty(old);
         // SAFETY: the C contract for newtype.
-        let r = count(n, MPI_ERR_COUNT).and_then(|n| unsafe { make::contiguous(n, old, newtype) });
+        let r = rc.and_then(|rc| count(n, MPI_ERR_COUNT).and_then(|n| unsafe { make::contiguous(n, old, newtype, rc) }));
         finish(W, "MPI_Type_contiguous", r)
     }
 }
 
 mpi_fn! {
     fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c(n: MPI_Count, old: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+        let rc = Recipe::new::<MPI_Count>(MPI_COMBINER_CONTIGUOUS).int(n).ty(old);
         // SAFETY: the C contract for newtype.
-        let r = count(n, MPI_ERR_COUNT).and_then(|n| unsafe { make::contiguous(n, old, newtype) });
+        let r = rc.and_then(|rc| count(n, MPI_ERR_COUNT).and_then(|n| unsafe { make::contiguous(n, old, newtype, rc) }));
         finish(W, "MPI_Type_contiguous_c", r)
     }
 }
@@ -313,10 +263,12 @@ macro_rules! vector_fns {
         mpi_fn! {
             fn $name / $pname(n: $cnt, blocklength: $cnt, stride: $stride, old: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
                 let r = (|| {
+                    let rc = Recipe::new::<$cnt>(if $bytes { MPI_COMBINER_HVECTOR } else { MPI_COMBINER_VECTOR }).int(n).int(blocklength);
+                    let rc = if $bytes { rc.addr(stride) } else { rc.int(stride) }.ty(old)?;
                     let n = count(n, MPI_ERR_COUNT)?;
                     let bl = count(blocklength, MPI_ERR_ARG)?;
                     // SAFETY: the C contract for newtype.
-                    unsafe { make::vector(n, bl, disp(stride)?, $bytes, old, newtype) }
+                    unsafe { make::vector(n, bl, disp(stride)?, $bytes, old, newtype, rc) }
                 })();
                 finish(W, stringify!($name), r)
             }
@@ -339,8 +291,10 @@ macro_rules! indexed_fns {
                     let n = count(n, MPI_ERR_COUNT)?;
                     // SAFETY: the C contract: arrays of n elements.
                     let (bls, ds) = unsafe { (array(blocklengths, n)?, array(displacements, n)?) };
+                    let rc = Recipe::new::<$cnt>(if $bytes { MPI_COMBINER_HINDEXED } else { MPI_COMBINER_INDEXED }).int(n as $cnt).ints(bls);
+                    let rc = if $bytes { rc.addrs(ds) } else { rc.ints(ds) }.ty(old)?;
                     // SAFETY: the C contract for newtype.
-                    unsafe { make::indexed(&lengths(bls)?, &disps(ds)?, $bytes, old, newtype) }
+                    unsafe { make::indexed(&lengths(bls)?, &disps(ds)?, $bytes, old, newtype, rc) }
                 })();
                 finish(W, stringify!($name), r)
             }
@@ -364,8 +318,10 @@ macro_rules! block_fns {
                     let bl = count(blocklength, MPI_ERR_ARG)?;
                     // SAFETY: the C contract: an array of n elements.
                     let ds = unsafe { array(displacements, n)? };
+                    let rc = Recipe::new::<$cnt>(if $bytes { MPI_COMBINER_HINDEXED_BLOCK } else { MPI_COMBINER_INDEXED_BLOCK }).int(n as $cnt).int(blocklength);
+                    let rc = if $bytes { rc.addrs(ds) } else { rc.ints(ds) }.ty(old)?;
                     // SAFETY: the C contract for newtype.
-                    unsafe { make::block(bl, &disps(ds)?, $bytes, old, newtype) }
+                    unsafe { make::block(bl, &disps(ds)?, $bytes, old, newtype, rc) }
                 })();
                 finish(W, stringify!($name), r)
             }
@@ -388,8 +344,9 @@ macro_rules! struct_fns {
                     let n = count(n, MPI_ERR_COUNT)?;
                     // SAFETY: the C contract: arrays of n elements.
                     let (bls, ds, ts) = unsafe { (array(blocklengths, n)?, array(displacements, n)?, array(types, n)?) };
+                    let rc = Recipe::new::<$cnt>(MPI_COMBINER_STRUCT).int(n as $cnt).ints(bls).addrs(ds).tys(ts)?;
                     // SAFETY: the C contract for newtype.
-                    unsafe { make::structure(&lengths(bls)?, &disps(ds)?, ts, newtype) }
+                    unsafe { make::structure(&lengths(bls)?, &disps(ds)?, ts, newtype, rc) }
                 })();
                 finish(W, stringify!($name), r)
             }
@@ -403,14 +360,14 @@ struct_fns! {
 }
 
 macro_rules! resized_fns {
-    ($($name:ident / $pname:ident ($t:ty);)*) => {$(
+    ($($name:ident / $pname:ident ($t:ty, $c:ty);)*) => {$(
         mpi_fn! {
             fn $name / $pname(old: MPI_Datatype, lb: $t, extent: $t, newtype: *mut MPI_Datatype) -> c_int {
                 let r = (|| {
-                    let old = lookup(old)?;
-                    let t = old.resized(disp(lb)?, disp(extent)?);
+                    let rc = Recipe::new::<$c>(MPI_COMBINER_RESIZED).addr(lb).addr(extent).ty(old)?;
+                    let t = lookup(old)?.resized(disp(lb)?, disp(extent)?);
                     // SAFETY: the C contract for newtype.
-                    unsafe { store(newtype, t) }
+                    unsafe { store(newtype, t, rc) }
                 })();
                 finish(W, stringify!($name), r)
             }
@@ -419,8 +376,8 @@ macro_rules! resized_fns {
 }
 
 resized_fns! {
-    MPI_Type_create_resized / PMPI_Type_create_resized(MPI_Aint);
-    MPI_Type_create_resized_c / PMPI_Type_create_resized_c(MPI_Count);
+    MPI_Type_create_resized / PMPI_Type_create_resized(MPI_Aint, c_int);
+    MPI_Type_create_resized_c / PMPI_Type_create_resized_c(MPI_Count, MPI_Count);
 }
 
 mpi_fn! {
@@ -432,10 +389,8 @@ mpi_fn! {
             if newtype.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            let was = committed(old);
-            let h = types()
-                .insert(Derived { dt: t, committed: was })
-                .ok_or(MPI_ERR_NO_MEM)?;
+            let rc = Recipe::new::<c_int>(MPI_COMBINER_DUP).ty(old)?;
+            let h = insert_parts(t, committed(old), Arc::new(rc))?;
             crate::attr::copy_all(crate::attr::Kind::Type, old, h)?;
             // SAFETY: the C contract for newtype.
             unsafe { put(newtype, h) }

@@ -195,7 +195,7 @@ type SeqEntry = (u32, Weak<[u32]>, u32);
 
 /// The next sequence number of `c`. Every rank starts the collectives of a
 /// communicator in the same order (MPI's rule), so the numbers agree.
-fn next_seq(c: &CommRef) -> u32 {
+pub(crate) fn next_seq(c: &CommRef) -> u32 {
     let mut s = SEQ.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = s.iter_mut().find(|e| e.0 == c.ctx) {
         if e.1.upgrade().is_some_and(|r| Arc::ptr_eq(&r, &c.ranks)) {

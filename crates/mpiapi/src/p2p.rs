@@ -75,6 +75,8 @@ pub(crate) enum Finish {
     },
     /// A nonblocking collective's staging buffers, unpacked at completion.
     Coll(Box<crate::icoll::Staged>),
+    /// Code of the request's own (`greq.rs`: generalized requests, MPI_Comm_idup).
+    Custom(Box<dyn crate::greq::Hook>),
 }
 
 /// A persistent request's arguments (MPI_Send_init / MPI_Recv_init).
@@ -539,7 +541,11 @@ pub(crate) fn complete(p: &mut P2p, h: MPI_Request, st: CStatus) -> CStatus {
     r.id = None;
     let f = std::mem::replace(&mut r.finish, Finish::None);
     let persistent = r.persist.is_some();
-    p.release(f, st.bytes);
+    let mut st = st;
+    match f {
+        Finish::Custom(c) => c.done(&mut st),
+        f => p.release(f, st.bytes),
+    }
     let Some(r) = p.reqs.get_mut(h) else {
         return st;
     };
@@ -564,6 +570,11 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
     }
     match r.id {
         None => {
+            if let Finish::Custom(c) = &r.finish {
+                if !c.ready() {
+                    return Ok(None);
+                }
+            }
             let st = r.ready.unwrap_or_else(CStatus::empty);
             Ok(Some(complete(p, h, st)))
         }

@@ -447,7 +447,10 @@ mpi_fn! {
 /// MPI_Cancel: an unmatched receive is cancelled; a send is not (its status says
 /// so); a null request is an error.
 pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
-    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+    let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
+    if let Finish::Custom(c) = &mut r.finish {
+        return c.cancel();
+    }
     if let Some(id) = r.id {
         p.engine.cancel(id).map_err(|e| report("MPI_Cancel", &e))?;
     }
@@ -464,6 +467,8 @@ pub(crate) fn free(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
             // The buffer must outlive the operation: keep it until the engine is done.
             f => p.orphans.push((id, f)),
         }
+    } else if let Finish::Custom(c) = r.finish {
+        c.freed();
     }
     Ok(())
 }
@@ -482,6 +487,10 @@ pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int
         return Ok(Some(CStatus::inactive()));
     }
     match r.id {
+        None if matches!(r.finish, Finish::Custom(_)) => match &r.finish {
+            Finish::Custom(c) => Ok(c.peek()),
+            _ => Ok(r.ready),
+        },
         None => Ok(r.ready),
         Some(id) => Ok(p.engine.status(id).map(|s| cstatus(&r.ranks, &s))),
     }
@@ -532,6 +541,7 @@ impl P2p {
                 unsafe { dt.unpack(&tmp[..n], buf, count) };
             }
             Finish::Coll(s) => s.finish(),
+            Finish::Custom(c) => c.freed(),
         }
     }
 

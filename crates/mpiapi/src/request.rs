@@ -183,6 +183,10 @@ mpi_fn! {
                         if !p.engine.is_complete(id) {
                             return Ok(None);
                         }
+                    } else if let Finish::Custom(c) = &r.finish {
+                        if r.active && !c.ready() {
+                            return Ok(None);
+                        }
                     }
                 }
                 let mut out = Vec::with_capacity(hs.len());

@@ -6,6 +6,7 @@ use crate::abi::*;
 use crate::datatype::{lookup, store};
 use crate::ffi::{finish, mpi_fn};
 use crate::topo::ints;
+use crate::type_decode::*;
 use myrix_mpi::datatype::{Datatype, Distrib, GridError};
 use std::os::raw::c_int;
 
@@ -34,13 +35,17 @@ fn sizes(v: &[c_int]) -> Result<Vec<usize>, c_int> {
 ///
 /// # Safety
 /// `out` is NULL or valid for an MPI_Datatype.
-unsafe fn put_type(out: *mut MPI_Datatype, made: Result<Datatype, GridError>) -> Result<(), c_int> {
+unsafe fn put_type(
+    out: *mut MPI_Datatype,
+    made: Result<Datatype, GridError>,
+    rc: Recipe,
+) -> Result<(), c_int> {
     match made {
         Err(GridError::Arg(_)) => Err(MPI_ERR_ARG),
         // SAFETY: the caller's contract.
-        Err(GridError::Type(e)) => unsafe { store(out, Err(e)) },
+        Err(GridError::Type(e)) => unsafe { store(out, Err(e), rc) },
         // SAFETY: the caller's contract.
-        Ok(t) => unsafe { store(out, Ok(t)) },
+        Ok(t) => unsafe { store(out, Ok(t), rc) },
     }
 }
 
@@ -55,10 +60,11 @@ mpi_fn! {
                     ints(array_of_starts, ndims, MPI_ERR_ARG)?,
                 )
             };
+            let rc = Recipe::new::<c_int>(MPI_COMBINER_SUBARRAY).int(ndims).ints(a).ints(b).ints(c).int(order_).ty(oldtype)?;
             let old = lookup(oldtype)?;
             let t = Datatype::subarray(&sizes(a)?, &sizes(b)?, &sizes(c)?, order(order_)?, &old);
             // SAFETY: newtype is NULL or an MPI_Datatype.
-            unsafe { put_type(newtype, t) }
+            unsafe { put_type(newtype, t, rc) }
         })();
         finish(MPI_COMM_WORLD, "MPI_Type_create_subarray", r)
     }
@@ -93,12 +99,14 @@ mpi_fn! {
                     _ => Err(MPI_ERR_ARG),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            let rc = Recipe::new::<c_int>(MPI_COMBINER_DARRAY).int(size).int(rank).int(ndims);
+            let rc = rc.ints(g).ints(d).ints(a).ints(p).int(order_).ty(oldtype)?;
             let size = usize::try_from(size).map_err(|_| MPI_ERR_ARG)?;
             let rank = usize::try_from(rank).map_err(|_| MPI_ERR_RANK)?;
             let old = lookup(oldtype)?;
             let t = Datatype::darray(size, rank, &sizes(g)?, &ds, &sizes(p)?, order(order_)?, &old);
             // SAFETY: newtype is NULL or an MPI_Datatype.
-            unsafe { put_type(newtype, t) }
+            unsafe { put_type(newtype, t, rc) }
         })();
         finish(MPI_COMM_WORLD, "MPI_Type_create_darray", r)
     }
