@@ -47,6 +47,27 @@ fn node_blocks(l: &Levels, bytes: impl Fn(usize) -> usize) -> Option<(Vec<c_int>
     Some((counts, displs))
 }
 
+/// `MYRIX_MPI_HIER_MOVE_MAX`: the largest whole buffer (the root's in MPI_Gather and
+/// MPI_Scatter, every rank's in MPI_Allgather(v)), in bytes, those go by levels
+/// with; `k`/`m` suffixes; default 256 KiB. Above it the extra copies through the
+/// leaders cost more than the messages they save (docs/mpi.md has the figures).
+fn move_max() -> usize {
+    static M: OnceLock<usize> = OnceLock::new();
+    *M.get_or_init(|| super::env_size("MYRIX_MPI_HIER_MOVE_MAX").unwrap_or(256 * 1024))
+}
+
+/// Whether `total` bytes are above [`move_max`] (said once with
+/// `MYRIX_MPI_COLL_DEBUG`).
+fn too_big(comm_h: MPI_Comm, name: &str, total: usize) -> bool {
+    let big = total > move_max();
+    if big {
+        note(comm_h, name, "flat", || {
+            format!("of {total} bytes: flat (above MYRIX_MPI_HIER_MOVE_MAX)")
+        });
+    }
+    big
+}
+
 /// This rank's packed contribution: `n` elements of `t` at `buf`.
 ///
 /// # Safety
@@ -102,6 +123,9 @@ pub(crate) unsafe fn gather(
         Some(t) => nbytes(rc, t)?,
         None => nbytes(sc, stt.as_ref()?)?,
     };
+    if too_big(comm_h, name, b.checked_mul(n)?) {
+        return None;
+    }
     let (counts, displs) = node_blocks(&l, |_| b)?;
     let bc = c_count(b)?;
     note(comm_h, name, "levels", || {
@@ -244,6 +268,9 @@ pub(crate) unsafe fn scatter(
         Some(t) => nbytes(sc, t)?,
         None => nbytes(rc, rtt.as_ref()?)?,
     };
+    if too_big(comm_h, name, b.checked_mul(n)?) {
+        return None;
+    }
     let (counts, displs) = node_blocks(&l, |_| b)?;
     let bc = c_count(b)?;
     note(comm_h, name, "levels", || {
@@ -383,6 +410,9 @@ pub(crate) unsafe fn allgather(
     let (counts, ndispls) = node_blocks(&l, |r| by[r])?;
     let total: usize = by.iter().sum();
     let total_c = c_count(total)?;
+    if too_big(comm_h, name, total) {
+        return None;
+    }
     let in_place = send as usize == MPI_IN_PLACE;
     note(comm_h, name, "levels", || {
         format!("of {total} bytes by levels ({} nodes)", l.nodes())

@@ -19,7 +19,7 @@
 //! decision depends only on the communicator's ranks, the job's node map, the
 //! operation, the arguments every rank passes alike and the environment.
 //!
-//! `MYRIX_MPI_COLL_DEBUG=1` prints each choice once per communicator and collective.
+//! `MYRIX_MPI_COLL_DEBUG=1` prints each kind of choice once per collective.
 //! `MYRIX_MPI_COLL_HIER_NODES=k` (for tests on one host) puts world rank `w` on node
 //! `w % k` instead of where it runs, so the levels can be exercised without
 //! namespaces.
@@ -114,20 +114,21 @@ fn debug() -> bool {
 }
 
 /// Prints (`MYRIX_MPI_COLL_DEBUG`) the choice `what` of collective `name` on
-/// `comm_h`, once per communicator, collective and `kind` of choice.
+/// `comm_h`, once per process, collective and `kind` of choice (programs that split
+/// communicators in a loop would otherwise print without end).
 fn note(comm_h: MPI_Comm, name: &str, kind: &str, what: impl FnOnce() -> String) {
     if !debug() {
         return;
     }
-    static SEEN: OnceLock<Mutex<HashSet<(MPI_Comm, String)>>> = OnceLock::new();
-    let what = what();
-    let key = (comm_h, format!("{name} {kind}"));
+    static SEEN: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let key = format!("{name} {kind}");
     let fresh = SEEN
         .get_or_init(|| Mutex::new(HashSet::new()))
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(key);
     if fresh {
+        let what = what();
         let (rank, size) = comm::lookup(comm_h, name).map_or((0, 0), |c| (c.rank, c.ranks.len()));
         let line =
             format!("myrix MPI: rank {rank} of a communicator of {size} ranks: {name} {what}\n");
