@@ -6,7 +6,10 @@
  * Standard MPI and C99 only, so the same source builds with any MPI's mpicc.
  *
  * Usage: coll [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]
- *   -t allreduce,bcast,alltoall,barrier   the tests (default: all four)
+ *   -t allreduce,bcast,alltoall,barrier   the tests (default: these four); also
+ *                 reduce (doubles, MPI_SUM, root 0), gather, scatter, allgather (the
+ *                 size is the root's or each rank's whole receive or send buffer,
+ *                 split evenly among the ranks; root 0)
  *   -s 8,64,1024  the sizes in bytes (default: 8, 32, 128, ... times FACTOR, to MAX)
  *   -M 1048576    the largest size of the default list (default 1 MiB)
  *   -f 4          the factor between sizes of the default list (default 4)
@@ -45,8 +48,27 @@ static void once(int t, long size) {
                            MPI_BYTE, MPI_COMM_WORLD),
               "MPI_Alltoall");
         break;
-    default:
+    case 3:
         check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        break;
+    case 4:
+        check(MPI_Reduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD),
+              "MPI_Reduce");
+        break;
+    case 5:
+        check(MPI_Gather(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
+                         MPI_BYTE, 0, MPI_COMM_WORLD),
+              "MPI_Gather");
+        break;
+    case 6:
+        check(MPI_Scatter(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
+                          MPI_BYTE, 0, MPI_COMM_WORLD),
+              "MPI_Scatter");
+        break;
+    default:
+        check(MPI_Allgather(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
+                            MPI_BYTE, MPI_COMM_WORLD),
+              "MPI_Allgather");
     }
 }
 
@@ -56,9 +78,10 @@ static void fill(long size) {
 }
 
 static void verify(int t, long size) {
-    if (t == 0) {
+    if (t == 0 || t == 4) {
         fill(size);
         once(t, size);
+        if (t == 4 && rank != 0) return;
         const double *d = (const double *)rbuf;
         double ranks = (double)nranks * (nranks + 1) / 2;
         for (long i = 0; i < size / 8; i++)
@@ -76,13 +99,29 @@ static void verify(int t, long size) {
         for (int q = 0; q < nranks; q++)
             for (long i = 0; i < b; i++)
                 if (rbuf[q * b + i] != (char)(q * 31 + rank * 7 + i)) wrong("alltoall", size);
+    } else if (t >= 5) {
+        /* Block q of the gathered buffer (or of the root's, scattered) is rank q's. */
+        long b = size / nranks;
+        for (int q = 0; q < nranks; q++)
+            for (long i = 0; i < b; i++)
+                sbuf[q * b + i] = (char)((t == 6 ? q : rank) * 31 + i);
+        once(t, size);
+        if (t == 6) {
+            for (long i = 0; i < b; i++)
+                if (rbuf[i] != (char)(rank * 31 + i)) wrong("scatter", size);
+        } else if (t == 7 || rank == 0) {
+            for (int q = 0; q < nranks; q++)
+                for (long i = 0; i < b; i++)
+                    if (rbuf[q * b + i] != (char)(q * 31 + i)) wrong(t == 5 ? "gather" : "allgather", size);
+        }
     }
 }
 
 int main(int argc, char **argv) {
-    static const char *names[] = {"allreduce", "bcast", "alltoall", "barrier"};
+    static const char *names[] = {"allreduce", "bcast",   "alltoall", "barrier",
+                                  "reduce",    "gather",  "scatter",  "allgather"};
     long sizes[MAX_SIZES];
-    int nsizes = 0, tests[4] = {1, 1, 1, 1};
+    int nsizes = 0, tests[8] = {1, 1, 1, 1, 0, 0, 0, 0};
     long max = 1L << 20, factor = 4, iters = 2000, reps = 5;
 
     MPI_Init(&argc, &argv);
@@ -95,8 +134,13 @@ int main(int argc, char **argv) {
         if (!v) goto usage;
         if (!strcmp(argv[a], "-t")) {
             memset(tests, 0, sizeof tests);
-            for (int t = 0; t < 4; t++)
-                if (strstr(v, names[t])) tests[t] = 1;
+            /* Comma-separated names, each matched whole ("allreduce" holds "reduce"). */
+            for (const char *p = v; *p;) {
+                size_t n = strcspn(p, ",");
+                for (int t = 0; t < 8; t++)
+                    if (strlen(names[t]) == n && !strncmp(p, names[t], n)) tests[t] = 1;
+                p += n + (p[n] == ',');
+            }
         } else if (!strcmp(argv[a], "-s")) {
             if (!parse_sizes(v, rank, sizes, &nsizes)) goto bad;
         } else if (!strcmp(argv[a], "-M")) {
@@ -131,12 +175,12 @@ int main(int argc, char **argv) {
         print_library();
         printf("# test bytes latency_us iterations\n");
     }
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < 8; t++) {
         if (!tests[t]) continue;
         for (int k = 0; k < (t == 3 ? 1 : nsizes); k++) {
             long size = t == 3 ? 0 : sizes[k];
-            if (t == 2) size = size / nranks * nranks;
-            if (t == 0) size = size / 8 * 8;
+            if (t == 2 || t >= 5) size = size / nranks * nranks;
+            if (t == 0 || t == 4) size = size / 8 * 8;
             long it = size <= 4096 ? iters : iters * 4096 / size;
             if (it < 20) it = 20;
             verify(t, size);

@@ -450,6 +450,12 @@ fn collectives_split_among_ranks_in_small_slots() {
     }
 }
 
+/// `coll_random.c`, built once.
+fn coll_random() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| build("coll_random"))
+}
+
 /// `coll_random.c`: 600 random collectives per run (communicators split at random,
 /// ten predefined types, every operation allowed on each, MAXLOC/MINLOC on pair
 /// types, random counts, roots and MPI_IN_PLACE), every result compared bitwise
@@ -457,8 +463,7 @@ fn collectives_split_among_ranks_in_small_slots() {
 /// memory and through point-to-point, with two seeds.
 #[test]
 fn random_collectives_match_a_serial_reference() {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    let exe = EXE.get_or_init(|| build("coll_random"));
+    let exe = coll_random();
     for how in ["shm", "p2p"] {
         for n in [2usize, 3, 4] {
             for seed in ["11", "12"] {
@@ -479,6 +484,74 @@ fn random_collectives_match_a_serial_reference() {
                 }
             }
         }
+    }
+}
+
+/// `coll_random.c` with the ranks on pretend nodes (`MYRIX_MPI_COLL_HIER_NODES`:
+/// world rank w on node w % k), so communicators spanning nodes take the
+/// collectives by levels (`crates/mpiapi/src/coll_hier/`) on one host: 2 nodes of
+/// 2 and 2 + 3 ranks with the default switch points, and 3 and 5 nodes (leaders not
+/// a power of two) with the leaders' allreduce by Rabenseifner from 1 KiB and
+/// alltoall by levels at every size; the choice printed (`MYRIX_MPI_COLL_DEBUG`).
+/// (Oversubscribed on two cores: a run under a loaded machine took 55 s once, the
+/// flat path too; hence the generous limit.)
+#[test]
+fn random_collectives_by_levels_on_pretend_nodes() {
+    for (k, n, small) in [(2, 4, false), (2, 5, false), (3, 5, true), (5, 6, true)] {
+        // The whole run, then a short one printing the choices (the test reads the
+        // output when the job has ended: a long run's lines would fill the pipe).
+        for (iters, debug) in [("200", false), ("100", true)] {
+            let mut c = myrix();
+            c.env("MYRIX_MPI_COLL_HIER_NODES", k.to_string())
+                .args(["mpiexec", "-n", &n.to_string()])
+                .arg(coll_random())
+                .args(["31", iters]);
+            if debug {
+                c.env("MYRIX_MPI_COLL_DEBUG", "1");
+            }
+            if small {
+                c.env("MYRIX_MPI_HIER_RSA_MIN", "1k")
+                    .env("MYRIX_MPI_HIER_ALLTOALL_MAX", "1m");
+            }
+            let o = run(c, Duration::from_secs(300));
+            let what = format!("{k} nodes, {n} ranks: {}", show(&o));
+            assert!(o.status.success(), "{what}");
+            let text = String::from_utf8_lossy(&o.stdout);
+            for r in 0..n {
+                assert!(
+                    text.lines()
+                        .any(|l| l == format!("coll_random ok {r} {iters}")),
+                    "rank {r} did not finish: {what}"
+                );
+            }
+            if debug {
+                check_levels(&o, small, &what);
+            }
+        }
+    }
+}
+
+/// The choices `MYRIX_MPI_COLL_DEBUG` printed: every collective by levels at least
+/// once, and with `rsa` the leaders' allreduce by Rabenseifner.
+fn check_levels(o: &Output, rsa: bool, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    for coll in [
+        "MPI_Reduce",
+        "MPI_Gather",
+        "MPI_Scatter",
+        "MPI_Allgather",
+        "MPI_Alltoall",
+        "MPI_Reduce_scatter",
+    ] {
+        let mark = format!(": {coll} ");
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&mark) && l.contains("by levels")),
+            "{coll} not by levels: {what}"
+        );
+    }
+    if rsa {
+        assert!(err.contains("leaders by Rabenseifner's"), "{what}");
     }
 }
 

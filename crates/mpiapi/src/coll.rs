@@ -171,6 +171,8 @@ mpi_fn! {
     fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) } { return finish(comm, "MPI_Reduce", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::reduce(sendbuf, recvbuf, count, datatype, op, root, comm) } { return finish(comm, "MPI_Reduce", r); } // spanning nodes
         // SAFETY: the C contract for the buffers.
         finish(comm, "MPI_Reduce", unsafe { reduce(sendbuf, recvbuf, count, datatype, op, root, comm) })
     }
@@ -340,6 +342,8 @@ mpi_fn! {
     fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::reduce_scatter(sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::reduce_scatter(sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter", r); } // spanning nodes
         let name = "MPI_Reduce_scatter";
         // SAFETY: the C contract for the buffers and recvcounts.
         finish(comm, name, unsafe { reduce_scatter(name, sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) })
@@ -350,6 +354,8 @@ mpi_fn! {
     fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::reduce_scatter(sendbuf, recvbuf, None, recvcount, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter_block", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::reduce_scatter(sendbuf, recvbuf, None, recvcount, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter_block", r); } // spanning nodes
         let name = "MPI_Reduce_scatter_block";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { reduce_scatter(name, sendbuf, recvbuf, None, recvcount, datatype, op, comm) })
@@ -451,6 +457,8 @@ mpi_fn! {
     fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm) } { return finish(comm, "MPI_Gather", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) } { return finish(comm, "MPI_Gather", r); } // spanning nodes
         let name = "MPI_Gather";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { gather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm) })
@@ -555,6 +563,8 @@ mpi_fn! {
     fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::scatter(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm) } { return finish(comm, "MPI_Scatter", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) } { return finish(comm, "MPI_Scatter", r); } // spanning nodes
         let name = "MPI_Scatter";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { scatter(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm) })
@@ -635,6 +645,8 @@ mpi_fn! {
     fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, true, comm) } { return finish(comm, "MPI_Allgather", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, comm) } { return finish(comm, "MPI_Allgather", r); } // spanning nodes
         let name = "MPI_Allgather";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, comm) })
@@ -645,6 +657,8 @@ mpi_fn! {
     fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, true, comm) } { return finish(comm, "MPI_Allgatherv", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::allgather(sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm) } { return finish(comm, "MPI_Allgatherv", r); } // spanning nodes
         let name = "MPI_Allgatherv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm) })
@@ -784,6 +798,8 @@ mpi_fn! {
     fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, false, comm) } { return finish(comm, "MPI_Alltoall", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) } { return finish(comm, "MPI_Alltoall", r); } // spanning nodes
         let name = "MPI_Alltoall";
         // SAFETY: the C contract for the buffers.
         finish(comm, name, unsafe { alltoall(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, comm) })

@@ -5,8 +5,11 @@
  * ranks reordered by random keys), a predefined type, an operation the standard
  * allows on it, a count (now and then a large one, across the shared-memory slots),
  * a root, whether to use MPI_IN_PLACE, and one of Reduce, Allreduce, Scan, Exscan,
- * Reduce_scatter_block, Reduce_scatter, Bcast, Allgatherv, Alltoallv or a
- * MAXLOC/MINLOC Allreduce on pair types. Every element of every rank's input is a
+ * Reduce_scatter_block, Reduce_scatter, Bcast, Allgatherv, Alltoallv, Gather,
+ * Scatter, Allgather, Alltoall (their receive side now and then one element of a
+ * contiguous type of the whole block) or a MAXLOC/MINLOC Allreduce on pair types.
+ * Run with MYRIX_MPI_COLL_HIER_NODES=k (or across namespaces), communicators
+ * spanning nodes take the collectives by levels. Every element of every rank's input is a
  * function of (seed, iteration, world rank, index), so each rank computes the
  * whole expected result itself, in rank order. The values are small integers, so
  * floating-point results are exact in any order of evaluation: the check is
@@ -137,7 +140,17 @@ static void one(int iter, long *checks) {
         op = pick(NOPS);
     while (t->kind == K_F && op >= O_BAND);
     long count = pick(8) == 0 ? 1 + pick(40000) : pick(300);
-    int root = pick(size), inplace = pick(3) == 0, coll = pick(10);
+    int root = pick(size), inplace = pick(3) == 0, coll = pick(14);
+    /* The receive side of Gather, Scatter, Allgather and Alltoall as one element of
+     * a contiguous type of `count` elements now and then (type signatures match). */
+    int whole = pick(3) == 0;
+    MPI_Datatype rt = t->dt;
+    int rcount = (int)count;
+    if (whole) {
+        MPI_Type_contiguous((int)count, t->dt, &rt);
+        MPI_Type_commit(&rt);
+        rcount = 1;
+    }
     long total = count * size;
     char *in = malloc((total + 1) * 8), *out = malloc((total + 1) * 8),
          *ref = malloc((total + 1) * 8);
@@ -272,6 +285,58 @@ static void one(int iter, long *checks) {
         free(rd);
         break;
     }
+    case 10: /* Gather */
+        what = "Gather";
+        if (inplace && rank == root) {
+            memcpy(out + (long)rank * count * t->size, in, count * t->size);
+            rc = MPI_Gather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, rcount, rt, root, comm);
+        } else
+            rc = MPI_Gather(in, (int)count, t->dt, out, rcount, rt, root, comm);
+        if (rank == root) {
+            for (int r = 0; r < size; r++)
+                for (long i = 0; i < count; i++)
+                    put(t, ref, r * count + i, value(iter, w[r], i, t, op));
+            if (!same(t, out, ref, total))
+                FAIL("Gather %s count %ld root %d in_place %d whole %d", t->name, count, root,
+                     inplace, whole);
+        }
+        break;
+    case 11: /* Scatter: block r of the root's input to rank r */
+        what = "Scatter";
+        if (inplace && rank == root)
+            rc = MPI_Scatter(in, (int)count, t->dt, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root,
+                             comm);
+        else
+            rc = MPI_Scatter(in, rcount, rt, out, (int)count, t->dt, root, comm);
+        if (!(inplace && rank == root)) {
+            for (long i = 0; i < count; i++)
+                put(t, ref, i, value(iter, w[root], rank * count + i, t, op));
+            if (!same(t, out, ref, count))
+                FAIL("Scatter %s count %ld root %d whole %d", t->name, count, root, whole);
+        }
+        break;
+    case 12: /* Allgather */
+        what = "Allgather";
+        if (inplace) {
+            memcpy(out + (long)rank * count * t->size, in, count * t->size);
+            rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, rcount, rt, comm);
+        } else
+            rc = MPI_Allgather(in, (int)count, t->dt, out, rcount, rt, comm);
+        for (int r = 0; r < size; r++)
+            for (long i = 0; i < count; i++)
+                put(t, ref, r * count + i, value(iter, w[r], i, t, op));
+        if (!same(t, out, ref, total))
+            FAIL("Allgather %s count %ld in_place %d whole %d", t->name, count, inplace, whole);
+        break;
+    case 13: /* Alltoall: block b of rank a's input to rank b */
+        what = "Alltoall";
+        rc = MPI_Alltoall(in, (int)count, t->dt, out, rcount, rt, comm);
+        for (int r = 0; r < size; r++)
+            for (long i = 0; i < count; i++)
+                put(t, ref, r * count + i, value(iter, w[r], rank * count + i, t, op));
+        if (!same(t, out, ref, total))
+            FAIL("Alltoall %s count %ld whole %d", t->name, count, whole);
+        break;
     default: { /* MAXLOC / MINLOC on MPI_2INT and MPI_DOUBLE_INT */
         int maxloc = pick(2), dbl = pick(2);
         what = maxloc ? "Allreduce MAXLOC" : "Allreduce MINLOC";
@@ -318,6 +383,8 @@ static void one(int iter, long *checks) {
     if (rc != MPI_SUCCESS)
         FAIL("%s returned %d", what, rc);
     (*checks)++;
+    if (whole)
+        MPI_Type_free(&rt);
     free(in);
     free(out);
     free(ref);
