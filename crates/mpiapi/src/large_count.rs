@@ -6,10 +6,11 @@
 //! never truncated. Programs built against an MPI-4 header (mpi4py among them) call
 //! these forms for every message, whatever its size.
 //!
-//! Not here: the persistent v-forms (`MPI_Allgatherv_init_c` …), whose arrays must
-//! outlive the call, and the neighbourhood v-forms; they stay unsupported.
+//! The persistent v-forms (`MPI_Allgatherv_init_c` …), whose arrays must outlive the
+//! call, own narrowed copies (`lc_pcoll.rs`). Not here: the neighbourhood v-forms; they
+//! stay unsupported.
 //!
-//! The functions themselves are in `lc_p2p.rs`, `lc_coll.rs` and `lc_icoll.rs`; the helpers here.
+//! The functions themselves are in `lc_p2p.rs`, `lc_coll.rs`, `lc_icoll.rs` and `lc_pcoll.rs`; the helpers here.
 //!
 //! This module must never call an `MPI_` (non-`P`) function: a tool wrapping both
 //! forms would count one call twice.

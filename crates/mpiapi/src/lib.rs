@@ -69,6 +69,7 @@ pub mod large_count;
 mod lc_coll;
 mod lc_icoll;
 mod lc_p2p;
+mod lc_pcoll;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;

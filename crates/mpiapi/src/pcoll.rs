@@ -24,7 +24,7 @@ use std::sync::Arc;
 pub(crate) type Starter = Arc<dyn Fn(*mut MPI_Request) -> c_int + Send + Sync>;
 
 /// Makes the inactive persistent request of a collective on `comm_h`.
-fn init(
+pub(crate) fn init(
     comm_h: MPI_Comm,
     request: *mut MPI_Request,
     start: Starter,

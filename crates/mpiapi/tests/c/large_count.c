@@ -112,6 +112,29 @@ int main(int argc, char **argv) {
     OK(MPI_Ialltoallv_c(s1, ones, seq, MPI_INT, r1b, ones, seq, MPI_INT, MPI_COMM_WORLD, &r1));
     OK(MPI_Wait(&r1, MPI_STATUS_IGNORE));
     for (int r = 0; r < size; r++) CHECK(r1b[r] == r * 10 + rank, "ialltoallv_c [%d]", r);
+    /* Persistent v-forms: the arrays are the request's own once init returns. */
+    MPI_Count *cc = malloc(sizeof(MPI_Count) * size);
+    MPI_Aint *dd = malloc(sizeof(MPI_Aint) * size);
+    for (int r = 0; r < size; r++) {
+        cc[r] = 1;
+        dd[r] = r;
+    }
+    MPI_Request pr[2];
+    OK(MPI_Allgatherv_init_c(&rank, 1, MPI_INT, r1b, cc, dd, MPI_INT, MPI_COMM_WORLD,
+                             MPI_INFO_NULL, &pr[0]));
+    OK(MPI_Alltoallv_init_c(s1, cc, dd, MPI_INT, r1b, cc, dd, MPI_INT, MPI_COMM_SELF,
+                            MPI_INFO_NULL, &pr[1]));
+    MPI_Request_free(&pr[1]);
+    for (int r = 0; r < size; r++) cc[r] = -7; /* overwritten: must not matter */
+    for (int k = 0; k < 2; k++) {
+        memset(r1b, 0, sizeof(int) * size);
+        OK(MPI_Start(&pr[0]));
+        OK(MPI_Wait(&pr[0], MPI_STATUS_IGNORE));
+        for (int r = 0; r < size; r++) CHECK(r1b[r] == r, "allgatherv_init_c start %d [%d]", k, r1b[r]);
+    }
+    MPI_Request_free(&pr[0]);
+    free(cc);
+    free(dd);
     /* Reduce_scatter_c: element r of the sum goes to rank r. */
     for (int r = 0; r < size; r++) s1[r] = r + rank;
     int got = -1;
