@@ -116,6 +116,18 @@ pub(crate) fn blocking(
         if let Some(a) = answer {
             return a;
         }
+        give_way(endpoint);
+    }
+}
+
+/// Between two slices of a blocking call: lets threads waiting for the endpoint take
+/// it first (for at most a slice), so a call that blocks for ever does not starve
+/// the thread that would complete it (or call `mx_wakeup`).
+fn give_way(endpoint: mx_endpoint_t) {
+    let Some(e) = entry(endpoint) else { return };
+    let until = Instant::now() + SLICE;
+    while e.want.load(Ordering::Acquire) > 0 && Instant::now() < until {
+        std::thread::yield_now();
     }
 }
 

@@ -14,7 +14,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use myrix_mx::{Config, Endpoint, MxError, OmxEndpoint, PeerId, Request};
@@ -146,6 +146,10 @@ impl Ep {
 pub struct Entry {
     pub ep: Mutex<Ep>,
     pub wake: AtomicU64,
+    /// Threads waiting for `ep`'s lock: a blocking call lets them have it between its
+    /// slices (the lock is not fair: released and taken again at once, it would
+    /// starve them).
+    pub want: AtomicU32,
 }
 
 #[derive(Default)]
@@ -201,7 +205,9 @@ pub fn with_ep(
         };
         return fail(code, &format!("{name}: called from the unexpected handler"));
     }
+    e.want.fetch_add(1, Ordering::AcqRel);
     let mut ep = lock(&e.ep);
+    e.want.fetch_sub(1, Ordering::AcqRel);
     f(&mut ep, &e)
 }
 
@@ -461,6 +467,7 @@ pub unsafe extern "C" fn mx_open_endpoint(
             Arc::new(Entry {
                 ep: Mutex::new(ep),
                 wake: AtomicU64::new(0),
+                want: AtomicU32::new(0),
             }),
         );
         // SAFETY: `endpoint` is non-NULL (checked) and points to the caller's handle.
