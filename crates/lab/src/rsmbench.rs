@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use myrix_rsm::spin::SpinWait;
 use myrix_rsm::{
-    BarrierMode, BarrierType, Controller, Export, ExportFlags, Import, NodeId, Perm, RsmError,
-    SegmentId,
+    Barrier, BarrierMode, BarrierType, Controller, Export, ExportFlags, Import, NodeId, Perm,
+    RsmError, SegmentId,
 };
 
 use crate::error::LabError;
@@ -148,6 +148,23 @@ impl Server {
             .ctlr
             .import_connect(node, SegmentId(client_seg as u32), Perm::RDWR)
             .map_err(|e| rsm("connect to the client's segment", e))?;
+        // Pongs as RSM's raw writes: explicit mode (a put does not wait for its
+        // acknowledgement), one barrier scope for the whole run, the flag ordered
+        // after the data.
+        peer.set_mode(BarrierMode::Explicit)
+            .map_err(|e| rsm("mode", e))?;
+        let mut bar = peer
+            .init_barrier(BarrierType::Segment)
+            .map_err(|e| rsm("barrier", e))?;
+        bar.open().map_err(|e| rsm("barrier open", e))?;
+        let served = self.pong(&peer, &mut bar, verify);
+        // The client may be gone already (its goodbye ends the run).
+        let _ = bar.close();
+        served
+    }
+
+    fn pong(&self, peer: &Import, bar: &mut Barrier, verify: bool) -> Result<(), LabError> {
+        let load = |w| self.seg.load_u64(w).map_err(|e| rsm("poll", e));
         let mut buf = vec![0u8; MAX_LEN];
         let mut last = 0u64;
         let mut spin = SpinWait::new();
@@ -164,6 +181,7 @@ impl Server {
                         .map_err(|e| rsm("read", e))?;
                 }
                 peer.put(DATA, &buf[..len]).map_err(|e| rsm("pong", e))?;
+                bar.order().map_err(|e| rsm("pong order", e))?;
                 peer.put_scalars(W_FLAG, &[flag])
                     .map_err(|e| rsm("pong flag", e))?;
                 spin.reset();
@@ -314,7 +332,16 @@ fn measure(
         )));
     }
 
-    // The put-based ping-pong.
+    // The put-based ping-pong, as RSM's raw writes (the seed's figure): explicit mode,
+    // so no put waits for its acknowledgement; the flag ordered after the data; the
+    // scope closed (every write in remote memory) after the last round.
+    server
+        .set_mode(BarrierMode::Explicit)
+        .map_err(|e| rsm("mode", e))?;
+    let mut pp = server
+        .init_barrier(BarrierType::Segment)
+        .map_err(|e| rsm("barrier", e))?;
+    pp.open().map_err(|e| rsm("barrier open", e))?;
     let mut spin = SpinWait::new();
     let mut t = Instant::now();
     for i in 0..warm + iters {
@@ -327,6 +354,7 @@ fn measure(
             pattern(&mut sbuf, len, *seq);
         }
         server.put(DATA, &sbuf).map_err(|e| rsm("ping", e))?;
+        pp.order().map_err(|e| rsm("ping order", e))?;
         server
             .put_scalars(W_FLAG, &[flag])
             .map_err(|e| rsm("ping flag", e))?;
@@ -341,6 +369,7 @@ fn measure(
         }
     }
     let pingpong_us = per(t) / 2.0;
+    pp.close().map_err(|e| rsm("barrier close", e))?;
 
     // Put bandwidth: one explicit barrier scope around all the puts.
     server
