@@ -25,7 +25,7 @@ use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
 /// MPI_ROOT (mpi.h).
-const MPI_ROOT: c_int = -4;
+pub(crate) const MPI_ROOT: c_int = -4;
 /// The tag of the traffic between the groups on `mh` (a context of its own).
 const TAG: c_int = 1;
 

@@ -26,8 +26,7 @@ extern "C" {
     fn PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
 }
 
-/// `MPI_ROOT` (mpi.h): the root of an intercommunicator collective.
-const MPI_ROOT: c_int = -4;
+use crate::intercoll::MPI_ROOT;
 
 /// A count narrowed to the int form's `int`.
 pub(crate) fn int_of<T: TryInto<c_int> + Copy>(n: T) -> Result<c_int, c_int> {

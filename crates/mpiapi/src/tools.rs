@@ -42,7 +42,7 @@ fn init_thread(required: c_int, provided: *mut c_int) -> c_int {
         return MPI_T_ERR_INVALID;
     }
     INITS.fetch_add(1, Ordering::SeqCst);
-    // Nothing here shares state between threads but atomics and a lock.
+    // Any level is given as asked: nothing here is shared but atomics and a lock.
     // SAFETY: non-NULL, an int by the C contract.
     unsafe { provided.write(required) };
     MPI_SUCCESS
