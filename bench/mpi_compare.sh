@@ -90,7 +90,7 @@ if [ $MODE = netns ] && ! netns_pair_up "$W"; then
   exit 1
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MYRIX=$PWD/target/release/myrix
+MYRIX=${CARGO_TARGET_DIR:-$PWD/target}/release/myrix # cargo builds there
 
 declare -A why # why an MPI's column is n/a
 want() { [[ ",$ONLY," == *",$1,"* ]]; }

@@ -53,10 +53,12 @@ impl<T> Table<T> {
         }
     }
 
+    #[inline]
     fn handle(&self, index: usize, gen: usize) -> Handle {
         self.base | index | (gen << GEN_SHIFT)
     }
 
+    #[inline]
     fn index(&self, h: Handle) -> Option<(usize, usize)> {
         if h & KIND_MASK != self.base {
             return None;
@@ -65,6 +67,7 @@ impl<T> Table<T> {
     }
 
     /// Stores `value`; `None` when the kind's table is full.
+    #[inline]
     pub fn insert(&mut self, value: T) -> Option<Handle> {
         if let Some(i) = self.free.pop() {
             self.slots[i].value = Some(value);
@@ -81,6 +84,7 @@ impl<T> Table<T> {
         Some(self.handle(i, 0))
     }
 
+    #[inline]
     pub fn get(&self, h: Handle) -> Option<&T> {
         let (i, gen) = self.index(h)?;
         let s = self.slots.get(i)?;
@@ -88,11 +92,33 @@ impl<T> Table<T> {
         s.value.as_ref()
     }
 
+    #[inline]
     pub fn get_mut(&mut self, h: Handle) -> Option<&mut T> {
         let (i, gen) = self.index(h)?;
         let s = self.slots.get_mut(i)?;
         (s.gen == gen).then_some(())?;
         s.value.as_mut()
+    }
+
+    /// Drops the object in its slot if `pred` holds for it, with one lookup (no move
+    /// out): `Some(true)` when dropped, `Some(false)` when `pred` said no, `None` when
+    /// `h` names no live object.
+    #[inline]
+    pub fn discard_if(&mut self, h: Handle, pred: impl FnOnce(&T) -> bool) -> Option<bool> {
+        let (i, gen) = self.index(h)?;
+        let s = self.slots.get_mut(i)?;
+        match &s.value {
+            Some(v) if s.gen == gen => {
+                if !pred(v) {
+                    return Some(false);
+                }
+            }
+            _ => return None,
+        }
+        s.value = None;
+        s.gen = if s.gen >= GEN_MAX { 0 } else { s.gen + 1 };
+        self.free.push(i);
+        Some(true)
     }
 
     /// Takes the object out; its handle becomes stale.
@@ -134,5 +160,10 @@ mod tests {
         assert_eq!(t.get(b - base::COMM + base::GROUP), None);
         assert_eq!(t.get(0x101), None);
         assert!(i32::try_from(b).is_ok());
+        let c = t.insert(4).unwrap();
+        assert_eq!(t.discard_if(c, |&v| v == 5), Some(false));
+        assert_eq!(t.discard_if(c, |&v| v == 4), Some(true));
+        assert_eq!(t.discard_if(c, |_| true), None);
+        assert_eq!(t.len(), 1);
     }
 }

@@ -535,6 +535,13 @@ pub(crate) unsafe fn issue_recv(
 /// Completes the C side of a request the engine finished: unpacks, releases
 /// buffered-send space, and frees the handle unless it is persistent.
 pub(crate) fn complete(p: &mut P2p, h: MPI_Request, st: CStatus) -> CStatus {
+    // The common case, one lookup: nothing to finish, not persistent.
+    match p.reqs.discard_if(h, |r| {
+        r.persist.is_none() && matches!(r.finish, Finish::None)
+    }) {
+        Some(true) | None => return st,
+        Some(false) => {}
+    }
     let Some(r) = p.reqs.get_mut(h) else {
         return st;
     };
@@ -579,11 +586,18 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
             Ok(Some(complete(p, h, st)))
         }
         // No progress here: the callers poll once per round, not once per request.
-        Some(id) => match p.engine.take_complete(id) {
-            Some(s) => Ok(Some(engine_done(p, h, Ok(s)))),
-            None if p.engine.is_live(id) => Ok(None),
-            None => Ok(Some(engine_done(p, h, Err(P2pError::UnknownRequest)))),
-        },
+        Some(id) => {
+            // The request's ranks are read while the engine is asked: one lookup.
+            let st = match p.engine.try_take(id) {
+                Ok(Some(s)) => cstatus(&r.ranks, &s),
+                Ok(None) => return Ok(None),
+                Err(e) => CStatus {
+                    error: error_code(&e),
+                    ..CStatus::empty()
+                },
+            };
+            Ok(Some(complete(p, h, st)))
+        }
     }
 }
 
@@ -672,121 +686,9 @@ pub(crate) unsafe fn wait_handle(
     Ok(())
 }
 
-#[path = "p2p_fast.rs"]
-mod fast;
-use fast::*;
-
-/// # Safety
-/// `buf` holds `count` elements of `dt`; `st` is NULL or an MPI_Status.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn blocking_recv(
-    buf: *mut c_void,
-    count: c_int,
-    dt: MPI_Datatype,
-    src: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    st: *mut MPI_Status,
-    name: &str,
-) -> Result<(), c_int> {
-    // SAFETY: forwarded.
-    if let Some(r) = unsafe { fast_recv(buf, count, dt, src, tag, comm, st, name) } {
-        return r;
-    }
-    // SAFETY: forwarded.
-    let mut h = unsafe { start_recv(buf, count, dt, src, tag, comm, name, false)? };
-    // SAFETY: h is ours; st by the contract.
-    unsafe { wait_handle(&mut h, st, name) }
-}
-
-/// # Safety
-/// The C contract for `buf`.
-pub(crate) unsafe fn blocking_send(a: &SendArgs<'_>) -> Result<(), c_int> {
-    // SAFETY: forwarded.
-    if let Some(r) = unsafe { fast_send(a) } {
-        return r;
-    }
-    // SAFETY: forwarded.
-    let mut h = unsafe { start_send(a)? };
-    // SAFETY: h is ours.
-    unsafe { wait_handle(&mut h, std::ptr::null_mut(), a.name) }
-}
-
-macro_rules! send_fns {
-    ($($name:ident / $pname:ident : $mode:expr, $buffered:expr;)*) => {$(
-        mpi_fn! {
-            fn $name / $pname(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
-                let a = SendArgs { buf, count, dt: datatype, dest, tag, comm, mode: $mode, buffered: $buffered, name: stringify!($name) };
-                // SAFETY: the C contract for buf.
-                let r = unsafe { blocking_send(&a) };
-                finish(comm, stringify!($name), r)
-            }
-        }
-    )*};
-}
-
-send_fns! {
-    MPI_Send / PMPI_Send: SendMode::Standard, false;
-    MPI_Ssend / PMPI_Ssend: SendMode::Sync, false;
-    MPI_Rsend / PMPI_Rsend: SendMode::Ready, false;
-    MPI_Bsend / PMPI_Bsend: SendMode::Standard, true;
-}
-
-macro_rules! isend_fns {
-    ($($name:ident / $pname:ident : $mode:expr, $buffered:expr;)*) => {$(
-        mpi_fn! {
-            fn $name / $pname(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-                let a = SendArgs { buf, count, dt: datatype, dest, tag, comm, mode: $mode, buffered: $buffered, name: stringify!($name) };
-                let r = if request.is_null() {
-                    Err(MPI_ERR_ARG)
-                } else {
-                    // SAFETY: the C contract for buf and request.
-                    unsafe {
-                        match fast_isend(&a) {
-                            Some(r) => r,
-                            None => start_send(&a),
-                        }
-                        .and_then(|h| put(request, h))
-                    }
-                };
-                finish(comm, stringify!($name), r)
-            }
-        }
-    )*};
-}
-
-isend_fns! {
-    MPI_Isend / PMPI_Isend: SendMode::Standard, false;
-    MPI_Issend / PMPI_Issend: SendMode::Sync, false;
-    MPI_Irsend / PMPI_Irsend: SendMode::Ready, false;
-    MPI_Ibsend / PMPI_Ibsend: SendMode::Standard, true;
-}
-
-mpi_fn! {
-    fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-        // SAFETY: the C contract for buf and status.
-        let r = unsafe { blocking_recv(buf, count, datatype, source, tag, comm, status, "MPI_Recv") };
-        finish(comm, "MPI_Recv", r)
-    }
-}
-
-mpi_fn! {
-    fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        let r = if request.is_null() {
-            Err(MPI_ERR_ARG)
-        } else {
-            // SAFETY: the C contract for buf and request.
-            unsafe {
-                match fast_irecv(buf, count, datatype, source, tag, comm, "MPI_Irecv") {
-                    Some(r) => r,
-                    None => start_recv(buf, count, datatype, source, tag, comm, "MPI_Irecv", false),
-                }
-                .and_then(|h| put(request, h))
-            }
-        };
-        finish(comm, "MPI_Irecv", r)
-    }
-}
+#[path = "p2p_calls.rs"]
+mod calls;
+pub use calls::{PMPI_Irecv, PMPI_Isend, PMPI_Recv, PMPI_Send};
 
 pub(crate) fn insert_ready(p: &mut P2p, st: CStatus) -> Result<MPI_Request, c_int> {
     insert(

@@ -122,14 +122,7 @@ impl<F: Fabric> Engine<F> {
     }
 
     pub(crate) fn lost_error(&self, src: Option<Rank>) -> Option<P2pError> {
-        let (rank, why) = match src {
-            Some(s) => self.lost.iter().find(|(r, _)| *r == s)?,
-            None => self.lost.first()?,
-        };
-        Some(P2pError::PeerLost {
-            rank: *rank,
-            why: why.clone(),
-        })
+        lost_error_in(&self.lost, src)
     }
 
     /// Starts a send of `len` bytes at `data` to `dest` in context `ctx`.
@@ -249,15 +242,25 @@ impl<F: Fabric> Engine<F> {
             Phase::Posted { ctx, src, tag },
             UserBuf { ptr: buf, cap },
         ));
-        if let Some(m) = self.matching.take_unexpected(ctx, src, tag) {
+        // One lookup of the context: a message already here, or else the posted
+        // queue (unless a lost peer could be the sender: then the receive fails).
+        let lost = &self.lost;
+        let p = Posted {
+            req: key,
+            src,
+            tag,
+            buf: UserBuf { ptr: buf, cap },
+        };
+        let no_loss = || lost.is_empty() || lost_error_in(lost, src).is_none();
+        if let Some(m) = self.matching.match_or_post(ctx, p, no_loss) {
             if let Some(msg) = self.msgs.get_mut(m) {
                 msg.queued = false;
             }
             self.deliver(key, m);
-        } else if let Some(e) = self.lost_error(src) {
-            self.complete(key, failed(src, tag, e));
-        } else {
-            self.matching.post(ctx, Posted { req: key, src, tag });
+        } else if !self.lost.is_empty() {
+            if let Some(e) = self.lost_error(src) {
+                self.complete(key, failed(src, tag, e));
+            }
         }
         Ok(ReqId(key))
     }
@@ -282,13 +285,8 @@ impl<F: Fabric> Engine<F> {
     pub fn wait(&mut self, r: ReqId) -> Result<Status, P2pError> {
         self.spin.reset();
         loop {
-            let done = self
-                .reqs
-                .get(r.0)
-                .ok_or(P2pError::UnknownRequest)?
-                .is_done();
-            if done {
-                return self.take_done(r.0).ok_or(P2pError::UnknownRequest);
+            if let Some(s) = self.try_take(r)? {
+                return Ok(s);
             }
             match self.progress() {
                 Ok(true) => self.spin.reset(),
@@ -300,13 +298,7 @@ impl<F: Fabric> Engine<F> {
     }
 
     pub(crate) fn take_done(&mut self, key: u64) -> Option<Status> {
-        if !self.reqs.get(key)?.is_done() {
-            return None;
-        }
-        match self.reqs.remove(key)?.phase {
-            Phase::Done(s) => Some(s),
-            _ => None,
-        }
+        self.try_take(ReqId(key)).ok().flatten()
     }
 
     /// Frees `r` and returns its status if it is complete; `None` if it is not (or
@@ -315,6 +307,21 @@ impl<F: Fabric> Engine<F> {
     #[inline]
     pub fn take_complete(&mut self, r: ReqId) -> Option<Status> {
         self.take_done(r.0)
+    }
+
+    /// As [`Engine::take_complete`] with one lookup: `Ok(Some)` frees a complete
+    /// request, `Ok(None)` leaves a pending one, `Err` names no live request.
+    #[inline]
+    pub fn try_take(&mut self, r: ReqId) -> Result<Option<Status>, P2pError> {
+        // The status is taken out in the slot (no move of the whole request).
+        let take = |r: &mut Request| match &mut r.phase {
+            Phase::Done(s) => Some(std::mem::replace(s, DONE_EMPTY)),
+            _ => None,
+        };
+        match self.reqs.take_with(r.0, Request::is_done, take) {
+            Ok(s) => Ok(s.flatten()),
+            Err(()) => Err(P2pError::UnknownRequest),
+        }
     }
 
     /// Whether `r` names a request not yet freed.
@@ -498,6 +505,27 @@ impl<F: Fabric> Engine<F> {
     pub(crate) fn complete(&mut self, key: u64, status: Status) {
         super::progress::complete_in(&mut self.reqs, key, status);
     }
+}
+
+/// What a taken status leaves in its slot for the moment before the slot is freed.
+const DONE_EMPTY: Status = Status {
+    source: 0,
+    tag: 0,
+    len: 0,
+    cancelled: false,
+    error: None,
+};
+
+/// The error of a receive from `src` (`None`: ANY_SOURCE) given the lost peers.
+pub(crate) fn lost_error_in(lost: &[(Rank, String)], src: Option<Rank>) -> Option<P2pError> {
+    let (rank, why) = match src {
+        Some(s) => lost.iter().find(|(r, _)| *r == s)?,
+        None => lost.first()?,
+    };
+    Some(P2pError::PeerLost {
+        rank: *rank,
+        why: why.clone(),
+    })
 }
 
 /// Copies an eager buffer into a receive's buffer (what fits).

@@ -6,7 +6,7 @@
 
 use super::engine::{copy_out, failed, Engine, Target};
 use super::fabric::{Claim, Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
-use super::matching::{Matching, Waiting};
+use super::matching::{Matching, Posted, Waiting};
 use super::request::{recv_status, Phase, Request};
 use super::slab::Slab;
 use super::unexpected::{Msg, MsgData};
@@ -30,8 +30,9 @@ impl Claim for Claimer<'_> {
         if !self.lost.is_empty() && self.lost.iter().any(|(r, _)| *r == src) {
             return None;
         }
-        let key = self.matching.take_posted(env.ctx, src, env.tag)?;
-        let ub = self.reqs.get(key)?.buf;
+        let Posted {
+            req: key, buf: ub, ..
+        } = self.matching.take_posted(env.ctx, src, env.tag)?;
         self.cur = Some((key, recv_status(src, env.tag, env.len, ub.cap)));
         Some((ub.ptr, ub.cap))
     }
@@ -118,9 +119,9 @@ impl<F: Fabric> Engine<F> {
         if self.lost.iter().any(|(r, _)| *r == token.src) {
             return;
         }
-        if let Some(key) = self.matching.take_posted(env.ctx, token.src, env.tag) {
-            let cap = self.reqs.get(key).map_or(0, |r| r.buf.cap);
-            let status = recv_status(token.src, env.tag, env.len, cap);
+        if let Some(p) = self.matching.take_posted(env.ctx, token.src, env.tag) {
+            let key = p.req;
+            let status = recv_status(token.src, env.tag, env.len, p.buf.cap);
             self.take_into(key, token, status);
             return;
         }

@@ -31,6 +31,7 @@ impl<T> Slab<T> {
     }
 
     /// Stores `val`; returns its key (never 0: generations start at 1).
+    #[inline]
     pub(crate) fn insert(&mut self, val: T) -> u64 {
         self.len += 1;
         if let Some(i) = self.free.pop() {
@@ -47,6 +48,7 @@ impl<T> Slab<T> {
         }
     }
 
+    #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<&T> {
         let (i, g) = split(key);
         self.slots
@@ -55,12 +57,39 @@ impl<T> Slab<T> {
             .and_then(|s| s.val.as_ref())
     }
 
+    #[inline]
     pub(crate) fn get_mut(&mut self, key: u64) -> Option<&mut T> {
         let (i, g) = split(key);
         self.slots
             .get_mut(i)
             .filter(|s| s.gen == g)
             .and_then(|s| s.val.as_mut())
+    }
+
+    /// Frees the value at `key` if `pred` holds for it, with one lookup and no move
+    /// of the value: `take` gets what it needs from it in its slot, then it is dropped
+    /// there. `Err(())` when `key` does not resolve, `Ok(None)` when `pred` said no.
+    #[inline]
+    pub(crate) fn take_with<R>(
+        &mut self,
+        key: u64,
+        pred: impl FnOnce(&T) -> bool,
+        take: impl FnOnce(&mut T) -> R,
+    ) -> Result<Option<R>, ()> {
+        let (i, g) = split(key);
+        let Some(s) = self.slots.get_mut(i).filter(|s| s.gen == g) else {
+            return Err(());
+        };
+        let r = match &mut s.val {
+            Some(v) if pred(v) => take(v),
+            Some(_) => return Ok(None),
+            None => return Err(()),
+        };
+        s.val = None;
+        s.gen = s.gen.wrapping_add(1).max(1);
+        self.free.push(i as u32);
+        self.len -= 1;
+        Ok(Some(r))
     }
 
     pub(crate) fn remove(&mut self, key: u64) -> Option<T> {
@@ -104,6 +133,11 @@ mod tests {
         assert!(s.get(a).is_none());
         assert_eq!(s.get(b), Some(&2));
         assert_eq!(s.remove(a), None);
+        assert_eq!(s.len(), 1);
+        let c = s.insert(5);
+        assert_eq!(s.take_with(c, |&v| v == 4, |v| *v), Ok(None));
+        assert_eq!(s.take_with(c, |&v| v == 5, |v| *v + 1), Ok(Some(6)));
+        assert_eq!(s.take_with(c, |_| true, |v| *v), Err(()));
         assert_eq!(s.len(), 1);
     }
 }
