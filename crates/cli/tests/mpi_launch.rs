@@ -886,3 +886,11 @@ fn a_window_of_a_killed_rank_leaves_no_segment() {
         );
     }
 }
+
+/// MPI-IO (`io.c`) at 1, 2 and 4 ranks: a collective write through a strided view
+/// read back byte for byte, the shared and ordered pointers, nonblocking, split and
+/// large-count forms, sizes, hints, file error handlers and the error classes.
+#[test]
+fn mpi_io_over_posix_files() {
+    every_rank_ok("io", &[1, 2, 4]);
+}

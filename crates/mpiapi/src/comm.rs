@@ -562,7 +562,8 @@ mpi_fn! {
                     unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }
                 }
                 h if crate::errh::is_user(h, crate::errh::Kind::Comm)
-                    || crate::errh::is_user(h, crate::errh::Kind::Win) =>
+                    || crate::errh::is_user(h, crate::errh::Kind::Win)
+                    || crate::errh::is_user(h, crate::errh::Kind::File) =>
                 {
                     // The handler stays for the objects using it (errh.rs).
                     // SAFETY: as above.

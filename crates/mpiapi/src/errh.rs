@@ -22,6 +22,8 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 pub enum Kind {
     Comm,
     Win,
+    /// MPI_File_create_errhandler's (`io/`).
+    File,
 }
 
 /// `MPI_Comm_errhandler_function` / `MPI_Win_errhandler_function` (variadic in C;
@@ -75,7 +77,7 @@ pub fn added(code: c_int) -> Option<(c_int, String)> {
 
 /// # Safety
 /// `out` is NULL or valid for an MPI_Errhandler.
-unsafe fn create(kind: Kind, f: usize, out: *mut MPI_Errhandler) -> Result<(), c_int> {
+pub(crate) unsafe fn create(kind: Kind, f: usize, out: *mut MPI_Errhandler) -> Result<(), c_int> {
     if f == 0 || out.is_null() {
         return Err(MPI_ERR_ARG);
     }
