@@ -261,13 +261,19 @@ fn check_layout(t: &Datatype, writable: bool) -> Result<(), c_int> {
 /// `disp` of MPI_File_set_view on `f`: MPI_DISPLACEMENT_CURRENT (only for
 /// MPI_MODE_SEQUENTIAL files) is where the shared file pointer is, in bytes.
 fn displacement(f: &FileObj, disp: MPI_Offset, name: &str) -> Result<u64, c_int> {
-    if disp == MPI_DISPLACEMENT_CURRENT {
-        if f.amode & MPI_MODE_SEQUENTIAL == 0 {
-            return Err(MPI_ERR_ARG);
-        }
+    // Every rank of a sequential file asks, whatever its own disp, so that rank 0's
+    // answer is always awaited by all.
+    let current = if f.amode & MPI_MODE_SEQUENTIAL != 0 {
         let v = f.state().view.clone();
-        let at = on_root(f, name, || shared::get(f).map(|p| p * v.esize))?;
-        return Ok(v.file_offset(at).unwrap_or(at));
+        let at = on_root(f, name, || {
+            shared::get(f).and_then(|p| p.checked_mul(v.esize).ok_or(MPI_ERR_ARG))
+        })?;
+        Some(v.file_offset(at).unwrap_or(at))
+    } else {
+        None
+    };
+    if disp == MPI_DISPLACEMENT_CURRENT {
+        return current.ok_or(MPI_ERR_ARG);
     }
     u64::try_from(disp).map_err(|_| MPI_ERR_ARG)
 }

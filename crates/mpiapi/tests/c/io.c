@@ -272,6 +272,44 @@ static void management(const char *path) {
     CHECK(access(path, F_OK) != 0, "DELETE_ON_CLOSE left %s", path);
 }
 
+/* MPI_MODE_SEQUENTIAL: shared pointers only, a view at the current position;
+ * MPI_MODE_APPEND: both pointers start at the end. */
+static void sequential(const char *path) {
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Offset pos;
+    char c = (char)('A' + rank);
+    OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL,
+                     MPI_INFO_NULL, &fh));
+    OK(MPI_File_write_ordered(fh, &c, 1, MPI_CHAR, &st));
+    FAILS(MPI_File_seek(fh, 0, MPI_SEEK_SET), MPI_ERR_UNSUPPORTED_OPERATION);
+    FAILS(MPI_File_write_at(fh, 0, &c, 1, MPI_CHAR, &st), MPI_ERR_UNSUPPORTED_OPERATION);
+    FAILS(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_CHAR, "native",
+                            MPI_INFO_NULL),
+          MPI_ERR_TYPE);
+    OK(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    int x = rank;
+    OK(MPI_File_write_ordered(fh, &x, 1, MPI_INT, &st));
+    OK(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == size, "sequential shared pointer %lld", (long long)pos);
+    OK(MPI_File_close(&fh));
+    OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_APPEND, MPI_INFO_NULL, &fh));
+    OK(MPI_File_get_position(fh, &pos));
+    CHECK(pos == size + 4 * size, "append position %lld", (long long)pos);
+    OK(MPI_File_get_position_shared(fh, &pos));
+    CHECK(pos == size + 4 * size, "append shared position %lld", (long long)pos);
+    char in[8];
+    int ints[8];
+    OK(MPI_File_read_at(fh, 0, in, size, MPI_CHAR, &st));
+    OK(MPI_File_read_at(fh, size, ints, size, MPI_INT, &st));
+    for (int r = 0; r < size; r++)
+        CHECK(in[r] == 'A' + r && ints[r] == r, "sequential record %d: %c %d", r, in[r], ints[r]);
+    OK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) OK(MPI_File_delete(path, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void refusals(const char *path, const char *missing) {
     MPI_File fh = MPI_FILE_NULL;
     MPI_Offset sz;
@@ -331,6 +369,7 @@ int main(int argc, char **argv) {
     if (rank == 0) OK(MPI_File_delete(path, MPI_INFO_NULL));
     MPI_Barrier(MPI_COMM_WORLD);
     management(path);
+    sequential(path);
     refusals(path, missing);
     printf("io ok %d\n", rank);
     MPI_Finalize();
