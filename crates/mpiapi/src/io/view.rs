@@ -88,31 +88,43 @@ impl View {
     ) -> Result<View, c_int> {
         let et = datatype::lookup_committed(etype)?;
         let ft = datatype::lookup_committed(ftype)?;
-        check_layout(&et, writable)?;
-        check_layout(&ft, writable)?;
+        let saved = (Saved::of(etype)?, Saved::of(ftype)?);
+        View::of_types(disp, &et, &ft, writable, saved)
+    }
+
+    /// [`View::new`] on the types themselves.
+    fn of_types(
+        disp: u64,
+        et: &Datatype,
+        ft: &Datatype,
+        writable: bool,
+        (etype_h, ftype_h): (Saved, Saved),
+    ) -> Result<View, c_int> {
+        check_layout(et, writable)?;
+        check_layout(ft, writable)?;
         let esize = et.size() as u64;
         let fsize = ft.size() as u64;
         if esize == 0 || fsize == 0 || fsize % esize != 0 || ft.extent() <= 0 {
             return Err(MPI_ERR_TYPE);
         }
         let fext = ft.extent() as u64;
-        let (etype_h, ftype_h) = (Saved::of(etype)?, Saved::of(ftype)?);
+        let mut v = View {
+            disp,
+            etype_h,
+            ftype_h,
+            esize,
+            fsize,
+            fext,
+            runs: None,
+            before: Vec::new(),
+            first: 0,
+        };
         if ft.is_contiguous() {
-            let first = u64::try_from(ft.true_lb()).map_err(|_| MPI_ERR_IO)?;
-            return Ok(View {
-                disp,
-                etype_h,
-                ftype_h,
-                esize,
-                fsize,
-                fext,
-                runs: None,
-                before: Vec::new(),
-                first,
-            });
+            v.first = u64::try_from(ft.true_lb()).map_err(|_| MPI_ERR_IO)?;
+            return Ok(v);
         }
         let runs = ft.runs().to_vec();
-        let before = runs
+        v.before = runs
             .iter()
             .scan(0u64, |acc, r| {
                 let b = *acc;
@@ -120,17 +132,8 @@ impl View {
                 Some(b)
             })
             .collect();
-        Ok(View {
-            disp,
-            etype_h,
-            ftype_h,
-            esize,
-            fsize,
-            fext,
-            runs: Some(runs),
-            before,
-            first: 0,
-        })
+        v.runs = Some(runs);
+        Ok(v)
     }
 
     /// Calls `f(file offset, len)` for the file blocks holding view bytes
@@ -402,5 +405,104 @@ mpi_fn! {
             unsafe { put(disp, b as MPI_Offset) }
         });
         finish(fh, "MPI_File_get_byte_offset", r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use myrix_mpi::datatype::Basic;
+
+    fn view(disp: u64, ft: &Datatype, writable: bool) -> Result<View, c_int> {
+        let byte = Datatype::basic(Basic::Byte);
+        let s = || Saved::Predefined(MPI_BYTE);
+        View::of_types(disp, &byte, ft, writable, (s(), s()))
+    }
+
+    fn blocks(v: &View, s: u64, n: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        v.blocks(s, n, |o, l| {
+            out.push((o, l));
+            Ok(true)
+        })
+        .unwrap();
+        out
+    }
+
+    /// The file offset of every view byte, one by one, from the type's own map
+    /// walked by hand: the reference the block walk must match.
+    fn by_hand(disp: u64, ft: &Datatype, n: u64) -> Vec<u64> {
+        let mut tile = Vec::new();
+        for r in ft.runs() {
+            for k in 0..r.reps as isize {
+                for b in 0..r.len as isize {
+                    tile.push((r.off + k * r.stride + b) as u64);
+                }
+            }
+        }
+        (0..n)
+            .map(|s| {
+                let (t, w) = (s / tile.len() as u64, s % tile.len() as u64);
+                disp + t * ft.extent() as u64 + tile[w as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_follow_the_filetype_map_from_any_position() {
+        let int = Datatype::basic(Basic::Int);
+        // 3 blocks of 2 ints, 5 ints apart, then a hole to an extent of 64 bytes.
+        let vec = Datatype::vector(3, 2, 5, &int).unwrap();
+        let ft = vec.resized(0, 64).unwrap();
+        let v = view(100, &ft, true).unwrap();
+        let want = by_hand(100, &ft, 200);
+        for s in [0u64, 1, 7, 8, 23, 24, 25, 70] {
+            let n = 200 - s;
+            let got: Vec<u64> = blocks(&v, s, n)
+                .into_iter()
+                .flat_map(|(o, l)| o..o + l)
+                .collect();
+            assert_eq!(got, want[s as usize..], "from {s}");
+        }
+        // Adjacent blocks merge: a tile's first block is 8 bytes.
+        assert_eq!(blocks(&v, 0, 8), vec![(100, 8)]);
+        assert_eq!(v.file_offset(8).unwrap(), 120);
+        assert_eq!(v.file_offset(24).unwrap(), 164);
+    }
+
+    #[test]
+    fn the_end_of_the_file_maps_back_to_a_view_position() {
+        let int = Datatype::basic(Basic::Int);
+        let ft = Datatype::vector(2, 1, 2, &int)
+            .unwrap()
+            .resized(0, 16)
+            .unwrap();
+        let v = view(4, &ft, true).unwrap();
+        // Data at file bytes 4..8, 12..16, 20..24, 28..32, ...
+        for (size, want) in [
+            (0, 0),
+            (4, 0),
+            (6, 2),
+            (8, 4),
+            (12, 4),
+            (14, 6),
+            (20, 8),
+            (33, 16),
+        ] {
+            assert_eq!(v.stream_before(size), want, "file of {size} bytes");
+        }
+    }
+
+    #[test]
+    fn decreasing_or_overlapping_blocks_are_refused_as_romio_does() {
+        let int = Datatype::basic(Basic::Int);
+        let backwards = Datatype::indexed(&[1, 1], &[3, 0], &int).unwrap();
+        assert_eq!(view(0, &backwards, false).err(), Some(MPI_ERR_IO));
+        let overlap = Datatype::indexed(&[3, 1], &[0, 1], &int).unwrap();
+        assert_eq!(view(0, &overlap, true).err(), Some(MPI_ERR_IO));
+        // Overlap is allowed in a file no one writes.
+        assert!(view(0, &overlap, false).is_ok());
+        let negative = Datatype::indexed(&[1, 1], &[-2, 2], &int).unwrap();
+        assert_eq!(view(0, &negative, false).err(), Some(MPI_ERR_IO));
     }
 }
