@@ -561,9 +561,7 @@ mpi_fn! {
                     // SAFETY: as above.
                     unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }
                 }
-                h if crate::errh::is_user(h, crate::errh::Kind::Comm)
-                    || crate::errh::is_user(h, crate::errh::Kind::Win) =>
-                {
+                h if crate::errh::is_any_user(h) => {
                     // The handler stays for the objects using it (errh.rs).
                     // SAFETY: as above.
                     unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }

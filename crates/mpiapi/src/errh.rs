@@ -22,6 +22,7 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 pub enum Kind {
     Comm,
     Win,
+    Session,
 }
 
 /// `MPI_Comm_errhandler_function` / `MPI_Win_errhandler_function` (variadic in C;
@@ -52,6 +53,11 @@ pub fn is_user(h: MPI_Errhandler, kind: Kind) -> bool {
     errh().handlers.get(h).is_some_and(|&(k, _)| k == kind)
 }
 
+/// Whether `h` is a handler the program created, for any kind of object.
+pub fn is_any_user(h: MPI_Errhandler) -> bool {
+    errh().handlers.get(h).is_some()
+}
+
 /// Calls user handler `h` for `obj` with `code`; `None` when `h` is not one.
 pub fn call(h: MPI_Errhandler, obj: Handle, code: c_int) -> Option<c_int> {
     let f = errh().handlers.get(h).map(|&(_, f)| f)?;
@@ -75,7 +81,7 @@ pub fn added(code: c_int) -> Option<(c_int, String)> {
 
 /// # Safety
 /// `out` is NULL or valid for an MPI_Errhandler.
-unsafe fn create(kind: Kind, f: usize, out: *mut MPI_Errhandler) -> Result<(), c_int> {
+pub(crate) unsafe fn create(kind: Kind, f: usize, out: *mut MPI_Errhandler) -> Result<(), c_int> {
     if f == 0 || out.is_null() {
         return Err(MPI_ERR_ARG);
     }

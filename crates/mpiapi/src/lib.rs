@@ -77,6 +77,7 @@ pub mod pcoll;
 pub mod request;
 pub mod rma;
 pub mod runtime;
+pub mod session;
 pub mod small;
 pub mod tools;
 pub mod topo;
