@@ -490,3 +490,15 @@ mpi_fn! {
         finish(MPI_COMM_WORLD, name, r)
     }
 }
+
+mpi_fn! {
+    /// The intercommunicator to the parent of a spawned process: MPI_COMM_NULL, as
+    /// for every process MPI_Comm_spawn did not start (myrix has no MPI_Comm_spawn:
+    /// every process is started by the launcher).
+    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_get_parent";
+        // SAFETY: parent is NULL or an MPI_Comm.
+        let r = runtime::check(name).and_then(|()| unsafe { put(parent, MPI_COMM_NULL) });
+        finish(MPI_COMM_WORLD, name, r)
+    }
+}

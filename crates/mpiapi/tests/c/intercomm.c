@@ -208,6 +208,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     CHECK(n >= 2);
+    MPI_Comm parent = MPI_COMM_WORLD;
+    CHECK(MPI_Comm_get_parent(&parent) == MPI_SUCCESS && parent == MPI_COMM_NULL);
     a = n == 4 ? 1 : (n + 1) / 2;
     inA = wrank < a;
     nl = inA ? a : n - a;

@@ -72,6 +72,17 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
+    /* MPI-4.1's pair types by their halves. */
+    MPI_Datatype pair;
+    OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &pair));
+    CHECK(pair == MPI_DOUBLE_INT, "double/int pair");
+    OK(MPI_Type_get_value_index(MPI_INT, MPI_INT, &pair));
+    CHECK(pair == MPI_2INT, "int/int pair");
+    OK(MPI_Type_get_value_index(MPI_CHAR, MPI_INT, &pair));
+    CHECK(pair == MPI_DATATYPE_NULL, "no char/int pair");
+    CHECK(MPI_Type_get_value_index(MPI_DATATYPE_NULL, MPI_INT, &pair) == MPI_ERR_TYPE,
+          "null value type");
+
     /* Predefined types are named; decoding them is an error. */
     envelope(MPI_INT, MPI_COMBINER_NAMED, 0, 0, 0);
     envelope(MPI_2INT, MPI_COMBINER_NAMED, 0, 0, 0);
