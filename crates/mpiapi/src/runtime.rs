@@ -4,11 +4,11 @@
 //!
 //! Two models start it (MPI-4 §11): the World model (MPI_Init … MPI_Finalize, whose
 //! phase `MPI_Initialized`/`MPI_Finalized` report) and sessions (`session.rs`). The
-//! runtime comes up with the first of them and is torn down, once, by the last one
-//! to finish: MPI_Finalize with no session open, or the last MPI_Session_finalize
-//! after MPI_Finalize or without MPI_Init. It never comes up a second time (the job's
-//! launcher connection and segments are gone): a later MPI_Init or
-//! MPI_Session_init is refused with a message.
+//! runtime comes up with the first of them and is torn down once: by MPI_Finalize
+//! when no session is open, else at process exit (an `atexit` handler), so sessions
+//! can end and start again as often as a program likes. After MPI_Finalize's
+//! teardown it never comes up again (the launcher connection is gone): a later
+//! MPI_Init or MPI_Session_init is refused with a message.
 
 use crate::abi::*;
 use myrix_mpi::Job;
@@ -95,7 +95,22 @@ pub fn open_session(provided: c_int, name: &str) -> Result<(), c_int> {
     let mut rt = lock();
     start(&mut rt, provided, name)?;
     SESSIONS.fetch_add(1, Ordering::SeqCst);
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain `extern "C" fn()`.
+        unsafe { libc::atexit(teardown_at_exit) };
+    });
     Ok(())
+}
+
+/// The teardown of a runtime that sessions kept up: every rank's process runs it
+/// as it exits (collective over the job, as MPI_Finalize). Not while the World
+/// model runs: a program that exits without MPI_Finalize is erroneous, and its
+/// launcher reports it.
+extern "C" fn teardown_at_exit() {
+    if UP.load(Ordering::SeqCst) && PHASE.load(Ordering::SeqCst) != INITIALIZED {
+        let _ = std::panic::catch_unwind(|| teardown("MPI_Session_finalize (at exit)"));
+    }
 }
 
 /// Connects to the launcher (or becomes a singleton), unless the runtime is up.
@@ -204,7 +219,7 @@ pub fn check(name: &str) -> Result<(), c_int> {
 }
 
 /// MPI_Finalize: ends the World model; tears the runtime down unless a session is
-/// still open (the last MPI_Session_finalize does it then).
+/// still open (then it goes at exit).
 pub fn finalize(name: &str) -> Result<(), c_int> {
     if PHASE.load(Ordering::SeqCst) != INITIALIZED {
         crate::ffi::say!("myrix MPI: {name}: MPI is not initialized (or already finalized)");
@@ -217,17 +232,13 @@ pub fn finalize(name: &str) -> Result<(), c_int> {
     Ok(())
 }
 
-/// MPI_Session_finalize's share: one session fewer; the last one tears the runtime
-/// down unless the World model still runs.
-pub fn close_session(name: &str) -> Result<(), c_int> {
-    let left = SESSIONS
+/// MPI_Session_finalize's share: one session fewer. The runtime stays up for the
+/// next session or MPI_Init (torn down by MPI_Finalize or at exit).
+pub fn close_session() -> Result<(), c_int> {
+    SESSIONS
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-        .map_err(|_| MPI_ERR_SESSION)?
-        - 1;
-    if left == 0 && PHASE.load(Ordering::SeqCst) != INITIALIZED {
-        teardown(name)?;
-    }
-    Ok(())
+        .map(drop)
+        .map_err(|_| MPI_ERR_SESSION)
 }
 
 /// Tells the launcher this rank is done and releases everything: collective over
