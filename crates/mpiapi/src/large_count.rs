@@ -10,7 +10,8 @@
 //! call, own narrowed copies (`lc_pcoll.rs`). Not here: the neighbourhood v-forms; they
 //! stay unsupported.
 //!
-//! The functions themselves are in `lc_p2p.rs`, `lc_coll.rs`, `lc_icoll.rs` and `lc_pcoll.rs`; the helpers here.
+//! The functions themselves are in `lc_p2p.rs`, `lc_coll.rs`, `lc_icoll.rs` and
+//! `lc_pcoll.rs`, most of them as lines of [`narrowed!`]; the helpers here.
 //!
 //! This module must never call an `MPI_` (non-`P`) function: a tool wrapping both
 //! forms would count one call twice.
@@ -110,3 +111,60 @@ pub(crate) fn relay(comm: MPI_Comm, name: &str, r: Result<c_int, c_int>) -> c_in
         }
     }
 }
+
+/// Defines `MPI_X_c` / `PMPI_X_c` over the int form `PMPI_X` (and declares it):
+/// each argument is passed as it is, or narrowed. `count: MPI_Count => c_int` is a
+/// count checked to fit an `int`; `counts: *const MPI_Count => *const c_int [len]`
+/// an array of `len` entries (`Option<usize>`: `None` where this rank does not read
+/// it), each checked, in a copy that lives for the call. A narrowing that fails goes
+/// through the error handler of `on` (a communicator or window handle).
+///
+/// The int form's types are written out, not derived: a declaration that disagreed
+/// with `PMPI_X`'s definition would pass the compiler, so each was checked against
+/// the int form's prototype when written.
+macro_rules! narrowed {
+    ($(
+        fn $name:ident / $pname:ident => $int:ident on $on:expr;
+        ( $($a:ident : $t:ty $(=> $nt:ty $([$len:expr])?)?),* $(,)? )
+    )*) => {$(
+        extern "C" {
+            fn $int($($a: $crate::large_count::int_ty!($t $(, $nt)?)),*) -> c_int;
+        }
+        mpi_fn! {
+            fn $name / $pname($($a: $t),*) -> c_int {
+                let r = (|| -> Result<c_int, c_int> {
+                    // SAFETY: the caller's arguments, counts narrowed (checked) and
+                    // arrays copied for as many entries as the int form reads.
+                    Ok(unsafe { $int($($crate::large_count::int_arg!($a $(, $nt $(, [$len])?)?)),*) })
+                })();
+                relay($on, stringify!($name), r)
+            }
+        }
+    )*};
+}
+pub(crate) use narrowed;
+
+/// The int form's type of a [`narrowed!`] argument.
+macro_rules! int_ty {
+    ($t:ty) => {
+        $t
+    };
+    ($t:ty, $nt:ty) => {
+        $nt
+    };
+}
+pub(crate) use int_ty;
+
+/// The int form's value of a [`narrowed!`] argument (inside its closure).
+macro_rules! int_arg {
+    ($a:ident) => {
+        $a
+    };
+    ($a:ident, $nt:ty) => {
+        int_of($a)?
+    };
+    ($a:ident, $nt:ty, [$len:expr]) => {
+        ptr_of(&ints_of($a, $len)?)
+    };
+}
+pub(crate) use int_arg;
