@@ -3,20 +3,17 @@
 //! The plain adapters are lines of `narrowed!`; by hand, the ones with out-parameters.
 #![allow(clippy::redundant_closure_call)]
 
+use crate::ffi::put;
 use crate::large_count::*;
 
 extern "C" {
     fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int;
-    fn PMPI_Get_count(
+    fn PMPI_Get_elements_x(
         status: *const MPI_Status,
         datatype: MPI_Datatype,
-        count: *mut c_int,
+        count: *mut MPI_Count,
     ) -> c_int;
-    fn PMPI_Get_elements(
-        status: *const MPI_Status,
-        datatype: MPI_Datatype,
-        count: *mut c_int,
-    ) -> c_int;
+    fn PMPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int;
 }
 
 mpi_fn! {
@@ -34,30 +31,35 @@ mpi_fn! {
 }
 
 mpi_fn! {
+    /// Whole `datatype`s received, counted in 64 bits: the status's bytes (its
+    /// elements of MPI_BYTE) over the type's size.
     fn MPI_Get_count_c / PMPI_Get_count_c(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
-        let r = (|| -> Result<c_int, c_int> {
-            let mut count_int: c_int = 0;
-            // SAFETY: the caller's arguments, counts narrowed (checked).
-            let rc = unsafe { PMPI_Get_count(status, datatype, if count.is_null() { std::ptr::null_mut() } else { &mut count_int }) };
-            // SAFETY: non-NULL out-parameter of the C caller.
-            if !count.is_null() { unsafe { count.write(MPI_Count::from(count_int)) }; }
-            Ok(rc)
-        })();
-        relay(MPI_COMM_WORLD, "MPI_Get_count_c", r)
+        let (mut bytes, mut size): (MPI_Count, MPI_Count) = (0, 0);
+        // SAFETY: the caller's status; out-parameters are locals.
+        let rc = unsafe { PMPI_Get_elements_x(status, MPI_BYTE, &mut bytes) };
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        // SAFETY: out-parameter is a local; the handle is checked by the callee.
+        let rc = unsafe { PMPI_Type_size_x(datatype, &mut size) };
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        let n = match size {
+            0 if bytes == 0 => 0,
+            s if s > 0 && bytes % s == 0 => bytes / s,
+            _ => MPI_Count::from(MPI_UNDEFINED),
+        };
+        // SAFETY: count is NULL or an MPI_Count.
+        finish(MPI_COMM_WORLD, "MPI_Get_count_c", unsafe { put(count, n) })
     }
 }
 
 mpi_fn! {
+    /// MPI_Get_elements_x under its MPI-4 name (64 bits already).
     fn MPI_Get_elements_c / PMPI_Get_elements_c(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
-        let r = (|| -> Result<c_int, c_int> {
-            let mut count_int: c_int = 0;
-            // SAFETY: the caller's arguments, counts narrowed (checked).
-            let rc = unsafe { PMPI_Get_elements(status, datatype, if count.is_null() { std::ptr::null_mut() } else { &mut count_int }) };
-            // SAFETY: non-NULL out-parameter of the C caller.
-            if !count.is_null() { unsafe { count.write(MPI_Count::from(count_int)) }; }
-            Ok(rc)
-        })();
-        relay(MPI_COMM_WORLD, "MPI_Get_elements_c", r)
+        // SAFETY: the caller's arguments, passed on.
+        unsafe { PMPI_Get_elements_x(status, datatype, count) }
     }
 }
 
