@@ -434,6 +434,9 @@ mpi_fn! {
         let r = (|| {
             // SAFETY: the C contract for datatype.
             let h = unsafe { read(datatype)? };
+            if crate::type_f90::is_f90(h) {
+                return Err(MPI_ERR_TYPE);
+            }
             if types().get(h).is_some() {
                 crate::attr::delete_all(crate::attr::Kind::Type, h)?;
             }

@@ -83,6 +83,7 @@ pub mod tools;
 pub mod topo;
 pub mod topo_nbr;
 pub mod type_decode;
+pub mod type_f90;
 pub mod type_grid;
 pub mod win;
 
