@@ -31,8 +31,8 @@ const MPI_COMPLEX8: MPI_Datatype = 0x2db;
 const MPI_COMPLEX16: MPI_Datatype = 0x2e3;
 
 /// Handles made so far, by (combiner, p, r).
-static MADE: LazyLock<Mutex<HashMap<(c_int, c_int, c_int), MPI_Datatype>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+type Made = HashMap<(c_int, c_int, c_int), MPI_Datatype>;
+static MADE: LazyLock<Mutex<Made>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// Whether `h` is one of these types (MPI_Type_free refuses them).
 pub fn is_f90(h: MPI_Datatype) -> bool {
