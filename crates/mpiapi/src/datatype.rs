@@ -552,7 +552,7 @@ mpi_fn! {
 /// The C contract: `inbuf` holds the elements, `outbuf` `outsize` bytes, `position`
 /// is NULL or valid.
 #[allow(clippy::too_many_arguments)]
-unsafe fn pack(
+pub(crate) unsafe fn pack(
     inbuf: *const c_void,
     incount: usize,
     datatype: MPI_Datatype,
@@ -594,7 +594,7 @@ unsafe fn pack(
 /// # Safety
 /// As [`pack`], mirrored.
 #[allow(clippy::too_many_arguments)]
-unsafe fn unpack(
+pub(crate) unsafe fn unpack(
     inbuf: *const c_void,
     insize: usize,
     position: *mut usize,

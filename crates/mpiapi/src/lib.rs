@@ -73,6 +73,7 @@ mod lc_pcoll;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;
+pub mod pack_external;
 pub mod pcoll;
 pub mod request;
 pub mod rma;
