@@ -213,4 +213,31 @@ narrowed! {
         recvbuf: *mut c_void, recvcount: MPI_Count => c_int, recvtype: MPI_Datatype,
         root: c_int, comm: MPI_Comm,
     )
+
+    fn MPI_Neighbor_allgatherv_c / PMPI_Neighbor_allgatherv_c => PMPI_Neighbor_allgatherv on comm;
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count => c_int, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count => *const c_int [in_degree(comm)],
+        displs: *const MPI_Aint => *const c_int [in_degree(comm)], recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+    )
+
+    fn MPI_Neighbor_alltoallv_c / PMPI_Neighbor_alltoallv_c => PMPI_Neighbor_alltoallv on comm;
+    (
+        sendbuf: *const c_void,
+        sendcounts: *const MPI_Count => *const c_int [out_degree(comm)],
+        sdispls: *const MPI_Aint => *const c_int [out_degree(comm)], sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count => *const c_int [in_degree(comm)],
+        rdispls: *const MPI_Aint => *const c_int [in_degree(comm)], recvtype: MPI_Datatype,
+        comm: MPI_Comm,
+    )
+
+    fn MPI_Neighbor_alltoallw_c / PMPI_Neighbor_alltoallw_c => PMPI_Neighbor_alltoallw on comm;
+    (
+        sendbuf: *const c_void,
+        sendcounts: *const MPI_Count => *const c_int [out_degree(comm)],
+        sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void,
+        recvcounts: *const MPI_Count => *const c_int [in_degree(comm)],
+        rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm,
+    )
 }
