@@ -674,6 +674,21 @@ fn tool_interface_answers_without_variables() {
     every_rank_ok("mpit", &[1, 2]);
 }
 
+/// MPI-4 sessions without MPI_Init (`session.c`) at 1 to 4 ranks: process sets,
+/// communicators from their groups, two sessions at once, session error handlers,
+/// and no second start after the last session ended.
+#[test]
+fn sessions_start_mpi_without_init() {
+    every_rank_ok("session", &[1, 2, 3, 4]);
+}
+
+/// A session beside the World model (`session_world.c`): MPI_Finalize while the
+/// session is open leaves its communicator working; its end tears down.
+#[test]
+fn sessions_outlive_mpi_finalize() {
+    every_rank_ok("session_world", &[1, 2, 3]);
+}
+
 /// `MPI_Type_get_envelope` / `MPI_Type_get_contents` and their `_c` forms
 /// (`type_decode.c`) at 1 to 4 ranks: every constructor decoded, its arguments given
 /// back, inner types handed back as new handles, rebuilt types carrying the same data.

@@ -103,6 +103,21 @@ mpi_fn! {
 }
 
 mpi_fn! {
+    /// The ABI's sizes, as Open MPI's keys name them: `mpi_aint_size`,
+    /// `mpi_count_size`, `mpi_offset_size` (bytes).
+    fn MPI_Abi_get_info / PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
+        let pairs = ["mpi_aint_size", "mpi_count_size", "mpi_offset_size"]
+            .iter()
+            .map(|k| (k.to_string(), "8".to_string()))
+            .collect();
+        let r = crate::info::insert(pairs)
+            // SAFETY: info is NULL or an MPI_Info.
+            .and_then(|h| unsafe { put(info, h) });
+        finish(MPI_COMM_WORLD, "MPI_Abi_get_info", r)
+    }
+}
+
+mpi_fn! {
     fn MPI_Get_version / PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
         // SAFETY: both are NULL or ints.
         let r = unsafe { put(version, 5).and_then(|()| put(subversion, 0)) };

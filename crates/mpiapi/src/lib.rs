@@ -77,15 +77,18 @@ mod lc_pcoll;
 pub mod op;
 pub mod p2p;
 pub mod p2p_more;
+pub mod pack_external;
 pub mod pcoll;
 pub mod request;
 pub mod rma;
 pub mod runtime;
+pub mod session;
 pub mod small;
 pub mod tools;
 pub mod topo;
 pub mod topo_nbr;
 pub mod type_decode;
+pub mod type_f90;
 pub mod type_grid;
 pub mod win;
 

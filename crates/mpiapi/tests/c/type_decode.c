@@ -72,6 +72,47 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
+    /* MPI-4.1's pair types by their halves. */
+    MPI_Datatype pair;
+    OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &pair));
+    CHECK(pair == MPI_DOUBLE_INT, "double/int pair");
+    OK(MPI_Type_get_value_index(MPI_INT, MPI_INT, &pair));
+    CHECK(pair == MPI_2INT, "int/int pair");
+    OK(MPI_Type_get_value_index(MPI_CHAR, MPI_INT, &pair));
+    CHECK(pair == MPI_DATATYPE_NULL, "no char/int pair");
+    CHECK(MPI_Type_get_value_index(MPI_DATATYPE_NULL, MPI_INT, &pair) == MPI_ERR_TYPE,
+          "null value type");
+
+    /* Fortran 90 parameterized types: the smallest kind, one handle per
+     * parameters, decoded to the parameters, usable, not freeable. */
+    MPI_Datatype f1, f2, fi, fc;
+    int fsz = 0, fni, fna, fnd, fcomb, fints[2];
+    OK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &f1));
+    OK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &f2));
+    CHECK(f1 == f2, "same parameters, two handles");
+    OK(MPI_Type_size(f1, &fsz));
+    CHECK(fsz == 4, "real(6) has %d bytes", fsz);
+    OK(MPI_Type_create_f90_real(12, 100, &f2));
+    OK(MPI_Type_size(f2, &fsz));
+    CHECK(fsz == 8, "real(12,100) has %d bytes", fsz);
+    OK(MPI_Type_create_f90_complex(12, MPI_UNDEFINED, &fc));
+    OK(MPI_Type_size(fc, &fsz));
+    CHECK(fsz == 16, "complex(12) has %d bytes", fsz);
+    OK(MPI_Type_create_f90_integer(9, &fi));
+    OK(MPI_Type_size(fi, &fsz));
+    CHECK(fsz == 4, "integer(9) has %d bytes", fsz);
+    OK(MPI_Type_get_envelope(f2, &fni, &fna, &fnd, &fcomb));
+    CHECK(fcomb == MPI_COMBINER_F90_REAL && fni == 2 && fna == 0 && fnd == 0,
+          "f90 real envelope %d %d %d %d", fcomb, fni, fna, fnd);
+    OK(MPI_Type_get_contents(f2, 2, 0, 0, fints, NULL, NULL));
+    CHECK(fints[0] == 12 && fints[1] == 100, "f90 contents %d %d", fints[0], fints[1]);
+    int fa[2] = {40, 2}, fb[2] = {0, 0};
+    OK(MPI_Reduce_local(fa, fb, 2, fi, MPI_SUM));
+    CHECK(fb[0] == 40 && fb[1] == 2, "reduce on integer(9)");
+    CHECK(MPI_Type_free(&fi) == MPI_ERR_TYPE, "an f90 type was freed");
+    CHECK(MPI_Type_create_f90_real(40, MPI_UNDEFINED, &f2) == MPI_ERR_ARG, "real(40)");
+    CHECK(MPI_Type_create_f90_integer(30, &f2) == MPI_ERR_ARG, "integer(30)");
+
     /* Predefined types are named; decoding them is an error. */
     envelope(MPI_INT, MPI_COMBINER_NAMED, 0, 0, 0);
     envelope(MPI_2INT, MPI_COMBINER_NAMED, 0, 0, 0);
