@@ -57,6 +57,9 @@ pub struct Recipe {
     pub combiner: c_int,
     pub large: bool,
     pub ints: Vec<i64>,
+    /// The `int` arguments of a `_c` constructor that stay `int`s (the subarray's
+    /// and darray's `ndims`, `order` …); empty for every other recipe.
+    pub plain: Vec<c_int>,
     pub addrs: Vec<i64>,
     pub types: Vec<Inner>,
 }
@@ -89,9 +92,16 @@ impl Recipe {
             combiner,
             large: std::mem::size_of::<C>() > std::mem::size_of::<c_int>(),
             ints: Vec::new(),
+            plain: Vec::new(),
             addrs: Vec::new(),
             types: Vec::new(),
         }
+    }
+
+    /// An argument that is an `int` in the `_c` form too.
+    pub fn plain(mut self, v: &[c_int]) -> Recipe {
+        self.plain.extend_from_slice(v);
+        self
     }
 
     pub fn int<T: Arg>(mut self, v: T) -> Recipe {
@@ -132,7 +142,7 @@ impl Recipe {
     fn counts(&self) -> (usize, usize, usize, usize) {
         let nt = self.types.len();
         if self.large {
-            (0, 0, self.ints.len() + self.addrs.len(), nt)
+            (self.plain.len(), 0, self.ints.len() + self.addrs.len(), nt)
         } else {
             (self.ints.len(), self.addrs.len(), 0, nt)
         }
@@ -226,8 +236,11 @@ unsafe fn contents(
     }
     if r.large {
         let all = r.ints.iter().chain(&r.addrs).copied();
-        // SAFETY: the caller's contract for counts (mc elements).
-        unsafe { fill(counts, mc, all.collect::<Vec<_>>().into_iter())? };
+        // SAFETY: the caller's contract for counts (mc elements) and ints.
+        unsafe {
+            fill(counts, mc, all.collect::<Vec<_>>().into_iter())?;
+            fill(ints, mi, r.plain.iter().copied())?;
+        }
     } else {
         // Recorded from `int` arguments, so each fits.
         let is = r.ints.iter().map(|&x| x as c_int);

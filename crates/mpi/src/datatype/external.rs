@@ -97,83 +97,74 @@ pub fn to_external(
     native: &[u8],
     ext: &mut [u8],
 ) -> Result<(), Unrepresentable> {
-    let (mut i, mut o) = (0usize, 0usize);
-    walk(t, count, &mut |u, s, n| {
-        let (ns, es) = u.sizes(s);
-        for _ in 0..n {
-            let src = &native[i..i + ns];
-            let dst = &mut ext[o..o + es];
-            match u {
-                Unit::Byte => dst.copy_from_slice(src),
-                Unit::Swap => {
-                    dst.copy_from_slice(src);
-                    dst.reverse();
-                }
-                Unit::Halves(h) => {
-                    dst.copy_from_slice(src);
-                    dst.chunks_exact_mut(h).for_each(|c| c.reverse());
-                }
-                Unit::Long { signed } => {
-                    let v = i64::from_le_bytes(src.try_into().expect("8 bytes"));
-                    let w = if signed {
-                        i32::try_from(v).map(|x| x.to_be_bytes())
-                    } else {
-                        u32::try_from(v as u64).map(|x| x.to_be_bytes())
-                    };
-                    dst.copy_from_slice(&w.map_err(|_| Unrepresentable)?);
-                }
-                Unit::LongDouble | Unit::LongDoubles => {
-                    for (d, c) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
-                        d.copy_from_slice(&long_double_out(c.try_into().expect("16 bytes")));
-                    }
-                }
-            }
-            i += ns;
-            o += es;
-        }
-        Ok(())
-    })
+    convert(t, count, native, ext, true)
 }
 
 /// The inverse of [`to_external`]: `count` elements of `t` from external32 `ext`
 /// into native packed `native`.
 pub fn from_external(t: &Datatype, count: usize, ext: &[u8], native: &mut [u8]) {
+    // Every external32 value has a native one: nothing can fail this way.
+    let _ = convert(t, count, ext, native, false);
+}
+
+/// Both directions: `out` is external32 when `outward`, native otherwise.
+fn convert(
+    t: &Datatype,
+    count: usize,
+    src: &[u8],
+    dst: &mut [u8],
+    outward: bool,
+) -> Result<(), Unrepresentable> {
     let (mut i, mut o) = (0usize, 0usize);
-    let _ = walk::<()>(t, count, &mut |u, s, n| {
+    walk(t, count, &mut |u, s, n| {
         let (ns, es) = u.sizes(s);
+        let (from, to) = if outward { (ns, es) } else { (es, ns) };
         for _ in 0..n {
-            let src = &ext[i..i + es];
-            let dst = &mut native[o..o + ns];
+            let (a, b) = (&src[i..i + from], &mut dst[o..o + to]);
             match u {
-                Unit::Byte => dst.copy_from_slice(src),
+                Unit::Byte => b.copy_from_slice(a),
                 Unit::Swap => {
-                    dst.copy_from_slice(src);
-                    dst.reverse();
+                    b.copy_from_slice(a);
+                    b.reverse();
                 }
                 Unit::Halves(h) => {
-                    dst.copy_from_slice(src);
-                    dst.chunks_exact_mut(h).for_each(|c| c.reverse());
+                    b.copy_from_slice(a);
+                    b.chunks_exact_mut(h).for_each(|c| c.reverse());
+                }
+                Unit::Long { signed } if outward => {
+                    let v = i64::from_le_bytes(a.try_into().expect("8 bytes"));
+                    let w = if signed {
+                        i32::try_from(v).map(|x| x.to_be_bytes())
+                    } else {
+                        u32::try_from(v as u64).map(|x| x.to_be_bytes())
+                    };
+                    b.copy_from_slice(&w.map_err(|_| Unrepresentable)?);
                 }
                 Unit::Long { signed } => {
-                    let b: [u8; 4] = src.try_into().expect("4 bytes");
+                    let w: [u8; 4] = a.try_into().expect("4 bytes");
                     let v = if signed {
-                        i64::from(i32::from_be_bytes(b))
+                        i64::from(i32::from_be_bytes(w))
                     } else {
-                        i64::from(u32::from_be_bytes(b))
+                        i64::from(u32::from_be_bytes(w))
                     };
-                    dst.copy_from_slice(&v.to_le_bytes());
+                    b.copy_from_slice(&v.to_le_bytes());
                 }
                 Unit::LongDouble | Unit::LongDoubles => {
-                    for (d, c) in dst.chunks_exact_mut(16).zip(src.chunks_exact(16)) {
-                        d.copy_from_slice(&long_double_in(c.try_into().expect("16 bytes")));
+                    for (d, c) in b.chunks_exact_mut(16).zip(a.chunks_exact(16)) {
+                        let c: &[u8; 16] = c.try_into().expect("16 bytes");
+                        d.copy_from_slice(&if outward {
+                            long_double_out(c)
+                        } else {
+                            long_double_in(c)
+                        });
                     }
                 }
             }
-            i += es;
-            o += ns;
+            i += from;
+            o += to;
         }
         Ok(())
-    });
+    })
 }
 
 /// A native `long double` as big-endian binary128.
@@ -269,6 +260,40 @@ mod tests {
         let z = [1.5f64.to_le_bytes(), (-2.0f64).to_le_bytes()].concat();
         let e = roundtrip(&c, 1, &z);
         assert_eq!(e, [1.5f64.to_be_bytes(), (-2.0f64).to_be_bytes()].concat());
+    }
+
+    proptest::proptest! {
+        /// Any ints, longs that fit 32 bits, doubles and shorts survive the way out
+        /// and back, and the external bytes are their big-endian forms.
+        #[test]
+        fn values_round_trip(v in proptest::collection::vec(
+            (proptest::prelude::any::<i32>(), proptest::prelude::any::<i32>(),
+             proptest::prelude::any::<f64>(), proptest::prelude::any::<i16>()), 0..20)) {
+            let t = Datatype::create_struct(
+                &[1, 1, 1, 1],
+                &[0, 8, 16, 24],
+                &[
+                    Datatype::basic(Basic::Int),
+                    Datatype::basic(Basic::Long),
+                    Datatype::basic(Basic::Double),
+                    Datatype::basic(Basic::Short),
+                ],
+            ).unwrap();
+            let mut native = Vec::new();
+            let mut want = Vec::new();
+            for &(a, l, d, s) in &v {
+                native.extend(a.to_le_bytes());
+                native.extend(i64::from(l).to_le_bytes());
+                native.extend(d.to_le_bytes());
+                native.extend(s.to_le_bytes());
+                want.extend(a.to_be_bytes());
+                want.extend(l.to_be_bytes());
+                want.extend(d.to_be_bytes());
+                want.extend(s.to_be_bytes());
+            }
+            let ext = roundtrip(&t, v.len(), &native);
+            proptest::prop_assert_eq!(ext, want);
+        }
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(c) do { if (!(c)) { printf("FAILED: %s\n", #c); return 1; } } while (0)
 
@@ -39,6 +40,12 @@ int main(void)
     vlen = sizeof v;
     CHECK(MPI_Info_get_string(abi, "mpi_aint_size", &vlen, v, &flag) == MPI_SUCCESS && flag &&
           atoi(v) == (int)sizeof(MPI_Aint));
+    CHECK(MPI_Info_free(&abi) == MPI_SUCCESS);
+    CHECK(MPI_Get_hw_resource_info(&abi) == MPI_SUCCESS);
+    char hw[32];
+    vlen = sizeof hw;
+    CHECK(MPI_Info_get_string(abi, "mpi_hw_resource_type", &vlen, hw, &flag) == MPI_SUCCESS &&
+          flag && strcmp(hw, "mpi_shared_memory") == 0);
     CHECK(MPI_Info_free(&abi) == MPI_SUCCESS);
     CHECK(MPI_Comm_toint(MPI_COMM_WORLD) == 0x101);
     CHECK(MPI_Comm_fromint(0x102) == MPI_COMM_SELF);

@@ -284,6 +284,44 @@ int main(int argc, char **argv) {
               big[4] == 64 && types[0] == MPI_INT && types[1] == MPI_DOUBLE,
           "struct_c contents");
 
+    /* subarray_c / darray_c: ndims, order (and darray's ints) stay ints, sizes are
+     * counts; the layout is the int form's. */
+    MPI_Count csz[2] = {6, 5}, csub[2] = {3, 2}, cst0[2] = {1, 2};
+    int isz[2] = {6, 5}, isub[2] = {3, 2}, ist0[2] = {1, 2};
+    MPI_Datatype sac, sai;
+    OK(MPI_Type_create_subarray_c(2, csz, csub, cst0, MPI_ORDER_C, MPI_INT, &sac));
+    OK(MPI_Type_create_subarray(2, isz, isub, ist0, MPI_ORDER_C, MPI_INT, &sai));
+    int s1 = 0, s2 = 0;
+    MPI_Aint lb1, ex1, lb2, ex2;
+    OK(MPI_Type_size(sac, &s1));
+    OK(MPI_Type_size(sai, &s2));
+    OK(MPI_Type_get_extent(sac, &lb1, &ex1));
+    OK(MPI_Type_get_extent(sai, &lb2, &ex2));
+    CHECK(s1 == s2 && lb1 == lb2 && ex1 == ex2, "subarray_c layout");
+    OK(MPI_Type_get_envelope_c(sac, &ic, &ac, &lc, &dc, &c));
+    CHECK(c == MPI_COMBINER_SUBARRAY && ic == 2 && ac == 0 && lc == 6 && dc == 1,
+          "subarray_c envelope %lld %lld %lld %lld", (long long)ic, (long long)ac,
+          (long long)lc, (long long)dc);
+    OK(MPI_Type_get_contents_c(sac, 2, 0, 8, 1, ints, addrs, big, types));
+    CHECK(ints[0] == 2 && ints[1] == MPI_ORDER_C && big[0] == 6 && big[1] == 5 &&
+              big[2] == 3 && big[5] == 2 && types[0] == MPI_INT,
+          "subarray_c contents");
+    MPI_Count cg[1] = {10};
+    int cd[1] = {MPI_DISTRIBUTE_BLOCK}, ca[1] = {MPI_DISTRIBUTE_DFLT_DARG}, cp[1] = {2};
+    MPI_Datatype dac;
+    OK(MPI_Type_create_darray_c(2, 1, 1, cg, cd, ca, cp, MPI_ORDER_C, MPI_INT, &dac));
+    OK(MPI_Type_size(dac, &s1));
+    CHECK(s1 == 5 * (int)sizeof(int), "darray_c size %d", s1);
+    OK(MPI_Type_get_envelope_c(dac, &ic, &ac, &lc, &dc, &c));
+    CHECK(c == MPI_COMBINER_DARRAY && ic == 7 && lc == 1 && dc == 1, "darray_c envelope");
+    OK(MPI_Type_get_contents_c(dac, 7, 0, 8, 1, ints, addrs, big, types));
+    CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 1 && ints[3] == MPI_DISTRIBUTE_BLOCK &&
+              ints[6] == MPI_ORDER_C && big[0] == 10,
+          "darray_c contents");
+    OK(MPI_Type_free(&sac));
+    OK(MPI_Type_free(&sai));
+    OK(MPI_Type_free(&dac));
+
     MPI_Datatype all[] = {vec, hv, ix, hix, ib, hib, s, rs, dup, sa, da, vc, sc};
     for (unsigned k = 0; k < sizeof all / sizeof all[0]; k++)
         OK(MPI_Type_free(&all[k]));
