@@ -33,6 +33,11 @@ pub trait Codec {
     /// the sender's (myrix). Connect requests and replies carry the sender's either way.
     const RECEIVER_SESSION: bool = false;
 
+    /// The bits of a connect's request handle its reply brings back: all of them, or
+    /// (Open-MX: the 8-bit `connect_seqnum`) the low ones, and the engine finds its
+    /// connect to the replier by them.
+    const CONNECT_REQUEST_MASK: u32 = u32::MAX;
+
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]
     fn carries_ack(_kind: Kind) -> bool {

@@ -65,6 +65,8 @@ mod field {
         pub const RESERVED: Range<usize> = 21..22;
         pub const INDEX: Range<usize> = 22..24;
         pub const REQUEST: Range<usize> = 24..28;
+        /// The requester's session, echoed.
+        pub const ECHO: Range<usize> = 28..32;
     }
     /// Tiny, small and medium.
     pub mod eager {
@@ -172,7 +174,7 @@ impl Kind {
     pub fn body_len(self) -> usize {
         let end = match self {
             Kind::Connect => field::connect::REQUEST.end,
-            Kind::ConnectReply => field::connect_reply::REQUEST.end,
+            Kind::ConnectReply => field::connect_reply::ECHO.end,
             Kind::Tiny | Kind::Small | Kind::Medium => field::eager::END,
             Kind::Rndv => field::rndv::END,
             Kind::Pull => field::pull::END,
@@ -332,6 +334,9 @@ pub enum Body<'a> {
         status: u8,
         index: u16,
         request: u32,
+        /// The requester's session, echoed (as Open-MX's reply does) so the requester
+        /// knows the reply answers its current instance; the header's is the replier's.
+        session: u32,
     },
     /// Tiny, small or medium (`kind` says which): `data` starts at `offset` in a message
     /// of `msg_len` bytes.
@@ -426,6 +431,7 @@ impl<'a> Repr<'a> {
                 status: f[field::connect_reply::STATUS],
                 index: be16(&f[field::connect_reply::INDEX]),
                 request: be32(&f[field::connect_reply::REQUEST]),
+                session: be32(&f[field::connect_reply::ECHO]),
             },
             Kind::Tiny | Kind::Small | Kind::Medium => {
                 let msg_len = be32(&f[field::eager::MSG_LEN]);
@@ -606,10 +612,12 @@ pub fn emit_head(
             status,
             index,
             request,
+            session,
         } => {
             f[field::connect_reply::STATUS] = status;
             f[field::connect_reply::INDEX].copy_from_slice(&index.to_be_bytes());
             f[field::connect_reply::REQUEST].copy_from_slice(&request.to_be_bytes());
+            f[field::connect_reply::ECHO].copy_from_slice(&session.to_be_bytes());
         }
         Body::Eager {
             match_info,

@@ -27,11 +27,15 @@ pub(super) enum Tx {
         peer: u16,
         status: u8,
         request: u32,
+        /// The requester's session, echoed.
+        echo: u32,
     },
     Refuse {
         peer: u16,
         status: u8,
         request: u32,
+        /// The requester's session, echoed.
+        echo: u32,
     },
     Pull {
         req: u32,
@@ -266,11 +270,13 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 peer,
                 status,
                 request,
+                echo,
             }
             | Tx::Refuse {
                 peer,
                 status,
                 request,
+                echo,
             } => {
                 let mut h = self.header(peer, 0);
                 h.peer_index = NO_PEER;
@@ -279,6 +285,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                     status,
                     index: peer,
                     request,
+                    session: echo,
                 };
                 Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
             }

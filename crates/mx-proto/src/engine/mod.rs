@@ -228,8 +228,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 status,
                 index,
                 request,
+                session,
             } => {
-                self.on_connect_reply(&h, status, index, request);
+                self.on_connect_reply(&h, status, index, request, session);
                 return Handled::Accepted;
             }
             _ => {}

@@ -117,6 +117,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 peer: pi,
                 status,
                 request,
+                echo: h.session,
             });
             let p = &mut self.peers[pi as usize];
             if p.session == 0 {
@@ -130,7 +131,28 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             peer: pi,
             status,
             request,
+            echo: h.session,
         });
+    }
+
+    /// The connect request a reply answers: the reply's `request` is the whole handle,
+    /// or (where the layout keeps only its low bits, [`Codec::CONNECT_REQUEST_MASK`])
+    /// the active connect to the replier whose handle has those bits.
+    fn connect_of_reply(&self, h: &Header, request: u32) -> Option<u32> {
+        let mask = C::CONNECT_REQUEST_MASK;
+        if mask == u32::MAX {
+            return Some(request);
+        }
+        self.reqs.iter().enumerate().find_map(|(i, r)| {
+            let raw = Request::new(i, r.gen).raw();
+            let p = self.peers.get(r.peer as usize)?;
+            (r.kind == ReqKind::Connect
+                && r.state == ReqState::Active
+                && raw & mask == request & mask
+                && p.nic == h.nic
+                && p.endpoint == h.src_endpoint)
+                .then_some(raw)
+        })
     }
 
     /// Records the peer's session; a different one means it restarted.
@@ -219,7 +241,18 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         self.peers[pi as usize].flow.reset(window);
     }
 
-    pub(super) fn on_connect_reply(&mut self, h: &Header, status: u8, index: u16, request: u32) {
+    pub(super) fn on_connect_reply(
+        &mut self,
+        h: &Header,
+        status: u8,
+        index: u16,
+        request: u32,
+        echo: u32,
+    ) {
+        let Some(request) = self.connect_of_reply(h, request) else {
+            self.stats.stale_frames += 1;
+            return;
+        };
         let Some(r) = self.req(request) else {
             self.stats.stale_frames += 1;
             return;
@@ -230,7 +263,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         }
         let pi = r.peer;
         let p = &self.peers[pi as usize];
-        if p.nic != h.nic || p.endpoint != h.src_endpoint {
+        // The echoed session tells a reply to this instance of us (and of this peer
+        // slot) from one to an earlier connect, as Open-MX checks `src_session_id`.
+        if p.nic != h.nic || p.endpoint != h.src_endpoint || echo != p.my_session {
             self.stats.stale_frames += 1;
             return;
         }

@@ -241,18 +241,23 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             h,
             index,
             request,
+            h.session,
             ConnectKind::Request { app_key: key },
         )),
+        // Open-MX's reply: `src_session_id` echoes the requester's, `target_session_id`
+        // is the replier's own (the one the requester then puts in its frames).
         Body::ConnectReply {
             status,
             index,
             request,
+            session,
         } => omx::Body::Connect(connect(
             h,
             index,
             request,
+            session,
             ConnectKind::Reply {
-                target_session_id: 0,
+                target_session_id: h.session,
                 status: connect_status_to_wire(status),
             },
         )),
@@ -270,15 +275,24 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
     })
 }
 
-fn connect(h: &Header, index: u16, request: u32, kind: ConnectKind) -> ConnectRepr {
+/// A CONNECT as Open-MX's library fills it: `lib_seqnum` 0, the sender's next expected
+/// sequence number (the header's `ack`) in `target_recv_seqnum_start`, the request's
+/// low byte as `connect_seqnum`.
+fn connect(
+    h: &Header,
+    index: u16,
+    request: u32,
+    src_session_id: u32,
+    kind: ConnectKind,
+) -> ConnectRepr {
     ConnectRepr {
         dst_endpoint: h.dst_endpoint,
         src_endpoint: h.src_endpoint,
         src_generation: 0,
-        lib_seqnum: (request >> 16) as u16,
+        lib_seqnum: 0,
         src_dst_peer_index: index,
-        src_session_id: h.session,
-        target_recv_seqnum_start: request as u16,
+        src_session_id,
+        target_recv_seqnum_start: h.ack,
         connect_seqnum: request as u8,
         kind,
     }
@@ -365,19 +379,29 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
             },
         },
         omx::Body::Connect(c) => {
-            let request = (c.lib_seqnum as u32) << 16 | c.target_recv_seqnum_start as u32;
-            let header = plain(c.dst_endpoint, c.src_endpoint, c.src_session_id, 0, 0);
-            let body = match c.kind {
-                ConnectKind::Request { app_key } => Body::Connect {
-                    key: app_key,
-                    index: c.src_dst_peer_index,
-                    request,
-                },
-                ConnectKind::Reply { status, .. } => Body::ConnectReply {
-                    status: connect_status_from_wire(status),
-                    index: c.src_dst_peer_index,
-                    request,
-                },
+            let request = c.connect_seqnum as u32;
+            let start = c.target_recv_seqnum_start;
+            let (header, body) = match c.kind {
+                ConnectKind::Request { app_key } => (
+                    plain(c.dst_endpoint, c.src_endpoint, c.src_session_id, 0, start),
+                    Body::Connect {
+                        key: app_key,
+                        index: c.src_dst_peer_index,
+                        request,
+                    },
+                ),
+                ConnectKind::Reply {
+                    status,
+                    target_session_id,
+                } => (
+                    plain(c.dst_endpoint, c.src_endpoint, target_session_id, 0, start),
+                    Body::ConnectReply {
+                        status: connect_status_from_wire(status),
+                        index: c.src_dst_peer_index,
+                        request,
+                        session: c.src_session_id,
+                    },
+                ),
             };
             Repr { header, body }
         }
@@ -404,6 +428,7 @@ impl Codec for Omx {
     const FAST_PATHS: bool = false;
     const EAGER_NOTIFY: bool = false;
     const RECEIVER_SESSION: bool = true;
+    const CONNECT_REQUEST_MASK: u32 = 0xff;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
@@ -560,12 +585,13 @@ mod tests {
             Body::Connect {
                 key: 0x5eed,
                 index: 3,
-                request: 0x0007_0001,
+                request: 0x01,
             },
             Body::ConnectReply {
                 status: CONNECT_BAD_KEY,
                 index: 4,
-                request: 0x0007_0001,
+                request: 0x01,
+                session: 0x1234_5678,
             },
             Body::Ack,
         ];
@@ -583,7 +609,7 @@ mod tests {
             assert_eq!(got.body, body, "{body:?}");
             let mut want = h;
             match body.kind() {
-                Kind::Connect | Kind::ConnectReply => (want.seq, want.ack) = (0, 0),
+                Kind::Connect | Kind::ConnectReply => want.seq = 0,
                 Kind::Pull => (want.seq, want.ack) = (0, 0),
                 Kind::PullReply => {
                     (want.seq, want.ack, want.session, want.src_endpoint) = (0, 0, 0, 0)
@@ -602,9 +628,25 @@ mod tests {
                 }
                 omx::Body::Medium(m) => assert_eq!(m.frag_seqnum, 1),
                 omx::Body::Connect(c) => {
-                    assert_eq!(c.src_session_id, 0xdead_beef);
-                    if let ConnectKind::Reply { status, .. } = c.kind {
-                        assert_eq!(status, control::CONNECT_STATUS_BAD_KEY);
+                    // As Open-MX's library fills them: lib_seqnum 0, the next expected
+                    // sequence number, the attempt's number; a reply echoes the
+                    // requester's session and gives the replier's.
+                    assert_eq!(c.lib_seqnum, 0);
+                    assert_eq!(c.target_recv_seqnum_start, 0x4001);
+                    assert_eq!(c.connect_seqnum, 1);
+                    match c.kind {
+                        ConnectKind::Reply {
+                            status,
+                            target_session_id,
+                        } => {
+                            assert_eq!(status, control::CONNECT_STATUS_BAD_KEY);
+                            assert_eq!(c.src_session_id, 0x1234_5678);
+                            assert_eq!(target_session_id, 0xdead_beef);
+                        }
+                        ConnectKind::Request { app_key } => {
+                            assert_eq!(app_key, 0x5eed);
+                            assert_eq!(c.src_session_id, 0xdead_beef);
+                        }
                     }
                 }
                 omx::Body::Truc(t) => assert_eq!(t.lib_seqnum, 0x4001),
