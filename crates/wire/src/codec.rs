@@ -38,6 +38,11 @@ pub trait Codec {
     /// connect to the replier by them.
     const CONNECT_REQUEST_MASK: u32 = u32::MAX;
 
+    /// A frame of a known peer whose session is not the one expected is answered with a
+    /// [`Body::Nack`] (Open-MX's driver does so for messages, notifies and pulls), and a
+    /// NACK received ends the refused request; otherwise such frames are dropped.
+    const NACKS: bool = false;
+
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]
     fn carries_ack(_kind: Kind) -> bool {

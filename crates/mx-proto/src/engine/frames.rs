@@ -42,6 +42,13 @@ pub(super) enum Tx {
         offset: usize,
         len: usize,
     },
+    /// Refuses a frame of `peer` ([`Body::Nack`]).
+    Nack {
+        peer: u16,
+        reason: u8,
+        seq: u16,
+        handle: u32,
+    },
     PullReply {
         peer: u16,
         send: u32,
@@ -147,6 +154,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             | Tx::Ack { peer }
             | Tx::ConnectReply { peer, .. }
             | Tx::Refuse { peer, .. }
+            | Tx::Nack { peer, .. }
             | Tx::PullReply { peer, .. } => peer,
             Tx::Connect { req } | Tx::Pull { req, .. } => self.req(req)?.peer,
         };
@@ -167,6 +175,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let carries_ack = match tx {
             Tx::Pull { .. } => C::carries_ack(Kind::Pull),
             Tx::PullReply { .. } => C::carries_ack(Kind::PullReply),
+            Tx::Nack { .. } => C::carries_ack(Kind::Nack),
             _ => true,
         };
         let (peer, n) = self.emit(now, tx, buf, lent)?;
@@ -286,6 +295,22 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                     index: peer,
                     request,
                     session: echo,
+                };
+                Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
+            }
+            Tx::Nack {
+                peer,
+                reason,
+                seq,
+                handle,
+            } => {
+                let mut h = self.header(peer, 0);
+                h.peer_index = self.peers[peer as usize].last_index;
+                self.stats.nacks_sent += 1;
+                let body = Body::Nack {
+                    reason,
+                    seq,
+                    handle,
                 };
                 Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
             }

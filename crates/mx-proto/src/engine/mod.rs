@@ -49,13 +49,15 @@
 //! * `pull` — the receive side of large messages;
 //! * `frames` — frames in and out through the [`Codec`] (the layout), the transmit
 //!   queue;
-//! * `timers` — cached deadlines and what happens when they pass.
+//! * `timers` — cached deadlines and what happens when they pass;
+//! * `nack` — NACKs: answering frames of a wrong session, and what one received ends.
 
 mod buffers;
 mod config;
 mod flow;
 mod frames;
 mod matching;
+mod nack;
 mod peers;
 mod pull;
 mod reliability;
@@ -70,7 +72,8 @@ use std::marker::PhantomData;
 
 pub use myrix_wire::codec::{Codec, Mx};
 use myrix_wire::mx::{
-    Body, Header, Kind, Repr, WholeEager, CONNECT_BAD_KEY, CONNECT_OK, NO_HANDLE, NO_PEER,
+    Body, Header, Kind, Repr, WholeEager, CONNECT_BAD_KEY, CONNECT_OK, NACK_BAD_ENDPOINT,
+    NACK_BAD_SESSION, NACK_ENDPOINT_CLOSED, NO_HANDLE, NO_PEER,
 };
 
 pub use buffers::{RecvBuf, RecvTarget};
@@ -249,6 +252,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         });
         if !ok {
             self.stats.stale_frames += 1;
+            self.nack_bad_session(&h, &repr.body);
             return Handled::Dropped;
         }
         let peer = pi as u16;
@@ -337,6 +341,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 offset,
                 data,
             } => self.on_pull_reply(now, peer, recv_handle, offset as usize, data),
+            Body::Nack {
+                reason,
+                seq,
+                handle,
+            } => self.on_nack(peer, reason, seq, handle),
             _ => self.stats.bad_frames += 1,
         }
     }

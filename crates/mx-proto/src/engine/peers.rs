@@ -14,6 +14,9 @@ pub(super) struct Peer<L> {
     pub(super) my_session: u32,
     /// The index they gave us; `NO_PEER` until connected.
     pub(super) their_index: u16,
+    /// The last index they gave us, kept after a disconnect: NACKs to their frames of
+    /// the old session are addressed with it.
+    pub(super) last_index: u16,
     /// Sequence numbers, acks, resends: one item per sequenced frame.
     pub(super) rel: Session<SeqWhat>,
     /// Sends waiting for room in the send window.
@@ -35,6 +38,7 @@ impl<L> Peer<L> {
             session: 0,
             my_session,
             their_index: NO_PEER,
+            last_index: NO_PEER,
             rel: Session::default(),
             waiting: VecDeque::new(),
             rx_current: None,
@@ -127,6 +131,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         }
         self.bind_session(pi, h.session);
         self.peers[pi as usize].their_index = index;
+        self.peers[pi as usize].last_index = index;
         self.txq.push_back(Tx::ConnectReply {
             peer: pi,
             status,
@@ -277,6 +282,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         if code == Code::Success {
             self.bind_session(pi, h.session);
             self.peers[pi as usize].their_index = index;
+            self.peers[pi as usize].last_index = index;
         }
         self.complete(request, code);
     }

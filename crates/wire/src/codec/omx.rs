@@ -49,7 +49,8 @@ use crate::mx::{
 };
 use crate::omx::{
     self, control, msg, pull, ConnectKind, ConnectRepr, EthHead, MediumRepr, MsgHeader, MsgKind,
-    MsgRepr, NotifyRepr, PullReplyRepr, PullRepr, RndvRepr, TrucRepr, WireMode,
+    MsgRepr, NackLibRepr, NackMcpRepr, NackType, NotifyRepr, PullReplyRepr, PullRepr, RndvRepr,
+    TrucRepr, WireMode,
 };
 
 /// Open-MX's layout in its default wire mode; see the module docs.
@@ -261,6 +262,34 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
                 status: connect_status_to_wire(status),
             },
         )),
+        // As Open-MX's driver answers: NACK_LIB names the refused frame by its
+        // `lib_seqnum`, NACK_MCP a pull by the puller's handle and endpoint magic (here
+        // the puller's endpoint id, as in PULL's `src_magic`).
+        Body::Nack {
+            reason,
+            seq,
+            handle,
+        } => {
+            let nack_type = NackType::from_u8(reason).ok_or(Error::Field("NACK reason"))?;
+            if handle == NO_HANDLE {
+                omx::Body::NackLib(NackLibRepr {
+                    src_endpoint: h.src_endpoint,
+                    src_generation: 0,
+                    nack_type,
+                    dst_endpoint: h.dst_endpoint,
+                    dst_src_peer_index: h.peer_index,
+                    lib_seqnum: seq,
+                })
+            } else {
+                omx::Body::NackMcp(NackMcpRepr {
+                    src_endpoint: h.src_endpoint,
+                    src_generation: 0,
+                    nack_type,
+                    src_pull_handle: handle,
+                    src_magic: h.dst_endpoint as u32,
+                })
+            }
+        }
         Body::Ack => omx::Body::Truc(TrucRepr {
             dst_endpoint: endpoints.0,
             src_endpoint: endpoints.1,
@@ -415,9 +444,29 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
             ),
             body: Body::Ack,
         },
-        omx::Body::NackLib(_) | omx::Body::NackMcp(_) | omx::Body::Host(_) => {
-            return Err(Error::Field("an Open-MX packet type with no MX event"))
+        omx::Body::NackLib(n) => Repr {
+            header: plain(n.dst_endpoint, n.src_endpoint, 0, 0, 0),
+            body: Body::Nack {
+                reason: n.nack_type as u8,
+                seq: n.lib_seqnum,
+                handle: NO_HANDLE,
+            },
+        },
+        omx::Body::NackMcp(n) => {
+            let dst = u8::try_from(n.src_magic).map_err(|_| Error::Field("NACK MCP magic"))?;
+            if n.src_pull_handle == NO_HANDLE {
+                return Err(Error::Field("NACK MCP without a pull handle"));
+            }
+            Repr {
+                header: plain(dst, n.src_endpoint, 0, 0, 0),
+                body: Body::Nack {
+                    reason: n.nack_type as u8,
+                    seq: 0,
+                    handle: n.src_pull_handle,
+                },
+            }
         }
+        omx::Body::Host(_) => return Err(Error::Field("an Open-MX packet type with no MX event")),
     })
 }
 
@@ -429,6 +478,7 @@ impl Codec for Omx {
     const EAGER_NOTIFY: bool = false;
     const RECEIVER_SESSION: bool = true;
     const CONNECT_REQUEST_MASK: u32 = 0xff;
+    const NACKS: bool = true;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
@@ -441,15 +491,16 @@ impl Codec for Omx {
                 Kind::Notify => pull::NOTIFY_LEN,
                 Kind::Connect | Kind::ConnectReply => control::CONNECT_LEN,
                 Kind::Ack => control::TRUC_LEN,
+                Kind::Nack => control::NACK_LEN,
             }
     }
 
     fn carries_ack(kind: Kind) -> bool {
-        !matches!(kind, Kind::Pull | Kind::PullReply)
+        !matches!(kind, Kind::Pull | Kind::PullReply | Kind::Nack)
     }
 
     fn carries_session(kind: Kind) -> bool {
-        kind != Kind::PullReply
+        !matches!(kind, Kind::PullReply | Kind::Nack)
     }
 
     fn parse(bytes: &[u8]) -> Result<Repr<'_>, Error> {
@@ -594,6 +645,16 @@ mod tests {
                 session: 0x1234_5678,
             },
             Body::Ack,
+            Body::Nack {
+                reason: crate::mx::NACK_BAD_SESSION,
+                seq: 0x4003,
+                handle: NO_HANDLE,
+            },
+            Body::Nack {
+                reason: crate::mx::NACK_BAD_ENDPOINT,
+                seq: 0,
+                handle: 0x0900_0a0b,
+            },
         ];
         for body in bodies {
             let d = match body {
@@ -611,6 +672,7 @@ mod tests {
             match body.kind() {
                 Kind::Connect | Kind::ConnectReply => want.seq = 0,
                 Kind::Pull => (want.seq, want.ack) = (0, 0),
+                Kind::Nack => (want.seq, want.ack, want.session) = (0, 0, 0),
                 Kind::PullReply => {
                     (want.seq, want.ack, want.session, want.src_endpoint) = (0, 0, 0, 0)
                 }
@@ -650,6 +712,24 @@ mod tests {
                     }
                 }
                 omx::Body::Truc(t) => assert_eq!(t.lib_seqnum, 0x4001),
+                omx::Body::NackLib(n) => {
+                    // Byte offsets from `struct omx_pkt_nack_lib`: ptype 0, src_endpoint
+                    // 1, nack_type 3, dst_endpoint 9, dst_src_peer_index 10, lib_seqnum 12.
+                    let b = &frame[omx::HEAD_LEN..];
+                    assert_eq!(b[0], omx::PacketType::NackLib as u8);
+                    assert_eq!((b[1], b[3], b[9]), (1, 3, 2));
+                    assert_eq!(&b[10..14], &[0, 5, 0x40, 0x03]);
+                    assert_eq!(n.nack_type, omx::NackType::BadSession);
+                }
+                omx::Body::NackMcp(n) => {
+                    // `struct omx_pkt_nack_mcp`: src_endpoint 1, nack_type 3,
+                    // src_pull_handle 8, src_magic 12.
+                    let b = &frame[omx::HEAD_LEN..];
+                    assert_eq!(b[0], omx::PacketType::NackMcp as u8);
+                    assert_eq!((b[1], b[3]), (1, 1));
+                    assert_eq!(&b[8..16], &[9, 0, 0x0a, 0x0b, 0, 0, 0, 2]);
+                    assert_eq!(n.src_pull_handle, 0x0900_0a0b);
+                }
                 _ => {}
             }
         }
