@@ -8,6 +8,7 @@ use myrix_mx_proto::engine::{Code, Config};
 use myrix_mx_proto::testnet::NetConfig;
 use myrix_mx_proto::RecvBuf;
 use myrix_wire::codec::{omx, Omx};
+use myrix_wire::omx as wire;
 
 fn omx_config() -> Config {
     Config {
@@ -72,4 +73,108 @@ fn a_wrong_session_is_nacked_and_ends_the_request() {
         assert_eq!(wait(&mut t, 0, r).code, Code::PeerReset);
         assert!(t.engines[1].stats().nacks_sent > nacks);
     }
+}
+
+/// Tiny frames from `src` to `dst` in a capture, as Open-MX reads them: `lib_seqnum`,
+/// `lib_piggyack`.
+fn tiny_seqnums(tap: &[(usize, usize, Vec<u8>)], src: usize, dst: usize) -> Vec<(u16, u16)> {
+    tap.iter()
+        .filter(|(s, d, _)| (*s, *d) == (src, dst))
+        .filter_map(
+            |(_, _, f)| match wire::Repr::parse_bytes(f, wire::WireMode::Default) {
+                Ok(wire::Repr {
+                    body: wire::Body::Msg(m),
+                    ..
+                }) => Some((m.header.lib_seqnum, m.header.lib_piggyack)),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+/// Past 2^14 messages on a lossy link, `lib_seqnum` wraps as Open-MX's does (14 bits,
+/// the 2 session bits untouched, starting from the 1 the receiver announced), every
+/// message arrives once and in order, and the piggy-backed acks are in the same
+/// numbering; after a disconnect and a new connect the receiver's new session number
+/// is in the top bits.
+#[test]
+fn sequence_numbers_wrap_in_fourteen_bits_with_the_session_on_top() {
+    let cfg = omx_config();
+    let (mut t, peers) = mesh_with::<Omx>(2, &cfg, NetConfig::lossy(0.05, 11));
+    let (p01, p10) = (peers[0][1], peers[1][0]);
+    t.tap = Some(Vec::new());
+    let n = (1u64 << 14) + 600;
+    let mut sends = std::collections::VecDeque::new();
+    for i in 0..n {
+        sends.push_back(
+            t.engines[0]
+                .isend(t.now, p01, &[&i.to_be_bytes()], i, 0, false)
+                .unwrap(),
+        );
+        let r = t.engines[1]
+            .irecv(t.now, RecvBuf::One(vec![0; 8]), i, u64::MAX, 0)
+            .unwrap();
+        // A window of outstanding messages, as a streaming program keeps.
+        if sends.len() >= 64 {
+            let s = sends.pop_front().unwrap();
+            assert_eq!(wait(&mut t, 0, s).code, Code::Success);
+        }
+        if i % 64 == 63 || i == n - 1 {
+            let (st, buf) = wait_buf(&mut t, 1, r);
+            assert_eq!(st.code, Code::Success);
+            assert_eq!(buf.unwrap().to_vec(), i.to_be_bytes());
+        }
+    }
+    for s in sends {
+        assert_eq!(wait(&mut t, 0, s).code, Code::Success);
+    }
+    // A reply so that 1's acks ride on a message too.
+    let s = t.engines[1]
+        .isend(t.now, p10, &[b"back"], 7, 0, false)
+        .unwrap();
+    let r = t.engines[0]
+        .irecv(t.now, RecvBuf::One(vec![0; 4]), 7, u64::MAX, 0)
+        .unwrap();
+    assert_eq!(wait(&mut t, 0, r).code, Code::Success);
+    assert_eq!(wait(&mut t, 1, s).code, Code::Success);
+
+    let tap = t.tap.take().unwrap();
+    let seqs = tiny_seqnums(&tap, 0, 1);
+    // First transmissions in order: 1, 2, … 0x3fff, 0, 1, … in session 0.
+    let mut firsts = Vec::new();
+    let mut next = wire::LibSeqnum(1);
+    for &(seq, _) in &seqs {
+        assert_eq!(wire::LibSeqnum(seq).session(), 0, "{seq:#x}");
+        if seq == next.0 {
+            firsts.push(seq);
+            next = next.add(1);
+        }
+    }
+    assert_eq!(
+        firsts.len() as u64,
+        n,
+        "every message numbered once, in order"
+    );
+    assert!(firsts.contains(&0x3fff) && firsts[0x3fff] == 0);
+    // 1's reply acknowledges everything: its piggy-back is the next number 0 will use.
+    let back = tiny_seqnums(&tap, 1, 0);
+    let &(_, piggyack) = back.last().unwrap();
+    assert_eq!(piggyack, next.0);
+
+    // 1 disconnects and connects again: its new session number is in the top bits of
+    // what 0 sends it now.
+    t.engines[1].disconnect(p10).unwrap();
+    let c = t.engines[1].iconnect(t.now, 0, nic(0), 0, KEY, 0).unwrap();
+    assert_eq!(wait(&mut t, 1, c).code, Code::Success);
+    t.tap = Some(Vec::new());
+    let s = t.engines[0]
+        .isend(t.now, p01, &[b"again"], 8, 0, false)
+        .unwrap();
+    let r = t.engines[1]
+        .irecv(t.now, RecvBuf::One(vec![0; 5]), 8, u64::MAX, 0)
+        .unwrap();
+    assert_eq!(wait(&mut t, 1, r).code, Code::Success);
+    assert_eq!(wait(&mut t, 0, s).code, Code::Success);
+    let again = tiny_seqnums(t.tap.as_ref().unwrap(), 0, 1);
+    assert_eq!(again[0].0, wire::LibSeqnum::new(1, 1).0);
 }

@@ -113,8 +113,8 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             } else {
                 p.my_session
             },
-            seq,
-            ack: p.rel.ack(),
+            seq: p.tx_wire::<C>(seq),
+            ack: p.ack_wire::<C>(),
         }
     }
 

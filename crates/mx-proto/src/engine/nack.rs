@@ -51,7 +51,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             }
         };
         let refused = if handle == NO_HANDLE {
-            self.peers[peer as usize].rel.take(seq).is_some()
+            let p = &mut self.peers[peer as usize];
+            p.tx_from_wire::<C>(seq)
+                .is_some_and(|s| p.rel.take(s).is_some())
         } else {
             self.req(handle).is_some_and(|r| {
                 r.kind == ReqKind::Recv

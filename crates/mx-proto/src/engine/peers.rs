@@ -27,10 +27,22 @@ pub(super) struct Peer<L> {
     pub(super) armed: Option<u64>,
     /// How many pull blocks may be in flight from this peer.
     pub(super) flow: Flow,
+    /// The wire numbers of our sequence number 0 to them (the start they announced at
+    /// connect) and of theirs to us (the start we announce): the codec's numbers may be
+    /// narrower than `rel`'s ([`Codec::SEQ_BITS`], `myrix_wire::codec::seq`).
+    pub(super) tx_base: u16,
+    pub(super) rx_base: u16,
 }
 
 impl<L> Peer<L> {
-    pub(super) fn new(loc: L, nic: u64, endpoint: u8, my_session: u32, window: u32) -> Peer<L> {
+    pub(super) fn new(
+        loc: L,
+        nic: u64,
+        endpoint: u8,
+        my_session: u32,
+        window: u32,
+        rx_base: u16,
+    ) -> Peer<L> {
         Peer {
             loc,
             nic,
@@ -44,7 +56,30 @@ impl<L> Peer<L> {
             rx_current: None,
             armed: None,
             flow: Flow::new(window),
+            tx_base: 0,
+            rx_base,
         }
+    }
+    /// Wire number of our sequence number `s` to this peer.
+    #[inline(always)]
+    pub(super) fn tx_wire<C: Codec>(&self, s: u16) -> u16 {
+        seq::to_wire(self.tx_base, s, C::SEQ_BITS)
+    }
+    /// Wire number of the next sequence number we expect from this peer (our ack).
+    #[inline(always)]
+    pub(super) fn ack_wire<C: Codec>(&self) -> u16 {
+        seq::to_wire(self.rx_base, self.rel.ack(), C::SEQ_BITS)
+    }
+    /// Our number of a sequence number of theirs on the wire; `None` for another
+    /// session's.
+    #[inline(always)]
+    pub(super) fn rx_from_wire<C: Codec>(&self, w: u16) -> Option<u16> {
+        seq::from_wire(self.rx_base, w, self.rel.ack(), C::SEQ_BITS)
+    }
+    /// Our number of one of our sequence numbers they send back (an ack, a NACK).
+    #[inline(always)]
+    pub(super) fn tx_from_wire<C: Codec>(&self, w: u16) -> Option<u16> {
+        seq::from_wire(self.tx_base, w, self.rel.next_seq(), C::SEQ_BITS)
     }
     pub(super) fn reset_session(&mut self) {
         self.rel.reset();
@@ -91,8 +126,14 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             return Err(Error::TooManyPeers);
         }
         let window = self.cfg.pull_window.clamp(1, flow::MAX_WINDOW as usize) as u32;
-        self.peers
-            .push(Peer::new(loc, nic, endpoint, self.session, window));
+        self.peers.push(Peer::new(
+            loc,
+            nic,
+            endpoint,
+            self.session,
+            window,
+            C::SEQ_START,
+        ));
         Ok((self.peers.len() - 1) as u16)
     }
     pub(super) fn check_peer(&self, peer: PeerId) -> Result<(), Error> {
@@ -129,7 +170,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             }
             return;
         }
-        self.bind_session(pi, h.session);
+        self.bind_session(pi, h.session, h.ack);
         self.peers[pi as usize].their_index = index;
         self.peers[pi as usize].last_index = index;
         self.txq.push_back(Tx::ConnectReply {
@@ -160,14 +201,23 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         })
     }
 
-    /// Records the peer's session; a different one means it restarted.
-    pub(super) fn bind_session(&mut self, pi: u16, session: u32) {
+    /// Records the peer's session; a different one means it restarted. `start` is the
+    /// wire number the peer announced it expects next (the connect's header `ack`,
+    /// Open-MX's `target_recv_seqnum_start`): a new session sends from there, as
+    /// Open-MX's library resets `next_send_seq` to it.
+    pub(super) fn bind_session(&mut self, pi: u16, session: u32, start: u16) {
         let p = &mut self.peers[pi as usize];
         if p.session == session {
             return;
         }
         let restarted = p.session != 0;
         p.session = session;
+        if C::SEQ_BITS < 16 {
+            // What we announced (our ack on the wire) stays what we expect: our
+            // numbering restarts at 0 there.
+            p.rx_base = p.ack_wire::<C>();
+            p.tx_base = start;
+        }
         p.reset_session();
         if restarted {
             self.fail_peer(pi, Code::PeerReset, false);
@@ -188,6 +238,12 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         }
         self.fail_peer(pi, Code::Disconnected, true);
         let p = &mut self.peers[pi as usize];
+        if C::SEQ_BITS < 16 {
+            // A new session number in the bits above the sequence number, as Open-MX's
+            // partner cleanup does: frames of the old session are told apart.
+            let m = (1u16 << C::SEQ_BITS) - 1;
+            p.rx_base = ((p.rx_base & !m).wrapping_add(m).wrapping_add(1)) | C::SEQ_START;
+        }
         p.reset_session();
         p.session = 0;
         p.their_index = NO_PEER;
@@ -280,7 +336,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             _ => Code::NoEndpoint,
         };
         if code == Code::Success {
-            self.bind_session(pi, h.session);
+            self.bind_session(pi, h.session, h.ack);
             self.peers[pi as usize].their_index = index;
             self.peers[pi as usize].last_index = index;
         }

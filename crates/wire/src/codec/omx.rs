@@ -479,6 +479,8 @@ impl Codec for Omx {
     const RECEIVER_SESSION: bool = true;
     const CONNECT_REQUEST_MASK: u32 = 0xff;
     const NACKS: bool = true;
+    const SEQ_BITS: u32 = omx::LibSeqnum::SEQ_BITS;
+    const SEQ_START: u16 = 1;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
