@@ -93,6 +93,11 @@ pub trait Codec {
     /// The wire number a fresh receiver expects first (Open-MX resets to 1).
     const SEQ_START: u16 = 0;
 
+    /// Pull replies are cut on a grid of the reply frame's data room counted from the
+    /// message's start (Open-MX's driver replies frame by frame, numbering each by its
+    /// place on that grid: `frame_seqnum`), rather than from the pull's offset.
+    const PULL_REPLY_GRID: bool = false;
+
     /// A frame of a known peer whose session is not the one expected is answered with a
     /// [`Body::Nack`] (Open-MX's driver does so for messages, notifies and pulls), and a
     /// NACK received ends the refused request; otherwise such frames are dropped.

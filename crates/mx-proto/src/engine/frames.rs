@@ -335,7 +335,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 end,
             } => {
                 let room = Self::data_room(self.cfg.mtu.min(buf.len()), Kind::PullReply).max(1);
-                let n = (end - offset).min(room);
+                let n = if C::PULL_REPLY_GRID {
+                    (end - offset).min(room - offset % room)
+                } else {
+                    (end - offset).min(room)
+                };
                 if offset + n < end {
                     self.txq.push_front(Tx::PullReply {
                         peer,

@@ -12,34 +12,35 @@
 //! | `Eager` tiny/small | TINY / SMALL | `length` = the message; whole messages only |
 //! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192 |
 //! | `Rndv` | RNDV | send handle in `pulled_rdma_id`, `_seqnum`, `_offset` (4 bytes) |
-//! | `Pull` | PULL | `rdma_id` = send handle, `src_pull_handle` = receive handle, `rdma_offset` = offset, `block_length` = length |
-//! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length` |
+//! | `Pull` | PULL | `rdma_id` = send handle, `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
+//! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length`, `frame_seqnum` = `msg_offset` / 8968 mod 256 |
 //! | `Notify` | NOTIFY | send handle in `total_length` (its top 16 bits in `rdma_id`, `rdma_seqnum`) |
-//! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, `src_session_id`; request handle below |
+//! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, sessions, `target_recv_seqnum_start` = header `ack`, `connect_seqnum` = request's low byte, `lib_seqnum` 0 |
 //! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
+//! | `Nack` | NACK_LIB (by `lib_seqnum`) / NACK_MCP (by `src_pull_handle`, `src_magic`) | `nack_type` = reason |
 //!
-//! Header: `seq` ↔ `lib_seqnum`, `ack` ↔ `lib_piggyack`, `session` ↔ `session` (the
-//! receiver's session, as Open-MX: [`Codec::RECEIVER_SESSION`]; in CONNECT,
-//! `src_session_id`, the sender's), endpoints ↔ `dst_endpoint`/`src_endpoint`, `nic` ↔
-//! source MAC, `peer_index` ↔ the head's `dst_src_peer_index`.
+//! Header: `seq` ↔ `lib_seqnum`, `ack` ↔ `lib_piggyack`, both already in Open-MX's
+//! numbering (14 bits under 2 session bits: the engine maps its own numbers with
+//! [`super::seq`] and [`Codec::SEQ_BITS`]), `session` ↔ `session` (the receiver's
+//! session, as Open-MX: [`Codec::RECEIVER_SESSION`]; in a CONNECT request
+//! `src_session_id`, in a reply `target_session_id`, the replier's, while the reply's
+//! `src_session_id` echoes the requester's), endpoints ↔ `dst_endpoint`/`src_endpoint`,
+//! `nic` ↔ source MAC, `peer_index` ↔ the head's `dst_src_peer_index`.
 //!
 //! Where MX's engine state does not hold what Open-MX's fields mean (each a gap an
 //! Open-MX peer would notice; see `docs/mx.md`):
-//! * The connect reply's `target_session_id` (Open-MX echoes the requester's session)
-//!   is sent as 0: the engine's reply event does not carry it. (Each side learns the
-//!   other's session from `src_session_id`, request and reply.) A frame of a wrong
-//!   session is dropped, not answered with NACK BAD_SESSION.
-//! * `lib_seqnum` is the engine's 16-bit sequence number: Open-MX's two session bits
-//!   are its top bits.
-//! * The 32-bit request handles that Open-MX's fields are too narrow for are spread as
-//!   the table says; the connect's request handle travels in `lib_seqnum` (high half)
-//!   and `target_recv_seqnum_start` (low half), its low byte also in `connect_seqnum`.
+//! * Send handles are 32 bits where Open-MX has an 8-bit region id and an 8-bit region
+//!   seqnum: RNDV spreads the handle over `pulled_rdma_id`/`_seqnum`/`_offset`, PULL
+//!   carries it whole in its 32-bit `pulled_rdma_id`, NOTIFY in `total_length` (which
+//!   Open-MX fills with the length pulled). The connect's request handle keeps only its
+//!   low byte (`connect_seqnum`); the engine finds its connect by it and the replier.
 //! * Eager frames have no room for the handle of a synchronous send: such sends go by
 //!   rendezvous ([`Codec::EAGER_NOTIFY`] is false), as Open-MX sends them.
 //! * PULL and PULL_REPLY carry no ack, and PULL_REPLY no session or endpoints: the
 //!   engine finds its receive by the handle ([`Codec::carries_ack`],
 //!   [`Codec::carries_session`]). `src_magic`/`dst_magic` are the puller's endpoint id.
-//! * NACKs, TRUC types other than the ack, and host queries are not MX events: `parse`
+//!   PULL's `total_length` is the end of the block, not of the whole pull.
+//! * TRUC types other than the ack, and host queries, are not MX events: `parse`
 //!   refuses them (the engine counts them as bad frames).
 
 use super::Codec;
@@ -61,6 +62,9 @@ pub struct Omx;
 pub const MODE: WireMode = WireMode::Default;
 /// Bytes of a medium fragment's slot: fragment `i` starts at `i * MEDIUM_FRAG`.
 pub const MEDIUM_FRAG: usize = MODE.medium_frag_max();
+/// Bytes of data in a full PULL_REPLY (`OMX_PULL_REPLY_LENGTH_MAX`): the grid pulls
+/// are numbered on.
+pub const PULL_REPLY_MAX: u32 = MODE.pull_reply_max() as u32;
 /// Largest frame: Open-MX's 9000-byte MTU, Ethernet header included.
 pub const MTU: usize = MODE.mtu();
 /// The connect status Open-MX gives an unknown endpoint (MX's `ENDPOINT_UNKNOWN`).
@@ -202,19 +206,22 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             total_length: offset.wrapping_add(length),
             rdma_id: handle,
             rdma_seqnum: 0,
-            rdma_offset: offset,
+            // The block's place as Open-MX's driver reads it: frame `frame_index` of
+            // the sender's reply grid, `first_frame_offset` into it; the region starts
+            // at the message (`pulled_rdma_offset` 0).
+            rdma_offset: 0,
             src_pull_handle: recv_handle,
             src_magic: h.src_endpoint as u32,
-            first_frame_offset: 0,
+            first_frame_offset: offset % PULL_REPLY_MAX,
             block_length: length,
-            frame_index: 0,
+            frame_index: offset / PULL_REPLY_MAX,
         }),
         Body::PullReply {
             recv_handle,
             offset,
             ..
         } => omx::Body::PullReply(PullReplyRepr {
-            frame_seqnum: 0,
+            frame_seqnum: (offset / PULL_REPLY_MAX) as u8,
             msg_offset: offset,
             dst_pull_handle: recv_handle,
             dst_magic: h.dst_endpoint as u32,
@@ -380,7 +387,13 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
             body: Body::Pull {
                 handle: p.rdma_id,
                 recv_handle: p.src_pull_handle,
-                offset: p.rdma_offset,
+                // As Open-MX's driver computes the first reply's `msg_offset`.
+                offset: p
+                    .frame_index
+                    .checked_mul(PULL_REPLY_MAX)
+                    .and_then(|o| o.checked_add(p.first_frame_offset))
+                    .and_then(|o| o.checked_sub(p.rdma_offset % PULL_REPLY_MAX))
+                    .ok_or(Error::Field("pull offset"))?,
                 length: p.block_length,
             },
         },
@@ -481,6 +494,7 @@ impl Codec for Omx {
     const NACKS: bool = true;
     const SEQ_BITS: u32 = omx::LibSeqnum::SEQ_BITS;
     const SEQ_START: u16 = 1;
+    const PULL_REPLY_GRID: bool = true;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
@@ -691,6 +705,12 @@ mod tests {
                     assert_eq!(m.header.session, 0xdead_beef);
                 }
                 omx::Body::Medium(m) => assert_eq!(m.frag_seqnum, 1),
+                // 65536 = 7 × 8968 + 2760: frame 7 of the reply grid, 2760 bytes in.
+                omx::Body::Pull(p) => {
+                    assert_eq!((p.frame_index, p.first_frame_offset), (7, 2760));
+                    assert_eq!((p.rdma_offset, p.block_length), (0, 32768));
+                }
+                omx::Body::PullReply(p) => assert_eq!(p.frame_seqnum, 7),
                 omx::Body::Connect(c) => {
                     // As Open-MX's library fills them: lib_seqnum 0, the next expected
                     // sequence number, the attempt's number; a reply echoes the
