@@ -178,3 +178,47 @@ fn sequence_numbers_wrap_in_fourteen_bits_with_the_session_on_top() {
     let again = tiny_seqnums(t.tap.as_ref().unwrap(), 0, 1);
     assert_eq!(again[0].0, wire::LibSeqnum::new(1, 1).0);
 }
+
+/// A connect that an Open-MX driver refuses (no such endpoint open: NACK_LIB BAD_ENDPT
+/// with `lib_seqnum` 0, as `driver/linux/omx_recv.c` answers a CONNECT) ends with
+/// no-endpoint, as Open-MX's library ends its oldest connect to that peer, rather than
+/// after the connect timeout.
+#[test]
+fn a_nacked_connect_ends_with_no_endpoint() {
+    use myrix_wire::codec::Codec;
+    use myrix_wire::mx::{Body, Header, NACK_BAD_ENDPOINT, NO_HANDLE};
+    let cfg = omx_config();
+    let mut t = myrix_mx_proto::testnet::TestNet::new(
+        NetConfig::lossy(0.0, 5),
+        engines_with::<Omx>(2, &cfg),
+    );
+    // Engine 0 connects to NIC 9 endpoint 3 (reached at engine 1's place, which has no
+    // such endpoint and drops the request).
+    let c = t.engines[0].iconnect(t.now, 1, nic(9), 3, KEY, 0).unwrap();
+    t.run_until(1_000_000, |_| false);
+    // NIC 9's driver answers: to engine 0's endpoint 0, from endpoint 3, addressed with
+    // the index engine 0 gave it in the connect (its first peer: 0).
+    let h = Header {
+        peer_index: 0,
+        nic: nic(9),
+        src_endpoint: 3,
+        dst_endpoint: 0,
+        session: 0,
+        seq: 0,
+        ack: 0,
+    };
+    let nack = Body::Nack {
+        reason: NACK_BAD_ENDPOINT,
+        seq: 0,
+        handle: NO_HANDLE,
+    };
+    let mut frame = vec![0u8; 64];
+    let n = Omx::emit_head(&h, &nack, &mut frame, 0).unwrap();
+    frame.truncate(n.max(60));
+    let start = t.now;
+    t.send_frame(1, 0, &frame);
+    let st = wait(&mut t, 0, c);
+    assert_eq!(st.code, Code::NoEndpoint);
+    assert!(t.now - start < cfg.connect_timeout_ns / 4);
+    assert_eq!(t.engines[0].stats().nacks_received, 1);
+}

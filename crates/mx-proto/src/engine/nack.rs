@@ -35,7 +35,8 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     }
 
     /// A NACK from `peer`: the frame it names is one of ours still unacknowledged (a
-    /// sequenced one), or a pull of a receive of ours still pulling from that peer;
+    /// sequenced one), or a pull of a receive of ours still pulling from that peer; a
+    /// NACK_LIB naming neither ends a connect in progress to the peer, as in Open-MX;
     /// anything else is stale (a repeat, or an answer to a frame since acknowledged).
     pub(super) fn on_nack(&mut self, peer: u16, reason: u8, seq: u16, handle: u32) {
         if !C::NACKS {
@@ -63,7 +64,26 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             })
         };
         if !refused {
-            self.stats.stale_frames += 1;
+            // Open-MX's library gives a NACK that names no frame in flight to the
+            // oldest connect in progress to that peer (its driver NACKs a connect to an
+            // endpoint that is not open with `lib_seqnum` 0).
+            let connect = (handle == NO_HANDLE)
+                .then(|| {
+                    self.reqs.iter().enumerate().find_map(|(i, r)| {
+                        (r.kind == ReqKind::Connect
+                            && r.state == ReqState::Active
+                            && r.peer == peer)
+                            .then(|| Request::new(i, r.gen).raw())
+                    })
+                })
+                .flatten();
+            match connect {
+                Some(c) => {
+                    self.stats.nacks_received += 1;
+                    self.complete(c, code);
+                }
+                None => self.stats.stale_frames += 1,
+            }
             return;
         }
         self.stats.nacks_received += 1;
