@@ -533,7 +533,8 @@ fn random_collectives_by_levels_on_pretend_nodes() {
 }
 
 /// The choices `MYRIX_MPI_COLL_DEBUG` printed: every collective by levels at least
-/// once, and with `rsa` the leaders' allreduce by Rabenseifner.
+/// once (the all-to-alls with `rsa` only), and with `rsa` the leaders' allreduce by
+/// Rabenseifner.
 fn check_levels(o: &Output, rsa: bool, what: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     for coll in [
@@ -553,6 +554,12 @@ fn check_levels(o: &Output, rsa: bool, what: &str) {
         "MPI_Iallgatherv",
         "MPI_Ialltoall",
     ] {
+        // With the default MYRIX_MPI_HIER_ALLTOALL_MAX (1 KiB) whether a run draws
+        // an all-to-all of small enough blocks is chance: checked with `rsa` (the
+        // runs with every switch point small).
+        if !rsa && coll.contains("lltoall") {
+            continue;
+        }
         let mark = format!(": {coll} ");
         assert!(
             err.lines()
