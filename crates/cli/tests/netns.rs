@@ -660,9 +660,10 @@ fn mpi_collectives_across_namespaces_with_loss() {
         }
     }
     // Random collectives against a serial reference, through point-to-point across
-    // the lossy link (shared memory cannot span namespaces).
+    // the lossy link (shared memory cannot span namespaces); on 3 and 4 ranks (2 + 1,
+    // 2 + 2) the collectives by levels, the v-forms and nonblocking forms among them.
     let random = mpi_c_program("coll_random");
-    for n in [2u32, 4] {
+    for n in [2u32, 3, 4] {
         let mut c = myrix_cmd();
         c.args(["mpiexec", "--netns", &netns, "-n", &n.to_string()])
             .arg(&random)
