@@ -30,6 +30,8 @@ BASE=${MYRIX_BASE:-}
 W=$(mktemp -d)
 A=rsmna$$ B=rsmnb$$ VA=rsmva$$ VB=rsmvb$$
 cleanup() {
+  # A server left waiting by a failed client (it would give up after 30 s).
+  for j in $(jobs -p); do kill "$j" 2>/dev/null || true; done
   ip netns del "$A" 2>/dev/null || true
   ip netns del "$B" 2>/dev/null || true
   rm -rf "$W"

@@ -207,6 +207,13 @@ impl Protocol for RsmProtocol {
             None => c.engine.poll_transmit(now, &mut buf[head..])?,
         };
         let limit = head + self.mtu;
+        if first > self.mtu / 2 {
+            // A large frame (a piece of a bulk put): nothing much would join it, and
+            // moving it to the datagram's start would copy it again. It goes as a
+            // bundle of one.
+            bundle::start(buf, first);
+            return Some((to.loc(), head + first));
+        }
         let mut end = head + first;
         while let Some((a, n)) = c.engine.poll_transmit(now, &mut self.spare) {
             match (a == to)

@@ -10,7 +10,9 @@
 //! ```
 //!
 //! Lengths are big-endian; every inner frame is a whole `wire::rsm` frame (its own tag
-//! first). A datagram with one frame is sent as that frame alone. Kind `0x80` is no
+//! first). A datagram with one small frame is sent as that frame alone; a frame of more
+//! than half the MTU (a piece of a bulk put) is sent as a bundle of one, as it was
+//! written, rather than moved (copied again) to the datagram's start. Kind `0x80` is no
 //! `wire::rsm` kind, so a receiver that does not know bundles drops them as unknown.
 //! The frames of a bundle are handed to the engine in order, as if they had arrived one
 //! after the other. Only bytes here: no protocol state.
