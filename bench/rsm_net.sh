@@ -15,6 +15,13 @@
 #   bash bench/rsm_net.sh            # RUNS=3 bash bench/rsm_net.sh for a quicker look
 #   MYRIX_BASE=/path/to/old/myrix bash bench/rsm_net.sh
 #                                    # also that binary's RSM figures, in the same rounds
+#   NICE=-15 bash bench/rsm_net.sh   # every measured program at that niceness: on a
+#                                    # machine shared with (niced) builds, the bare
+#                                    # programs, which never yield, keep their cores
+#   CHRT=10 bash bench/rsm_net.sh    # every measured program SCHED_FIFO at priority 10
+#                                    # (chrt -f): on a loaded machine the only way found
+#                                    # to time the bare programs (the kernel still leaves
+#                                    # 5 % of each core to the rest, sched_rt_runtime_us)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -27,6 +34,8 @@ if [ -z "${MYRIX:-}" ]; then
   MYRIX=${CARGO_TARGET_DIR:-$PWD/target}/release/myrix
 fi
 BASE=${MYRIX_BASE:-}
+N=(nice -n "${NICE:-0}")
+if [ -n "${CHRT:-}" ]; then N=(chrt -f "$CHRT"); fi
 W=$(mktemp -d)
 A=rsmna$$ B=rsmnb$$ VA=rsmva$$ VB=rsmvb$$
 cleanup() {
@@ -59,30 +68,30 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 
 bare_eth() {
   # The client's last frame stops the server; the timeout only guards against its loss.
-  timeout 60 ip netns exec "$A" taskset -c 0 "$W/eth_pp" -s "$VA" &
+  timeout 60 ip netns exec "$A" "${N[@]}" taskset -c 0 "$W/eth_pp" -s "$VA" &
   sleep 0.2
-  ip netns exec "$B" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" | awk '{print $2}'
+  ip netns exec "$B" "${N[@]}" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" | awk '{print $2}'
   wait
 }
 bare_eth2() {
-  timeout 60 ip netns exec "$A" taskset -c 0 "$W/eth_pp" -s "$VA" 2 &
+  timeout 60 ip netns exec "$A" "${N[@]}" taskset -c 0 "$W/eth_pp" -s "$VA" 2 &
   sleep 0.2
-  ip netns exec "$B" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" 2 | awk '{print $2}'
+  ip netns exec "$B" "${N[@]}" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" 2 | awk '{print $2}'
   wait
 }
 bare_udp() {
-  timeout 60 ip netns exec "$A" taskset -c 0 "$W/udp_pp" -s 10.81.0.1 7302 &
+  timeout 60 ip netns exec "$A" "${N[@]}" taskset -c 0 "$W/udp_pp" -s 10.81.0.1 7302 &
   sleep 0.2
-  ip netns exec "$B" taskset -c 1 "$W/udp_pp" -c 10.81.0.1 7302 8 "$ITERS" | awk '{print $2}'
+  ip netns exec "$B" "${N[@]}" taskset -c 1 "$W/udp_pp" -c 10.81.0.1 7302 8 "$ITERS" | awk '{print $2}'
   wait
 }
 rsm() { # transport [binary] -> "put_us pingpong_us"
   local out=$W/srv.out bin=${2:-$MYRIX}
   : >"$out"
-  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=1 ip netns exec "$A" "$bin" bench rsm \
+  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=1 ip netns exec "$A" "${N[@]}" "$bin" bench rsm \
     --server --transport "$1" --cpu 0,1 >"$out" &
   for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
-  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=2 ip netns exec "$B" "$bin" bench rsm \
+  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=2 ip netns exec "$B" "${N[@]}" "$bin" bench rsm \
     --client "$(head -1 "$out")" --transport "$1" --start 8 --end 8 \
     --iterations "$ITERS" --warmup 2000 --cpu 0,1 --format json >"$W/rsm.json"
   wait
@@ -112,7 +121,7 @@ for r in $(seq "$RUNS"); do
   fi
   echo "# round $r of $RUNS done" >&2
 done
-echo "# 8 B between two namespaces (clean veth), medians of $RUNS interleaved rounds, us; load at each round:$loads, at the end $(cut -d' ' -f1 /proc/loadavg)"
+echo "# 8 B between two namespaces (clean veth), medians of $RUNS interleaved rounds, us, ${N[*]}; load at each round:$loads, at the end $(cut -d' ' -f1 /proc/loadavg)"
 report() { # name bare_file put_file pp_file
   b=$(median <"$2") p=$(median <"$3") q=$(median <"$4")
   awk -v t="$1" -v b="$b" -v p="$p" -v q="$q" 'BEGIN {
