@@ -17,6 +17,10 @@
 #   ROUNDS=5 NPS="2 4" SIZES=8,1024 bash bench/mpi_coll.sh
 #   ONLY=myrix,ompi COLLARGS="-i 500 -r 3" bash bench/mpi_coll.sh
 #   MYRIX_ENV="MYRIX_MPI_COLL=p2p" bash bench/mpi_coll.sh   # myrix's point-to-point algorithms
+#   TESTS=gatherv,scatterv,allgatherv,alltoallv,iallreduce,ibcast NPS=2 bash bench/mpi_coll.sh
+# TESTS: coll.c's -t list (default allreduce,bcast,alltoall,barrier; also reduce, gather,
+# scatter, allgather, the v-forms and iallreduce, ibcast). MYRIX: the myrix binary
+# (default $CARGO_TARGET_DIR or target, release/myrix; built first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,12 +38,13 @@ NPS=${NPS:-2 4 8}
 COLLARGS=${COLLARGS:--i 1000 -r 5}
 ONLY=${ONLY:-myrix,mpich,ompi}
 LIMIT=${LIMIT:-600}
+TESTS=${TESTS:-allreduce,bcast,alltoall,barrier}
 MYRIX_ENV=${MYRIX_ENV:-}
 
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MYRIX=$PWD/target/release/myrix
+MYRIX=${MYRIX:-${CARGO_TARGET_DIR:-$PWD/target}/release/myrix}
 declare -A why
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for name in myrix mpich ompi; do want $name || why[$name]="left out (ONLY=$ONLY)"; done
@@ -78,7 +83,7 @@ for r in $(seq "$ROUNDS"); do
   for np in $NPS; do
     for name in "${order[@]}"; do
       [ -n "${why[$name]:-}" ] && continue
-      if out=$(launch $name "$np" -s "$SIZES" $COLLARGS 2>>"$W/run_$name.err"); then
+      if out=$(launch $name "$np" -t "$TESTS" -s "$SIZES" $COLLARGS 2>>"$W/run_$name.err"); then
         echo "$out" | awk -v n=$name -v p="$np" '!/^#/ && NF >= 3 {print n, p, $1, $2, $3}' >>"$W/res"
       else
         echo "round $r: $name on $np ranks failed (status $?): $(tail -1 "$W/run_$name.err")" >&2
@@ -109,8 +114,10 @@ table() { # test np
   [ "$1" = barrier ] && sizes=0
   for s in $sizes; do
     local sz=$s
-    [ "$1" = alltoall ] && sz=$((s / $2 * $2))
-    [ "$1" = allreduce ] && sz=$((s / 8 * 8))
+    case $1 in
+    alltoall* | gather* | scatter* | allgather*) sz=$((s / $2 * $2)) ;;
+    allreduce | reduce | iallreduce) sz=$((s / 8 * 8)) ;;
+    esac
     m=$(med myrix "$2" "$1" "$sz")
     a=$(med mpich "$2" "$1" "$sz")
     b=$(med ompi "$2" "$1" "$sz")
@@ -132,7 +139,7 @@ out=target/bench/mpi_coll-$(date +%Y%m%d-%H%M%S).txt
     [ -n "${why[$name]:-}" ] && echo "# $name: n/a: ${why[$name]}"
   done
   for np in $NPS; do
-    for t in allreduce bcast alltoall barrier; do
+    for t in ${TESTS//,/ }; do
       table $t "$np"
       echo
     done

@@ -7,9 +7,21 @@
 # 8 B: the put-based ping-pong's one-way time (each side puts into the other's segment
 # and polls a flag) against the bare one-way time, and a completed put (implicit
 # barrier mode: the write is in remote memory) against the bare round trip.
-# Prints the medians of RUNS rounds (default 5) and the ratios. Needs root.
+# Also the bare raw-Ethernet ping-pong with two frames each way (`eth2`: the RSM
+# ping's data and flag are two writes, so two datagrams, unless they leave together).
+# Prints the medians of RUNS rounds (default 5), the ratios and the load average at
+# each round. Needs root.
 #
 #   bash bench/rsm_net.sh            # RUNS=3 bash bench/rsm_net.sh for a quicker look
+#   MYRIX_BASE=/path/to/old/myrix bash bench/rsm_net.sh
+#                                    # also that binary's RSM figures, in the same rounds
+#   NICE=-15 bash bench/rsm_net.sh   # every measured program at that niceness: on a
+#                                    # machine shared with (niced) builds, the bare
+#                                    # programs, which never yield, keep their cores
+#   CHRT=10 bash bench/rsm_net.sh    # every measured program SCHED_FIFO at priority 10
+#                                    # (chrt -f): on a loaded machine the only way found
+#                                    # to time the bare programs (the kernel still leaves
+#                                    # 5 % of each core to the rest, sched_rt_runtime_us)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -17,11 +29,18 @@ ITERS=${ITERS:-20000}
 command -v gcc >/dev/null ||
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q gcc >/dev/null
 
-cargo build --release -q -p myrix-cli
-MYRIX=$PWD/target/release/myrix
+if [ -z "${MYRIX:-}" ]; then
+  cargo build --release -q -p myrix-cli
+  MYRIX=${CARGO_TARGET_DIR:-$PWD/target}/release/myrix
+fi
+BASE=${MYRIX_BASE:-}
+N=(nice -n "${NICE:-0}")
+if [ -n "${CHRT:-}" ]; then N=(chrt -f "$CHRT"); fi
 W=$(mktemp -d)
 A=rsmna$$ B=rsmnb$$ VA=rsmva$$ VB=rsmvb$$
 cleanup() {
+  # A server left waiting by a failed client (it would give up after 30 s).
+  for j in $(jobs -p); do kill "$j" 2>/dev/null || true; done
   ip netns del "$A" 2>/dev/null || true
   ip netns del "$B" 2>/dev/null || true
   rm -rf "$W"
@@ -49,24 +68,30 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 
 bare_eth() {
   # The client's last frame stops the server; the timeout only guards against its loss.
-  timeout 60 ip netns exec "$A" taskset -c 0 "$W/eth_pp" -s "$VA" &
+  timeout 60 ip netns exec "$A" "${N[@]}" taskset -c 0 "$W/eth_pp" -s "$VA" &
   sleep 0.2
-  ip netns exec "$B" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" | awk '{print $2}'
+  ip netns exec "$B" "${N[@]}" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" | awk '{print $2}'
+  wait
+}
+bare_eth2() {
+  timeout 60 ip netns exec "$A" "${N[@]}" taskset -c 0 "$W/eth_pp" -s "$VA" 2 &
+  sleep 0.2
+  ip netns exec "$B" "${N[@]}" taskset -c 1 "$W/eth_pp" -c "$VB" "$maca" 8 "$ITERS" 2 | awk '{print $2}'
   wait
 }
 bare_udp() {
-  timeout 60 ip netns exec "$A" taskset -c 0 "$W/udp_pp" -s 10.81.0.1 7302 &
+  timeout 60 ip netns exec "$A" "${N[@]}" taskset -c 0 "$W/udp_pp" -s 10.81.0.1 7302 &
   sleep 0.2
-  ip netns exec "$B" taskset -c 1 "$W/udp_pp" -c 10.81.0.1 7302 8 "$ITERS" | awk '{print $2}'
+  ip netns exec "$B" "${N[@]}" taskset -c 1 "$W/udp_pp" -c 10.81.0.1 7302 8 "$ITERS" | awk '{print $2}'
   wait
 }
-rsm() { # transport -> "put_us pingpong_us"
-  local out=$W/srv.out
+rsm() { # transport [binary] -> "put_us pingpong_us"
+  local out=$W/srv.out bin=${2:-$MYRIX}
   : >"$out"
-  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=1 ip netns exec "$A" "$MYRIX" bench rsm \
+  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=1 ip netns exec "$A" "${N[@]}" "$bin" bench rsm \
     --server --transport "$1" --cpu 0,1 >"$out" &
   for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
-  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=2 ip netns exec "$B" "$MYRIX" bench rsm \
+  MYRIX_RSM_NODES=$W/$1.nodes MYRIX_RSM_NODE=2 ip netns exec "$B" "${N[@]}" "$bin" bench rsm \
     --client "$(head -1 "$out")" --transport "$1" --start 8 --end 8 \
     --iterations "$ITERS" --warmup 2000 --cpu 0,1 --format json >"$W/rsm.json"
   wait
@@ -76,20 +101,38 @@ rsm() { # transport -> "put_us pingpong_us"
   echo "$put $pp"
 }
 
-for t in eth udp; do
+for t in eth udp base_eth base_udp; do
   : >"$W/$t.bare" ; : >"$W/$t.put" ; : >"$W/$t.pp"
 done
+: >"$W/eth2.bare"
+loads=""
 for r in $(seq "$RUNS"); do
+  loads="$loads $(cut -d' ' -f1 /proc/loadavg)"
   bare_eth >>"$W/eth.bare"
   rsm eth | { read -r put pp; echo "$put" >>"$W/eth.put"; echo "$pp" >>"$W/eth.pp"; }
+  if [ -n "$BASE" ]; then
+    rsm eth "$BASE" | { read -r put pp; echo "$put" >>"$W/base_eth.put"; echo "$pp" >>"$W/base_eth.pp"; }
+  fi
+  bare_eth2 >>"$W/eth2.bare"
   bare_udp >>"$W/udp.bare"
   rsm udp | { read -r put pp; echo "$put" >>"$W/udp.put"; echo "$pp" >>"$W/udp.pp"; }
+  if [ -n "$BASE" ]; then
+    rsm udp "$BASE" | { read -r put pp; echo "$put" >>"$W/base_udp.put"; echo "$pp" >>"$W/base_udp.pp"; }
+  fi
   echo "# round $r of $RUNS done" >&2
 done
-echo "# 8 B between two namespaces (clean veth), medians of $RUNS interleaved rounds, us; load $(cut -d' ' -f1 /proc/loadavg)"
-for t in eth udp; do
-  b=$(median <"$W/$t.bare") p=$(median <"$W/$t.put") q=$(median <"$W/$t.pp")
-  awk -v t="$t" -v b="$b" -v p="$p" -v q="$q" 'BEGIN {
-    printf "%-4s bare one-way %.3f  RSM put ping-pong one-way %.3f (%.2fx)  RSM put completed %.3f (%.2fx the bare round trip)\n",
+echo "# 8 B between two namespaces (clean veth), medians of $RUNS interleaved rounds, us, ${N[*]}; load at each round:$loads, at the end $(cut -d' ' -f1 /proc/loadavg)"
+report() { # name bare_file put_file pp_file
+  b=$(median <"$2") p=$(median <"$3") q=$(median <"$4")
+  awk -v t="$1" -v b="$b" -v p="$p" -v q="$q" 'BEGIN {
+    printf "%-8s bare one-way %.3f  RSM put ping-pong one-way %.3f (%.2fx)  RSM put completed %.3f (%.2fx the bare round trip)\n",
       t, b, q, q / b, p, p / (2 * b) }'
-done
+}
+report eth "$W/eth.bare" "$W/eth.put" "$W/eth.pp"
+report udp "$W/udp.bare" "$W/udp.put" "$W/udp.pp"
+if [ -n "$BASE" ]; then
+  report base-eth "$W/eth.bare" "$W/base_eth.put" "$W/base_eth.pp"
+  report base-udp "$W/udp.bare" "$W/base_udp.put" "$W/base_udp.pp"
+fi
+awk -v b="$(median <"$W/eth2.bare")" -v q="$(median <"$W/eth.pp")" 'BEGIN {
+  printf "eth2     bare one-way, two frames each way %.3f; RSM ping-pong / that %.2fx\n", b, q / b }'

@@ -9,7 +9,10 @@
  *   -t allreduce,bcast,alltoall,barrier   the tests (default: these four); also
  *                 reduce (doubles, MPI_SUM, root 0), gather, scatter, allgather (the
  *                 size is the root's or each rank's whole receive or send buffer,
- *                 split evenly among the ranks; root 0)
+ *                 split evenly among the ranks; root 0); gatherv, scatterv,
+ *                 allgatherv, alltoallv (the same blocks through the v-forms, every
+ *                 count alike), iallreduce, ibcast (the nonblocking call and
+ *                 MPI_Wait)
  *   -s 8,64,1024  the sizes in bytes (default: 8, 32, 128, ... times FACTOR, to MAX)
  *   -M 1048576    the largest size of the default list (default 1 MiB)
  *   -f 4          the factor between sizes of the default list (default 4)
@@ -32,6 +35,23 @@ static void wrong(const char *what, long size) {
 
 static int rank, nranks;
 static char *sbuf, *rbuf;
+static int *vcounts, *vdispls; /* the v-forms' counts and displacements */
+
+#define NTESTS 14
+
+/* The test whose result check and size rule test t shares. */
+static int base(int t) {
+    static const int b[NTESTS] = {0, 1, 2, 3, 4, 5, 6, 7, 5, 6, 7, 2, 0, 1};
+    return b[t];
+}
+
+/* The v-forms' arrays for blocks of `b` bytes. */
+static void vsetup(long b) {
+    for (int q = 0; q < nranks; q++) {
+        vcounts[q] = (int)b;
+        vdispls[q] = (int)(q * b);
+    }
+}
 
 /* One call of test t on `size` bytes. */
 static void once(int t, long size) {
@@ -65,10 +85,44 @@ static void once(int t, long size) {
                           MPI_BYTE, 0, MPI_COMM_WORLD),
               "MPI_Scatter");
         break;
-    default:
+    case 7:
         check(MPI_Allgather(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
                             MPI_BYTE, MPI_COMM_WORLD),
               "MPI_Allgather");
+        break;
+    case 8:
+        check(MPI_Gatherv(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, vcounts, vdispls, MPI_BYTE,
+                          0, MPI_COMM_WORLD),
+              "MPI_Gatherv");
+        break;
+    case 9:
+        check(MPI_Scatterv(sbuf, vcounts, vdispls, MPI_BYTE, rbuf, (int)(size / nranks),
+                           MPI_BYTE, 0, MPI_COMM_WORLD),
+              "MPI_Scatterv");
+        break;
+    case 10:
+        check(MPI_Allgatherv(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, vcounts, vdispls,
+                             MPI_BYTE, MPI_COMM_WORLD),
+              "MPI_Allgatherv");
+        break;
+    case 11:
+        check(MPI_Alltoallv(sbuf, vcounts, vdispls, MPI_BYTE, rbuf, vcounts, vdispls, MPI_BYTE,
+                            MPI_COMM_WORLD),
+              "MPI_Alltoallv");
+        break;
+    case 12: {
+        MPI_Request q;
+        check(MPI_Iallreduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                             &q),
+              "MPI_Iallreduce");
+        check(MPI_Wait(&q, MPI_STATUS_IGNORE), "MPI_Wait");
+        break;
+    }
+    default: {
+        MPI_Request q;
+        check(MPI_Ibcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD, &q), "MPI_Ibcast");
+        check(MPI_Wait(&q, MPI_STATUS_IGNORE), "MPI_Wait");
+    }
     }
 }
 
@@ -77,7 +131,10 @@ static void fill(long size) {
     for (long i = 0; i < size / 8; i++) d[i] = rank + 1 + (double)(i % 7);
 }
 
-static void verify(int t, long size) {
+static void verify(int t0, long size) {
+    int t = base(t0);
+    if (t0 >= 8 && t0 <= 11) vsetup(size / nranks);
+#define once(t, size) once(t0, size)
     if (t == 0 || t == 4) {
         fill(size);
         once(t, size);
@@ -115,13 +172,16 @@ static void verify(int t, long size) {
                     if (rbuf[q * b + i] != (char)(q * 31 + i)) wrong(t == 5 ? "gather" : "allgather", size);
         }
     }
+#undef once
 }
 
 int main(int argc, char **argv) {
-    static const char *names[] = {"allreduce", "bcast",   "alltoall", "barrier",
-                                  "reduce",    "gather",  "scatter",  "allgather"};
+    static const char *names[NTESTS] = {
+        "allreduce", "bcast",    "alltoall",   "barrier",   "reduce",     "gather", "scatter",
+        "allgather", "gatherv",  "scatterv",   "allgatherv", "alltoallv", "iallreduce",
+        "ibcast"};
     long sizes[MAX_SIZES];
-    int nsizes = 0, tests[8] = {1, 1, 1, 1, 0, 0, 0, 0};
+    int nsizes = 0, tests[NTESTS] = {1, 1, 1, 1};
     long max = 1L << 20, factor = 4, iters = 2000, reps = 5;
 
     MPI_Init(&argc, &argv);
@@ -137,7 +197,7 @@ int main(int argc, char **argv) {
             /* Comma-separated names, each matched whole ("allreduce" holds "reduce"). */
             for (const char *p = v; *p;) {
                 size_t n = strcspn(p, ",");
-                for (int t = 0; t < 8; t++)
+                for (int t = 0; t < NTESTS; t++)
                     if (strlen(names[t]) == n && !strncmp(p, names[t], n)) tests[t] = 1;
                 p += n + (p[n] == ',');
             }
@@ -163,7 +223,9 @@ int main(int argc, char **argv) {
     sbuf = malloc(most + 64);
     rbuf = malloc(most + 64);
     double *times = malloc(sizeof(double) * reps);
-    if (!sbuf || !rbuf || !times) {
+    vcounts = malloc(sizeof(int) * nranks);
+    vdispls = malloc(sizeof(int) * nranks);
+    if (!sbuf || !rbuf || !times || !vcounts || !vdispls) {
         fprintf(stderr, "coll: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -175,12 +237,13 @@ int main(int argc, char **argv) {
         print_library();
         printf("# test bytes latency_us iterations\n");
     }
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < NTESTS; t++) {
         if (!tests[t]) continue;
+        int bt = base(t);
         for (int k = 0; k < (t == 3 ? 1 : nsizes); k++) {
             long size = t == 3 ? 0 : sizes[k];
-            if (t == 2 || t >= 5) size = size / nranks * nranks;
-            if (t == 0 || t == 4) size = size / 8 * 8;
+            if (bt == 2 || bt >= 5) size = size / nranks * nranks;
+            if (bt == 0 || bt == 4) size = size / 8 * 8;
             long it = size <= 4096 ? iters : iters * 4096 / size;
             if (it < 20) it = 20;
             verify(t, size);
@@ -202,6 +265,8 @@ int main(int argc, char **argv) {
         }
     }
     free(times);
+    free(vcounts);
+    free(vdispls);
     free(sbuf);
     free(rbuf);
     MPI_Finalize();

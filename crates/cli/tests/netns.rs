@@ -34,6 +34,19 @@ fn add_stats(text: &str, into: &mut std::collections::BTreeMap<String, u64>) -> 
     lines
 }
 
+/// The namespaces and veths of the raw-Ethernet tests: `.ci/netns.sh`'s, named by the
+/// same variables (`MYRIX_NETNS_A`, `_B`, `_VA`, `_VB`) with its defaults, so that a run
+/// can use namespaces of its own rather than CI's.
+fn pair_names() -> [String; 4] {
+    let v = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.into());
+    [
+        v("MYRIX_NETNS_A", "myrix-a"),
+        v("MYRIX_NETNS_B", "myrix-b"),
+        v("MYRIX_NETNS_VA", "myrix-va"),
+        v("MYRIX_NETNS_VB", "myrix-vb"),
+    ]
+}
+
 /// Runs one benchmark across the namespaces; returns both sides' counters, summed.
 fn run_pair(
     transport: &str,
@@ -44,13 +57,14 @@ fn run_pair(
         "udp" => "@udp:10.77.0.1:".to_string(),
         t => format!("@{t}:"),
     };
+    let [ns_a, ns_b, va, vb] = pair_names();
     let (server_side, client_side): (&[&str], &[&str]) = match transport {
         "udp" => (&["--listen", "10.77.0.1:0"], &[]),
-        _ => (&["--interface", "myrix-va"], &["--interface", "myrix-vb"]),
+        _ => (&["--interface", &va], &["--interface", &vb]),
     };
     let exe = env!("CARGO_BIN_EXE_myrix");
     let mut server = Command::new("ip")
-        .args(["netns", "exec", "myrix-a", exe, "bench", mode, "--server"])
+        .args(["netns", "exec", &ns_a, exe, "bench", mode, "--server"])
         .args(["--transport", transport, "--stats"])
         .args(server_side)
         .stdout(Stdio::piped())
@@ -63,7 +77,7 @@ fn run_pair(
         .unwrap();
     assert!(line.contains(&prefix), "server said {line:?}");
     let out = Command::new("ip")
-        .args(["netns", "exec", "myrix-b", exe, "bench", mode])
+        .args(["netns", "exec", &ns_b, exe, "bench", mode])
         .args([
             "--client",
             line.trim(),
@@ -189,11 +203,15 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
             .collect();
         v.try_into().unwrap()
     };
-    let (server, client) = (mac("myrix-va", "myrix-a"), mac("myrix-vb", "myrix-b"));
+    let [ns_a, ns_b, va, vb] = pair_names();
+    let (server, client) = (mac(&va, &ns_a), mac(&vb, &ns_b));
     // The index each side gave the other, from the connect request and its reply.
     let (mut ours, mut theirs) = (None, None);
-    // And the session each side announced (`src_session_id`).
+    // And the session each side announced (the request's `src_session_id`, the reply's
+    // `target_session_id`), and the sequence number each expects first
+    // (`target_recv_seqnum_start`).
     let (mut our_session, mut their_session) = (0, 0);
+    let (mut our_start, mut their_start) = (0, 0);
     let mut seen = std::collections::BTreeSet::new();
     let mut frames = Vec::new();
     for r in &records {
@@ -219,17 +237,30 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
                 if sent { (0, 1) } else { (1, 0) }
             );
             assert_ne!(c.src_session_id, 0);
+            // As Open-MX's library fills it: no sequence number on a connect.
+            assert_eq!(c.lib_seqnum, 0);
             match (c.kind, sent) {
                 (ConnectKind::Request { app_key }, true) => {
                     assert_eq!(frame.peer_index(), 0xffff, "no index known yet");
                     assert_ne!(app_key, 0);
                     ours = Some(c.src_dst_peer_index);
                     our_session = c.src_session_id;
+                    our_start = c.target_recv_seqnum_start;
                 }
-                (ConnectKind::Reply { status, .. }, false) => {
+                (
+                    ConnectKind::Reply {
+                        status,
+                        target_session_id,
+                    },
+                    false,
+                ) => {
                     assert_eq!(status, omx::control::CONNECT_STATUS_SUCCESS);
+                    // The reply echoes the requester's session and gives its own.
+                    assert_eq!(c.src_session_id, our_session);
+                    assert_ne!(target_session_id, 0);
                     theirs = Some(c.src_dst_peer_index);
-                    their_session = c.src_session_id;
+                    their_session = target_session_id;
+                    their_start = c.target_recv_seqnum_start;
                 }
                 other => panic!("unexpected connect {other:?}"),
             }
@@ -238,6 +269,29 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
         frames.push((sent, frame.peer_index(), repr.body));
     }
     let (ours, theirs) = (ours.expect("a connect"), theirs.expect("a reply"));
+    // Open-MX's first sequence number of a session is 1, session bits 0.
+    assert_eq!((our_start, their_start), (1, 1));
+    // Each direction's sequence numbers count from the start the receiver announced, in
+    // 14 bits under its session bits; the client's (all captured as sent) without a gap.
+    let mut seqs = [
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    ];
+    for (sent, _, body) in &frames {
+        let seq = match body {
+            Body::Msg(m) => m.header.lib_seqnum,
+            Body::Medium(m) => m.header.lib_seqnum,
+            Body::Rndv(r) => r.header.lib_seqnum,
+            Body::Notify(n) => n.lib_seqnum,
+            _ => continue,
+        };
+        let start = omx::LibSeqnum(if *sent { their_start } else { our_start });
+        assert_eq!(omx::LibSeqnum(seq).session(), start.session(), "{seq:#x}");
+        seqs[usize::from(*sent)].insert(omx::LibSeqnum(seq).since(start));
+    }
+    let sent_seqs: Vec<u16> = seqs[1].iter().copied().collect();
+    assert_eq!(sent_seqs, (0..sent_seqs.len() as u16).collect::<Vec<_>>());
+    assert!(!seqs[0].is_empty());
     for (sent, index, body) in frames {
         // The head carries the receiver's index for the sender, `session` the
         // receiver's session.
@@ -606,9 +660,10 @@ fn mpi_collectives_across_namespaces_with_loss() {
         }
     }
     // Random collectives against a serial reference, through point-to-point across
-    // the lossy link (shared memory cannot span namespaces).
+    // the lossy link (shared memory cannot span namespaces); on 3 and 4 ranks (2 + 1,
+    // 2 + 2) the collectives by levels, the v-forms and nonblocking forms among them.
     let random = mpi_c_program("coll_random");
-    for n in [2u32, 4] {
+    for n in [2u32, 3, 4] {
         let mut c = myrix_cmd();
         c.args(["mpiexec", "--netns", &netns, "-n", &n.to_string()])
             .arg(&random)

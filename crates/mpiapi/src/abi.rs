@@ -144,6 +144,7 @@ pub const MPI_ERR_OP: c_int = 10;
 pub const MPI_ERR_TRUNCATE: c_int = 15;
 pub const MPI_ERR_NO_MEM: c_int = 39;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
+pub const MPI_ERR_SESSION: c_int = 60;
 
 pub const MPI_OP_NULL: Handle = 0x20;
 pub const MPI_SUM: Handle = 0x21;
@@ -261,11 +262,16 @@ pub struct MPI_Status {
 
 pub type MPI_Group = Handle;
 pub type MPI_Info = Handle;
+pub type MPI_Session = Handle;
+pub const MPI_SESSION_NULL: Handle = 0x120;
 pub const MPI_GROUP_NULL: Handle = 0x108;
 pub const MPI_GROUP_EMPTY: Handle = 0x109;
 pub const MPI_INFO_NULL: Handle = 0x130;
 pub const MPI_SIMILAR: c_int = 203;
 pub const MPI_COMM_TYPE_SHARED: c_int = 221;
+pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 222;
+pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 223;
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 224;
 pub const MPI_IN_PLACE: usize = 1;
 pub const MPI_ERR_ROOT: c_int = 8;
 pub const MPI_ERR_GROUP: c_int = 9;

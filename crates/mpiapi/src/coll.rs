@@ -10,12 +10,17 @@
 //! copy in memory layout for non-contiguous types). Never panics on bad
 //! arguments; errors go through the communicator's handler.
 
+#[path = "coll_a2a.rs"]
+mod a2a;
 #[path = "coll_args.rs"]
 pub mod args;
 #[path = "coll_fast.rs"]
 mod fast;
 #[path = "coll_shm.rs"]
 pub mod shm;
+#[path = "coll_vshm.rs"]
+mod vshm;
+pub(crate) use a2a::PMPI_Alltoallv;
 
 use crate::abi::*;
 use crate::coll_glue::pt2pt;
@@ -413,6 +418,8 @@ unsafe fn gather(
             if let Some(s) = shm::get(&c, Which::Gather, data.len()) {
                 return run(name, shm::lock(&s).gather(root, &data, &mut []));
             }
+        } else if let Some(r) = vshm::gatherv(&c, name, root, &data, None) {
+            return r;
         }
         return run(name, coll::gatherv(&mut p, root, &data, &mut [], &[], &[]));
     }
@@ -446,7 +453,11 @@ unsafe fn gather(
         .then(|| shm::get(&c, Which::Gather, by[me]))
     {
         Some(Some(s)) => run(name, shm::lock(&s).gather(root, &data, &mut out))?,
-        _ => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
+        Some(None) => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
+        None => match vshm::gatherv(&c, name, root, &data, Some((&by, &pd, &mut out))) {
+            Some(r) => r?,
+            None => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
+        },
     }
     let skip = in_place(send).then_some(me);
     // SAFETY: recvbuf is valid for the blocks the root named.
@@ -469,6 +480,8 @@ mpi_fn! {
     fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::gather(sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm) } { return finish(comm, "MPI_Gatherv", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers and arrays, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) } { return finish(comm, "MPI_Gatherv", r); } // spanning nodes
         let name = "MPI_Gatherv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { gather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm) })
@@ -514,7 +527,11 @@ unsafe fn scatter(
             .then(|| shm::get(&c, Which::Scatter, out.len()))
         {
             Some(Some(s)) => run(name, shm::lock(&s).scatter(root, &[], &mut out))?,
-            _ => run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?,
+            Some(None) => run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?,
+            None => match vshm::scatterv(&c, name, root, None, &mut out) {
+                Some(r) => r?,
+                None => run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?,
+            },
         }
         // SAFETY: recvbuf is valid for recvcount elements.
         return unsafe { unpack(&out, recv.cast(), rn, &rt) };
@@ -547,10 +564,17 @@ unsafe fn scatter(
         .then(|| shm::get(&c, Which::Scatter, by[me]))
     {
         Some(Some(s)) => run(name, shm::lock(&s).scatter(root, &data, &mut out))?,
-        _ => run(
+        Some(None) => run(
             name,
             coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
         )?,
+        None => match vshm::scatterv(&c, name, root, Some((&by, &pd, &data)), &mut out) {
+            Some(r) => r?,
+            None => run(
+                name,
+                coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
+            )?,
+        },
     }
     match rt {
         // SAFETY: recvbuf is valid for recvcount elements.
@@ -575,6 +599,8 @@ mpi_fn! {
     fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::scatter(sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm) } { return finish(comm, "MPI_Scatterv", r); } // intercommunicators
+        // SAFETY: the C contract for the buffers and arrays, forwarded.
+        if let Some(r) = unsafe { crate::coll_hier::scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) } { return finish(comm, "MPI_Scatterv", r); } // spanning nodes
         let name = "MPI_Scatterv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { scatter(name, sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm) })
@@ -662,156 +688,5 @@ mpi_fn! {
         let name = "MPI_Allgatherv";
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm) })
-    }
-}
-
-/// One side of an all-to-all: the type, counts in elements and bytes, element
-/// displacements.
-struct Side {
-    t: Dt,
-    el: Vec<usize>,
-    by: Vec<usize>,
-    displs: Vec<c_int>,
-}
-
-/// # Safety
-/// `cd` arrays hold one int per rank (the C contract).
-unsafe fn side(
-    size: usize,
-    t: MPI_Datatype,
-    each: c_int,
-    cd: Option<(*const c_int, *const c_int)>,
-) -> Result<Side, c_int> {
-    let t = datatype::lookup(t)?;
-    let (el, by, displs) = match cd {
-        None => {
-            let (el, by) = counts(&vec![each; size], &t)?;
-            (el, by, regular(size, count(each)?)?)
-        }
-        Some((cs, ds)) => {
-            // SAFETY: one int per rank in each array.
-            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
-            let (el, by) = counts(cs, &t)?;
-            (el, by, ds.to_vec())
-        }
-    };
-    Ok(Side { t, el, by, displs })
-}
-
-/// Alltoall (`counts` None: `sc`/`rc` each) and Alltoallv; with MPI_IN_PLACE the
-/// receive side describes both.
-///
-/// # Safety
-/// The C contract for the buffers and arrays.
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoall(
-    name: &str,
-    send: *const c_void,
-    sc: c_int,
-    scd: Option<(*const c_int, *const c_int)>,
-    st: MPI_Datatype,
-    recv: *mut c_void,
-    rc: c_int,
-    rcd: Option<(*const c_int, *const c_int)>,
-    rt: MPI_Datatype,
-    comm: MPI_Comm,
-) -> Result<(), c_int> {
-    let c = comm_ref(comm, name)?;
-    let size = c.ranks.len();
-    if scd.is_none() && rcd.is_none() && !in_place(send) {
-        // SAFETY: the C contract for the buffers.
-        if let Some(r) = unsafe { fast::alltoall_predefined(send, sc, st, recv, rc, rt, &c) } {
-            return r;
-        }
-    }
-    // SAFETY: the C contract for the arrays.
-    let r = unsafe { side(size, rt, rc, rcd) }?;
-    let data = if in_place(send) {
-        // SAFETY: in place: recvbuf holds the blocks to send, as the receive side says.
-        unsafe { pack_blocks(recv, &r.el, &r.displs, &r.t) }?
-    } else {
-        // SAFETY: the C contract for the arrays and sendbuf.
-        let s = unsafe { side(size, st, sc, scd) }?;
-        let (sd, _) = coll::packed_displs(&s.by).map_err(|e| coll_code(&e, name))?;
-        if scd.is_none() && rcd.is_none() {
-            let (sn, rn) = (count(sc)?, count(rc)?);
-            let (sn, rn) = (
-                sn.checked_mul(size).ok_or(MPI_ERR_COUNT)?,
-                rn.checked_mul(size).ok_or(MPI_ERR_COUNT)?,
-            );
-            // Contiguous types: the caller's buffers are the packed blocks (no pack,
-            // no unpack, no scratch: at 1 MiB those copies cost more than the
-            // exchange).
-            // SAFETY: the C contract: sendbuf holds size × sendcount elements,
-            // recvbuf size × recvcount, and the two do not overlap (not in place).
-            let views = unsafe { (contig(send, sn, &s.t)?, contig(recv, rn, &r.t)?) };
-            if let (Some(d), Some(o)) = views {
-                let (rd, total) = coll::packed_displs(&r.by).map_err(|e| coll_code(&e, name))?;
-                if d.len() == total && o.len() == total {
-                    match shm::get(&c, Which::Alltoall, total) {
-                        Some(sh) => run(name, shm::lock(&sh).alltoall(d, o))?,
-                        None => run(
-                            name,
-                            coll::alltoallv(&mut pt2pt(&c), d, &s.by, &sd, o, &r.by, &rd),
-                        )?,
-                    }
-                    return Ok(());
-                }
-            }
-        }
-        // SAFETY: sendbuf holds the send side's blocks.
-        let d = unsafe { pack_blocks(send, &s.el, &s.displs, &s.t) }?;
-        for i in 0..size {
-            need(
-                elem(recv, r.displs[i] as isize, &r.t)?.cast(),
-                r.el[i],
-                &r.t,
-            )?;
-        }
-        let (rd, total) = coll::packed_displs(&r.by).map_err(|e| coll_code(&e, name))?;
-        let mut out = vec![0u8; total];
-        let regular = scd.is_none() && rcd.is_none() && d.len() == total;
-        match regular.then(|| shm::get(&c, Which::Alltoall, total)) {
-            Some(Some(sh)) => run(name, shm::lock(&sh).alltoall(&d, &mut out))?,
-            _ => run(
-                name,
-                coll::alltoallv(&mut pt2pt(&c), &d, &s.by, &sd, &mut out, &r.by, &rd),
-            )?,
-        }
-        // SAFETY: recvbuf is valid for the receive side's blocks.
-        return unsafe { unpack_blocks(&out, recv, &r.el, &r.by, &r.displs, &r.t, None) };
-    };
-    let (rd, total) = coll::packed_displs(&r.by).map_err(|e| coll_code(&e, name))?;
-    let mut out = vec![0u8; total];
-    match rcd.is_none().then(|| shm::get(&c, Which::Alltoall, total)) {
-        Some(Some(sh)) => run(name, shm::lock(&sh).alltoall(&data, &mut out))?,
-        _ => run(
-            name,
-            coll::alltoallv(&mut pt2pt(&c), &data, &r.by, &rd, &mut out, &r.by, &rd),
-        )?,
-    }
-    // SAFETY: recvbuf is valid for the receive side's blocks.
-    unsafe { unpack_blocks(&out, recv, &r.el, &r.by, &r.displs, &r.t, None) }
-}
-
-mpi_fn! {
-    fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-        // SAFETY: the C contract for the buffers, forwarded.
-        if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, false, comm) } { return finish(comm, "MPI_Alltoall", r); } // intercommunicators
-        // SAFETY: the C contract for the buffers, forwarded.
-        if let Some(r) = unsafe { crate::coll_hier::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) } { return finish(comm, "MPI_Alltoall", r); } // spanning nodes
-        let name = "MPI_Alltoall";
-        // SAFETY: the C contract for the buffers.
-        finish(comm, name, unsafe { alltoall(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, comm) })
-    }
-}
-
-mpi_fn! {
-    fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-        // SAFETY: the C contract for the buffers, forwarded.
-        if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, false, comm) } { return finish(comm, "MPI_Alltoallv", r); } // intercommunicators
-        let name = "MPI_Alltoallv";
-        // SAFETY: the C contract for the buffers and arrays.
-        finish(comm, name, unsafe { alltoall(name, sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, comm) })
     }
 }

@@ -438,24 +438,68 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    /// MPI_COMM_TYPE_SHARED: the ranks on this node (the launcher's layout);
-    /// MPI_UNDEFINED: MPI_COMM_NULL. Other split types are refused (MPI_ERR_ARG).
-    fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, _info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+    /// By the ranks' hardware: see [`split_type_body`].
+    fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
         let name = "MPI_Comm_split_type";
         let r = if newcomm.is_null() {
             Err(MPI_ERR_ARG)
         } else {
-            match split_type {
-                MPI_COMM_TYPE_SHARED => runtime::with(name, |rt| Ok(rt.job.node_id))
-                    .and_then(|node| c_int::try_from(node).map_err(|_| MPI_ERR_INTERN))
-                    .and_then(|color| split(comm, color, key, name)),
-                MPI_UNDEFINED => split(comm, MPI_UNDEFINED, key, name),
-                _ => Err(MPI_ERR_ARG),
-            }
+            split_type_body(comm, split_type, key, info, name)
         };
         // SAFETY: newcomm is NULL or an MPI_Comm.
         let r = unsafe { put_comm(newcomm, r) };
         finish(comm, name, r)
+    }
+}
+
+/// The one hardware level myrix knows: the node (ranks that share memory), the
+/// standard's `mpi_shared_memory` resource type.
+const SHARED_MEMORY: &str = "mpi_shared_memory";
+
+/// MPI_Comm_split_type's body. SHARED splits by node; HW_GUIDED and (MPI-4.1)
+/// RESOURCE_GUIDED by the resource named in the info's `mpi_hw_resource_type`,
+/// where only `mpi_shared_memory` is known (another name, or none, gives this rank
+/// MPI_COMM_NULL, as the standard allows); HW_UNGUIDED by node when that is
+/// smaller than `comm`, naming the level in `info`, else MPI_COMM_NULL.
+fn split_type_body(
+    comm: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    info: MPI_Info,
+    name: &str,
+) -> Result<MPI_Comm, c_int> {
+    let node = || {
+        runtime::with(name, |rt| Ok(rt.job.node_id))
+            .and_then(|node| c_int::try_from(node).map_err(|_| MPI_ERR_INTERN))
+    };
+    match split_type {
+        MPI_COMM_TYPE_SHARED => split(comm, node()?, key, name),
+        MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED => {
+            let asked = crate::info::pairs_or_empty(info)?
+                .into_iter()
+                .find(|(k, _)| k == "mpi_hw_resource_type")
+                .is_some_and(|(_, v)| v == SHARED_MEMORY);
+            split(comm, if asked { node()? } else { MPI_UNDEFINED }, key, name)
+        }
+        MPI_COMM_TYPE_HW_UNGUIDED => {
+            let c = split(comm, node()?, key, name)?;
+            let (mine, all) = (
+                lookup(c, name)?.ranks.len(),
+                lookup(comm, name)?.ranks.len(),
+            );
+            if mine == all {
+                // Every rank of `comm` sees the same sizes here: all free theirs.
+                crate::coll_hier::forget(c);
+                remove(c)?;
+                return Ok(MPI_COMM_NULL);
+            }
+            if info != MPI_INFO_NULL {
+                crate::info::set(info, "mpi_hw_resource_type", SHARED_MEMORY)?;
+            }
+            Ok(c)
+        }
+        MPI_UNDEFINED => split(comm, MPI_UNDEFINED, key, name),
+        _ => Err(MPI_ERR_ARG),
     }
 }
 
@@ -561,9 +605,7 @@ mpi_fn! {
                     // SAFETY: as above.
                     unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }
                 }
-                h if crate::errh::is_user(h, crate::errh::Kind::Comm)
-                    || crate::errh::is_user(h, crate::errh::Kind::Win) =>
-                {
+                h if crate::errh::is_any_user(h) => {
                     // The handler stays for the objects using it (errh.rs).
                     // SAFETY: as above.
                     unsafe { put(errhandler, MPI_ERRHANDLER_NULL) }

@@ -63,3 +63,19 @@ mpi_fn! {
         finish(comm, name, r)
     }
 }
+
+/// MPI_Comm_create_from_group's body (`session.rs`): MPI_Comm_create_group over
+/// MPI_COMM_WORLD (every group the job can name is one of its subsets), the tag a
+/// hash of `stringtag`.
+pub(crate) fn create_from_group(
+    group: MPI_Group,
+    stringtag: &[u8],
+    name: &str,
+) -> Result<MPI_Comm, c_int> {
+    // FNV-1a, folded into the valid tags.
+    let h = stringtag.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    let tag = (h % (TAG_UB as u32 + 1)) as c_int;
+    create_group(MPI_COMM_WORLD, group, tag, name)
+}

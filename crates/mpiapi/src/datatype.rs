@@ -434,6 +434,9 @@ mpi_fn! {
         let r = (|| {
             // SAFETY: the C contract for datatype.
             let h = unsafe { read(datatype)? };
+            if crate::type_f90::is_f90(h) {
+                return Err(MPI_ERR_TYPE);
+            }
             if types().get(h).is_some() {
                 crate::attr::delete_all(crate::attr::Kind::Type, h)?;
             }
@@ -549,7 +552,7 @@ mpi_fn! {
 /// The C contract: `inbuf` holds the elements, `outbuf` `outsize` bytes, `position`
 /// is NULL or valid.
 #[allow(clippy::too_many_arguments)]
-unsafe fn pack(
+pub(crate) unsafe fn pack(
     inbuf: *const c_void,
     incount: usize,
     datatype: MPI_Datatype,
@@ -591,7 +594,7 @@ unsafe fn pack(
 /// # Safety
 /// As [`pack`], mirrored.
 #[allow(clippy::too_many_arguments)]
-unsafe fn unpack(
+pub(crate) unsafe fn unpack(
     inbuf: *const c_void,
     insize: usize,
     position: *mut usize,

@@ -103,6 +103,34 @@ mpi_fn! {
 }
 
 mpi_fn! {
+    /// The ABI's sizes, as Open MPI's keys name them: `mpi_aint_size`,
+    /// `mpi_count_size`, `mpi_offset_size` (bytes).
+    fn MPI_Abi_get_info / PMPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
+        let pairs = ["mpi_aint_size", "mpi_count_size", "mpi_offset_size"]
+            .iter()
+            .map(|k| (k.to_string(), "8".to_string()))
+            .collect();
+        let r = crate::info::insert(pairs)
+            // SAFETY: info is NULL or an MPI_Info.
+            .and_then(|h| unsafe { put(info, h) });
+        finish(MPI_COMM_WORLD, "MPI_Abi_get_info", r)
+    }
+}
+
+mpi_fn! {
+    /// MPI-4.1: the hardware this process runs on, as far as the library knows it:
+    /// one level, `mpi_hw_resource_type` = `mpi_shared_memory` (the node, which
+    /// MPI_Comm_split_type's guided kinds split by).
+    fn MPI_Get_hw_resource_info / PMPI_Get_hw_resource_info(hw_info: *mut MPI_Info) -> c_int {
+        let pairs = vec![("mpi_hw_resource_type".to_string(), "mpi_shared_memory".to_string())];
+        let r = crate::info::insert(pairs)
+            // SAFETY: hw_info is NULL or an MPI_Info.
+            .and_then(|h| unsafe { put(hw_info, h) });
+        finish(MPI_COMM_WORLD, "MPI_Get_hw_resource_info", r)
+    }
+}
+
+mpi_fn! {
     fn MPI_Get_version / PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
         // SAFETY: both are NULL or ints.
         let r = unsafe { put(version, 5).and_then(|()| put(subversion, 0)) };

@@ -22,6 +22,9 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 pub enum Kind {
     Comm,
     Win,
+    /// MPI_File_create_errhandler's (`io/`).
+    File,
+    Session,
 }
 
 /// `MPI_Comm_errhandler_function` / `MPI_Win_errhandler_function` (variadic in C;
@@ -52,6 +55,11 @@ pub fn is_user(h: MPI_Errhandler, kind: Kind) -> bool {
     errh().handlers.get(h).is_some_and(|&(k, _)| k == kind)
 }
 
+/// Whether `h` is a handler the program created, for any kind of object.
+pub fn is_any_user(h: MPI_Errhandler) -> bool {
+    errh().handlers.get(h).is_some()
+}
+
 /// Calls user handler `h` for `obj` with `code`; `None` when `h` is not one.
 pub fn call(h: MPI_Errhandler, obj: Handle, code: c_int) -> Option<c_int> {
     let f = errh().handlers.get(h).map(|&(_, f)| f)?;
@@ -75,7 +83,7 @@ pub fn added(code: c_int) -> Option<(c_int, String)> {
 
 /// # Safety
 /// `out` is NULL or valid for an MPI_Errhandler.
-unsafe fn create(kind: Kind, f: usize, out: *mut MPI_Errhandler) -> Result<(), c_int> {
+pub(crate) unsafe fn create(kind: Kind, f: usize, out: *mut MPI_Errhandler) -> Result<(), c_int> {
     if f == 0 || out.is_null() {
         return Err(MPI_ERR_ARG);
     }
@@ -173,5 +181,49 @@ mpi_fn! {
             Ok(())
         })();
         finish(MPI_COMM_WORLD, "MPI_Add_error_string", r)
+    }
+}
+
+/// MPI_Remove_error_class / _code's body: removes an added class (which has no
+/// codes left besides itself) or an added code (not a class).
+fn remove(code: c_int, class: bool) -> Result<(), c_int> {
+    let mut e = errh();
+    let at = e
+        .codes
+        .iter()
+        .position(|c| c.0 == code && (c.1 == code) == class)
+        .ok_or(MPI_ERR_ARG)?;
+    if class && e.codes.iter().any(|c| c.1 == code && c.0 != code) {
+        return Err(MPI_ERR_ARG);
+    }
+    e.codes.remove(at);
+    Ok(())
+}
+
+mpi_fn! {
+    /// Removes a class MPI_Add_error_class made; its codes must be removed first.
+    fn MPI_Remove_error_class / PMPI_Remove_error_class(errorclass: c_int) -> c_int {
+        finish(MPI_COMM_WORLD, "MPI_Remove_error_class", remove(errorclass, true))
+    }
+}
+
+mpi_fn! {
+    /// Removes a code MPI_Add_error_code made.
+    fn MPI_Remove_error_code / PMPI_Remove_error_code(errorcode: c_int) -> c_int {
+        finish(MPI_COMM_WORLD, "MPI_Remove_error_code", remove(errorcode, false))
+    }
+}
+
+mpi_fn! {
+    /// Forgets the string of an added class or code (MPI_Error_string then gives
+    /// the empty string, as before MPI_Add_error_string).
+    fn MPI_Remove_error_string / PMPI_Remove_error_string(errorcode: c_int) -> c_int {
+        let r = errh()
+            .codes
+            .iter_mut()
+            .find(|c| c.0 == errorcode)
+            .map(|c| c.2.clear())
+            .ok_or(MPI_ERR_ARG);
+        finish(MPI_COMM_WORLD, "MPI_Remove_error_string", r)
     }
 }

@@ -21,6 +21,8 @@ pub mod base {
     pub const INFO: usize = 0x8_000_000;
     pub const WIN: usize = 0x9_000_000;
     pub const KEYVAL: usize = 0xa_000_000;
+    pub const FILE: usize = 0xb_000_000;
+    pub const SESSION: usize = 0xc_000_000;
 }
 
 const INDEX_BITS: u32 = 24;

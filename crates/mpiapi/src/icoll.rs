@@ -25,6 +25,7 @@ use crate::op;
 use crate::p2p::{insert, p2p, report, Finish};
 use crate::runtime;
 use myrix_mpi::coll::nb::build::{self, Block};
+use myrix_mpi::coll::nb::levels::{self as by_levels, Layout};
 use myrix_mpi::coll::nb::{self, Buf, Builder};
 use myrix_mpi::coll::CollError;
 use std::os::raw::{c_int, c_void};
@@ -210,6 +211,17 @@ pub(crate) fn next_seq(c: &CommRef) -> u32 {
     0
 }
 
+/// The layout by levels of `c` when it spans nodes (`coll_hier` decides as for the
+/// blocking collectives; said once with `MYRIX_MPI_COLL_DEBUG`), else `None`.
+pub(crate) fn levels(c: &CommRef, comm: MPI_Comm, name: &str) -> Option<Layout> {
+    let nodes = crate::coll_hier::node_ids(c)?;
+    let l = Layout::new(&c.ranks, c.rank as usize, &nodes)?;
+    crate::coll_hier::note(comm, name, "levels", || {
+        format!("by levels ({} nodes)", l.nodes())
+    });
+    Some(l)
+}
+
 /// A schedule for `c`'s collective context; the tag comes at the start.
 fn builder(c: &CommRef) -> Builder<'_> {
     Builder::new(&c.ranks, c.rank as usize, c.ctx + 1, 0)
@@ -264,8 +276,12 @@ mpi_fn! {
     fn MPI_Ibarrier / PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
         let name = "MPI_Ibarrier";
         let r = lookup(comm, name).and_then(|c| {
+            let lay = levels(&c, comm, name);
             let mut b = builder(&c);
-            build::barrier(&mut b);
+            match &lay {
+                Some(l) => by_levels::barrier(&mut b, l),
+                None => build::barrier(&mut b),
+            }
             // SAFETY: the C contract for request.
             unsafe { launch(&c, b, Staged::new(), request, name) }
         });
@@ -288,6 +304,7 @@ unsafe fn ibcast(
     let t = datatype::lookup_committed(dt)?;
     let n = count(cnt)?;
     let root = check_root(root, &c)?;
+    let lay = levels(&c, comm, name);
     let mut b = builder(&c);
     let mut st = Staged::new();
     // SAFETY: the caller's contract for buf.
@@ -298,7 +315,11 @@ unsafe fn ibcast(
             st.output(&mut b, buf, n, &t, false)?
         }
     };
-    build::bcast(&mut b, root, r.buf).map_err(coll_err(name))?;
+    match &lay {
+        Some(l) => by_levels::bcast(&mut b, l, root, r.buf),
+        None => build::bcast(&mut b, root, r.buf),
+    }
+    .map_err(coll_err(name))?;
     // SAFETY: the C contract for request.
     unsafe { launch(&c, b, st, request, name) }
 }
@@ -347,6 +368,11 @@ unsafe fn ireduce_like(
     if in_place(send) && !receives {
         return Err(MPI_ERR_BUFFER);
     }
+    // By levels: reduce and allreduce with a commutative op (the order changes).
+    let lay = match kind {
+        RedKind::Reduce(_) | RedKind::Allreduce if red.commutative => levels(&c, comm, name),
+        _ => None,
+    };
     let mut b = builder(&c);
     b.set_combine(combine(&red));
     let mut st = Staged::new();
@@ -370,15 +396,22 @@ unsafe fn ireduce_like(
             (s, r)
         }
     };
-    match kind {
-        RedKind::Reduce(_) => {
+    match (kind, &lay) {
+        (RedKind::Reduce(_), Some(l)) => {
+            let root = root.unwrap_or(0);
+            by_levels::reduce(&mut b, l, root, s.buf, r.buf, len).map_err(coll_err(name))?
+        }
+        (RedKind::Allreduce, Some(l)) => {
+            by_levels::allreduce(&mut b, l, s.buf, r.buf, len).map_err(coll_err(name))?
+        }
+        (RedKind::Reduce(_), _) => {
             let root = root.unwrap_or(0);
             build::reduce(&mut b, root, s.buf, r.buf, len, red.commutative)
                 .map_err(coll_err(name))?
         }
-        RedKind::Allreduce => build::allreduce(&mut b, s.buf, r.buf, len),
-        RedKind::Scan => build::scan(&mut b, s.buf, r.buf, len, false),
-        RedKind::Exscan => build::scan(&mut b, s.buf, r.buf, len, true),
+        (RedKind::Allreduce, _) => build::allreduce(&mut b, s.buf, r.buf, len),
+        (RedKind::Scan, _) => build::scan(&mut b, s.buf, r.buf, len, false),
+        (RedKind::Exscan, _) => build::scan(&mut b, s.buf, r.buf, len, true),
     }
     // SAFETY: the C contract for request.
     unsafe { launch(&c, b, st, request, name) }

@@ -11,6 +11,7 @@ use crate::coll::args::*;
 use crate::datatype;
 use crate::ffi::{finish, mpi_fn};
 use myrix_mpi::coll::nb::build::{self, Block};
+use myrix_mpi::coll::nb::levels as by_levels;
 use myrix_mpi::coll::nb::Builder;
 use std::os::raw::{c_int, c_void};
 
@@ -234,6 +235,7 @@ unsafe fn iallgather(
 ) -> Result<(), c_int> {
     let c = lookup(comm, name)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
+    let lay = super::levels(&c, comm, name);
     let mut b = builder(&c);
     let mut st = Staged::new();
     let ip = in_place(send);
@@ -250,7 +252,11 @@ unsafe fn iallgather(
         let (el, ds) = layout(size, rc, rcounts, &rt)?;
         outputs(&mut st, &mut b, recv, &el, &ds, &rt, ip.then_some(me))?
     };
-    build::allgatherv(&mut b, mine, &blocks).map_err(coll_err(name))?;
+    match &lay {
+        Some(l) => by_levels::allgatherv(&mut b, l, mine, &blocks),
+        None => build::allgatherv(&mut b, mine, &blocks),
+    }
+    .map_err(coll_err(name))?;
     // SAFETY: the C contract for request.
     unsafe { launch(&c, b, st, request, name) }
 }
@@ -292,9 +298,20 @@ unsafe fn ialltoall(
 ) -> Result<(), c_int> {
     let c = lookup(comm, name)?;
     let size = c.ranks.len();
+    let rt = datatype::lookup_committed(rt)?;
+    // By levels: MPI_Ialltoall with blocks of at most MYRIX_MPI_HIER_ALLTOALL_MAX
+    // bytes (the blocking form's switch point; every rank's block is as long).
+    let blen = usize::try_from(rc)
+        .ok()
+        .and_then(|n| n.checked_mul(rt.size()));
+    let lay = match blen {
+        Some(bl) if scd.is_none() && bl <= crate::coll_hier::alltoall_max() => {
+            super::levels(&c, comm, name)
+        }
+        _ => None,
+    };
     let mut b = builder(&c);
     let mut st = Staged::new();
-    let rt = datatype::lookup_committed(rt)?;
     // SAFETY: the caller's contract for the arrays and buffers.
     let (sb, rb) = unsafe {
         let (rel, rds) = layout(size, rc, rcd, &rt)?;
@@ -307,7 +324,11 @@ unsafe fn ialltoall(
         };
         (sb, outputs(&mut st, &mut b, recv, &rel, &rds, &rt, None)?)
     };
-    build::alltoallv(&mut b, &sb, &rb).map_err(coll_err(name))?;
+    match (&lay, blen) {
+        (Some(l), Some(bl)) => by_levels::alltoall(&mut b, l, &sb, &rb, bl),
+        _ => build::alltoallv(&mut b, &sb, &rb),
+    }
+    .map_err(coll_err(name))?;
     // SAFETY: the C contract for request.
     unsafe { launch(&c, b, st, request, name) }
 }

@@ -105,6 +105,18 @@ pub fn forget(h: Handle) {
     infos().attached.remove(&h);
 }
 
+/// Sets `key` to `value` in a program-created info object (an OUT hint the library
+/// gives back, as MPI_Comm_split_type's `mpi_hw_resource_type`).
+pub fn set(info: MPI_Info, key: &str, value: &str) -> Result<(), c_int> {
+    with_mut(info, |p| {
+        match p.iter_mut().find(|(k, _)| k == key) {
+            Some(e) => e.1 = value.to_string(),
+            None => p.push((key.to_string(), value.to_string())),
+        }
+        Ok(())
+    })
+}
+
 /// Runs `f` on a program-created info object (MPI_INFO_ENV and invalid handles
 /// are MPI_ERR_INFO).
 fn with_mut<T>(info: MPI_Info, f: impl FnOnce(&mut Pairs) -> Result<T, c_int>) -> Result<T, c_int> {

@@ -490,3 +490,44 @@ mpi_fn! {
         finish(MPI_COMM_WORLD, name, r)
     }
 }
+
+mpi_fn! {
+    /// The intercommunicator to the parent of a spawned process: MPI_COMM_NULL, as
+    /// for every process MPI_Comm_spawn did not start (myrix has no MPI_Comm_spawn:
+    /// every process is started by the launcher).
+    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
+        let name = "MPI_Comm_get_parent";
+        // SAFETY: parent is NULL or an MPI_Comm.
+        let r = runtime::check(name).and_then(|()| unsafe { put(parent, MPI_COMM_NULL) });
+        finish(MPI_COMM_WORLD, name, r)
+    }
+}
+
+extern "C" {
+    fn PMPI_Barrier(comm: MPI_Comm) -> c_int;
+    fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int;
+}
+
+mpi_fn! {
+    /// Frees a communicator once every rank of it has called (collective): a
+    /// barrier over it, which every pending message to this rank precedes (the
+    /// non-overtaking rule), then MPI_Comm_free. The predefined communicators are
+    /// refused (MPI_ERR_COMM), as by MPI_Comm_free.
+    fn MPI_Comm_disconnect / PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
+        if comm.is_null() {
+            return finish(MPI_COMM_WORLD, "MPI_Comm_disconnect", Err(MPI_ERR_ARG));
+        }
+        // SAFETY: non-NULL, an MPI_Comm by the C contract.
+        let h = unsafe { comm.read() };
+        if matches!(h, MPI_COMM_WORLD | MPI_COMM_SELF | MPI_COMM_NULL) {
+            return finish(h, "MPI_Comm_disconnect", Err(MPI_ERR_COMM));
+        }
+        // SAFETY: a communicator handle; the callee checks it.
+        let rc = unsafe { PMPI_Barrier(h) };
+        if rc != MPI_SUCCESS {
+            return rc;
+        }
+        // SAFETY: the caller's handle pointer.
+        unsafe { PMPI_Comm_free(comm) }
+    }
+}

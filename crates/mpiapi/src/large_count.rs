@@ -7,10 +7,11 @@
 //! these forms for every message, whatever its size.
 //!
 //! The persistent v-forms (`MPI_Allgatherv_init_c` …), whose arrays must outlive the
-//! call, own narrowed copies (`lc_pcoll.rs`). Not here: the neighbourhood v-forms; they
-//! stay unsupported.
+//! call, own narrowed copies (`lc_pcoll.rs`). The blocking neighbourhood v-forms read
+//! as many entries as the topology gives neighbours.
 //!
-//! The functions themselves are in `lc_p2p.rs`, `lc_coll.rs`, `lc_icoll.rs` and `lc_pcoll.rs`; the helpers here.
+//! The functions themselves are in `lc_p2p.rs`, `lc_coll.rs`, `lc_icoll.rs` and
+//! `lc_pcoll.rs`, most of them as lines of [`narrowed!`]; the helpers here.
 //!
 //! This module must never call an `MPI_` (non-`P`) function: a tool wrapping both
 //! forms would count one call twice.
@@ -20,6 +21,15 @@ pub(crate) use crate::ffi::{finish, mpi_fn};
 pub(crate) use std::os::raw::{c_int, c_void};
 
 extern "C" {
+    fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int;
+    fn PMPI_Cartdim_get(comm: MPI_Comm, ndims: *mut c_int) -> c_int;
+    fn PMPI_Graph_neighbors_count(comm: MPI_Comm, rank: c_int, nneighbors: *mut c_int) -> c_int;
+    fn PMPI_Dist_graph_neighbors_count(
+        comm: MPI_Comm,
+        indegree: *mut c_int,
+        outdegree: *mut c_int,
+        weighted: *mut c_int,
+    ) -> c_int;
     fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
     fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int;
     fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int;
@@ -97,6 +107,49 @@ pub(crate) fn root_len(comm: MPI_Comm, root: c_int) -> Option<usize> {
     }
 }
 
+const MPI_CART: c_int = 211;
+const MPI_GRAPH: c_int = 212;
+const MPI_DIST_GRAPH: c_int = 213;
+
+/// A neighbourhood collective's (in, out) degree on a communicator with a topology;
+/// `None` without one (the int form reports MPI_ERR_TOPOLOGY).
+fn degrees(comm: MPI_Comm) -> Option<(usize, usize)> {
+    let (i, o) = match query(PMPI_Topo_test, comm)? {
+        MPI_CART => {
+            let n = 2 * query(PMPI_Cartdim_get, comm)?;
+            (n, n)
+        }
+        MPI_GRAPH => {
+            let me = query(PMPI_Comm_rank, comm)?;
+            let mut n = 0;
+            // SAFETY: a valid out-pointer; the handle is checked by the callee.
+            (unsafe { PMPI_Graph_neighbors_count(comm, me, &mut n) } == MPI_SUCCESS)
+                .then_some(())?;
+            (n, n)
+        }
+        MPI_DIST_GRAPH => {
+            let (mut i, mut o, mut w) = (0, 0, 0);
+            // SAFETY: valid out-pointers; the handle is checked by the callee.
+            (unsafe { PMPI_Dist_graph_neighbors_count(comm, &mut i, &mut o, &mut w) }
+                == MPI_SUCCESS)
+                .then_some(())?;
+            (i, o)
+        }
+        _ => return None,
+    };
+    Some((usize::try_from(i).ok()?, usize::try_from(o).ok()?))
+}
+
+/// Entries of a neighbourhood collective's receive arrays.
+pub(crate) fn in_degree(comm: MPI_Comm) -> Option<usize> {
+    degrees(comm).map(|d| d.0)
+}
+
+/// Entries of a neighbourhood collective's send arrays.
+pub(crate) fn out_degree(comm: MPI_Comm) -> Option<usize> {
+    degrees(comm).map(|d| d.1)
+}
+
 /// The int form's code as it is (it has called the error handler already); a count
 /// that did not fit goes through `comm`'s handler here.
 pub(crate) fn relay(comm: MPI_Comm, name: &str, r: Result<c_int, c_int>) -> c_int {
@@ -110,3 +163,60 @@ pub(crate) fn relay(comm: MPI_Comm, name: &str, r: Result<c_int, c_int>) -> c_in
         }
     }
 }
+
+/// Defines `MPI_X_c` / `PMPI_X_c` over the int form `PMPI_X` (and declares it):
+/// each argument is passed as it is, or narrowed. `count: MPI_Count => c_int` is a
+/// count checked to fit an `int`; `counts: *const MPI_Count => *const c_int [len]`
+/// an array of `len` entries (`Option<usize>`: `None` where this rank does not read
+/// it), each checked, in a copy that lives for the call. A narrowing that fails goes
+/// through the error handler of `on` (a communicator or window handle).
+///
+/// The int form's types are written out, not derived: a declaration that disagreed
+/// with `PMPI_X`'s definition would pass the compiler, so each was checked against
+/// the int form's prototype when written.
+macro_rules! narrowed {
+    ($(
+        fn $name:ident / $pname:ident => $int:ident on $on:expr;
+        ( $($a:ident : $t:ty $(=> $nt:ty $([$len:expr])?)?),* $(,)? )
+    )*) => {$(
+        extern "C" {
+            fn $int($($a: $crate::large_count::int_ty!($t $(, $nt)?)),*) -> c_int;
+        }
+        mpi_fn! {
+            fn $name / $pname($($a: $t),*) -> c_int {
+                let r = (|| -> Result<c_int, c_int> {
+                    // SAFETY: the caller's arguments, counts narrowed (checked) and
+                    // arrays copied for as many entries as the int form reads.
+                    Ok(unsafe { $int($($crate::large_count::int_arg!($a $(, $nt $(, [$len])?)?)),*) })
+                })();
+                relay($on, stringify!($name), r)
+            }
+        }
+    )*};
+}
+pub(crate) use narrowed;
+
+/// The int form's type of a [`narrowed!`] argument.
+macro_rules! int_ty {
+    ($t:ty) => {
+        $t
+    };
+    ($t:ty, $nt:ty) => {
+        $nt
+    };
+}
+pub(crate) use int_ty;
+
+/// The int form's value of a [`narrowed!`] argument (inside its closure).
+macro_rules! int_arg {
+    ($a:ident) => {
+        $a
+    };
+    ($a:ident, $nt:ty) => {
+        int_of($a)?
+    };
+    ($a:ident, $nt:ty, [$len:expr]) => {
+        ptr_of(&ints_of($a, $len)?)
+    };
+}
+pub(crate) use int_arg;

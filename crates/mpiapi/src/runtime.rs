@@ -1,18 +1,34 @@
 //! The library's state: whether MPI is initialized, the job (through
 //! `myrix_mpi::Job`), the thread level, and the error handlers of the predefined
 //! communicators (created communicators keep theirs in `comm`'s table).
+//!
+//! Two models start it (MPI-4 §11): the World model (MPI_Init … MPI_Finalize, whose
+//! phase `MPI_Initialized`/`MPI_Finalized` report) and sessions (`session.rs`). The
+//! runtime comes up with the first of them and is torn down once: by MPI_Finalize
+//! when no session is open, else at process exit (an `atexit` handler), so sessions
+//! can end and start again as often as a program likes. After MPI_Finalize's
+//! teardown it never comes up again (the launcher connection is gone): a later
+//! MPI_Init or MPI_Session_init is refused with a message.
 
 use crate::abi::*;
 use myrix_mpi::Job;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 const NOT_INITIALIZED: u8 = 0;
 const INITIALIZED: u8 = 1;
 const FINALIZED: u8 = 2;
 
+/// The World model's phase.
 static PHASE: AtomicU8 = AtomicU8::new(NOT_INITIALIZED);
+/// The runtime is up (`RT` holds it): set by the first model to start, cleared by
+/// the teardown.
+static UP: AtomicBool = AtomicBool::new(false);
+/// The runtime was torn down; it never comes up again.
+static DOWN: AtomicBool = AtomicBool::new(false);
+/// Sessions open (`session.rs`).
+static SESSIONS: AtomicUsize = AtomicUsize::new(0);
 static WORLD_ERRH: AtomicUsize = AtomicUsize::new(MPI_ERRORS_ARE_FATAL);
 static SELF_ERRH: AtomicUsize = AtomicUsize::new(MPI_ERRORS_ARE_FATAL);
 
@@ -51,18 +67,68 @@ pub fn thread_level(required: c_int) -> c_int {
     }
 }
 
-/// Connects to the launcher (or becomes a singleton).
+/// Whether the runtime is up (by MPI_Init or a session).
+pub fn up() -> bool {
+    UP.load(Ordering::SeqCst)
+}
+
+/// MPI_Init(_thread): starts the World model (and the runtime, unless a session
+/// started it); the thread level provided for `required`.
 pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
     let mut rt = lock();
     if PHASE.load(Ordering::SeqCst) != NOT_INITIALIZED {
         crate::ffi::say!("myrix MPI: {name}: MPI was already initialized (or finalized)");
         return Err(MPI_ERR_OTHER);
     }
+    let provided = thread_level(required);
+    start(&mut rt, provided, name)?;
+    if let Some(r) = rt.as_mut() {
+        r.provided = provided;
+    }
+    PHASE.store(INITIALIZED, Ordering::SeqCst);
+    Ok(provided)
+}
+
+/// MPI_Session_init's share: the runtime up (started here if no model runs yet),
+/// one more session counted.
+pub fn open_session(provided: c_int, name: &str) -> Result<(), c_int> {
+    let mut rt = lock();
+    start(&mut rt, provided, name)?;
+    SESSIONS.fetch_add(1, Ordering::SeqCst);
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain `extern "C" fn()`.
+        unsafe { libc::atexit(teardown_at_exit) };
+    });
+    Ok(())
+}
+
+/// The teardown of a runtime that sessions kept up: every rank's process runs it
+/// as it exits (collective over the job, as MPI_Finalize). Not while the World
+/// model runs: a program that exits without MPI_Finalize is erroneous, and its
+/// launcher reports it.
+extern "C" fn teardown_at_exit() {
+    if UP.load(Ordering::SeqCst) && PHASE.load(Ordering::SeqCst) != INITIALIZED {
+        let _ = std::panic::catch_unwind(|| teardown("MPI_Session_finalize (at exit)"));
+    }
+}
+
+/// Connects to the launcher (or becomes a singleton), unless the runtime is up.
+fn start(rt: &mut Option<Runtime>, provided: c_int, name: &str) -> Result<(), c_int> {
+    if DOWN.load(Ordering::SeqCst) {
+        crate::ffi::say!(
+            "myrix MPI: {name}: MPI was finalized (MPI_Finalize or the last session) and \
+             cannot be started again in this process"
+        );
+        return Err(MPI_ERR_OTHER);
+    }
+    if rt.is_some() {
+        return Ok(());
+    }
     let job = Job::init().map_err(|e| {
         crate::ffi::say!("myrix MPI: {name}: cannot join the job: {e}");
         MPI_ERR_OTHER
     })?;
-    let provided = thread_level(required);
     // Waits spin hard unless this job alone has more ranks here than cores.
     myrix_rsm::spin::set_local_procs(job.local_size as usize);
     let mut job = job;
@@ -76,8 +142,8 @@ pub fn init(required: c_int, name: &str) -> Result<c_int, c_int> {
         provided,
         main_thread: std::thread::current().id(),
     });
-    PHASE.store(INITIALIZED, Ordering::SeqCst);
-    Ok(provided)
+    UP.store(true, Ordering::SeqCst);
+    Ok(())
 }
 
 /// Advances nonblocking collective schedules, if any run: called from waits that do
@@ -127,33 +193,57 @@ const LOST_CHECK_EVERY: u32 = 64;
 /// set-up uses `u32::MAX - 1`).
 const NO_TRAFFIC_CTX: u32 = u32::MAX;
 
-/// Runs `f` on the initialized runtime; `MPI_ERR_OTHER` before init or after
-/// finalize (with a message naming `name`).
+/// Runs `f` on the runtime; `MPI_ERR_OTHER` before init or after finalize (with a
+/// message naming `name`).
 pub fn with<T>(name: &str, f: impl FnOnce(&mut Runtime) -> Result<T, c_int>) -> Result<T, c_int> {
     let mut rt = lock();
-    match (PHASE.load(Ordering::SeqCst), rt.as_mut()) {
-        (INITIALIZED, Some(r)) => f(r),
-        (FINALIZED, _) => {
+    match rt.as_mut().filter(|_| UP.load(Ordering::SeqCst)) {
+        Some(r) => f(r),
+        None if DOWN.load(Ordering::SeqCst) => {
             crate::ffi::say!("myrix MPI: {name} called after MPI_Finalize");
             Err(MPI_ERR_OTHER)
         }
-        _ => {
+        None => {
             crate::ffi::say!("myrix MPI: {name} called before MPI_Init");
             Err(MPI_ERR_OTHER)
         }
     }
 }
 
-/// `Ok` between init and finalize; otherwise the error `with` would report.
+/// `Ok` while the runtime is up; otherwise the error `with` would report.
 pub fn check(name: &str) -> Result<(), c_int> {
-    if PHASE.load(Ordering::SeqCst) == INITIALIZED {
+    if UP.load(Ordering::SeqCst) {
         return Ok(());
     }
     with(name, |_| Ok(()))
 }
 
-/// Finalizes: tells the launcher, keeps the job for nothing else.
+/// MPI_Finalize: ends the World model; tears the runtime down unless a session is
+/// still open (then it goes at exit).
 pub fn finalize(name: &str) -> Result<(), c_int> {
+    if PHASE.load(Ordering::SeqCst) != INITIALIZED {
+        crate::ffi::say!("myrix MPI: {name}: MPI is not initialized (or already finalized)");
+        return Err(MPI_ERR_OTHER);
+    }
+    if SESSIONS.load(Ordering::SeqCst) == 0 {
+        teardown(name)?;
+    }
+    PHASE.store(FINALIZED, Ordering::SeqCst);
+    Ok(())
+}
+
+/// MPI_Session_finalize's share: one session fewer. The runtime stays up for the
+/// next session or MPI_Init (torn down by MPI_Finalize or at exit).
+pub fn close_session() -> Result<(), c_int> {
+    SESSIONS
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .map(drop)
+        .map_err(|_| MPI_ERR_SESSION)
+}
+
+/// Tells the launcher this rank is done and releases everything: collective over
+/// the job (each rank tears down once, whichever model finishes last there).
+fn teardown(name: &str) -> Result<(), c_int> {
     // Every rank reaches here before any tears down the segments its peers write
     // into; buffered sends still in flight are delivered first.
     let world = crate::comm::lookup(MPI_COMM_WORLD, name)?;
@@ -182,7 +272,8 @@ pub fn finalize(name: &str) -> Result<(), c_int> {
             MPI_ERR_OTHER
         })
     })?;
-    PHASE.store(FINALIZED, Ordering::SeqCst);
+    UP.store(false, Ordering::SeqCst);
+    DOWN.store(true, Ordering::SeqCst);
     Ok(())
 }
 
@@ -190,7 +281,7 @@ pub fn finalize(name: &str) -> Result<(), c_int> {
 pub fn abort(code: c_int, why: &str) -> ! {
     let mut rt = lock();
     match rt.as_mut() {
-        Some(r) if PHASE.load(Ordering::SeqCst) == INITIALIZED => r.job.abort(code, why),
+        Some(r) if UP.load(Ordering::SeqCst) => r.job.abort(code, why),
         _ => std::process::exit(i32::from(myrix_mpi::launch::exit_status(code))),
     }
 }
@@ -259,7 +350,7 @@ pub fn error(comm: MPI_Comm, code: c_int, name: &str) -> c_int {
 
 fn with_rank() -> String {
     match lock().as_ref() {
-        Some(r) if initialized() => format!(" on rank {}", r.job.rank),
+        Some(r) if up() => format!(" on rank {}", r.job.rank),
         _ => String::new(),
     }
 }

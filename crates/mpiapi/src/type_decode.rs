@@ -57,6 +57,9 @@ pub struct Recipe {
     pub combiner: c_int,
     pub large: bool,
     pub ints: Vec<i64>,
+    /// The `int` arguments of a `_c` constructor that stay `int`s (the subarray's
+    /// and darray's `ndims`, `order` …); empty for every other recipe.
+    pub plain: Vec<c_int>,
     pub addrs: Vec<i64>,
     pub types: Vec<Inner>,
 }
@@ -89,9 +92,16 @@ impl Recipe {
             combiner,
             large: std::mem::size_of::<C>() > std::mem::size_of::<c_int>(),
             ints: Vec::new(),
+            plain: Vec::new(),
             addrs: Vec::new(),
             types: Vec::new(),
         }
+    }
+
+    /// An argument that is an `int` in the `_c` form too.
+    pub fn plain(mut self, v: &[c_int]) -> Recipe {
+        self.plain.extend_from_slice(v);
+        self
     }
 
     pub fn int<T: Arg>(mut self, v: T) -> Recipe {
@@ -132,7 +142,7 @@ impl Recipe {
     fn counts(&self) -> (usize, usize, usize, usize) {
         let nt = self.types.len();
         if self.large {
-            (0, 0, self.ints.len() + self.addrs.len(), nt)
+            (self.plain.len(), 0, self.ints.len() + self.addrs.len(), nt)
         } else {
             (self.ints.len(), self.addrs.len(), 0, nt)
         }
@@ -226,8 +236,11 @@ unsafe fn contents(
     }
     if r.large {
         let all = r.ints.iter().chain(&r.addrs).copied();
-        // SAFETY: the caller's contract for counts (mc elements).
-        unsafe { fill(counts, mc, all.collect::<Vec<_>>().into_iter())? };
+        // SAFETY: the caller's contract for counts (mc elements) and ints.
+        unsafe {
+            fill(counts, mc, all.collect::<Vec<_>>().into_iter())?;
+            fill(ints, mi, r.plain.iter().copied())?;
+        }
     } else {
         // Recorded from `int` arguments, so each fits.
         let is = r.ints.iter().map(|&x| x as c_int);
@@ -319,5 +332,40 @@ mpi_fn! {
             }
         })();
         finish(W, "MPI_Type_get_contents_c", r)
+    }
+}
+
+/// The predefined pair types of MINLOC/MAXLOC, by (value type, index type).
+const VALUE_INDEX: [(MPI_Datatype, MPI_Datatype, MPI_Datatype); 9] = [
+    (0x210, 0x209, 0x228), // MPI_FLOAT, MPI_INT: MPI_FLOAT_INT
+    (0x214, 0x209, 0x229), // MPI_DOUBLE, MPI_INT: MPI_DOUBLE_INT
+    (0x20a, 0x209, 0x22a), // MPI_LONG, MPI_INT: MPI_LONG_INT
+    (0x209, 0x209, 0x22b), // MPI_INT, MPI_INT: MPI_2INT
+    (0x208, 0x209, 0x22c), // MPI_SHORT, MPI_INT: MPI_SHORT_INT
+    (0x220, 0x209, 0x22d), // MPI_LONG_DOUBLE, MPI_INT: MPI_LONG_DOUBLE_INT
+    (0x21a, 0x21a, 0x230), // MPI_REAL: MPI_2REAL
+    (0x21c, 0x21c, 0x231), // MPI_DOUBLE_PRECISION: MPI_2DOUBLE_PRECISION
+    (0x219, 0x219, 0x232), // MPI_INTEGER: MPI_2INTEGER
+];
+
+mpi_fn! {
+    /// MPI-4.1: the predefined type pairing `value_type` with `index_type` (the
+    /// MINLOC/MAXLOC pair types), MPI_DATATYPE_NULL when there is none.
+    fn MPI_Type_get_value_index / PMPI_Type_get_value_index(value_type: MPI_Datatype, index_type: MPI_Datatype, pair_type: *mut MPI_Datatype) -> c_int {
+        let r = (|| {
+            if datatype::predefined(value_type).is_none() && datatype::parts(value_type).is_none() {
+                return Err(MPI_ERR_TYPE);
+            }
+            if datatype::predefined(index_type).is_none() && datatype::parts(index_type).is_none() {
+                return Err(MPI_ERR_TYPE);
+            }
+            let pair = VALUE_INDEX
+                .iter()
+                .find(|p| p.0 == value_type && p.1 == index_type)
+                .map_or(MPI_DATATYPE_NULL, |p| p.2);
+            // SAFETY: pair_type is NULL or an MPI_Datatype.
+            unsafe { put(pair_type, pair) }
+        })();
+        finish(MPI_COMM_WORLD, "MPI_Type_get_value_index", r)
     }
 }

@@ -1,11 +1,11 @@
-//! MPI_Type_create_subarray and MPI_Type_create_darray at the C boundary: the
-//! arguments checked into `myrix_mpi::datatype::Datatype::{subarray, darray}`,
-//! the result stored as a new (uncommitted) derived type.
+//! MPI_Type_create_subarray and MPI_Type_create_darray (and their `_c` forms, whose
+//! sizes and starts are MPI_Counts) at the C boundary: the arguments checked into
+//! `myrix_mpi::datatype::Datatype::{subarray, darray}`, the result stored as a new
+//! (uncommitted) derived type whose recipe keeps the arguments as given.
 
 use crate::abi::*;
 use crate::datatype::{lookup, store};
 use crate::ffi::{finish, mpi_fn};
-use crate::topo::ints;
 use crate::type_decode::*;
 use myrix_mpi::datatype::{Datatype, Distrib, GridError};
 use std::os::raw::c_int;
@@ -25,9 +25,9 @@ fn order(o: c_int) -> Result<bool, c_int> {
     }
 }
 
-fn sizes(v: &[c_int]) -> Result<Vec<usize>, c_int> {
+fn sizes<T: Copy + TryInto<usize>>(v: &[T]) -> Result<Vec<usize>, c_int> {
     v.iter()
-        .map(|&x| usize::try_from(x).map_err(|_| MPI_ERR_ARG))
+        .map(|&x| x.try_into().map_err(|_| MPI_ERR_ARG))
         .collect()
 }
 
@@ -49,65 +49,164 @@ unsafe fn put_type(
     }
 }
 
+/// `ndims` entries of a C array of `T` (NULL with entries is MPI_ERR_ARG).
+///
+/// # Safety
+/// `p` is NULL or holds `ndims` values.
+unsafe fn arr<'a, T>(p: *const T, ndims: c_int) -> Result<&'a [T], c_int> {
+    let n = usize::try_from(ndims).map_err(|_| MPI_ERR_ARG)?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // SAFETY: non-NULL, n values by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// MPI_Type_create_subarray(_c)'s body; `T` is `int` or MPI_Count.
+///
+/// # Safety
+/// The three arrays hold `ndims` values; `newtype` is NULL or an MPI_Datatype.
+unsafe fn subarray<T: Copy + TryInto<usize> + Arg>(
+    ndims: c_int,
+    a: *const T,
+    b: *const T,
+    c: *const T,
+    order_: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> Result<(), c_int> {
+    // SAFETY: the caller's contract.
+    let (a, b, c) = unsafe { (arr(a, ndims)?, arr(b, ndims)?, arr(c, ndims)?) };
+    let rc = Recipe::new::<T>(MPI_COMBINER_SUBARRAY);
+    let rc = if rc.large {
+        // The `_c` form: ndims and order stay ints, the arrays are counts.
+        rc.plain(&[ndims, order_]).ints(a).ints(b).ints(c)
+    } else {
+        rc.int(ndims).ints(a).ints(b).ints(c).int(order_)
+    };
+    let rc = rc.ty(oldtype)?;
+    let old = lookup(oldtype)?;
+    let t = Datatype::subarray(&sizes(a)?, &sizes(b)?, &sizes(c)?, order(order_)?, &old);
+    // SAFETY: the caller's contract for newtype.
+    unsafe { put_type(newtype, t, rc) }
+}
+
 mpi_fn! {
     fn MPI_Type_create_subarray / PMPI_Type_create_subarray(ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-        let r = (|| {
-            // SAFETY: the three arrays hold ndims ints (C contract).
-            let (a, b, c) = unsafe {
-                (
-                    ints(array_of_sizes, ndims, MPI_ERR_ARG)?,
-                    ints(array_of_subsizes, ndims, MPI_ERR_ARG)?,
-                    ints(array_of_starts, ndims, MPI_ERR_ARG)?,
-                )
-            };
-            let rc = Recipe::new::<c_int>(MPI_COMBINER_SUBARRAY).int(ndims).ints(a).ints(b).ints(c).int(order_).ty(oldtype)?;
-            let old = lookup(oldtype)?;
-            let t = Datatype::subarray(&sizes(a)?, &sizes(b)?, &sizes(c)?, order(order_)?, &old);
-            // SAFETY: newtype is NULL or an MPI_Datatype.
-            unsafe { put_type(newtype, t, rc) }
-        })();
+        // SAFETY: the C contract, forwarded.
+        let r = unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order_, oldtype, newtype) };
         finish(MPI_COMM_WORLD, "MPI_Type_create_subarray", r)
     }
 }
 
 mpi_fn! {
+    fn MPI_Type_create_subarray_c / PMPI_Type_create_subarray_c(ndims: c_int, array_of_sizes: *const MPI_Count, array_of_subsizes: *const MPI_Count, array_of_starts: *const MPI_Count, order_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+        // SAFETY: the C contract, forwarded.
+        let r = unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order_, oldtype, newtype) };
+        finish(MPI_COMM_WORLD, "MPI_Type_create_subarray_c", r)
+    }
+}
+
+/// MPI_Type_create_darray(_c)'s body; `T` (the global sizes) is `int` or MPI_Count.
+///
+/// # Safety
+/// The four arrays hold `ndims` values; `newtype` is NULL or an MPI_Datatype.
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray<T: Copy + TryInto<usize> + Arg>(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const T,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order_: c_int,
+    oldtype: MPI_Datatype,
+    newtype: *mut MPI_Datatype,
+) -> Result<(), c_int> {
+    // SAFETY: the caller's contract.
+    let (g, d, a, p) = unsafe {
+        (
+            arr(gsizes, ndims)?,
+            arr(distribs, ndims)?,
+            arr(dargs, ndims)?,
+            arr(psizes, ndims)?,
+        )
+    };
+    let darg = |x: c_int| -> Result<Option<usize>, c_int> {
+        if x == MPI_DISTRIBUTE_DFLT_DARG {
+            Ok(None)
+        } else {
+            usize::try_from(x)
+                .ok()
+                .filter(|&v| v > 0)
+                .map(Some)
+                .ok_or(MPI_ERR_ARG)
+        }
+    };
+    let ds = d
+        .iter()
+        .zip(a)
+        .map(|(&k, &x)| match k {
+            MPI_DISTRIBUTE_NONE => Ok(Distrib::None),
+            MPI_DISTRIBUTE_BLOCK => darg(x).map(Distrib::Block),
+            MPI_DISTRIBUTE_CYCLIC => darg(x).map(Distrib::Cyclic),
+            _ => Err(MPI_ERR_ARG),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let rc = Recipe::new::<T>(MPI_COMBINER_DARRAY);
+    let rc = if rc.large {
+        // The `_c` form: the global sizes are counts, the rest ints.
+        let plain: Vec<c_int> = [size, rank, ndims]
+            .into_iter()
+            .chain(d.iter().copied())
+            .chain(a.iter().copied())
+            .chain(p.iter().copied())
+            .chain([order_])
+            .collect();
+        rc.plain(&plain).ints(g)
+    } else {
+        rc.int(size)
+            .int(rank)
+            .int(ndims)
+            .ints(g)
+            .ints(d)
+            .ints(a)
+            .ints(p)
+            .int(order_)
+    };
+    let rc = rc.ty(oldtype)?;
+    let size = usize::try_from(size).map_err(|_| MPI_ERR_ARG)?;
+    let rank = usize::try_from(rank).map_err(|_| MPI_ERR_RANK)?;
+    let old = lookup(oldtype)?;
+    let t = Datatype::darray(
+        size,
+        rank,
+        &sizes(g)?,
+        &ds,
+        &sizes(p)?,
+        order(order_)?,
+        &old,
+    );
+    // SAFETY: the caller's contract for newtype.
+    unsafe { put_type(newtype, t, rc) }
+}
+
+mpi_fn! {
     fn MPI_Type_create_darray / PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-        let r = (|| {
-            // SAFETY: the four arrays hold ndims ints (C contract).
-            let (g, d, a, p) = unsafe {
-                (
-                    ints(array_of_gsizes, ndims, MPI_ERR_ARG)?,
-                    ints(array_of_distribs, ndims, MPI_ERR_ARG)?,
-                    ints(array_of_dargs, ndims, MPI_ERR_ARG)?,
-                    ints(array_of_psizes, ndims, MPI_ERR_ARG)?,
-                )
-            };
-            let darg = |x: c_int| -> Result<Option<usize>, c_int> {
-                if x == MPI_DISTRIBUTE_DFLT_DARG {
-                    Ok(None)
-                } else {
-                    usize::try_from(x).ok().filter(|&v| v > 0).map(Some).ok_or(MPI_ERR_ARG)
-                }
-            };
-            let ds = d
-                .iter()
-                .zip(a)
-                .map(|(&k, &x)| match k {
-                    MPI_DISTRIBUTE_NONE => Ok(Distrib::None),
-                    MPI_DISTRIBUTE_BLOCK => darg(x).map(Distrib::Block),
-                    MPI_DISTRIBUTE_CYCLIC => darg(x).map(Distrib::Cyclic),
-                    _ => Err(MPI_ERR_ARG),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let rc = Recipe::new::<c_int>(MPI_COMBINER_DARRAY).int(size).int(rank).int(ndims);
-            let rc = rc.ints(g).ints(d).ints(a).ints(p).int(order_).ty(oldtype)?;
-            let size = usize::try_from(size).map_err(|_| MPI_ERR_ARG)?;
-            let rank = usize::try_from(rank).map_err(|_| MPI_ERR_RANK)?;
-            let old = lookup(oldtype)?;
-            let t = Datatype::darray(size, rank, &sizes(g)?, &ds, &sizes(p)?, order(order_)?, &old);
-            // SAFETY: newtype is NULL or an MPI_Datatype.
-            unsafe { put_type(newtype, t, rc) }
-        })();
+        // SAFETY: the C contract, forwarded.
+        let r = unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order_, oldtype, newtype) };
         finish(MPI_COMM_WORLD, "MPI_Type_create_darray", r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+        // SAFETY: the C contract, forwarded.
+        let r = unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order_, oldtype, newtype) };
+        finish(MPI_COMM_WORLD, "MPI_Type_create_darray_c", r)
     }
 }

@@ -69,6 +69,9 @@ pub struct TestNet<C: Codec = Mx> {
     /// Per engine, a blocking receive waiting without a request: frames to that engine
     /// go through [`Engine::handle_frame_direct`], as an endpoint's `recv` delivers them.
     pub direct: HashMap<usize, DirectRecv>,
+    /// When set, every frame sent (before loss) as (source, destination, bytes): a
+    /// capture for tests that read the wire.
+    pub tap: Option<Vec<(usize, usize, Vec<u8>)>>,
 }
 
 impl<C: Codec> TestNet<C> {
@@ -88,6 +91,7 @@ impl<C: Codec> TestNet<C> {
             duplicated: 0,
             lent: HashMap::new(),
             direct: HashMap::new(),
+            tap: None,
         }
     }
 
@@ -132,6 +136,9 @@ impl<C: Codec> TestNet<C> {
     /// configured): for frames an engine handed out directly, as `Engine::isend_into` does.
     pub fn send_frame(&mut self, src: usize, dst: usize, frame: &[u8]) {
         self.sent += 1;
+        if let Some(tap) = self.tap.as_mut() {
+            tap.push((src, dst, frame.to_vec()));
+        }
         if self.rng.gen_bool(self.cfg.loss) {
             self.lost += 1;
             return;

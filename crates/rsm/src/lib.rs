@@ -356,3 +356,11 @@ impl SignalFlags {
         }
     }
 }
+
+/// A random number from the kernel (getrandom), with no thread-local state: segment
+/// ids and file names are chosen by it also where thread-locals are gone (an
+/// `atexit` teardown: MPI's sessions end the job there).
+pub(crate) fn random_u64() -> u64 {
+    use rand::RngCore;
+    rand::rngs::OsRng.next_u64()
+}

@@ -16,14 +16,47 @@ use myrix_rsm::{
     BarrierMode, BarrierType, Controller, ExportFlags, NodeId, Perm, RsmError, SegmentId,
 };
 
-const A: &str = "myrix-rsm-a";
-const B: &str = "myrix-rsm-b";
 const LEN: usize = 1 << 20;
-const UDP_TABLE: &str = "1 udp:10.79.0.1:7101 udp:10.79.1.1:7101\n\
-                         2 udp:10.79.0.2:7102 udp:10.79.1.2:7102\n";
+
+/// This process's namespaces and veth ends (`mra<pid>`, `mrb<pid>`; veths
+/// `mra0<pid>`.. at most 15 bytes), so a run never meets CI's namespaces or another
+/// run's.
+struct Names {
+    a: String,
+    b: String,
+    /// Rail r's veth end in namespace a, and in b.
+    va: [String; 2],
+    vb: [String; 2],
+}
+
+fn names() -> &'static Names {
+    static N: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
+    N.get_or_init(|| {
+        let pid = std::process::id();
+        Names {
+            a: format!("mra{pid}"),
+            b: format!("mrb{pid}"),
+            va: [format!("mra0{pid}"), format!("mra1{pid}")],
+            vb: [format!("mrb0{pid}"), format!("mrb1{pid}")],
+        }
+    })
+}
+
+fn udp_table() -> String {
+    "1 udp:10.79.0.1:7101 udp:10.79.1.1:7101\n\
+     2 udp:10.79.0.2:7102 udp:10.79.1.2:7102\n"
+        .to_string()
+}
+
 /// The same nodes over raw Ethernet (the veth ends get these addresses).
-const ETH_TABLE: &str = "1 eth:mxrsm-a0@02:79:00:00:00:a0 eth:mxrsm-a1@02:79:00:00:00:a1\n\
-                         2 eth:mxrsm-b0@02:79:00:00:00:b0 eth:mxrsm-b1@02:79:00:00:00:b1\n";
+fn eth_table() -> String {
+    let n = names();
+    format!(
+        "1 eth:{}@02:79:00:00:00:a0 eth:{}@02:79:00:00:00:a1\n\
+         2 eth:{}@02:79:00:00:00:b0 eth:{}@02:79:00:00:00:b1\n",
+        n.va[0], n.va[1], n.vb[0], n.vb[1]
+    )
+}
 
 fn sh(args: &[&str]) {
     let st = Command::new("ip").args(args).status().unwrap();
@@ -35,48 +68,49 @@ struct Namespaces;
 
 impl Namespaces {
     fn up() -> Namespaces {
+        let (a, b) = (names().a.as_str(), names().b.as_str());
         Self::down();
         let n = Namespaces;
-        sh(&["netns", "add", A]);
-        sh(&["netns", "add", B]);
+        sh(&["netns", "add", a]);
+        sh(&["netns", "add", b]);
         for r in 0..2 {
-            let (va, vb) = (format!("mxrsm-a{r}"), format!("mxrsm-b{r}"));
+            let (va, vb) = (&names().va[r], &names().vb[r]);
             let (ma, mb) = (
                 format!("02:79:00:00:00:a{r}"),
                 format!("02:79:00:00:00:b{r}"),
             );
             sh(&[
-                "link", "add", &va, "address", &ma, "type", "veth", "peer", "name", &vb, "address",
+                "link", "add", va, "address", &ma, "type", "veth", "peer", "name", vb, "address",
                 &mb,
             ]);
-            sh(&["link", "set", &va, "netns", A]);
-            sh(&["link", "set", &vb, "netns", B]);
+            sh(&["link", "set", va, "netns", a]);
+            sh(&["link", "set", vb, "netns", b]);
             sh(&[
                 "-n",
-                A,
+                a,
                 "addr",
                 "add",
                 &format!("10.79.{r}.1/24"),
                 "dev",
-                &va,
+                va,
             ]);
             sh(&[
                 "-n",
-                B,
+                b,
                 "addr",
                 "add",
                 &format!("10.79.{r}.2/24"),
                 "dev",
-                &vb,
+                vb,
             ]);
-            sh(&["-n", A, "link", "set", &va, "up"]);
-            sh(&["-n", B, "link", "set", &vb, "up"]);
+            sh(&["-n", a, "link", "set", va, "up"]);
+            sh(&["-n", b, "link", "set", vb, "up"]);
         }
-        sh(&["-n", A, "link", "set", "lo", "up"]);
-        sh(&["-n", B, "link", "set", "lo", "up"]);
+        sh(&["-n", a, "link", "set", "lo", "up"]);
+        sh(&["-n", b, "link", "set", "lo", "up"]);
         // Loss, duplication and reordering on the surviving rail where the kernel has
         // netem (as .ci/netns.sh); without it the engine's own tests cover loss.
-        for (ns, dev) in [(A, "mxrsm-a0"), (B, "mxrsm-b0")] {
+        for (ns, dev) in [(a, &names().va[0]), (b, &names().vb[0])] {
             let ok = Command::new("ip")
                 .args([
                     "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root",
@@ -95,7 +129,7 @@ impl Namespaces {
     }
 
     fn down() {
-        for ns in [A, B] {
+        for ns in [&names().a, &names().b] {
             let _ = Command::new("ip")
                 .args(["netns", "del", ns])
                 .stderr(Stdio::null())
@@ -107,6 +141,16 @@ impl Namespaces {
 impl Drop for Namespaces {
     fn drop(&mut self) {
         Self::down();
+    }
+}
+
+/// A child process, killed and reaped when dropped (also when the test panics).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -192,8 +236,8 @@ fn rail_down_between_namespaces() {
         );
         return;
     }
-    run("udp", UDP_TABLE);
-    run("eth", ETH_TABLE);
+    run("udp", &udp_table());
+    run("eth", &eth_table());
 }
 
 fn run(kind: &str, table_text: &str) {
@@ -216,8 +260,8 @@ fn run(kind: &str, table_text: &str) {
             .spawn()
             .unwrap()
     };
-    let mut exp = child(A, "export", "1", "");
-    let mut exp_out = BufReader::new(exp.stdout.take().unwrap());
+    let mut exp = Child(child(&names().a, "export", "1", ""));
+    let mut exp_out = BufReader::new(exp.0.stdout.take().unwrap());
     let mut line = String::new();
     let seg = loop {
         line.clear();
@@ -229,24 +273,23 @@ fn run(kind: &str, table_text: &str) {
             break hex.to_string();
         }
     };
-    let mut imp = child(B, "import", "2", &seg);
-    let mut imp_in = imp.stdin.take().unwrap();
-    let imp_out = BufReader::new(imp.stdout.take().unwrap());
+    let mut imp = Child(child(&names().b, "import", "2", &seg));
+    let mut imp_in = imp.0.stdin.take().unwrap();
+    let imp_out = BufReader::new(imp.0.stdout.take().unwrap());
     let mut passed = false;
     for l in imp_out.lines() {
         let l = l.unwrap();
         eprintln!("{kind} importer: {l}");
         if l.ends_with("DOWN") {
-            sh(&["-n", A, "link", "set", "mxrsm-a1", "down"]);
+            sh(&["-n", &names().a, "link", "set", &names().va[1], "down"]);
             writeln!(imp_in, "go").unwrap();
         }
         if l.ends_with("PASS") {
             passed = true;
         }
     }
-    let st = imp.wait().unwrap();
-    let _ = exp.kill();
-    let _ = exp.wait();
+    let st = imp.0.wait().unwrap();
+    drop(exp);
     let _ = std::fs::remove_file(&table);
     std::thread::sleep(Duration::from_millis(10));
     assert!(passed && st.success(), "the {kind} importer failed");

@@ -13,6 +13,53 @@ use crate::mx::{self, Body, Error, Header, Kind, Repr, WholeEager};
 pub mod omx;
 pub use omx::Omx;
 
+/// Sequence numbers between the engine and a layout whose numbers are narrower than the
+/// engine's 16 bits (Open-MX's `lib_seqnum`: 14 bits of sequence number, 2 of session
+/// on top, `OMX__SEQNUM_BITS`). The engine numbers each peer's frames 0, 1, 2… in 16
+/// bits; the wire numbers them from a `base` (the first wire number of the session:
+/// the one the receiver announced at connect) in `bits` bits, wrapping without
+/// touching the bits above. `from_wire` is `to_wire`'s exact inverse for every engine
+/// number within half the wire's range (2^13 for Open-MX) of `near`, the engine number
+/// expected; the engine's windows stay inside that. With 16 bits and base 0 both are the
+/// identity.
+pub mod seq {
+    #[inline(always)]
+    const fn mask(bits: u32) -> u16 {
+        if bits >= 16 {
+            u16::MAX
+        } else {
+            (1 << bits) - 1
+        }
+    }
+
+    /// The wire number of engine number `s`.
+    #[inline(always)]
+    pub const fn to_wire(base: u16, s: u16, bits: u32) -> u16 {
+        let m = mask(bits);
+        (base & !m) | (base.wrapping_add(s) & m)
+    }
+
+    /// The engine number of wire number `w`, taken as the one nearest `near`; `None`
+    /// when its session bits are not `base`'s (a frame of another session, which
+    /// Open-MX's library drops as obsolete).
+    #[inline(always)]
+    pub const fn from_wire(base: u16, w: u16, near: u16, bits: u32) -> Option<u16> {
+        let m = mask(bits);
+        if (w ^ base) & !m != 0 {
+            return None;
+        }
+        // Distance from `near` on the wire, then sign-extended from `bits` bits.
+        let x = w.wrapping_sub(to_wire(base, near, bits)) & m;
+        let half = m / 2 + 1;
+        let delta = if x >= half {
+            x.wrapping_sub(m).wrapping_sub(1)
+        } else {
+            x
+        };
+        Some(near.wrapping_add(delta))
+    }
+}
+
 /// A frame layout for MX's events; see the module docs.
 pub trait Codec {
     /// Bytes before a whole eager message's data: what [`Codec::emit_whole_eager`]
@@ -32,6 +79,29 @@ pub trait Codec {
     /// its peer announced at connect, the receiver checks it is its own) rather than
     /// the sender's (myrix). Connect requests and replies carry the sender's either way.
     const RECEIVER_SESSION: bool = false;
+
+    /// The bits of a connect's request handle its reply brings back: all of them, or
+    /// (Open-MX: the 8-bit `connect_seqnum`) the low ones, and the engine finds its
+    /// connect to the replier by them.
+    const CONNECT_REQUEST_MASK: u32 = u32::MAX;
+
+    /// Bits of a sequence number on the wire: 16 (myrix: the engine's numbers as they
+    /// are), or fewer (Open-MX: 14) with the rest, above them, a session number that
+    /// sequence arithmetic never touches. See [`seq`].
+    const SEQ_BITS: u32 = 16;
+
+    /// The wire number a fresh receiver expects first (Open-MX resets to 1).
+    const SEQ_START: u16 = 0;
+
+    /// Pull replies are cut on a grid of the reply frame's data room counted from the
+    /// message's start (Open-MX's driver replies frame by frame, numbering each by its
+    /// place on that grid: `frame_seqnum`), rather than from the pull's offset.
+    const PULL_REPLY_GRID: bool = false;
+
+    /// A frame of a known peer whose session is not the one expected is answered with a
+    /// [`Body::Nack`] (Open-MX's driver does so for messages, notifies and pulls), and a
+    /// NACK received ends the refused request; otherwise such frames are dropped.
+    const NACKS: bool = false;
 
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]
@@ -156,5 +226,57 @@ mod tests {
         let w = Mx::parse_whole_eager(&slow[..n]).unwrap();
         assert_eq!((w.header, w.data), (h, &b"abc"[..]));
         assert!(Mx::parse(&slow[..Mx::EAGER_HEAD - 1]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod seq_tests {
+    use super::seq::{from_wire, to_wire};
+    use crate::omx::LibSeqnum;
+    use proptest::prelude::*;
+
+    /// 16 bits from base 0: the engine's numbers are the wire's.
+    #[test]
+    fn sixteen_bits_is_the_identity() {
+        for s in [0u16, 1, 0x3fff, 0x4000, 0xffff] {
+            assert_eq!(to_wire(0, s, 16), s);
+            assert_eq!(from_wire(0, s, s.wrapping_sub(5), 16), Some(s));
+        }
+    }
+
+    /// Open-MX's wrap: from 0x3fff the next number is 0 of the same session (2 bits
+    /// kept), as `OMX__SEQNUM_INCREASE` does; and back.
+    #[test]
+    fn fourteen_bits_wrap_inside_the_session() {
+        let base = LibSeqnum::new(2, 1).0;
+        assert_eq!(to_wire(base, 0, 14), 0x8001);
+        assert_eq!(to_wire(base, 0x3ffe, 14), 0xbfff);
+        assert_eq!(to_wire(base, 0x3fff, 14), 0x8000);
+        assert_eq!(to_wire(base, 0x4000, 14), 0x8001);
+        assert_eq!(from_wire(base, 0x8000, 0x3ff0, 14), Some(0x3fff));
+        assert_eq!(from_wire(base, 0x8001, 0x3ff0, 14), Some(0x4000));
+        assert_eq!(from_wire(base, 0x8001, 0x4010, 14), Some(0x4000));
+        // Another session's number is refused whatever its sequence part.
+        assert_eq!(from_wire(base, 0x4001, 0x3ff0, 14), None);
+        assert_eq!(from_wire(base, 0xc001, 0, 14), None);
+    }
+
+    proptest! {
+        /// Exact both ways for every engine number within 2^13 of the one expected,
+        /// and what goes on the wire keeps the base's session bits and steps as
+        /// `LibSeqnum::add` does.
+        #[test]
+        fn the_mapping_is_exact_both_ways(
+            base in any::<u16>(),
+            near in any::<u16>(),
+            d in -8191i32..8192,
+        ) {
+            let s = (near as i32 + d) as u16;
+            let w = to_wire(base, s, 14);
+            prop_assert_eq!(LibSeqnum(w).session(), LibSeqnum(base).session());
+            prop_assert_eq!(LibSeqnum(w), LibSeqnum(base).add(s));
+            prop_assert_eq!(from_wire(base, w, near, 14), Some(s));
+            prop_assert_eq!(from_wire(0, s, near, 16), Some(s));
+        }
     }
 }

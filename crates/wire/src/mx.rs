@@ -65,6 +65,8 @@ mod field {
         pub const RESERVED: Range<usize> = 21..22;
         pub const INDEX: Range<usize> = 22..24;
         pub const REQUEST: Range<usize> = 24..28;
+        /// The requester's session, echoed.
+        pub const ECHO: Range<usize> = 28..32;
     }
     /// Tiny, small and medium.
     pub mod eager {
@@ -102,6 +104,14 @@ mod field {
         use core::ops::Range;
         pub const HANDLE: Range<usize> = 20..24;
         pub const END: usize = 24;
+    }
+    pub mod nack {
+        use core::ops::Range;
+        pub const REASON: usize = 20;
+        pub const RESERVED: Range<usize> = 21..22;
+        pub const SEQ: Range<usize> = 22..24;
+        pub const HANDLE: Range<usize> = 24..28;
+        pub const END: usize = 28;
     }
 }
 
@@ -141,6 +151,8 @@ pub enum Kind {
     Notify = 9,
     /// An explicit acknowledgement: only the header's `ack` field counts.
     Ack = 10,
+    /// A refusal of a frame (Open-MX's NACK_LIB / NACK_MCP): see [`Body::Nack`].
+    Nack = 11,
 }
 
 impl Kind {
@@ -156,6 +168,7 @@ impl Kind {
             8 => Kind::PullReply,
             9 => Kind::Notify,
             10 => Kind::Ack,
+            11 => Kind::Nack,
             _ => return None,
         })
     }
@@ -172,13 +185,14 @@ impl Kind {
     pub fn body_len(self) -> usize {
         let end = match self {
             Kind::Connect => field::connect::REQUEST.end,
-            Kind::ConnectReply => field::connect_reply::REQUEST.end,
+            Kind::ConnectReply => field::connect_reply::ECHO.end,
             Kind::Tiny | Kind::Small | Kind::Medium => field::eager::END,
             Kind::Rndv => field::rndv::END,
             Kind::Pull => field::pull::END,
             Kind::PullReply => field::pull_reply::END,
             Kind::Notify => field::notify::END,
             Kind::Ack => HEADER_LEN,
+            Kind::Nack => field::nack::END,
         };
         end - HEADER_LEN
     }
@@ -256,6 +270,7 @@ impl<T: AsRef<[u8]>> Frame<T> {
         let reserved = match kind {
             Kind::Connect => &b[field::connect::RESERVED],
             Kind::ConnectReply => &b[field::connect_reply::RESERVED],
+            Kind::Nack => &b[field::nack::RESERVED],
             _ => &[][..],
         };
         if reserved.iter().any(|&x| x != 0) {
@@ -319,6 +334,11 @@ pub const CONNECT_OK: u8 = 0;
 pub const CONNECT_BAD_KEY: u8 = 1;
 pub const CONNECT_NO_ENDPOINT: u8 = 2;
 
+/// Why a [`Body::Nack`] refuses a frame (Open-MX's `omx_nack_type` values).
+pub const NACK_BAD_ENDPOINT: u8 = 1;
+pub const NACK_ENDPOINT_CLOSED: u8 = 2;
+pub const NACK_BAD_SESSION: u8 = 3;
+
 /// The kind-specific part of a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Body<'a> {
@@ -332,6 +352,9 @@ pub enum Body<'a> {
         status: u8,
         index: u16,
         request: u32,
+        /// The requester's session, echoed (as Open-MX's reply does) so the requester
+        /// knows the reply answers its current instance; the header's is the replier's.
+        session: u32,
     },
     /// Tiny, small or medium (`kind` says which): `data` starts at `offset` in a message
     /// of `msg_len` bytes.
@@ -364,6 +387,14 @@ pub enum Body<'a> {
         handle: u32,
     },
     Ack,
+    /// The receiver refused a frame ([`NACK_BAD_SESSION`]…): a sequenced one by its
+    /// number `seq` (`handle` is [`NO_HANDLE`]), or a pull by the puller's `handle`.
+    /// The header's session and ack mean nothing here.
+    Nack {
+        reason: u8,
+        seq: u16,
+        handle: u32,
+    },
 }
 
 impl Body<'_> {
@@ -377,6 +408,7 @@ impl Body<'_> {
             Body::PullReply { .. } => Kind::PullReply,
             Body::Notify { .. } => Kind::Notify,
             Body::Ack => Kind::Ack,
+            Body::Nack { .. } => Kind::Nack,
         }
     }
     fn data(&self) -> &[u8] {
@@ -426,6 +458,7 @@ impl<'a> Repr<'a> {
                 status: f[field::connect_reply::STATUS],
                 index: be16(&f[field::connect_reply::INDEX]),
                 request: be32(&f[field::connect_reply::REQUEST]),
+                session: be32(&f[field::connect_reply::ECHO]),
             },
             Kind::Tiny | Kind::Small | Kind::Medium => {
                 let msg_len = be32(&f[field::eager::MSG_LEN]);
@@ -462,6 +495,11 @@ impl<'a> Repr<'a> {
                 handle: be32(&f[field::notify::HANDLE]),
             },
             Kind::Ack => Body::Ack,
+            Kind::Nack => Body::Nack {
+                reason: f[field::nack::REASON],
+                seq: be16(&f[field::nack::SEQ]),
+                handle: be32(&f[field::nack::HANDLE]),
+            },
         };
         Ok(Repr { header, body })
     }
@@ -606,10 +644,12 @@ pub fn emit_head(
             status,
             index,
             request,
+            session,
         } => {
             f[field::connect_reply::STATUS] = status;
             f[field::connect_reply::INDEX].copy_from_slice(&index.to_be_bytes());
             f[field::connect_reply::REQUEST].copy_from_slice(&request.to_be_bytes());
+            f[field::connect_reply::ECHO].copy_from_slice(&session.to_be_bytes());
         }
         Body::Eager {
             match_info,
@@ -658,6 +698,15 @@ pub fn emit_head(
             f[field::notify::HANDLE].copy_from_slice(&handle.to_be_bytes());
         }
         Body::Ack => {}
+        Body::Nack {
+            reason,
+            seq,
+            handle,
+        } => {
+            f[field::nack::REASON] = reason;
+            f[field::nack::SEQ].copy_from_slice(&seq.to_be_bytes());
+            f[field::nack::HANDLE].copy_from_slice(&handle.to_be_bytes());
+        }
     }
     let fixed = HEADER_LEN + kind.body_len();
     buf[..fixed].copy_from_slice(&head[..fixed]);

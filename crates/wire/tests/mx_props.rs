@@ -38,13 +38,14 @@ fn body(data: &[u8]) -> impl Strategy<Value = Body<'_>> {
                 request,
             }
         }),
-        (any::<u8>(), any::<u16>(), any::<u32>()).prop_map(|(status, index, request)| {
-            Body::ConnectReply {
+        (any::<u8>(), any::<u16>(), any::<u32>(), any::<u32>()).prop_map(
+            |(status, index, request, session)| Body::ConnectReply {
                 status,
                 index,
                 request,
+                session,
             }
-        }),
+        ),
         (
             0usize..3,
             any::<u64>(),
@@ -81,6 +82,11 @@ fn body(data: &[u8]) -> impl Strategy<Value = Body<'_>> {
         }),
         any::<u32>().prop_map(|handle| Body::Notify { handle }),
         Just(Body::Ack),
+        (any::<u8>(), any::<u16>(), any::<u32>()).prop_map(|(reason, seq, handle)| Body::Nack {
+            reason,
+            seq,
+            handle
+        }),
     ]
 }
 

@@ -10,6 +10,7 @@
 //! count. Handles, commit state and names belong to the C layer, not here.
 
 mod basic;
+pub mod external;
 mod grid;
 pub mod longdouble;
 mod map;

@@ -17,10 +17,10 @@ const TAG: c_int = 25;
 
 /// A vector's bytes as a C buffer. An empty one's address would be 1, which is
 /// MPI_IN_PLACE: an aligned dangling address then (nothing is read or written).
-fn cv(v: &[u8]) -> *const c_void {
+pub(super) fn cv(v: &[u8]) -> *const c_void {
     mv_ptr(v.as_ptr().cast_mut(), v.is_empty())
 }
-fn mv(v: &mut [u8]) -> *mut c_void {
+pub(super) fn mv(v: &mut [u8]) -> *mut c_void {
     mv_ptr(v.as_mut_ptr(), v.is_empty())
 }
 fn mv_ptr(p: *mut u8, empty: bool) -> *mut c_void {
@@ -33,7 +33,10 @@ fn mv_ptr(p: *mut u8, empty: bool) -> *mut c_void {
 
 /// Per node (leader index): `bytes(rank)` summed over its ranks, as C counts, and
 /// their displacements end to end; `None` when a total does not fit.
-fn node_blocks(l: &Levels, bytes: impl Fn(usize) -> usize) -> Option<(Vec<c_int>, Vec<c_int>)> {
+pub(super) fn node_blocks(
+    l: &Levels,
+    bytes: impl Fn(usize) -> usize,
+) -> Option<(Vec<c_int>, Vec<c_int>)> {
     let mut counts = Vec::with_capacity(l.nodes());
     let mut displs = Vec::with_capacity(l.nodes());
     let mut at = 0usize;
@@ -109,20 +112,39 @@ pub(crate) unsafe fn gather(
     let in_place = send as usize == MPI_IN_PLACE;
     // Each rank's bytes: the root knows them from its receive side, the others from
     // their send side; the standard makes them equal.
+    // A bad argument of this rank's own is an error here, never the flat path:
+    // the others would wait in the levels for it (the module docs).
     let rtt = if me == root {
-        Some(datatype::lookup(rt).ok()?)
+        Some(try_some!(datatype::lookup(rt)))
     } else {
         None
     };
     let stt = if in_place {
         None
     } else {
-        Some(datatype::lookup(st).ok()?)
+        Some(try_some!(datatype::lookup(st)))
     };
-    let b = match &rtt {
-        Some(t) => nbytes(rc, t)?,
-        None => nbytes(sc, stt.as_ref()?)?,
+    // Each rank's bytes from its send side (the root's too, unless in place), so
+    // the choice below is the same everywhere even when the root's receive type is
+    // wrong; the root checks its receive side against it.
+    // Each rank's bytes from its receive side (the root's too, unless in place), so
+    // the choice below is the same everywhere even when the root's send type is
+    // wrong; the root checks its send side against it.
+    let b = match (&rtt, &stt) {
+        (Some(t), _) => try_some!(nbytes(rc, t).ok_or(MPI_ERR_COUNT)),
+        (None, Some(t)) => try_some!(nbytes(sc, t).ok_or(MPI_ERR_COUNT)),
+        (None, None) => return Some(Err(MPI_ERR_BUFFER)),
     };
+    if let Some(t) = &stt {
+        if nbytes(sc, t) != Some(b) {
+            return Some(Err(MPI_ERR_TRUNCATE));
+        }
+    }
+    if let Some(t) = &rtt {
+        if nbytes(rc, t) != Some(b) {
+            return Some(Err(MPI_ERR_TRUNCATE));
+        }
+    }
     if too_big(comm_h, name, b.checked_mul(n)?) {
         return None;
     }
@@ -255,19 +277,28 @@ pub(crate) unsafe fn scatter(
     let (me, n) = (l.me, l.size());
     let keep = !(me == root && recv as usize == MPI_IN_PLACE);
     let stt = if me == root {
-        Some(datatype::lookup(st).ok()?)
+        Some(try_some!(datatype::lookup(st)))
     } else {
         None
     };
     let rtt = if keep {
-        Some(datatype::lookup(rt).ok()?)
+        Some(try_some!(datatype::lookup(rt)))
     } else {
         None
     };
-    let b = match &stt {
-        Some(t) => nbytes(sc, t)?,
-        None => nbytes(rc, rtt.as_ref()?)?,
+    // Each rank's bytes from its receive side (the root's too, unless in place), so
+    // the choice below is the same everywhere even when the root's send type is
+    // wrong; the root checks its send side against it.
+    let b = match (&rtt, &stt) {
+        (Some(t), _) => try_some!(nbytes(rc, t).ok_or(MPI_ERR_COUNT)),
+        (None, Some(t)) => try_some!(nbytes(sc, t).ok_or(MPI_ERR_COUNT)),
+        (None, None) => return Some(Err(MPI_ERR_BUFFER)),
     };
+    if let Some(t) = &stt {
+        if nbytes(sc, t) != Some(b) {
+            return Some(Err(MPI_ERR_TRUNCATE));
+        }
+    }
     if too_big(comm_h, name, b.checked_mul(n)?) {
         return None;
     }
@@ -385,10 +416,10 @@ pub(crate) unsafe fn allgather(
         Err(e) => return Some(Err(e)),
     };
     let (me, n) = (l.me, l.size());
-    let rtt = datatype::lookup(rt).ok()?;
+    let rtt = try_some!(datatype::lookup(rt));
     let (el, displs): (Vec<c_int>, Vec<c_int>) = match rcounts {
         None => {
-            let each = usize::try_from(rc).ok()?;
+            let each = try_some!(usize::try_from(rc).map_err(|_| MPI_ERR_COUNT));
             let d = (0..n)
                 .map(|i| c_count(i.checked_mul(each)?))
                 .collect::<Option<_>>()?;
@@ -404,9 +435,12 @@ pub(crate) unsafe fn allgather(
             };
             (cs.to_vec(), ds.to_vec())
         }
-        Some(_) => return None,
+        Some(_) => return Some(Err(MPI_ERR_ARG)),
     };
-    let by: Vec<usize> = el.iter().map(|&c| nbytes(c, &rtt)).collect::<Option<_>>()?;
+    let by: Vec<usize> = try_some!(el
+        .iter()
+        .map(|&c| nbytes(c, &rtt).ok_or(MPI_ERR_COUNT))
+        .collect::<Result<_, _>>());
     let (counts, ndispls) = node_blocks(&l, |r| by[r])?;
     let total: usize = by.iter().sum();
     let total_c = c_count(total)?;
@@ -494,7 +528,7 @@ pub(crate) unsafe fn allgather(
 /// `MYRIX_MPI_HIER_ALLTOALL_MAX`: the largest block (bytes one rank sends another)
 /// MPI_Alltoall goes by levels with; `k`/`m` suffixes; default 1 KiB. Above it the
 /// leaders' extra copies of every block cost more than the messages they save.
-fn alltoall_max() -> usize {
+pub(crate) fn alltoall_max() -> usize {
     static M: OnceLock<usize> = OnceLock::new();
     *M.get_or_init(|| super::env_size("MYRIX_MPI_HIER_ALLTOALL_MAX").unwrap_or(1024))
 }
@@ -525,8 +559,11 @@ pub(crate) unsafe fn alltoall(
         Ok(None) => return None,
         Err(e) => return Some(Err(e)),
     };
-    let (stt, rtt) = (datatype::lookup(st).ok()?, datatype::lookup(rt).ok()?);
-    let b = nbytes(sc, &stt)?;
+    let (stt, rtt) = (
+        try_some!(datatype::lookup(st)),
+        try_some!(datatype::lookup(rt)),
+    );
+    let b = try_some!(nbytes(sc, &stt).ok_or(MPI_ERR_COUNT));
     if b > alltoall_max() {
         note(comm_h, name, "flat", || {
             format!("of {b} bytes a block: flat (above MYRIX_MPI_HIER_ALLTOALL_MAX)")

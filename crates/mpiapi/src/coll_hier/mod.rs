@@ -24,11 +24,25 @@
 //! `w % k` instead of where it runs, so the levels can be exercised without
 //! namespaces.
 
+/// The value of a `Result`, or from the enclosing function `Some(Err(code))`: a
+/// rank's bad argument, once the levels exist, is its error (its error handler
+/// acts), never a return to the flat path its peers do not take.
+macro_rules! try_some {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Some(Err(e)),
+        }
+    };
+}
+
 mod gather;
 mod reduce;
+mod vform;
 
-pub(crate) use gather::{allgather, alltoall, gather, scatter};
+pub(crate) use gather::{allgather, alltoall, alltoall_max, gather, scatter};
 pub(crate) use reduce::{allreduce, reduce, reduce_scatter};
+pub(crate) use vform::{gatherv, scatterv};
 
 use crate::abi::*;
 use crate::comm;
@@ -116,7 +130,7 @@ fn debug() -> bool {
 /// Prints (`MYRIX_MPI_COLL_DEBUG`) the choice `what` of collective `name` on
 /// `comm_h`, once per process, collective and `kind` of choice (programs that split
 /// communicators in a loop would otherwise print without end).
-fn note(comm_h: MPI_Comm, name: &str, kind: &str, what: impl FnOnce() -> String) {
+pub(crate) fn note(comm_h: MPI_Comm, name: &str, kind: &str, what: impl FnOnce() -> String) {
     if !debug() {
         return;
     }
@@ -163,6 +177,16 @@ fn nodes_of(ranks: &[u32]) -> Result<Option<Vec<u32>>, c_int> {
     sorted.sort_unstable();
     let shared = sorted.windows(2).any(|w| w[0] == w[1]);
     Ok((spans && shared).then_some(nodes))
+}
+
+/// For the nonblocking collectives (`icoll`): the node of each rank of `c` when
+/// the levels apply to it, decided as for the blocking ones but making nothing
+/// (a nonblocking call must not wait for the other ranks).
+pub(crate) fn node_ids(c: &crate::comm::CommRef) -> Option<Vec<u32>> {
+    if !enabled() || c.inter.is_some() {
+        return None;
+    }
+    nodes_of(&c.ranks).ok().flatten()
 }
 
 /// The levels of `comm`, made on first use (collective); `None`: not spanning,

@@ -30,9 +30,11 @@ fn levels_for(
     if !super::enabled() {
         return None;
     }
-    let commutative = crate::op::lookup(op).is_ok_and(|o| o.commutative());
+    // A bad op is this rank's error once the levels exist (its peers take them).
+    let commutative = crate::op::lookup(op).map(|o| o.commutative());
     match levels(comm_h, name) {
-        Ok(Some(l)) if commutative => Some(Ok(l)),
+        Ok(Some(_)) if commutative.is_err() => commutative.err().map(Err),
+        Ok(Some(l)) if commutative == Ok(true) => Some(Ok(l)),
         Ok(Some(_)) => {
             note(comm_h, name, "flat", || {
                 "flat: the operation is not commutative".into()

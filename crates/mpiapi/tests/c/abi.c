@@ -2,6 +2,8 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define CHECK(c) do { if (!(c)) { printf("FAILED: %s\n", #c); return 1; } } while (0)
 
@@ -29,6 +31,22 @@ int main(void)
     CHECK(MPI_VERSION == 5 && MPI_SUBVERSION == 0);
     int major = -1, minor = -1;
     CHECK(MPI_Abi_get_version(&major, &minor) == MPI_SUCCESS && major == 1 && minor == 0);
+    MPI_Info abi;
+    char v[8];
+    int vlen = sizeof v, flag = 0;
+    CHECK(MPI_Abi_get_info(&abi) == MPI_SUCCESS);
+    CHECK(MPI_Info_get_string(abi, "mpi_count_size", &vlen, v, &flag) == MPI_SUCCESS && flag &&
+          atoi(v) == (int)sizeof(MPI_Count));
+    vlen = sizeof v;
+    CHECK(MPI_Info_get_string(abi, "mpi_aint_size", &vlen, v, &flag) == MPI_SUCCESS && flag &&
+          atoi(v) == (int)sizeof(MPI_Aint));
+    CHECK(MPI_Info_free(&abi) == MPI_SUCCESS);
+    CHECK(MPI_Get_hw_resource_info(&abi) == MPI_SUCCESS);
+    char hw[32];
+    vlen = sizeof hw;
+    CHECK(MPI_Info_get_string(abi, "mpi_hw_resource_type", &vlen, hw, &flag) == MPI_SUCCESS &&
+          flag && strcmp(hw, "mpi_shared_memory") == 0);
+    CHECK(MPI_Info_free(&abi) == MPI_SUCCESS);
     CHECK(MPI_Comm_toint(MPI_COMM_WORLD) == 0x101);
     CHECK(MPI_Comm_fromint(0x102) == MPI_COMM_SELF);
     CHECK(MPI_Aint_diff(MPI_Aint_add(100, 28), 28) == 100);

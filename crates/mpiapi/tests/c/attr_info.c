@@ -347,6 +347,17 @@ static void errors(void) {
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lastp, &flag));
     CHECK(flag && *lastp >= code);
     CHECK(MPI_Add_error_code(MPI_ERR_ARG, &code) == MPI_ERR_ARG);
+    /* MPI-4.1 removal: a class with a code left is refused; predefined ones too. */
+    CHECK(MPI_Remove_error_class(cls) == MPI_ERR_ARG);
+    CHECK(MPI_Remove_error_class(MPI_ERR_ARG) == MPI_ERR_ARG);
+    CHECK(MPI_Remove_error_code(cls) == MPI_ERR_ARG);
+    OK(MPI_Remove_error_string(code));
+    OK(MPI_Error_string(code, s, &len));
+    CHECK(len == 0);
+    OK(MPI_Remove_error_code(code));
+    CHECK(MPI_Remove_error_code(code) == MPI_ERR_ARG);
+    OK(MPI_Remove_error_class(cls));
+    CHECK(MPI_Error_class(cls, &last) != MPI_SUCCESS);
 
     static int buf = 0; /* not on the stack: window memory is shared in place */
     MPI_Win w;

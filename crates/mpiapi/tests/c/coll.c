@@ -140,6 +140,26 @@ int main(int argc, char **argv)
     OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
     MPI_Comm_size(shared, &n);
     CHECK(n == 1);
+    /* MPI-4's guided splits: the node is the one level known. */
+    MPI_Info hw;
+    MPI_Comm guided;
+    OK(MPI_Info_create(&hw));
+    OK(MPI_Info_set(hw, "mpi_hw_resource_type", "mpi_shared_memory"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, hw, &guided));
+    CHECK(guided != MPI_COMM_NULL);
+    OK(MPI_Comm_free(&guided));
+    OK(MPI_Info_set(hw, "mpi_hw_resource_type", "hwloc://L3Cache"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, 0, hw, &guided));
+    CHECK(guided == MPI_COMM_NULL);
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &guided));
+    CHECK(guided == MPI_COMM_NULL);
+    OK(MPI_Info_delete(hw, "mpi_hw_resource_type"));
+    /* One process: its node is no smaller than the world. */
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, hw, &guided));
+    CHECK(guided == MPI_COMM_NULL);
+    OK(MPI_Comm_split_type(dup, MPI_COMM_TYPE_HW_UNGUIDED, 0, hw, &guided));
+    CHECK(guided == MPI_COMM_NULL);
+    OK(MPI_Info_free(&hw));
 
     /* Groups. */
     OK(MPI_Comm_group(MPI_COMM_WORLD, &world));

@@ -111,6 +111,11 @@ static int same(const Type *t, const void *got, const void *want, long n) {
     return memcmp(got, want, (size_t)n * t->size) == 0;
 }
 
+/* A nonblocking call's code, or its wait's. */
+static int waited(int rc, MPI_Request *req) {
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
 static void one(int iter, long *checks) {
     stream = mix(seed * 31 + (uint64_t)iter);
     /* The communicator. */
@@ -140,10 +145,17 @@ static void one(int iter, long *checks) {
         op = pick(NOPS);
     while (t->kind == K_F && op >= O_BAND);
     long count = pick(8) == 0 ? 1 + pick(40000) : pick(300);
-    int root = pick(size), inplace = pick(3) == 0, coll = pick(14);
+    int root = pick(size), inplace = pick(3) == 0, coll = pick(16);
     /* The receive side of Gather, Scatter, Allgather and Alltoall as one element of
      * a contiguous type of `count` elements now and then (type signatures match). */
     int whole = pick(3) == 0;
+    /* Reduce, Allreduce, Bcast, Allgather(v), Alltoall: now and then the
+     * nonblocking form and a wait (by levels too on communicators spanning nodes). */
+    int nb = pick(2) == 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = nb ? waited(MPI_Ibarrier(comm, &req), &req) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        FAIL("Ibarrier returned %d", rc);
     MPI_Datatype rt = t->dt;
     int rcount = (int)count;
     if (whole) {
@@ -157,33 +169,41 @@ static void one(int iter, long *checks) {
     for (long i = 0; i < total; i++)
         put(t, in, i, value(iter, w[rank], i, t, op));
     const char *what = "";
-    int rc = MPI_SUCCESS;
     switch (coll) {
     case 0: /* Reduce */
         what = "Reduce";
         if (inplace && rank == root) {
             memcpy(out, in, count * t->size);
-            rc = MPI_Reduce(MPI_IN_PLACE, out, (int)count, t->dt, ops[op], root, comm);
+            rc = nb ? waited(MPI_Ireduce(MPI_IN_PLACE, out, (int)count, t->dt, ops[op], root,
+                                         comm, &req),
+                             &req)
+                    : MPI_Reduce(MPI_IN_PLACE, out, (int)count, t->dt, ops[op], root, comm);
         } else
-            rc = MPI_Reduce(in, out, (int)count, t->dt, ops[op], root, comm);
+            rc = nb ? waited(MPI_Ireduce(in, out, (int)count, t->dt, ops[op], root, comm, &req),
+                             &req)
+                    : MPI_Reduce(in, out, (int)count, t->dt, ops[op], root, comm);
         if (rank == root) {
             for (long i = 0; i < count; i++)
                 put(t, ref, i, reduce_ref(iter, w, 0, size, i, t, op));
             if (!same(t, out, ref, count))
-                FAIL("Reduce %s %s count %ld root %d", t->name, opname[op], count, root);
+                FAIL("Reduce %s %s count %ld root %d nb %d", t->name, opname[op], count, root, nb);
         }
         break;
     case 1: /* Allreduce */
         what = "Allreduce";
         if (inplace) {
             memcpy(out, in, count * t->size);
-            rc = MPI_Allreduce(MPI_IN_PLACE, out, (int)count, t->dt, ops[op], comm);
+            rc = nb ? waited(MPI_Iallreduce(MPI_IN_PLACE, out, (int)count, t->dt, ops[op], comm,
+                                            &req),
+                             &req)
+                    : MPI_Allreduce(MPI_IN_PLACE, out, (int)count, t->dt, ops[op], comm);
         } else
-            rc = MPI_Allreduce(in, out, (int)count, t->dt, ops[op], comm);
+            rc = nb ? waited(MPI_Iallreduce(in, out, (int)count, t->dt, ops[op], comm, &req), &req)
+                    : MPI_Allreduce(in, out, (int)count, t->dt, ops[op], comm);
         for (long i = 0; i < count; i++)
             put(t, ref, i, reduce_ref(iter, w, 0, size, i, t, op));
         if (!same(t, out, ref, count))
-            FAIL("Allreduce %s %s count %ld in_place %d", t->name, opname[op], count, inplace);
+            FAIL("Allreduce %s %s count %ld in_place %d nb %d", t->name, opname[op], count, inplace, nb);
         break;
     case 2: /* Scan */
     case 3: /* Exscan */
@@ -220,11 +240,12 @@ static void one(int iter, long *checks) {
     case 6: /* Bcast */
         what = "Bcast";
         memcpy(out, in, count * t->size);
-        rc = MPI_Bcast(out, (int)count, t->dt, root, comm);
+        rc = nb ? waited(MPI_Ibcast(out, (int)count, t->dt, root, comm, &req), &req)
+                : MPI_Bcast(out, (int)count, t->dt, root, comm);
         for (long i = 0; i < count; i++)
             put(t, ref, i, value(iter, w[root], i, t, op));
         if (!same(t, out, ref, count))
-            FAIL("Bcast %s count %ld root %d", t->name, count, root);
+            FAIL("Bcast %s count %ld root %d nb %d", t->name, count, root, nb);
         break;
     case 7: { /* Allgatherv with gaps */
         what = "Allgatherv";
@@ -239,7 +260,9 @@ static void one(int iter, long *checks) {
         free(ref);
         out = calloc(at + 1, 8);
         ref = calloc(at + 1, 8);
-        rc = MPI_Allgatherv(in, cnt[rank], t->dt, out, cnt, dis, t->dt, comm);
+        rc = nb ? waited(MPI_Iallgatherv(in, cnt[rank], t->dt, out, cnt, dis, t->dt, comm, &req),
+                         &req)
+                : MPI_Allgatherv(in, cnt[rank], t->dt, out, cnt, dis, t->dt, comm);
         for (int r = 0; r < size; r++)
             for (long i = 0; i < cnt[r]; i++)
                 put(t, ref, dis[r] + i, value(iter, w[r], i, t, op));
@@ -319,9 +342,14 @@ static void one(int iter, long *checks) {
         what = "Allgather";
         if (inplace) {
             memcpy(out + (long)rank * count * t->size, in, count * t->size);
-            rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, rcount, rt, comm);
+            rc = nb ? waited(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, rcount, rt,
+                                            comm, &req),
+                             &req)
+                    : MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, rcount, rt, comm);
         } else
-            rc = MPI_Allgather(in, (int)count, t->dt, out, rcount, rt, comm);
+            rc = nb ? waited(MPI_Iallgather(in, (int)count, t->dt, out, rcount, rt, comm, &req),
+                             &req)
+                    : MPI_Allgather(in, (int)count, t->dt, out, rcount, rt, comm);
         for (int r = 0; r < size; r++)
             for (long i = 0; i < count; i++)
                 put(t, ref, r * count + i, value(iter, w[r], i, t, op));
@@ -330,13 +358,66 @@ static void one(int iter, long *checks) {
         break;
     case 13: /* Alltoall: block b of rank a's input to rank b */
         what = "Alltoall";
-        rc = MPI_Alltoall(in, (int)count, t->dt, out, rcount, rt, comm);
+        rc = nb ? waited(MPI_Ialltoall(in, (int)count, t->dt, out, rcount, rt, comm, &req), &req)
+                : MPI_Alltoall(in, (int)count, t->dt, out, rcount, rt, comm);
         for (int r = 0; r < size; r++)
             for (long i = 0; i < count; i++)
                 put(t, ref, r * count + i, value(iter, w[r], rank * count + i, t, op));
         if (!same(t, out, ref, total))
             FAIL("Alltoall %s count %ld whole %d", t->name, count, whole);
         break;
+    case 14: /* Gatherv: random counts (zeros too), blocks in reverse order with gaps */
+    case 15: { /* Scatterv: the same layout at the root */
+        what = coll == 14 ? "Gatherv" : "Scatterv";
+        int *cnt = malloc(size * sizeof(int)), *dis = malloc(size * sizeof(int));
+        long at = 0;
+        for (int r = size - 1; r >= 0; r--) {
+            cnt[r] = pick(4) == 0 ? 0 : pick((int)count + 1);
+            dis[r] = (int)at + pick(3);
+            at = dis[r] + cnt[r];
+        }
+        free(out);
+        free(ref);
+        out = calloc(at + count + 1, 8);
+        ref = calloc(at + count + 1, 8);
+        int ip = inplace && rank == root;
+        if (coll == 14) {
+            if (ip) {
+                for (long i = 0; i < cnt[rank]; i++)
+                    put(t, out, dis[rank] + i, value(iter, w[rank], i, t, op));
+                rc = MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, cnt, dis, t->dt, root,
+                                 comm);
+            } else
+                rc = MPI_Gatherv(in, cnt[rank], t->dt, out, cnt, dis, t->dt, root, comm);
+            if (rank == root) {
+                for (int r = 0; r < size; r++)
+                    for (long i = 0; i < cnt[r]; i++)
+                        put(t, ref, dis[r] + i, value(iter, w[r], i, t, op));
+                if (!same(t, out, ref, at))
+                    FAIL("Gatherv %s count %ld root %d in_place %d", t->name, count, root, ip);
+            }
+        } else {
+            /* The root's input: element e of the buffer is value(root, e). */
+            char *snd = malloc((at + 1) * 8);
+            for (long e = 0; e < at; e++)
+                put(t, snd, e, value(iter, w[root], e, t, op));
+            if (ip)
+                rc = MPI_Scatterv(snd, cnt, dis, t->dt, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root,
+                                  comm);
+            else
+                rc = MPI_Scatterv(snd, cnt, dis, t->dt, out, cnt[rank], t->dt, root, comm);
+            if (!ip) {
+                for (long i = 0; i < cnt[rank]; i++)
+                    put(t, ref, i, value(iter, w[root], dis[rank] + i, t, op));
+                if (!same(t, out, ref, cnt[rank]))
+                    FAIL("Scatterv %s count %d root %d", t->name, cnt[rank], root);
+            }
+            free(snd);
+        }
+        free(cnt);
+        free(dis);
+        break;
+    }
     default: { /* MAXLOC / MINLOC on MPI_2INT and MPI_DOUBLE_INT */
         int maxloc = pick(2), dbl = pick(2);
         what = maxloc ? "Allreduce MAXLOC" : "Allreduce MINLOC";

@@ -123,6 +123,38 @@ int main(int argc, char **argv)
     CHECK(MPI_Type_free(&st) == MPI_SUCCESS && MPI_Type_free(&rs) == MPI_SUCCESS);
     CHECK(MPI_Type_free(&dup) == MPI_SUCCESS && MPI_Type_free(&abs) == MPI_SUCCESS);
 
+    /* external32: big-endian, long in 4 bytes, through a struct of mixed types. */
+    struct { short s; long l; double d; } ex[2] = {{-2, 70000, 1.5}, {3, -1, -0.25}}, exback[2];
+    int exlen[3] = {1, 1, 1};
+    MPI_Aint exdisp[3] = {offsetof(__typeof__(ex[0]), s), offsetof(__typeof__(ex[0]), l),
+                          offsetof(__typeof__(ex[0]), d)};
+    MPI_Datatype extypes[3] = {MPI_SHORT, MPI_LONG, MPI_DOUBLE}, exst;
+    CHECK(MPI_Type_create_struct(3, exlen, exdisp, extypes, &exst) == MPI_SUCCESS);
+    CHECK(MPI_Type_commit(&exst) == MPI_SUCCESS);
+    MPI_Aint exsize = 0, expos = 0, inpos = 0;
+    CHECK(MPI_Pack_external_size("external32", 2, exst, &exsize) == MPI_SUCCESS && exsize == 28);
+    unsigned char exbuf[28];
+    CHECK(MPI_Pack_external("external32", ex, 2, exst, exbuf, sizeof exbuf, &expos) == MPI_SUCCESS &&
+          expos == 28);
+    CHECK(exbuf[0] == 0xff && exbuf[1] == 0xfe); /* short, big-endian */
+    CHECK(exbuf[2] == 0 && exbuf[3] == 1 && exbuf[4] == 0x11 && exbuf[5] == 0x70); /* long: 4 bytes */
+    CHECK(exbuf[6] == 0x3f && exbuf[7] == 0xf8); /* double */
+    memset(exback, 0, sizeof exback);
+    CHECK(MPI_Unpack_external("external32", exbuf, sizeof exbuf, &inpos, exback, 2, exst) ==
+              MPI_SUCCESS && inpos == 28);
+    CHECK(exback[0].s == -2 && exback[0].l == 70000 && exback[0].d == 1.5 && exback[1].l == -1 &&
+          exback[1].d == -0.25);
+    long toobig = 1L << 40;
+    expos = 0;
+    CHECK(MPI_Pack_external("external32", &toobig, 1, MPI_LONG, exbuf, 4, &expos) ==
+          MPI_ERR_CONVERSION);
+    CHECK(MPI_Pack_external("native", ex, 1, exst, exbuf, sizeof exbuf, &expos) ==
+          MPI_ERR_UNSUPPORTED_DATAREP);
+    expos = 20;
+    CHECK(MPI_Pack_external("external32", ex, 1, exst, exbuf, sizeof exbuf, &expos) ==
+          MPI_ERR_TRUNCATE);
+    CHECK(MPI_Type_free(&exst) == MPI_SUCCESS);
+
     /* Ops. */
     int commute = -1;
     CHECK(MPI_Op_commutative(MPI_SUM, &commute) == MPI_SUCCESS && commute == 1);

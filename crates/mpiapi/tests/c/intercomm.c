@@ -208,6 +208,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     CHECK(n >= 2);
+    MPI_Comm parent = MPI_COMM_WORLD;
+    CHECK(MPI_Comm_get_parent(&parent) == MPI_SUCCESS && parent == MPI_COMM_NULL);
     a = n == 4 ? 1 : (n + 1) / 2;
     inA = wrank < a;
     nl = inA ? a : n - a;
@@ -313,7 +315,21 @@ int main(int argc, char **argv)
     OK(MPI_Group_free(&g));
     OK(MPI_Group_free(&wg));
 
-    OK(MPI_Comm_free(&ic));
+    /* MPI_Comm_disconnect: collective free, after a message still in flight. */
+    int token = wrank, got = -1, lr = -1;
+    OK(MPI_Comm_rank(ic, &lr));
+    if (lr == 0) { /* the two leaders swap a message */
+        MPI_Request dr;
+        OK(MPI_Irecv(&got, 1, MPI_INT, 0, 9, ic, &dr));
+        OK(MPI_Send(&token, 1, MPI_INT, 0, 9, ic));
+        OK(MPI_Wait(&dr, MPI_STATUS_IGNORE));
+        CHECK(got >= 0);
+    }
+    OK(MPI_Comm_disconnect(&ic));
+    CHECK(ic == MPI_COMM_NULL);
+    MPI_Comm world = MPI_COMM_WORLD;
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK(MPI_Comm_disconnect(&world) == MPI_ERR_COMM);
     OK(MPI_Comm_free(&local));
     printf("intercomm ok %d\n", wrank);
     MPI_Finalize();

@@ -185,6 +185,29 @@ int main(int argc, char **argv) {
     rc = MPI_Send_c(out, -1, MPI_INT, right, 0, MPI_COMM_WORLD);
     CHECK(rc != MPI_SUCCESS, "negative count accepted");
 
+    /* Neighbourhood v-forms on a periodic ring: arrays of one entry per neighbour. */
+    MPI_Comm ring;
+    int dims[1] = {size}, periods[1] = {1};
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+    int nb[2] = {-1, -1};
+    MPI_Count nc[2] = {1, 1};
+    MPI_Aint nd[2] = {0, 1}, nwd[2] = {0, sizeof(int)};
+    MPI_Datatype nt[2] = {MPI_INT, MPI_INT};
+    OK(MPI_Neighbor_allgatherv_c(&rank, 1, MPI_INT, nb, nc, nd, MPI_INT, ring));
+    CHECK(nb[0] == left && nb[1] == right, "neighbor_allgatherv_c %d %d", nb[0], nb[1]);
+    int two[2] = {rank * 10, rank * 10 + 1};
+    nb[0] = nb[1] = -1;
+    OK(MPI_Neighbor_alltoallv_c(two, nc, nd, MPI_INT, nb, nc, nd, MPI_INT, ring));
+    CHECK(nb[0] == left * 10 + 1 && nb[1] == right * 10, "neighbor_alltoallv_c %d %d", nb[0], nb[1]);
+    nb[0] = nb[1] = -1;
+    OK(MPI_Neighbor_alltoallw_c(two, nc, nwd, nt, nb, nc, nwd, nt, ring));
+    CHECK(nb[0] == left * 10 + 1 && nb[1] == right * 10, "neighbor_alltoallw_c %d %d", nb[0], nb[1]);
+    nc[1] = (MPI_Count)1 << 40;
+    rc = MPI_Neighbor_alltoallv_c(two, nc, nd, MPI_INT, nb, nc, nd, MPI_INT, ring);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COUNT, "neighbour count above INT_MAX: class %d", cls);
+    OK(MPI_Comm_free(&ring));
+
     free(counts);
     free(displs);
     free(mine);

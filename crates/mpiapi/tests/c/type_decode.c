@@ -72,6 +72,47 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
+    /* MPI-4.1's pair types by their halves. */
+    MPI_Datatype pair;
+    OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &pair));
+    CHECK(pair == MPI_DOUBLE_INT, "double/int pair");
+    OK(MPI_Type_get_value_index(MPI_INT, MPI_INT, &pair));
+    CHECK(pair == MPI_2INT, "int/int pair");
+    OK(MPI_Type_get_value_index(MPI_CHAR, MPI_INT, &pair));
+    CHECK(pair == MPI_DATATYPE_NULL, "no char/int pair");
+    CHECK(MPI_Type_get_value_index(MPI_DATATYPE_NULL, MPI_INT, &pair) == MPI_ERR_TYPE,
+          "null value type");
+
+    /* Fortran 90 parameterized types: the smallest kind, one handle per
+     * parameters, decoded to the parameters, usable, not freeable. */
+    MPI_Datatype f1, f2, fi, fc;
+    int fsz = 0, fni, fna, fnd, fcomb, fints[2];
+    OK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &f1));
+    OK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &f2));
+    CHECK(f1 == f2, "same parameters, two handles");
+    OK(MPI_Type_size(f1, &fsz));
+    CHECK(fsz == 4, "real(6) has %d bytes", fsz);
+    OK(MPI_Type_create_f90_real(12, 100, &f2));
+    OK(MPI_Type_size(f2, &fsz));
+    CHECK(fsz == 8, "real(12,100) has %d bytes", fsz);
+    OK(MPI_Type_create_f90_complex(12, MPI_UNDEFINED, &fc));
+    OK(MPI_Type_size(fc, &fsz));
+    CHECK(fsz == 16, "complex(12) has %d bytes", fsz);
+    OK(MPI_Type_create_f90_integer(9, &fi));
+    OK(MPI_Type_size(fi, &fsz));
+    CHECK(fsz == 4, "integer(9) has %d bytes", fsz);
+    OK(MPI_Type_get_envelope(f2, &fni, &fna, &fnd, &fcomb));
+    CHECK(fcomb == MPI_COMBINER_F90_REAL && fni == 2 && fna == 0 && fnd == 0,
+          "f90 real envelope %d %d %d %d", fcomb, fni, fna, fnd);
+    OK(MPI_Type_get_contents(f2, 2, 0, 0, fints, NULL, NULL));
+    CHECK(fints[0] == 12 && fints[1] == 100, "f90 contents %d %d", fints[0], fints[1]);
+    int fa[2] = {40, 2}, fb[2] = {0, 0};
+    OK(MPI_Reduce_local(fa, fb, 2, fi, MPI_SUM));
+    CHECK(fb[0] == 40 && fb[1] == 2, "reduce on integer(9)");
+    CHECK(MPI_Type_free(&fi) == MPI_ERR_TYPE, "an f90 type was freed");
+    CHECK(MPI_Type_create_f90_real(40, MPI_UNDEFINED, &f2) == MPI_ERR_ARG, "real(40)");
+    CHECK(MPI_Type_create_f90_integer(30, &f2) == MPI_ERR_ARG, "integer(30)");
+
     /* Predefined types are named; decoding them is an error. */
     envelope(MPI_INT, MPI_COMBINER_NAMED, 0, 0, 0);
     envelope(MPI_2INT, MPI_COMBINER_NAMED, 0, 0, 0);
@@ -242,6 +283,44 @@ int main(int argc, char **argv) {
     CHECK(big[0] == 2 && big[1] == 1 && big[2] == 2 && big[3] == 0 &&
               big[4] == 64 && types[0] == MPI_INT && types[1] == MPI_DOUBLE,
           "struct_c contents");
+
+    /* subarray_c / darray_c: ndims, order (and darray's ints) stay ints, sizes are
+     * counts; the layout is the int form's. */
+    MPI_Count csz[2] = {6, 5}, csub[2] = {3, 2}, cst0[2] = {1, 2};
+    int isz[2] = {6, 5}, isub[2] = {3, 2}, ist0[2] = {1, 2};
+    MPI_Datatype sac, sai;
+    OK(MPI_Type_create_subarray_c(2, csz, csub, cst0, MPI_ORDER_C, MPI_INT, &sac));
+    OK(MPI_Type_create_subarray(2, isz, isub, ist0, MPI_ORDER_C, MPI_INT, &sai));
+    int s1 = 0, s2 = 0;
+    MPI_Aint lb1, ex1, lb2, ex2;
+    OK(MPI_Type_size(sac, &s1));
+    OK(MPI_Type_size(sai, &s2));
+    OK(MPI_Type_get_extent(sac, &lb1, &ex1));
+    OK(MPI_Type_get_extent(sai, &lb2, &ex2));
+    CHECK(s1 == s2 && lb1 == lb2 && ex1 == ex2, "subarray_c layout");
+    OK(MPI_Type_get_envelope_c(sac, &ic, &ac, &lc, &dc, &c));
+    CHECK(c == MPI_COMBINER_SUBARRAY && ic == 2 && ac == 0 && lc == 6 && dc == 1,
+          "subarray_c envelope %lld %lld %lld %lld", (long long)ic, (long long)ac,
+          (long long)lc, (long long)dc);
+    OK(MPI_Type_get_contents_c(sac, 2, 0, 8, 1, ints, addrs, big, types));
+    CHECK(ints[0] == 2 && ints[1] == MPI_ORDER_C && big[0] == 6 && big[1] == 5 &&
+              big[2] == 3 && big[5] == 2 && types[0] == MPI_INT,
+          "subarray_c contents");
+    MPI_Count cg[1] = {10};
+    int cd[1] = {MPI_DISTRIBUTE_BLOCK}, ca[1] = {MPI_DISTRIBUTE_DFLT_DARG}, cp[1] = {2};
+    MPI_Datatype dac;
+    OK(MPI_Type_create_darray_c(2, 1, 1, cg, cd, ca, cp, MPI_ORDER_C, MPI_INT, &dac));
+    OK(MPI_Type_size(dac, &s1));
+    CHECK(s1 == 5 * (int)sizeof(int), "darray_c size %d", s1);
+    OK(MPI_Type_get_envelope_c(dac, &ic, &ac, &lc, &dc, &c));
+    CHECK(c == MPI_COMBINER_DARRAY && ic == 7 && lc == 1 && dc == 1, "darray_c envelope");
+    OK(MPI_Type_get_contents_c(dac, 7, 0, 8, 1, ints, addrs, big, types));
+    CHECK(ints[0] == 2 && ints[1] == 1 && ints[2] == 1 && ints[3] == MPI_DISTRIBUTE_BLOCK &&
+              ints[6] == MPI_ORDER_C && big[0] == 10,
+          "darray_c contents");
+    OK(MPI_Type_free(&sac));
+    OK(MPI_Type_free(&sai));
+    OK(MPI_Type_free(&dac));
 
     MPI_Datatype all[] = {vec, hv, ix, hix, ib, hib, s, rs, dup, sa, da, vc, sc};
     for (unsigned k = 0; k < sizeof all / sizeof all[0]; k++)

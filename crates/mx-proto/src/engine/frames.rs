@@ -27,16 +27,27 @@ pub(super) enum Tx {
         peer: u16,
         status: u8,
         request: u32,
+        /// The requester's session, echoed.
+        echo: u32,
     },
     Refuse {
         peer: u16,
         status: u8,
         request: u32,
+        /// The requester's session, echoed.
+        echo: u32,
     },
     Pull {
         req: u32,
         offset: usize,
         len: usize,
+    },
+    /// Refuses a frame of `peer` ([`Body::Nack`]).
+    Nack {
+        peer: u16,
+        reason: u8,
+        seq: u16,
+        handle: u32,
     },
     PullReply {
         peer: u16,
@@ -102,8 +113,8 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             } else {
                 p.my_session
             },
-            seq,
-            ack: p.rel.ack(),
+            seq: p.tx_wire::<C>(seq),
+            ack: p.ack_wire::<C>(),
         }
     }
 
@@ -143,6 +154,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             | Tx::Ack { peer }
             | Tx::ConnectReply { peer, .. }
             | Tx::Refuse { peer, .. }
+            | Tx::Nack { peer, .. }
             | Tx::PullReply { peer, .. } => peer,
             Tx::Connect { req } | Tx::Pull { req, .. } => self.req(req)?.peer,
         };
@@ -163,6 +175,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let carries_ack = match tx {
             Tx::Pull { .. } => C::carries_ack(Kind::Pull),
             Tx::PullReply { .. } => C::carries_ack(Kind::PullReply),
+            Tx::Nack { .. } => C::carries_ack(Kind::Nack),
             _ => true,
         };
         let (peer, n) = self.emit(now, tx, buf, lent)?;
@@ -266,11 +279,13 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 peer,
                 status,
                 request,
+                echo,
             }
             | Tx::Refuse {
                 peer,
                 status,
                 request,
+                echo,
             } => {
                 let mut h = self.header(peer, 0);
                 h.peer_index = NO_PEER;
@@ -279,6 +294,23 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                     status,
                     index: peer,
                     request,
+                    session: echo,
+                };
+                Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
+            }
+            Tx::Nack {
+                peer,
+                reason,
+                seq,
+                handle,
+            } => {
+                let mut h = self.header(peer, 0);
+                h.peer_index = self.peers[peer as usize].last_index;
+                self.stats.nacks_sent += 1;
+                let body = Body::Nack {
+                    reason,
+                    seq,
+                    handle,
                 };
                 Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))
             }
@@ -303,7 +335,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 end,
             } => {
                 let room = Self::data_room(self.cfg.mtu.min(buf.len()), Kind::PullReply).max(1);
-                let n = (end - offset).min(room);
+                let n = if C::PULL_REPLY_GRID {
+                    (end - offset).min(room - offset % room)
+                } else {
+                    (end - offset).min(room)
+                };
                 if offset + n < end {
                     self.txq.push_front(Tx::PullReply {
                         peer,

@@ -49,13 +49,15 @@
 //! * `pull` — the receive side of large messages;
 //! * `frames` — frames in and out through the [`Codec`] (the layout), the transmit
 //!   queue;
-//! * `timers` — cached deadlines and what happens when they pass.
+//! * `timers` — cached deadlines and what happens when they pass;
+//! * `nack` — NACKs: answering frames of a wrong session, and what one received ends.
 
 mod buffers;
 mod config;
 mod flow;
 mod frames;
 mod matching;
+mod nack;
 mod peers;
 mod pull;
 mod reliability;
@@ -68,9 +70,11 @@ use std::collections::VecDeque;
 
 use std::marker::PhantomData;
 
+use myrix_wire::codec::seq;
 pub use myrix_wire::codec::{Codec, Mx};
 use myrix_wire::mx::{
-    Body, Header, Kind, Repr, WholeEager, CONNECT_BAD_KEY, CONNECT_OK, NO_HANDLE, NO_PEER,
+    Body, Header, Kind, Repr, WholeEager, CONNECT_BAD_KEY, CONNECT_OK, NACK_BAD_ENDPOINT,
+    NACK_BAD_SESSION, NACK_ENDPOINT_CLOSED, NO_HANDLE, NO_PEER,
 };
 
 pub use buffers::{RecvBuf, RecvTarget};
@@ -130,7 +134,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// [`Engine::new`] with frames in the layout of codec `C`.
     pub fn with_codec(cfg: Config, nic: u64, endpoint: u8, key: u32, session: u32) -> Self {
         Engine {
-            reliability: cfg.reliability(),
+            reliability: Self::params(&cfg),
             cfg,
             nic: nic & 0xffff_ffff_ffff,
             endpoint,
@@ -165,6 +169,17 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     pub fn endpoint(&self) -> u8 {
         self.endpoint
     }
+    /// The reliability layer's parameters: `cfg`'s, its windows kept under half the
+    /// wire's sequence space so that `codec::seq::from_wire` is exact (Open-MX's
+    /// throttling limit, `OMX__THROTTLING_OFFSET_MAX`, is the same 2^13 - 1).
+    fn params(cfg: &Config) -> Params {
+        let mut p = cfg.reliability();
+        let max = ((1u32 << (C::SEQ_BITS.min(16) - 1)) - 1).min(u16::MAX as u32) as u16;
+        p.send_window = p.send_window.min(max);
+        p.early_window = p.early_window.min(max);
+        p
+    }
+
     pub fn session(&self) -> u32 {
         self.session
     }
@@ -228,8 +243,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 status,
                 index,
                 request,
+                session,
             } => {
-                self.on_connect_reply(&h, status, index, request);
+                self.on_connect_reply(&h, status, index, request, session);
                 return Handled::Accepted;
             }
             _ => {}
@@ -248,18 +264,36 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         });
         if !ok {
             self.stats.stale_frames += 1;
+            self.nack_bad_session(&h, &repr.body);
             return Handled::Dropped;
         }
         let peer = pi as u16;
+        // The wire's numbers in the engine's (the same but for Open-MX's 14 bits); a
+        // number or an ack of another session drops the frame, as Open-MX's library
+        // drops obsolete ones.
+        let seq = if kind.sequenced() {
+            self.peers[pi].rx_from_wire::<C>(h.seq)
+        } else {
+            Some(0)
+        };
+        let ack = if C::carries_ack(kind) {
+            self.peers[pi].tx_from_wire::<C>(h.ack)
+        } else {
+            Some(0)
+        };
+        let (Some(seq), Some(ack)) = (seq, ack) else {
+            self.stats.stale_frames += 1;
+            return Handled::Dropped;
+        };
         if !self.cfg.reliable_transport && C::carries_ack(kind) {
-            self.on_ack(peer, h.ack);
+            self.on_ack(peer, ack);
         }
         if !kind.sequenced() {
             self.on_unsequenced(now, peer, &repr.body);
             return Handled::Accepted;
         }
         // MX sequences frames, not messages: every frame is fragment 0 of its number.
-        match self.peers[pi].rel.classify(h.seq, 0, &self.reliability) {
+        match self.peers[pi].rel.classify(seq, 0, &self.reliability) {
             Arrival::InOrder => {
                 let r = self.on_sequenced(now, peer, &repr.body);
                 if r == Handled::Busy {
@@ -277,13 +311,13 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 Handled::Dropped
             }
             Arrival::Early => {
-                if self.peers[pi].rel.holds(h.seq, 0) {
+                if self.peers[pi].rel.holds(seq, 0) {
                     self.stats.duplicates += 1;
                 } else {
                     let mut v = self.pool.pop().unwrap_or_default();
                     v.clear();
                     v.extend_from_slice(bytes);
-                    let _ = self.peers[pi].rel.hold(h.seq, 0, v);
+                    let _ = self.peers[pi].rel.hold(seq, 0, v);
                     self.stats.early_held += 1;
                 }
                 Handled::Accepted
@@ -336,6 +370,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 offset,
                 data,
             } => self.on_pull_reply(now, peer, recv_handle, offset as usize, data),
+            Body::Nack {
+                reason,
+                seq,
+                handle,
+            } => self.on_nack(peer, reason, seq, handle),
             _ => self.stats.bad_frames += 1,
         }
     }

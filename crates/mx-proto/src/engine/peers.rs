@@ -14,6 +14,9 @@ pub(super) struct Peer<L> {
     pub(super) my_session: u32,
     /// The index they gave us; `NO_PEER` until connected.
     pub(super) their_index: u16,
+    /// The last index they gave us, kept after a disconnect: NACKs to their frames of
+    /// the old session are addressed with it.
+    pub(super) last_index: u16,
     /// Sequence numbers, acks, resends: one item per sequenced frame.
     pub(super) rel: Session<SeqWhat>,
     /// Sends waiting for room in the send window.
@@ -24,10 +27,22 @@ pub(super) struct Peer<L> {
     pub(super) armed: Option<u64>,
     /// How many pull blocks may be in flight from this peer.
     pub(super) flow: Flow,
+    /// The wire numbers of our sequence number 0 to them (the start they announced at
+    /// connect) and of theirs to us (the start we announce): the codec's numbers may be
+    /// narrower than `rel`'s ([`Codec::SEQ_BITS`], `myrix_wire::codec::seq`).
+    pub(super) tx_base: u16,
+    pub(super) rx_base: u16,
 }
 
 impl<L> Peer<L> {
-    pub(super) fn new(loc: L, nic: u64, endpoint: u8, my_session: u32, window: u32) -> Peer<L> {
+    pub(super) fn new(
+        loc: L,
+        nic: u64,
+        endpoint: u8,
+        my_session: u32,
+        window: u32,
+        rx_base: u16,
+    ) -> Peer<L> {
         Peer {
             loc,
             nic,
@@ -35,12 +50,36 @@ impl<L> Peer<L> {
             session: 0,
             my_session,
             their_index: NO_PEER,
+            last_index: NO_PEER,
             rel: Session::default(),
             waiting: VecDeque::new(),
             rx_current: None,
             armed: None,
             flow: Flow::new(window),
+            tx_base: 0,
+            rx_base,
         }
+    }
+    /// Wire number of our sequence number `s` to this peer.
+    #[inline(always)]
+    pub(super) fn tx_wire<C: Codec>(&self, s: u16) -> u16 {
+        seq::to_wire(self.tx_base, s, C::SEQ_BITS)
+    }
+    /// Wire number of the next sequence number we expect from this peer (our ack).
+    #[inline(always)]
+    pub(super) fn ack_wire<C: Codec>(&self) -> u16 {
+        seq::to_wire(self.rx_base, self.rel.ack(), C::SEQ_BITS)
+    }
+    /// Our number of a sequence number of theirs on the wire; `None` for another
+    /// session's.
+    #[inline(always)]
+    pub(super) fn rx_from_wire<C: Codec>(&self, w: u16) -> Option<u16> {
+        seq::from_wire(self.rx_base, w, self.rel.ack(), C::SEQ_BITS)
+    }
+    /// Our number of one of our sequence numbers they send back (an ack, a NACK).
+    #[inline(always)]
+    pub(super) fn tx_from_wire<C: Codec>(&self, w: u16) -> Option<u16> {
+        seq::from_wire(self.tx_base, w, self.rel.next_seq(), C::SEQ_BITS)
     }
     pub(super) fn reset_session(&mut self) {
         self.rel.reset();
@@ -87,8 +126,14 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             return Err(Error::TooManyPeers);
         }
         let window = self.cfg.pull_window.clamp(1, flow::MAX_WINDOW as usize) as u32;
-        self.peers
-            .push(Peer::new(loc, nic, endpoint, self.session, window));
+        self.peers.push(Peer::new(
+            loc,
+            nic,
+            endpoint,
+            self.session,
+            window,
+            C::SEQ_START,
+        ));
         Ok((self.peers.len() - 1) as u16)
     }
     pub(super) fn check_peer(&self, peer: PeerId) -> Result<(), Error> {
@@ -117,6 +162,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 peer: pi,
                 status,
                 request,
+                echo: h.session,
             });
             let p = &mut self.peers[pi as usize];
             if p.session == 0 {
@@ -124,23 +170,54 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             }
             return;
         }
-        self.bind_session(pi, h.session);
+        self.bind_session(pi, h.session, h.ack);
         self.peers[pi as usize].their_index = index;
+        self.peers[pi as usize].last_index = index;
         self.txq.push_back(Tx::ConnectReply {
             peer: pi,
             status,
             request,
+            echo: h.session,
         });
     }
 
-    /// Records the peer's session; a different one means it restarted.
-    pub(super) fn bind_session(&mut self, pi: u16, session: u32) {
+    /// The connect request a reply answers: the reply's `request` is the whole handle,
+    /// or (where the layout keeps only its low bits, [`Codec::CONNECT_REQUEST_MASK`])
+    /// the active connect to the replier whose handle has those bits.
+    fn connect_of_reply(&self, h: &Header, request: u32) -> Option<u32> {
+        let mask = C::CONNECT_REQUEST_MASK;
+        if mask == u32::MAX {
+            return Some(request);
+        }
+        self.reqs.iter().enumerate().find_map(|(i, r)| {
+            let raw = Request::new(i, r.gen).raw();
+            let p = self.peers.get(r.peer as usize)?;
+            (r.kind == ReqKind::Connect
+                && r.state == ReqState::Active
+                && raw & mask == request & mask
+                && p.nic == h.nic
+                && p.endpoint == h.src_endpoint)
+                .then_some(raw)
+        })
+    }
+
+    /// Records the peer's session; a different one means it restarted. `start` is the
+    /// wire number the peer announced it expects next (the connect's header `ack`,
+    /// Open-MX's `target_recv_seqnum_start`): a new session sends from there, as
+    /// Open-MX's library resets `next_send_seq` to it.
+    pub(super) fn bind_session(&mut self, pi: u16, session: u32, start: u16) {
         let p = &mut self.peers[pi as usize];
         if p.session == session {
             return;
         }
         let restarted = p.session != 0;
         p.session = session;
+        if C::SEQ_BITS < 16 {
+            // What we announced (our ack on the wire) stays what we expect: our
+            // numbering restarts at 0 there.
+            p.rx_base = p.ack_wire::<C>();
+            p.tx_base = start;
+        }
         p.reset_session();
         if restarted {
             self.fail_peer(pi, Code::PeerReset, false);
@@ -161,6 +238,12 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         }
         self.fail_peer(pi, Code::Disconnected, true);
         let p = &mut self.peers[pi as usize];
+        if C::SEQ_BITS < 16 {
+            // A new session number in the bits above the sequence number, as Open-MX's
+            // partner cleanup does: frames of the old session are told apart.
+            let m = (1u16 << C::SEQ_BITS) - 1;
+            p.rx_base = ((p.rx_base & !m).wrapping_add(m).wrapping_add(1)) | C::SEQ_START;
+        }
         p.reset_session();
         p.session = 0;
         p.their_index = NO_PEER;
@@ -219,7 +302,18 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         self.peers[pi as usize].flow.reset(window);
     }
 
-    pub(super) fn on_connect_reply(&mut self, h: &Header, status: u8, index: u16, request: u32) {
+    pub(super) fn on_connect_reply(
+        &mut self,
+        h: &Header,
+        status: u8,
+        index: u16,
+        request: u32,
+        echo: u32,
+    ) {
+        let Some(request) = self.connect_of_reply(h, request) else {
+            self.stats.stale_frames += 1;
+            return;
+        };
         let Some(r) = self.req(request) else {
             self.stats.stale_frames += 1;
             return;
@@ -230,7 +324,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         }
         let pi = r.peer;
         let p = &self.peers[pi as usize];
-        if p.nic != h.nic || p.endpoint != h.src_endpoint {
+        // The echoed session tells a reply to this instance of us (and of this peer
+        // slot) from one to an earlier connect, as Open-MX checks `src_session_id`.
+        if p.nic != h.nic || p.endpoint != h.src_endpoint || echo != p.my_session {
             self.stats.stale_frames += 1;
             return;
         }
@@ -240,8 +336,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             _ => Code::NoEndpoint,
         };
         if code == Code::Success {
-            self.bind_session(pi, h.session);
+            self.bind_session(pi, h.session, h.ack);
             self.peers[pi as usize].their_index = index;
+            self.peers[pi as usize].last_index = index;
         }
         self.complete(request, code);
     }

@@ -167,6 +167,10 @@ pub struct Stats {
     /// from the frame).
     pub fast_sends: u64,
     pub fast_recvs: u64,
+    /// NACKs sent (frames of a known peer with the wrong session, [`Codec::NACKS`]).
+    pub nacks_sent: u64,
+    /// NACKs received that ended requests.
+    pub nacks_received: u64,
 }
 
 /// Whether the engine consumed a frame.

@@ -68,6 +68,17 @@ impl<C: Codec> Endpoint<C> {
         Some(p.as_mut())
     }
 
+    /// Sends what the attached protocols have queued (and MX's stalled frame before
+    /// it), without receiving: for a protocol's call that only queued frames (a
+    /// one-sided write), where a receive would cost a system call before the send.
+    pub fn transmit(&mut self) -> Result<(), MxError> {
+        let now = self.now();
+        if self.stalled.is_some() {
+            self.flush(now)?;
+        }
+        self.serve_others(now)
+    }
+
     /// The other protocols' due timers and frames to send. MX's stalled frame goes
     /// first: a lossless transport keeps the order of what each protocol sent.
     #[cold]

@@ -164,6 +164,24 @@ impl Eth {
                 );
             }
         }
+        if !host_peers {
+            // Our own frames leaving are of no use here (`poll_recv` skips them):
+            // without this the kernel clones each one to the socket and a receive is
+            // spent per frame sent. Linux 4.20 and later; older kernels refuse it,
+            // which only costs that receive.
+            const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+            let one: libc::c_int = 1;
+            // SAFETY: an int option of the right size.
+            unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_PACKET,
+                    PACKET_IGNORE_OUTGOING,
+                    &one as *const libc::c_int as *const libc::c_void,
+                    std::mem::size_of::<libc::c_int>() as u32,
+                );
+            }
+        }
         let mtu = if whole {
             (link_mtu + ETH_HLEN).clamp(128, myrix_wire::codec::omx::MTU)
         } else {

@@ -126,6 +126,10 @@ impl Pending {
     }
 }
 
+/// The most memory a released buffer keeps for the next small put
+/// ([`Bufs::alloc_copy`]): with a window of 1024 frames, at most 256 KiB kept.
+const KEEP_BUF: usize = 256;
+
 /// Data buffers, shared by the frames cut from them and freed when the last is
 /// acknowledged.
 #[derive(Default)]
@@ -148,6 +152,23 @@ impl Bufs {
             }
         }
     }
+    /// Keeps a copy of `data` with one holder, in the memory a released slot kept when
+    /// it fits (a small put then allocates nothing).
+    pub(super) fn alloc_copy(&mut self, data: &[u8]) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                let s = &mut self.slots[i as usize];
+                s.0.clear();
+                s.0.extend_from_slice(data);
+                s.1 = 1;
+                i
+            }
+            None => {
+                self.slots.push((data.to_vec(), 1));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
     pub(super) fn retain(&mut self, i: u32) {
         self.slots[i as usize].1 += 1;
     }
@@ -158,7 +179,11 @@ impl Bufs {
         let s = &mut self.slots[i as usize];
         s.1 -= 1;
         if s.1 == 0 {
-            s.0 = Vec::new();
+            if s.0.capacity() > KEEP_BUF {
+                s.0 = Vec::new();
+            } else {
+                s.0.clear();
+            }
             self.free.push(i);
         }
     }

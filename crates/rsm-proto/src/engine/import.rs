@@ -148,7 +148,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             return Err(RsmError::InsufficientResources);
         }
         p.queued += data.len();
-        let buf = self.bufs.alloc(data.to_vec());
+        let buf = self.bufs.alloc_copy(data);
         self.push_pending(
             pi,
             Pending::Data {

@@ -25,6 +25,7 @@ use myrix_mx::transport::{Loc, Verdict};
 use myrix_rsm_proto::engine::{Engine, Event, SignalTarget};
 use myrix_rsm_proto::{NodeId, RsmError};
 
+use super::bundle;
 use super::memory::Segments;
 use super::signal::Mailbox;
 use super::Net;
@@ -134,9 +135,29 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The engine as a protocol of the MX endpoint.
+/// The engine as a protocol of the MX endpoint. Frames the engine has for one peer at
+/// once leave in one datagram ([`bundle`]); the engine's frames are [`bundle::HEAD`]
+/// bytes shorter than the endpoint's (`Net::open` sets its MTU so).
 pub(crate) struct RsmProtocol {
     pub(crate) core: Arc<Mutex<Core>>,
+    /// A frame taken from the engine that could not join the datagram before it
+    /// (another peer, no room left): the next datagram starts with it.
+    held: Option<(Addr, usize)>,
+    /// Its bytes; also where each next frame is written to see whether it joins.
+    spare: Vec<u8>,
+    /// The engine's MTU.
+    mtu: usize,
+}
+
+impl RsmProtocol {
+    pub(crate) fn new(core: Arc<Mutex<Core>>, mtu: usize) -> RsmProtocol {
+        RsmProtocol {
+            core,
+            held: None,
+            spare: vec![0; mtu],
+            mtu,
+        }
+    }
 }
 
 impl Protocol for RsmProtocol {
@@ -154,7 +175,13 @@ impl Protocol for RsmProtocol {
         if c.down {
             return Verdict::Taken;
         }
-        c.engine.handle_frame(now, &addr, frame, &mut c.mem);
+        if bundle::is_bundle(frame) {
+            for f in bundle::frames(frame) {
+                c.engine.handle_frame(now, &addr, f, &mut c.mem);
+            }
+        } else {
+            c.engine.handle_frame(now, &addr, frame, &mut c.mem);
+        }
         c.drain();
         Verdict::Taken
     }
@@ -162,7 +189,50 @@ impl Protocol for RsmProtocol {
     fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
         let mut c = lock(&self.core);
         c.last_now = now;
-        c.engine.poll_transmit(now, buf).map(|(a, n)| (a.loc(), n))
+        let head = bundle::HEAD;
+        if buf.len() < head + self.mtu {
+            // No room for a bundle's head (not the endpoint's own buffer): one frame.
+            if let Some((a, n)) = self.held.take() {
+                buf[..n].copy_from_slice(&self.spare[..n]);
+                return Some((a.loc(), n));
+            }
+            return c.engine.poll_transmit(now, buf).map(|(a, n)| (a.loc(), n));
+        }
+        // The first frame goes where it lies in a bundle, so joining costs no copy of it.
+        let (to, first) = match self.held.take() {
+            Some((a, n)) => {
+                buf[head..head + n].copy_from_slice(&self.spare[..n]);
+                (a, n)
+            }
+            None => c.engine.poll_transmit(now, &mut buf[head..])?,
+        };
+        let limit = head + self.mtu;
+        if first > self.mtu / 2 {
+            // A large frame (a piece of a bulk put): nothing much would join it, and
+            // moving it to the datagram's start would copy it again. It goes as a
+            // bundle of one.
+            bundle::start(buf, first);
+            return Some((to.loc(), head + first));
+        }
+        let mut end = head + first;
+        while let Some((a, n)) = c.engine.poll_transmit(now, &mut self.spare) {
+            match (a == to)
+                .then(|| bundle::push(buf, end, limit, &self.spare[..n]))
+                .flatten()
+            {
+                Some(e) => end = e,
+                None => {
+                    self.held = Some((a, n));
+                    break;
+                }
+            }
+        }
+        if end == head + first {
+            buf.copy_within(head..end, 0);
+            return Some((to.loc(), first));
+        }
+        bundle::start(buf, first);
+        Some((to.loc(), end))
     }
 
     fn poll_timeout(&self) -> Option<u64> {
@@ -184,8 +254,9 @@ const AGENT_BUSY_BACKOFF: Duration = Duration::from_micros(200);
 /// The application drove the endpoint this recently: it is polling, so the agent
 /// leaves the socket to it (a frame woke nobody but the caller that reads it).
 pub(crate) const APP_ACTIVE_NS: u64 = 200_000;
-/// How long the agent naps while the application polls, before it looks again.
-const AGENT_NAP: Duration = Duration::from_micros(100);
+/// The shortest nap of the agent while the application polls: it naps until the
+/// application would stop counting as active, at least this long.
+const AGENT_NAP_MIN: Duration = Duration::from_micros(50);
 /// How long the agent keeps polling the socket after a frame before it sleeps in
 /// `poll(2)`, when the machine has a core for every busy process: the next frame of a
 /// burst (a put's flush, the next put of a sequence) then costs no wake-up.
@@ -229,8 +300,8 @@ enum Next {
 /// to do next.
 fn agent_round(net: &Net, rail: usize) -> Next {
     let r = &net.rails[rail];
-    if net.app_active() {
-        return Next::Nap(AGENT_NAP);
+    if let Some(left) = net.app_active_for() {
+        return Next::Nap(left.max(AGENT_NAP_MIN));
     }
     let got = match r.ep.try_lock() {
         Ok(mut ep) => r.progress(&mut ep),

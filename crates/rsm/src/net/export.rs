@@ -129,7 +129,7 @@ impl ExportBackend for NetExport {
             None => {
                 let mut got = None;
                 for _ in 0..64 {
-                    let id = SegmentId(rand::random::<u32>() | SegmentId::USER_BASE);
+                    let id = SegmentId((crate::random_u64() as u32) | SegmentId::USER_BASE);
                     match try_all(&mut cores, id) {
                         Ok(()) => {
                             got = Some(id);

@@ -357,7 +357,8 @@ impl NetImport {
                     }
                 }
             }
-            self.net.progress();
+            // Out now; the wait takes the answers in.
+            self.net.transmit();
             for (k, f) in flushes {
                 let r = self
                     .net
@@ -410,10 +411,16 @@ impl NetImport {
         };
         self.order_before(&mut st, k, off, data.len())?;
         // After the order's flushes (a fail-over there changes the live rails).
-        let pieces = st.put_pieces(off, data.len())?;
-        let striped = pieces.len() > 1;
-        for pc in pieces {
-            self.queue(&mut st, pc.rail, pc.offset, &data[pc.range], striped)?;
+        if k.is_some() {
+            // Whole on the primary (what `put_pieces` says), without a list.
+            let p = st.primary()?;
+            self.queue(&mut st, p, off, data, false)?;
+        } else {
+            let pieces = st.put_pieces(off, data.len())?;
+            let striped = pieces.len() > 1;
+            for pc in pieces {
+                self.queue(&mut st, pc.rail, pc.offset, &data[pc.range], striped)?;
+            }
         }
         if self.implicit.load(Ordering::Relaxed) {
             // Its own scope: in remote memory when it returns (a fail-over on the way
@@ -422,7 +429,7 @@ impl NetImport {
             self.flush(&mut st, |_| true)?;
             st.implicit_done();
         } else {
-            self.net.progress();
+            self.net.transmit();
         }
         Ok(())
     }
@@ -439,7 +446,7 @@ impl NetImport {
                 offset as u64,
                 out.len() as u64,
             )?;
-            self.net.progress();
+            self.net.transmit();
             let r = self
                 .net
                 .wait(rail, None, |c| c.gets.remove(&g.0))
@@ -480,7 +487,11 @@ impl ImportBackend for NetImport {
 
     fn put_scalars(&self, offset: usize, data: Scalars<'_>) -> Result<(), RsmError> {
         // Write frames are cut at multiples of 8 bytes of the put, so an aligned
-        // element never straddles two frames.
+        // element never straddles two frames. A few scalars (a flag) go through the
+        // stack, not a new buffer.
+        if let Scalars::U64(&[v]) = data {
+            return self.put_bytes(offset, &v.to_ne_bytes());
+        }
         self.put_bytes(offset, &to_bytes(&data))
     }
 

@@ -12,6 +12,8 @@
 //!   thread;
 //! * [`memory`] — the exporter's segments as the engine's `Memory` (raw pointers);
 //! * [`signal`] — per-handle signal mailboxes with an eventfd each (the pollfd);
+//! * [`bundle`] — several RSM frames to one peer in one datagram (a write and its
+//!   flush leave in one send);
 //! * [`export`], [`import`] — the two ends, as the front end's backends; `import` also
 //!   stripes puts across rails and fails over.
 //!
@@ -48,6 +50,7 @@
 //! same controller (a second bind of the port would fail).
 
 pub(crate) mod agent;
+pub(crate) mod bundle;
 pub(crate) mod export;
 pub(crate) mod import;
 pub(crate) mod memory;
@@ -271,13 +274,15 @@ impl Net {
             let mut ep = Endpoint::open(&board.open_string(), 0, 0)
                 .map_err(|e| bad(format!("cannot open {}: {e}", board.open_string())))?;
             let mut cfg = cfg.clone();
-            cfg.mtu = ep.config().mtu;
+            // Room for a bundle's head in the endpoint's datagram (`bundle.rs`).
+            let mtu = ep.config().mtu - bundle::HEAD;
+            cfg.mtu = mtu;
             let mut engine = Engine::new(cfg, node, session);
             for (n, a) in &addrs {
                 engine.add_node(*a, *n);
             }
             let core = Arc::new(Mutex::new(Core::new(engine, r)));
-            ep.attach(Box::new(RsmProtocol { core: core.clone() }))
+            ep.attach(Box::new(RsmProtocol::new(core.clone(), mtu)))
                 .map_err(|e| bad(format!("cannot attach RSM: {e}")))?;
             fds.push(ep.wait_fd());
             let wait_fd = ep.wait_fd();
@@ -329,22 +334,24 @@ impl Net {
         self.spin_ok.load(Ordering::Relaxed)
     }
 
-    /// The application drives the endpoints now. Only while it may spin: on an
-    /// oversubscribed machine a polling caller yields its core and may not run again
-    /// for a time slice, so the agent, woken by each frame, keeps serving.
+    /// The application drives the endpoints now, so the agent leaves the sockets to it.
+    /// Also on an oversubscribed machine: the caller polls anyway (yielding between
+    /// polls, or asleep on the sockets in a wait, woken by the frame itself), and an
+    /// agent woken by every frame as well only adds a thread wake-up per frame, on a
+    /// machine that has no core to spare for it (session 21: the exporter's agent was
+    /// woken for every frame of a ping-pong while its application polled).
     fn mark_active(&self) {
-        if self.may_spin() {
-            let now = self.epoch.elapsed().as_nanos() as u64 + 1;
-            self.app_at.store(now, Ordering::Relaxed);
-        }
+        let now = self.epoch.elapsed().as_nanos() as u64 + 1;
+        self.app_at.store(now, Ordering::Relaxed);
     }
 
-    /// Whether the application drove an endpoint in the last
-    /// [`agent::APP_ACTIVE_NS`] (and could spin).
-    pub(crate) fn app_active(&self) -> bool {
+    /// How much longer the application counts as driving the endpoints (it did in the
+    /// last [`agent::APP_ACTIVE_NS`]); `None` if it does not.
+    pub(crate) fn app_active_for(&self) -> Option<Duration> {
         let at = self.app_at.load(Ordering::Relaxed);
-        at != 0
-            && (self.epoch.elapsed().as_nanos() as u64).saturating_sub(at) < agent::APP_ACTIVE_NS
+        let since = (self.epoch.elapsed().as_nanos() as u64).saturating_sub(at);
+        (at != 0 && since < agent::APP_ACTIVE_NS)
+            .then(|| Duration::from_nanos(agent::APP_ACTIVE_NS - since))
     }
 
     /// Frames were taken in (by the agent or a caller): a caller asleep in
@@ -365,6 +372,15 @@ impl Net {
         }
         if got > 0 {
             self.took_frames();
+        }
+    }
+
+    /// Sends what calls queued on every rail, without receiving (a call that only
+    /// queued frames: a receive first would cost a system call before the send; the
+    /// frames that arrived are taken in by the next wait, poll or the agent).
+    pub(crate) fn transmit(&self) {
+        for r in &self.rails {
+            let _ = lock(&r.ep).transmit();
         }
     }
 

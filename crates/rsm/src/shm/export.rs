@@ -245,7 +245,7 @@ impl ExportBackend for ShmExport {
                 id
             }
             None => (0..64)
-                .map(|_| SegmentId(rand::random::<u32>() | SegmentId::USER_BASE))
+                .map(|_| SegmentId((crate::random_u64() as u32) | SegmentId::USER_BASE))
                 .find(|&id| !reg::reap(&self.dir, id))
                 .ok_or(RsmError::InsufficientResources)?,
         };

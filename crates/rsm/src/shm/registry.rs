@@ -140,7 +140,7 @@ pub(crate) fn reap_all(d: &Path) {
 /// A temporary file name unique to this process.
 pub(crate) fn tmp_path(d: &Path) -> PathBuf {
     let (_, _, pid) = mem::whoami();
-    d.join(format!(".tmp-{pid}-{:016x}", rand::random::<u64>()))
+    d.join(format!(".tmp-{pid}-{:016x}", crate::random_u64()))
 }
 
 const ACL_MAGIC: u32 = 0x6c63_6172; // "racl"

@@ -12,34 +12,35 @@
 //! | `Eager` tiny/small | TINY / SMALL | `length` = the message; whole messages only |
 //! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192 |
 //! | `Rndv` | RNDV | send handle in `pulled_rdma_id`, `_seqnum`, `_offset` (4 bytes) |
-//! | `Pull` | PULL | `rdma_id` = send handle, `src_pull_handle` = receive handle, `rdma_offset` = offset, `block_length` = length |
-//! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length` |
+//! | `Pull` | PULL | `rdma_id` = send handle, `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
+//! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length`, `frame_seqnum` = `msg_offset` / 8968 mod 256 |
 //! | `Notify` | NOTIFY | send handle in `total_length` (its top 16 bits in `rdma_id`, `rdma_seqnum`) |
-//! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, `src_session_id`; request handle below |
+//! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, sessions, `target_recv_seqnum_start` = header `ack`, `connect_seqnum` = request's low byte, `lib_seqnum` 0 |
 //! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
+//! | `Nack` | NACK_LIB (by `lib_seqnum`) / NACK_MCP (by `src_pull_handle`, `src_magic`) | `nack_type` = reason |
 //!
-//! Header: `seq` ↔ `lib_seqnum`, `ack` ↔ `lib_piggyack`, `session` ↔ `session` (the
-//! receiver's session, as Open-MX: [`Codec::RECEIVER_SESSION`]; in CONNECT,
-//! `src_session_id`, the sender's), endpoints ↔ `dst_endpoint`/`src_endpoint`, `nic` ↔
-//! source MAC, `peer_index` ↔ the head's `dst_src_peer_index`.
+//! Header: `seq` ↔ `lib_seqnum`, `ack` ↔ `lib_piggyack`, both already in Open-MX's
+//! numbering (14 bits under 2 session bits: the engine maps its own numbers with
+//! [`super::seq`] and [`Codec::SEQ_BITS`]), `session` ↔ `session` (the receiver's
+//! session, as Open-MX: [`Codec::RECEIVER_SESSION`]; in a CONNECT request
+//! `src_session_id`, in a reply `target_session_id`, the replier's, while the reply's
+//! `src_session_id` echoes the requester's), endpoints ↔ `dst_endpoint`/`src_endpoint`,
+//! `nic` ↔ source MAC, `peer_index` ↔ the head's `dst_src_peer_index`.
 //!
 //! Where MX's engine state does not hold what Open-MX's fields mean (each a gap an
 //! Open-MX peer would notice; see `docs/mx.md`):
-//! * The connect reply's `target_session_id` (Open-MX echoes the requester's session)
-//!   is sent as 0: the engine's reply event does not carry it. (Each side learns the
-//!   other's session from `src_session_id`, request and reply.) A frame of a wrong
-//!   session is dropped, not answered with NACK BAD_SESSION.
-//! * `lib_seqnum` is the engine's 16-bit sequence number: Open-MX's two session bits
-//!   are its top bits.
-//! * The 32-bit request handles that Open-MX's fields are too narrow for are spread as
-//!   the table says; the connect's request handle travels in `lib_seqnum` (high half)
-//!   and `target_recv_seqnum_start` (low half), its low byte also in `connect_seqnum`.
+//! * Send handles are 32 bits where Open-MX has an 8-bit region id and an 8-bit region
+//!   seqnum: RNDV spreads the handle over `pulled_rdma_id`/`_seqnum`/`_offset`, PULL
+//!   carries it whole in its 32-bit `pulled_rdma_id`, NOTIFY in `total_length` (which
+//!   Open-MX fills with the length pulled). The connect's request handle keeps only its
+//!   low byte (`connect_seqnum`); the engine finds its connect by it and the replier.
 //! * Eager frames have no room for the handle of a synchronous send: such sends go by
 //!   rendezvous ([`Codec::EAGER_NOTIFY`] is false), as Open-MX sends them.
 //! * PULL and PULL_REPLY carry no ack, and PULL_REPLY no session or endpoints: the
 //!   engine finds its receive by the handle ([`Codec::carries_ack`],
 //!   [`Codec::carries_session`]). `src_magic`/`dst_magic` are the puller's endpoint id.
-//! * NACKs, TRUC types other than the ack, and host queries are not MX events: `parse`
+//!   PULL's `total_length` is the end of the block, not of the whole pull.
+//! * TRUC types other than the ack, and host queries, are not MX events: `parse`
 //!   refuses them (the engine counts them as bad frames).
 
 use super::Codec;
@@ -49,7 +50,8 @@ use crate::mx::{
 };
 use crate::omx::{
     self, control, msg, pull, ConnectKind, ConnectRepr, EthHead, MediumRepr, MsgHeader, MsgKind,
-    MsgRepr, NotifyRepr, PullReplyRepr, PullRepr, RndvRepr, TrucRepr, WireMode,
+    MsgRepr, NackLibRepr, NackMcpRepr, NackType, NotifyRepr, PullReplyRepr, PullRepr, RndvRepr,
+    TrucRepr, WireMode,
 };
 
 /// Open-MX's layout in its default wire mode; see the module docs.
@@ -60,6 +62,9 @@ pub struct Omx;
 pub const MODE: WireMode = WireMode::Default;
 /// Bytes of a medium fragment's slot: fragment `i` starts at `i * MEDIUM_FRAG`.
 pub const MEDIUM_FRAG: usize = MODE.medium_frag_max();
+/// Bytes of data in a full PULL_REPLY (`OMX_PULL_REPLY_LENGTH_MAX`): the grid pulls
+/// are numbered on.
+pub const PULL_REPLY_MAX: u32 = MODE.pull_reply_max() as u32;
 /// Largest frame: Open-MX's 9000-byte MTU, Ethernet header included.
 pub const MTU: usize = MODE.mtu();
 /// The connect status Open-MX gives an unknown endpoint (MX's `ENDPOINT_UNKNOWN`).
@@ -201,19 +206,22 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             total_length: offset.wrapping_add(length),
             rdma_id: handle,
             rdma_seqnum: 0,
-            rdma_offset: offset,
+            // The block's place as Open-MX's driver reads it: frame `frame_index` of
+            // the sender's reply grid, `first_frame_offset` into it; the region starts
+            // at the message (`pulled_rdma_offset` 0).
+            rdma_offset: 0,
             src_pull_handle: recv_handle,
             src_magic: h.src_endpoint as u32,
-            first_frame_offset: 0,
+            first_frame_offset: offset % PULL_REPLY_MAX,
             block_length: length,
-            frame_index: 0,
+            frame_index: offset / PULL_REPLY_MAX,
         }),
         Body::PullReply {
             recv_handle,
             offset,
             ..
         } => omx::Body::PullReply(PullReplyRepr {
-            frame_seqnum: 0,
+            frame_seqnum: (offset / PULL_REPLY_MAX) as u8,
             msg_offset: offset,
             dst_pull_handle: recv_handle,
             dst_magic: h.dst_endpoint as u32,
@@ -241,21 +249,54 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             h,
             index,
             request,
+            h.session,
             ConnectKind::Request { app_key: key },
         )),
+        // Open-MX's reply: `src_session_id` echoes the requester's, `target_session_id`
+        // is the replier's own (the one the requester then puts in its frames).
         Body::ConnectReply {
             status,
             index,
             request,
+            session,
         } => omx::Body::Connect(connect(
             h,
             index,
             request,
+            session,
             ConnectKind::Reply {
-                target_session_id: 0,
+                target_session_id: h.session,
                 status: connect_status_to_wire(status),
             },
         )),
+        // As Open-MX's driver answers: NACK_LIB names the refused frame by its
+        // `lib_seqnum`, NACK_MCP a pull by the puller's handle and endpoint magic (here
+        // the puller's endpoint id, as in PULL's `src_magic`).
+        Body::Nack {
+            reason,
+            seq,
+            handle,
+        } => {
+            let nack_type = NackType::from_u8(reason).ok_or(Error::Field("NACK reason"))?;
+            if handle == NO_HANDLE {
+                omx::Body::NackLib(NackLibRepr {
+                    src_endpoint: h.src_endpoint,
+                    src_generation: 0,
+                    nack_type,
+                    dst_endpoint: h.dst_endpoint,
+                    dst_src_peer_index: h.peer_index,
+                    lib_seqnum: seq,
+                })
+            } else {
+                omx::Body::NackMcp(NackMcpRepr {
+                    src_endpoint: h.src_endpoint,
+                    src_generation: 0,
+                    nack_type,
+                    src_pull_handle: handle,
+                    src_magic: h.dst_endpoint as u32,
+                })
+            }
+        }
         Body::Ack => omx::Body::Truc(TrucRepr {
             dst_endpoint: endpoints.0,
             src_endpoint: endpoints.1,
@@ -270,15 +311,24 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
     })
 }
 
-fn connect(h: &Header, index: u16, request: u32, kind: ConnectKind) -> ConnectRepr {
+/// A CONNECT as Open-MX's library fills it: `lib_seqnum` 0, the sender's next expected
+/// sequence number (the header's `ack`) in `target_recv_seqnum_start`, the request's
+/// low byte as `connect_seqnum`.
+fn connect(
+    h: &Header,
+    index: u16,
+    request: u32,
+    src_session_id: u32,
+    kind: ConnectKind,
+) -> ConnectRepr {
     ConnectRepr {
         dst_endpoint: h.dst_endpoint,
         src_endpoint: h.src_endpoint,
         src_generation: 0,
-        lib_seqnum: (request >> 16) as u16,
+        lib_seqnum: 0,
         src_dst_peer_index: index,
-        src_session_id: h.session,
-        target_recv_seqnum_start: request as u16,
+        src_session_id,
+        target_recv_seqnum_start: h.ack,
         connect_seqnum: request as u8,
         kind,
     }
@@ -337,7 +387,13 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
             body: Body::Pull {
                 handle: p.rdma_id,
                 recv_handle: p.src_pull_handle,
-                offset: p.rdma_offset,
+                // As Open-MX's driver computes the first reply's `msg_offset`.
+                offset: p
+                    .frame_index
+                    .checked_mul(PULL_REPLY_MAX)
+                    .and_then(|o| o.checked_add(p.first_frame_offset))
+                    .and_then(|o| o.checked_sub(p.rdma_offset % PULL_REPLY_MAX))
+                    .ok_or(Error::Field("pull offset"))?,
                 length: p.block_length,
             },
         },
@@ -365,19 +421,29 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
             },
         },
         omx::Body::Connect(c) => {
-            let request = (c.lib_seqnum as u32) << 16 | c.target_recv_seqnum_start as u32;
-            let header = plain(c.dst_endpoint, c.src_endpoint, c.src_session_id, 0, 0);
-            let body = match c.kind {
-                ConnectKind::Request { app_key } => Body::Connect {
-                    key: app_key,
-                    index: c.src_dst_peer_index,
-                    request,
-                },
-                ConnectKind::Reply { status, .. } => Body::ConnectReply {
-                    status: connect_status_from_wire(status),
-                    index: c.src_dst_peer_index,
-                    request,
-                },
+            let request = c.connect_seqnum as u32;
+            let start = c.target_recv_seqnum_start;
+            let (header, body) = match c.kind {
+                ConnectKind::Request { app_key } => (
+                    plain(c.dst_endpoint, c.src_endpoint, c.src_session_id, 0, start),
+                    Body::Connect {
+                        key: app_key,
+                        index: c.src_dst_peer_index,
+                        request,
+                    },
+                ),
+                ConnectKind::Reply {
+                    status,
+                    target_session_id,
+                } => (
+                    plain(c.dst_endpoint, c.src_endpoint, target_session_id, 0, start),
+                    Body::ConnectReply {
+                        status: connect_status_from_wire(status),
+                        index: c.src_dst_peer_index,
+                        request,
+                        session: c.src_session_id,
+                    },
+                ),
             };
             Repr { header, body }
         }
@@ -391,9 +457,29 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
             ),
             body: Body::Ack,
         },
-        omx::Body::NackLib(_) | omx::Body::NackMcp(_) | omx::Body::Host(_) => {
-            return Err(Error::Field("an Open-MX packet type with no MX event"))
+        omx::Body::NackLib(n) => Repr {
+            header: plain(n.dst_endpoint, n.src_endpoint, 0, 0, 0),
+            body: Body::Nack {
+                reason: n.nack_type as u8,
+                seq: n.lib_seqnum,
+                handle: NO_HANDLE,
+            },
+        },
+        omx::Body::NackMcp(n) => {
+            let dst = u8::try_from(n.src_magic).map_err(|_| Error::Field("NACK MCP magic"))?;
+            if n.src_pull_handle == NO_HANDLE {
+                return Err(Error::Field("NACK MCP without a pull handle"));
+            }
+            Repr {
+                header: plain(dst, n.src_endpoint, 0, 0, 0),
+                body: Body::Nack {
+                    reason: n.nack_type as u8,
+                    seq: 0,
+                    handle: n.src_pull_handle,
+                },
+            }
         }
+        omx::Body::Host(_) => return Err(Error::Field("an Open-MX packet type with no MX event")),
     })
 }
 
@@ -404,6 +490,11 @@ impl Codec for Omx {
     const FAST_PATHS: bool = false;
     const EAGER_NOTIFY: bool = false;
     const RECEIVER_SESSION: bool = true;
+    const CONNECT_REQUEST_MASK: u32 = 0xff;
+    const NACKS: bool = true;
+    const SEQ_BITS: u32 = omx::LibSeqnum::SEQ_BITS;
+    const SEQ_START: u16 = 1;
+    const PULL_REPLY_GRID: bool = true;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
@@ -416,15 +507,16 @@ impl Codec for Omx {
                 Kind::Notify => pull::NOTIFY_LEN,
                 Kind::Connect | Kind::ConnectReply => control::CONNECT_LEN,
                 Kind::Ack => control::TRUC_LEN,
+                Kind::Nack => control::NACK_LEN,
             }
     }
 
     fn carries_ack(kind: Kind) -> bool {
-        !matches!(kind, Kind::Pull | Kind::PullReply)
+        !matches!(kind, Kind::Pull | Kind::PullReply | Kind::Nack)
     }
 
     fn carries_session(kind: Kind) -> bool {
-        kind != Kind::PullReply
+        !matches!(kind, Kind::PullReply | Kind::Nack)
     }
 
     fn parse(bytes: &[u8]) -> Result<Repr<'_>, Error> {
@@ -479,219 +571,5 @@ impl Codec for Omx {
         if Self::emit_head(h, &body, &mut buf, msg_len as usize).is_ok() {
             out.copy_from_slice(&buf[..Self::EAGER_HEAD]);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn header() -> Header {
-        Header {
-            peer_index: 5,
-            nic: 0x0000_02aa_bbcc_ddee,
-            src_endpoint: 1,
-            dst_endpoint: 2,
-            session: 0xdead_beef,
-            seq: 0x4003,
-            ack: 0x4001,
-        }
-    }
-
-    /// Emits `body` with `data`, the way the engine does (head, then the data).
-    fn emit(h: &Header, body: &Body<'_>, data: &[u8]) -> Vec<u8> {
-        let mut buf = vec![0xffu8; MTU];
-        let n = Omx::emit_head(h, body, &mut buf, data.len()).unwrap();
-        buf[n - data.len()..n].copy_from_slice(data);
-        buf.truncate(n.max(omx::ETH_ZLEN));
-        buf
-    }
-
-    /// Every MX event comes back from its Open-MX frame as it went (but for what the
-    /// layout does not carry), and the frame reads right with `wire::omx`'s views.
-    #[test]
-    fn every_event_round_trips_through_open_mx_frames() {
-        let h = header();
-        let data = [7u8; 200];
-        let bodies = [
-            Body::Eager {
-                kind: Kind::Tiny,
-                match_info: 0x1122_3344_5566_7788,
-                msg_len: 3,
-                offset: 0,
-                handle: NO_HANDLE,
-                data: &data[..3],
-            },
-            Body::Eager {
-                kind: Kind::Small,
-                match_info: 9,
-                msg_len: 100,
-                offset: 0,
-                handle: NO_HANDLE,
-                data: &data[..100],
-            },
-            Body::Eager {
-                kind: Kind::Medium,
-                match_info: 9,
-                msg_len: 8192 + 200,
-                offset: 8192,
-                handle: NO_HANDLE,
-                data: &data[..200],
-            },
-            Body::Rndv {
-                match_info: 1,
-                msg_len: 1 << 20,
-                handle: 0x0102_0304,
-            },
-            Body::Pull {
-                handle: 0x0506_0708,
-                recv_handle: 0x0900_0a0b,
-                offset: 65536,
-                length: 32768,
-            },
-            Body::PullReply {
-                recv_handle: 0x0900_0a0b,
-                offset: 65536,
-                data: &data[..150],
-            },
-            Body::Notify {
-                handle: 0x0102_0304,
-            },
-            Body::Connect {
-                key: 0x5eed,
-                index: 3,
-                request: 0x0007_0001,
-            },
-            Body::ConnectReply {
-                status: CONNECT_BAD_KEY,
-                index: 4,
-                request: 0x0007_0001,
-            },
-            Body::Ack,
-        ];
-        for body in bodies {
-            let d = match body {
-                Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
-                _ => &[][..],
-            };
-            let frame = emit(&h, &body, d);
-            let f = omx::Frame::new_checked(&frame[..]).unwrap();
-            assert_eq!(f.ethertype(), omx::ETHERTYPE);
-            assert_eq!(f.src_mac(), [0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee]);
-            assert_eq!(f.peer_index(), 5);
-            let got = Omx::parse(&frame).unwrap();
-            assert_eq!(got.body, body, "{body:?}");
-            let mut want = h;
-            match body.kind() {
-                Kind::Connect | Kind::ConnectReply => (want.seq, want.ack) = (0, 0),
-                Kind::Pull => (want.seq, want.ack) = (0, 0),
-                Kind::PullReply => {
-                    (want.seq, want.ack, want.session, want.src_endpoint) = (0, 0, 0, 0)
-                }
-                _ => {}
-            }
-            assert_eq!(got.header, want, "{body:?}");
-            // Open-MX's own reading of the same bytes.
-            let r = omx::Repr::parse_bytes(&frame, MODE).unwrap();
-            match r.body {
-                omx::Body::Msg(m) => {
-                    assert_eq!(m.header.lib_seqnum, 0x4003);
-                    assert_eq!(omx::LibSeqnum(m.header.lib_seqnum).session(), 1);
-                    assert_eq!(m.header.lib_piggyack, 0x4001);
-                    assert_eq!(m.header.session, 0xdead_beef);
-                }
-                omx::Body::Medium(m) => assert_eq!(m.frag_seqnum, 1),
-                omx::Body::Connect(c) => {
-                    assert_eq!(c.src_session_id, 0xdead_beef);
-                    if let ConnectKind::Reply { status, .. } = c.kind {
-                        assert_eq!(status, control::CONNECT_STATUS_BAD_KEY);
-                    }
-                }
-                omx::Body::Truc(t) => assert_eq!(t.lib_seqnum, 0x4001),
-                _ => {}
-            }
-        }
-    }
-
-    proptest::proptest! {
-        /// Any bytes: an answer, never a panic; and what parses emits back the same
-        /// events.
-        #[test]
-        fn any_bytes_parse_without_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
-            let _ = Omx::parse(&bytes);
-            let mut b = bytes.clone();
-            if b.len() > omx::HEAD_LEN {
-                b[12] = 0x86;
-                b[13] = 0xdf;
-                b[omx::HEAD_LEN] = 37 + b[omx::HEAD_LEN] % 9;
-            }
-            if let Ok(r) = Omx::parse(&b) {
-                let d = match r.body {
-                    Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
-                    _ => &[][..],
-                };
-                let mut buf = vec![0u8; MTU];
-                if let Ok(n) = Omx::emit_head(&r.header, &r.body, &mut buf, d.len()) {
-                    buf[n - d.len()..n].copy_from_slice(d);
-                    let again = Omx::parse(&buf[..n.max(omx::ETH_ZLEN)]).unwrap();
-                    proptest::prop_assert_eq!(again.body, r.body);
-                }
-            }
-        }
-
-        /// Whole eager messages of every length and header round-trip.
-        #[test]
-        fn eager_messages_round_trip(
-            len in 0usize..=128,
-            seq in proptest::prelude::any::<u16>(),
-            ack in proptest::prelude::any::<u16>(),
-            session in proptest::prelude::any::<u32>(),
-            match_info in proptest::prelude::any::<u64>(),
-            peer_index in proptest::prelude::any::<u16>(),
-        ) {
-            let h = Header { seq, ack, session, peer_index, ..header() };
-            let data: Vec<u8> = (0..len).map(|i| i as u8).collect();
-            let kind = if len <= omx::TINY_MAX { Kind::Tiny } else { Kind::Small };
-            let body = Body::Eager {
-                kind,
-                match_info,
-                msg_len: len as u32,
-                offset: 0,
-                handle: NO_HANDLE,
-                data: &data,
-            };
-            let frame = emit(&h, &body, &data);
-            let r = Omx::parse(&frame).unwrap();
-            proptest::prop_assert_eq!(r.header, h);
-            proptest::prop_assert_eq!(r.body, body);
-        }
-    }
-
-    /// What the layout cannot say is refused, not sent wrong.
-    #[test]
-    fn events_open_mx_cannot_carry_are_refused() {
-        let h = header();
-        let mut buf = [0u8; 256];
-        let notify_wanted = Body::Eager {
-            kind: Kind::Tiny,
-            match_info: 0,
-            msg_len: 1,
-            offset: 0,
-            handle: 3,
-            data: &[],
-        };
-        assert!(Omx::emit_head(&h, &notify_wanted, &mut buf, 1).is_err());
-        let off_slot = Body::Eager {
-            kind: Kind::Medium,
-            match_info: 0,
-            msg_len: 3000,
-            offset: 1000,
-            handle: NO_HANDLE,
-            data: &[],
-        };
-        assert!(Omx::emit_head(&h, &off_slot, &mut buf, 10).is_err());
-        let wide = Header { nic: 1 << 48, ..h };
-        assert!(Omx::emit_head(&wide, &Body::Ack, &mut buf, 0).is_err());
-        assert!(Omx::parse(&buf[..10]).is_err());
     }
 }

@@ -11,6 +11,9 @@
 //!   non-commutative ops), recursive doubling allreduce, scan and exscan, ring
 //!   allgather(v), all-at-once alltoall(v/w), linear gather(v)/scatter(v),
 //!   reduce_scatter as reduce then scatterv.
+//! * [`levels`] — barrier, bcast, reduce, allreduce, allgather(v) and alltoall by
+//!   levels for communicators spanning nodes: inside each node, among one rank per
+//!   node, inside each node again, chained in one schedule.
 //!
 //! **Tags.** Schedules send on the communicator's collective context (`ctx + 1`,
 //! as the blocking collectives) with tag [`tag`]`(seq)`: bit 30 set plus a sequence
@@ -28,6 +31,7 @@
 //! [`super::CollError`] when the schedule is built).
 
 pub mod build;
+pub mod levels;
 pub mod sched;
 
 pub use sched::{Buf, Builder, Combine, Schedule};

@@ -106,6 +106,10 @@ unsafe impl Send for Schedule {}
 pub struct Builder<'r> {
     ranks: &'r [u32],
     me: usize,
+    /// The communicator's ranks and this rank in them (`ranks`/`me` may name a
+    /// subgroup for a while: [`Builder::group`]).
+    all: &'r [u32],
+    all_me: usize,
     regions: Vec<Region>,
     scratch: Vec<Vec<u8>>,
     steps: Vec<Step>,
@@ -122,6 +126,8 @@ impl<'r> Builder<'r> {
         Builder {
             ranks,
             me,
+            all: ranks,
+            all_me: me,
             regions: Vec::new(),
             scratch: Vec::new(),
             steps: Vec::new(),
@@ -132,7 +138,27 @@ impl<'r> Builder<'r> {
         }
     }
 
-    /// This rank in the communicator.
+    /// Until [`Builder::whole`], ranks are those of a subgroup of the communicator:
+    /// the world ranks `ranks`, this rank `me` of them (a level of a collective by
+    /// levels). Messages stay on the communicator's context and tag; the builder
+    /// must keep MPI's order between any two ranks (the levels' phases are fenced).
+    pub fn group(&mut self, ranks: &'r [u32], me: usize) {
+        if ranks.get(me) != self.all.get(self.all_me) {
+            self.error.get_or_insert(CollError::Args(
+                "schedule: this rank is not in the subgroup".into(),
+            ));
+        }
+        self.ranks = ranks;
+        self.me = me;
+    }
+
+    /// Back to the whole communicator's ranks.
+    pub fn whole(&mut self) {
+        self.ranks = self.all;
+        self.me = self.all_me;
+    }
+
+    /// This rank in the communicator (or the subgroup, [`Builder::group`]).
     pub fn rank(&self) -> usize {
         self.me
     }

@@ -4,6 +4,7 @@
 //! and the progress rule: a blocking receive keeps a nonblocking barrier moving.
 
 use super::build::{self, Block};
+use super::levels::{self, Layout};
 use super::{tag, Builder};
 use crate::p2p::loopnet::{LoopConfig, LoopNet};
 use crate::p2p::{Engine, ReqId};
@@ -117,6 +118,7 @@ fn start(
     engs: &mut [Engine<crate::p2p::loopnet::LoopFabric>],
     seq: u32,
     kind: Kind,
+    nodes: Option<&[u32]>,
 ) -> (Case, Vec<ReqId>) {
     let n = engs.len();
     let ranks: Vec<u32> = (0..n as u32).collect();
@@ -184,8 +186,14 @@ fn start(
                 .collect();
         }
         Kind::Alltoallv => {
+            // By levels, alltoall's equal blocks now and then.
+            let eq = (nodes.is_some() && g.below(2) == 0).then(|| g.below(3) * 8);
             a2a = (0..n)
-                .map(|_| (0..n).map(|_| g.below(3) * 8).collect())
+                .map(|_| {
+                    (0..n)
+                        .map(|_| eq.unwrap_or_else(|| g.below(3) * 8))
+                        .collect()
+                })
                 .collect();
             ins = (0..n)
                 .map(|i| g.bytes(a2a[i].iter().sum::<usize>()))
@@ -225,7 +233,9 @@ fn start(
         outs[root] = ins[root].clone();
     }
     let mut ids = Vec::new();
+    let a2a_eq = !a2a.is_empty() && a2a.iter().flatten().all(|&x| x == a2a[0][0]);
     for (r, eng) in engs.iter_mut().enumerate() {
+        let lay = nodes.and_then(|nd| Layout::new(&ranks, r, nd));
         let mut b = Builder::new(&ranks, r, 1, tag(seq));
         b.set_combine(Box::new(op_of(comm)));
         // SAFETY: `ins`/`outs` live in the case until every request completes and
@@ -237,60 +247,94 @@ fn start(
             )
         };
         let ip = if in_place { o } else { i };
-        let res = match kind {
-            Kind::Barrier => {
-                build::barrier(&mut b);
+        let res = match (kind, &lay) {
+            (Kind::Barrier, Some(l)) => {
+                levels::barrier(&mut b, l);
                 Ok(())
             }
-            Kind::Bcast => build::bcast(&mut b, root, o),
-            Kind::Reduce => {
+            (Kind::Bcast, Some(l)) => levels::bcast(&mut b, l, root, o),
+            (Kind::Reduce, Some(l)) if comm => {
                 let s = if in_place && r == root { o } else { i };
-                build::reduce(&mut b, root, s, o, len, comm)
+                levels::reduce(&mut b, l, root, s, o, len)
             }
-            Kind::Allreduce => {
-                build::allreduce(&mut b, ip, o, len);
-                Ok(())
-            }
-            Kind::Scan | Kind::Exscan => {
-                build::scan(&mut b, ip, o, len, matches!(kind, Kind::Exscan));
-                Ok(())
-            }
-            Kind::Gatherv => {
+            (Kind::Allreduce, Some(l)) if comm => levels::allreduce(&mut b, l, ip, o, len),
+            (Kind::Allgatherv, Some(l)) => {
                 let blocks = blocks_at(o, &cnt, &displs);
-                build::gatherv(&mut b, root, Some(whole(i, cnt[r])), &blocks)
+                levels::allgatherv(&mut b, l, Some(whole(i, cnt[r])), &blocks)
             }
-            Kind::Allgatherv => {
-                let blocks = blocks_at(o, &cnt, &displs);
-                build::allgatherv(&mut b, Some(whole(i, cnt[r])), &blocks)
-            }
-            Kind::Scatterv => {
-                let blocks = blocks_at(i, &cnt, &displs);
-                build::scatterv(&mut b, root, &blocks, Some(whole(o, cnt[r])))
-            }
-            Kind::Alltoallv => {
-                let mut sb = Vec::new();
-                let mut so = 0;
-                for j in 0..n {
-                    sb.push(Block {
+            (Kind::Alltoallv, Some(l)) if a2a_eq => {
+                let bl = a2a[0][0];
+                let sb: Vec<Block> = (0..n)
+                    .map(|j| Block {
                         buf: i,
-                        off: so,
-                        len: a2a[r][j],
-                    });
-                    so += a2a[r][j];
-                }
-                let mut rb = Vec::new();
-                let mut ro = 0;
-                for j in 0..n {
-                    rb.push(Block {
+                        off: j * bl,
+                        len: bl,
+                    })
+                    .collect();
+                let rb: Vec<Block> = (0..n)
+                    .map(|j| Block {
                         buf: o,
-                        off: ro,
-                        len: a2a[j][r],
-                    });
-                    ro += a2a[j][r];
-                }
-                build::alltoallv(&mut b, &sb, &rb)
+                        off: j * bl,
+                        len: bl,
+                    })
+                    .collect();
+                levels::alltoall(&mut b, l, &sb, &rb, bl)
             }
-            Kind::ReduceScatter => build::reduce_scatter(&mut b, i, o, &cnt, comm),
+            _ => match kind {
+                Kind::Barrier => {
+                    build::barrier(&mut b);
+                    Ok(())
+                }
+                Kind::Bcast => build::bcast(&mut b, root, o),
+                Kind::Reduce => {
+                    let s = if in_place && r == root { o } else { i };
+                    build::reduce(&mut b, root, s, o, len, comm)
+                }
+                Kind::Allreduce => {
+                    build::allreduce(&mut b, ip, o, len);
+                    Ok(())
+                }
+                Kind::Scan | Kind::Exscan => {
+                    build::scan(&mut b, ip, o, len, matches!(kind, Kind::Exscan));
+                    Ok(())
+                }
+                Kind::Gatherv => {
+                    let blocks = blocks_at(o, &cnt, &displs);
+                    build::gatherv(&mut b, root, Some(whole(i, cnt[r])), &blocks)
+                }
+                Kind::Allgatherv => {
+                    let blocks = blocks_at(o, &cnt, &displs);
+                    build::allgatherv(&mut b, Some(whole(i, cnt[r])), &blocks)
+                }
+                Kind::Scatterv => {
+                    let blocks = blocks_at(i, &cnt, &displs);
+                    build::scatterv(&mut b, root, &blocks, Some(whole(o, cnt[r])))
+                }
+                Kind::Alltoallv => {
+                    let mut sb = Vec::new();
+                    let mut so = 0;
+                    for j in 0..n {
+                        sb.push(Block {
+                            buf: i,
+                            off: so,
+                            len: a2a[r][j],
+                        });
+                        so += a2a[r][j];
+                    }
+                    let mut rb = Vec::new();
+                    let mut ro = 0;
+                    for j in 0..n {
+                        rb.push(Block {
+                            buf: o,
+                            off: ro,
+                            len: a2a[j][r],
+                        });
+                        ro += a2a[j][r];
+                    }
+                    build::alltoallv(&mut b, &sb, &rb)
+                }
+                Kind::ReduceScatter => build::reduce_scatter(&mut b, i, o, &cnt, comm),
+            },
         };
         res.unwrap();
         let s = b.build().unwrap();
@@ -318,8 +362,13 @@ fn whole(buf: super::Buf, len: usize) -> Block {
     Block { buf, off: 0, len }
 }
 
-/// Runs `rounds` batches of 1..=5 collectives outstanding at once on `n` ranks.
+/// Runs `rounds` batches of 1..=5 collectives outstanding at once on `n` ranks
+/// (rank `r` on node `nodes[r]`: the collectives with a form by levels take it).
 fn random_batches(n: u32, seed: u64, rounds: usize) {
+    random_batches_on(n, seed, rounds, None)
+}
+
+fn random_batches_on(n: u32, seed: u64, rounds: usize, nodes: Option<&[u32]>) {
     let cfg = LoopConfig {
         seed,
         eager_limit: 64,
@@ -334,7 +383,7 @@ fn random_batches(n: u32, seed: u64, rounds: usize) {
         let mut live: Vec<(usize, usize, ReqId)> = Vec::new();
         for c in 0..k {
             let kind = KINDS[g.below(KINDS.len())];
-            let (case, ids) = start(&mut g, &mut engs, seq, kind);
+            let (case, ids) = start(&mut g, &mut engs, seq, kind, nodes);
             seq += 1;
             for (r, id) in ids.into_iter().enumerate() {
                 live.push((c, r, id));
@@ -378,6 +427,40 @@ fn schedules_match_the_serial_reference() {
             random_batches(n, seed * 31 + u64::from(n), 12);
         }
     }
+}
+
+/// The forms by levels on node maps of 2 to 7 ranks: nodes of unequal sizes, in
+/// an order that is not the ranks' (world rank w on node `w % k` or blocks), one
+/// rank alone on a node.
+#[test]
+fn schedules_by_levels_match_the_serial_reference() {
+    let mut tried = 0;
+    for n in 2..=7u32 {
+        for k in 2..n {
+            let maps: [Vec<u32>; 2] = [
+                (0..n).map(|w| w % k).collect(),
+                (0..n).map(|w| (w * k / n).min(k - 1)).collect(),
+            ];
+            for (m, map) in maps.iter().enumerate() {
+                let ranks: Vec<u32> = (0..n).collect();
+                assert!(Layout::new(&ranks, 0, map).is_some(), "{map:?}");
+                for seed in 0..3 {
+                    random_batches_on(
+                        n,
+                        seed * 97 + u64::from(n * 10 + k) + m as u64,
+                        10,
+                        Some(map),
+                    );
+                    tried += 1;
+                }
+            }
+        }
+    }
+    assert!(tried > 0);
+    // One node, or a node per rank: no levels.
+    let r: Vec<u32> = (0..4).collect();
+    assert!(Layout::new(&r, 0, &[3, 3, 3, 3]).is_none());
+    assert!(Layout::new(&r, 0, &[0, 1, 2, 3]).is_none());
 }
 
 #[test]

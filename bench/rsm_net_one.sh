@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One `myrix bench rsm` run at 8 B between two clean namespaces joined by a veth pair
+# (named by this script's pid, deleted on exit), each side optionally under a wrapper,
+# for counting what a run costs rather than timing it:
+#   SWRAP / CWRAP  command prefixes for the server / the client, e.g.
+#                  "perf stat -x, -e context-switches,syscalls:sys_enter_sendto -o srv.perf"
+#                  "valgrind --tool=callgrind --toggle-collect=*ImportBackend>::put_scalars"
+#   T=eth|udp (default eth)  ITERS (default 20000)  MYRIX (default: build the release binary)
+# Prints the client's JSON row. Needs root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T=${T:-eth}
+ITERS=${ITERS:-20000}
+SWRAP=${SWRAP:-}
+CWRAP=${CWRAP:-}
+if [ -z "${MYRIX:-}" ]; then
+  cargo build --release -q -p myrix-cli
+  MYRIX=${CARGO_TARGET_DIR:-$PWD/target}/release/myrix
+fi
+W=$(mktemp -d)
+A=rs1a$$ B=rs1b$$ VA=rs1va$$ VB=rs1vb$$
+cleanup() {
+  # A server left waiting by a failed client (it would give up after 30 s).
+  for j in $(jobs -p); do kill "$j" 2>/dev/null || true; done
+  ip netns del "$A" 2>/dev/null || true
+  ip netns del "$B" 2>/dev/null || true
+  rm -rf "$W"
+}
+trap cleanup EXIT
+ip netns add "$A"
+ip netns add "$B"
+ip link add "$VA" type veth peer name "$VB"
+ip link set "$VA" netns "$A"
+ip link set "$VB" netns "$B"
+ip -n "$A" addr add 10.82.0.1/24 dev "$VA"
+ip -n "$B" addr add 10.82.0.2/24 dev "$VB"
+for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
+ip -n "$A" link set "$VA" up
+ip -n "$B" link set "$VB" up
+maca=$(ip netns exec "$A" cat /sys/class/net/"$VA"/address)
+macb=$(ip netns exec "$B" cat /sys/class/net/"$VB"/address)
+printf '1 eth:%s@%s\n2 eth:%s@%s\n' "$VA" "$maca" "$VB" "$macb" >"$W/eth.nodes"
+printf '1 udp:10.82.0.1:7301\n2 udp:10.82.0.2:7301\n' >"$W/udp.nodes"
+out=$W/srv.out
+: >"$out"
+# shellcheck disable=SC2086 # the wrappers are word lists
+MYRIX_RSM_NODES=$W/$T.nodes MYRIX_RSM_NODE=1 ip netns exec "$A" $SWRAP "$MYRIX" bench rsm \
+  --server --transport "$T" --cpu 0,1 >"$out" &
+# The server under valgrind takes a while to print its address.
+for _ in $(seq 600); do [ -s "$out" ] && break; sleep 0.1; done
+# shellcheck disable=SC2086
+MYRIX_RSM_NODES=$W/$T.nodes MYRIX_RSM_NODE=2 ip netns exec "$B" $CWRAP "$MYRIX" bench rsm \
+  --client "$(head -1 "$out")" --transport "$T" --start 8 --end 8 --iterations "$ITERS" \
+  --warmup 500 --cpu 0,1 --format json
+wait

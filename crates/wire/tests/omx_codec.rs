@@ -1,0 +1,266 @@
+//! The Open-MX codec (`codec::Omx`): MX's events through Open-MX's frames and back, read
+//! with `wire::omx`'s own views at the byte offsets of `common/omx_wire.h`.
+
+use myrix_wire::codec::omx::{MODE, MTU};
+use myrix_wire::codec::{Codec, Omx};
+use myrix_wire::mx::{Body, Header, Kind, CONNECT_BAD_KEY, NO_HANDLE};
+use myrix_wire::omx::{self, control, ConnectKind};
+
+fn header() -> Header {
+    Header {
+        peer_index: 5,
+        nic: 0x0000_02aa_bbcc_ddee,
+        src_endpoint: 1,
+        dst_endpoint: 2,
+        session: 0xdead_beef,
+        seq: 0x4003,
+        ack: 0x4001,
+    }
+}
+
+/// Emits `body` with `data`, the way the engine does (head, then the data).
+fn emit(h: &Header, body: &Body<'_>, data: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0xffu8; MTU];
+    let n = Omx::emit_head(h, body, &mut buf, data.len()).unwrap();
+    buf[n - data.len()..n].copy_from_slice(data);
+    buf.truncate(n.max(omx::ETH_ZLEN));
+    buf
+}
+
+/// Every MX event comes back from its Open-MX frame as it went (but for what the
+/// layout does not carry), and the frame reads right with `wire::omx`'s views.
+#[test]
+fn every_event_round_trips_through_open_mx_frames() {
+    let h = header();
+    let data = [7u8; 200];
+    let bodies = [
+        Body::Eager {
+            kind: Kind::Tiny,
+            match_info: 0x1122_3344_5566_7788,
+            msg_len: 3,
+            offset: 0,
+            handle: NO_HANDLE,
+            data: &data[..3],
+        },
+        Body::Eager {
+            kind: Kind::Small,
+            match_info: 9,
+            msg_len: 100,
+            offset: 0,
+            handle: NO_HANDLE,
+            data: &data[..100],
+        },
+        Body::Eager {
+            kind: Kind::Medium,
+            match_info: 9,
+            msg_len: 8192 + 200,
+            offset: 8192,
+            handle: NO_HANDLE,
+            data: &data[..200],
+        },
+        Body::Rndv {
+            match_info: 1,
+            msg_len: 1 << 20,
+            handle: 0x0102_0304,
+        },
+        Body::Pull {
+            handle: 0x0506_0708,
+            recv_handle: 0x0900_0a0b,
+            offset: 65536,
+            length: 32768,
+        },
+        Body::PullReply {
+            recv_handle: 0x0900_0a0b,
+            offset: 65536,
+            data: &data[..150],
+        },
+        Body::Notify {
+            handle: 0x0102_0304,
+        },
+        Body::Connect {
+            key: 0x5eed,
+            index: 3,
+            request: 0x01,
+        },
+        Body::ConnectReply {
+            status: CONNECT_BAD_KEY,
+            index: 4,
+            request: 0x01,
+            session: 0x1234_5678,
+        },
+        Body::Ack,
+        Body::Nack {
+            reason: myrix_wire::mx::NACK_BAD_SESSION,
+            seq: 0x4003,
+            handle: NO_HANDLE,
+        },
+        Body::Nack {
+            reason: myrix_wire::mx::NACK_BAD_ENDPOINT,
+            seq: 0,
+            handle: 0x0900_0a0b,
+        },
+    ];
+    for body in bodies {
+        let d = match body {
+            Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
+            _ => &[][..],
+        };
+        let frame = emit(&h, &body, d);
+        let f = omx::Frame::new_checked(&frame[..]).unwrap();
+        assert_eq!(f.ethertype(), omx::ETHERTYPE);
+        assert_eq!(f.src_mac(), [0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee]);
+        assert_eq!(f.peer_index(), 5);
+        let got = Omx::parse(&frame).unwrap();
+        assert_eq!(got.body, body, "{body:?}");
+        let mut want = h;
+        match body.kind() {
+            Kind::Connect | Kind::ConnectReply => want.seq = 0,
+            Kind::Pull => (want.seq, want.ack) = (0, 0),
+            Kind::Nack => (want.seq, want.ack, want.session) = (0, 0, 0),
+            Kind::PullReply => (want.seq, want.ack, want.session, want.src_endpoint) = (0, 0, 0, 0),
+            _ => {}
+        }
+        assert_eq!(got.header, want, "{body:?}");
+        // Open-MX's own reading of the same bytes.
+        let r = omx::Repr::parse_bytes(&frame, MODE).unwrap();
+        match r.body {
+            omx::Body::Msg(m) => {
+                assert_eq!(m.header.lib_seqnum, 0x4003);
+                assert_eq!(omx::LibSeqnum(m.header.lib_seqnum).session(), 1);
+                assert_eq!(m.header.lib_piggyack, 0x4001);
+                assert_eq!(m.header.session, 0xdead_beef);
+            }
+            omx::Body::Medium(m) => assert_eq!(m.frag_seqnum, 1),
+            // 65536 = 7 × 8968 + 2760: frame 7 of the reply grid, 2760 bytes in.
+            omx::Body::Pull(p) => {
+                assert_eq!((p.frame_index, p.first_frame_offset), (7, 2760));
+                assert_eq!((p.rdma_offset, p.block_length), (0, 32768));
+            }
+            omx::Body::PullReply(p) => assert_eq!(p.frame_seqnum, 7),
+            omx::Body::Connect(c) => {
+                // As Open-MX's library fills them: lib_seqnum 0, the next expected
+                // sequence number, the attempt's number; a reply echoes the
+                // requester's session and gives the replier's.
+                assert_eq!(c.lib_seqnum, 0);
+                assert_eq!(c.target_recv_seqnum_start, 0x4001);
+                assert_eq!(c.connect_seqnum, 1);
+                match c.kind {
+                    ConnectKind::Reply {
+                        status,
+                        target_session_id,
+                    } => {
+                        assert_eq!(status, control::CONNECT_STATUS_BAD_KEY);
+                        assert_eq!(c.src_session_id, 0x1234_5678);
+                        assert_eq!(target_session_id, 0xdead_beef);
+                    }
+                    ConnectKind::Request { app_key } => {
+                        assert_eq!(app_key, 0x5eed);
+                        assert_eq!(c.src_session_id, 0xdead_beef);
+                    }
+                }
+            }
+            omx::Body::Truc(t) => assert_eq!(t.lib_seqnum, 0x4001),
+            omx::Body::NackLib(n) => {
+                // Byte offsets from `struct omx_pkt_nack_lib`: ptype 0, src_endpoint
+                // 1, nack_type 3, dst_endpoint 9, dst_src_peer_index 10, lib_seqnum 12.
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(b[0], omx::PacketType::NackLib as u8);
+                assert_eq!((b[1], b[3], b[9]), (1, 3, 2));
+                assert_eq!(&b[10..14], &[0, 5, 0x40, 0x03]);
+                assert_eq!(n.nack_type, omx::NackType::BadSession);
+            }
+            omx::Body::NackMcp(n) => {
+                // `struct omx_pkt_nack_mcp`: src_endpoint 1, nack_type 3,
+                // src_pull_handle 8, src_magic 12.
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(b[0], omx::PacketType::NackMcp as u8);
+                assert_eq!((b[1], b[3]), (1, 1));
+                assert_eq!(&b[8..16], &[9, 0, 0x0a, 0x0b, 0, 0, 0, 2]);
+                assert_eq!(n.src_pull_handle, 0x0900_0a0b);
+            }
+            _ => {}
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Any bytes: an answer, never a panic; and what parses emits back the same
+    /// events.
+    #[test]
+    fn any_bytes_parse_without_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+        let _ = Omx::parse(&bytes);
+        let mut b = bytes.clone();
+        if b.len() > omx::HEAD_LEN {
+            b[12] = 0x86;
+            b[13] = 0xdf;
+            b[omx::HEAD_LEN] = 37 + b[omx::HEAD_LEN] % 9;
+        }
+        if let Ok(r) = Omx::parse(&b) {
+            let d = match r.body {
+                Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
+                _ => &[][..],
+            };
+            let mut buf = vec![0u8; MTU];
+            if let Ok(n) = Omx::emit_head(&r.header, &r.body, &mut buf, d.len()) {
+                buf[n - d.len()..n].copy_from_slice(d);
+                let again = Omx::parse(&buf[..n.max(omx::ETH_ZLEN)]).unwrap();
+                proptest::prop_assert_eq!(again.body, r.body);
+            }
+        }
+    }
+
+    /// Whole eager messages of every length and header round-trip.
+    #[test]
+    fn eager_messages_round_trip(
+        len in 0usize..=128,
+        seq in proptest::prelude::any::<u16>(),
+        ack in proptest::prelude::any::<u16>(),
+        session in proptest::prelude::any::<u32>(),
+        match_info in proptest::prelude::any::<u64>(),
+        peer_index in proptest::prelude::any::<u16>(),
+    ) {
+        let h = Header { seq, ack, session, peer_index, ..header() };
+        let data: Vec<u8> = (0..len).map(|i| i as u8).collect();
+        let kind = if len <= omx::TINY_MAX { Kind::Tiny } else { Kind::Small };
+        let body = Body::Eager {
+            kind,
+            match_info,
+            msg_len: len as u32,
+            offset: 0,
+            handle: NO_HANDLE,
+            data: &data,
+        };
+        let frame = emit(&h, &body, &data);
+        let r = Omx::parse(&frame).unwrap();
+        proptest::prop_assert_eq!(r.header, h);
+        proptest::prop_assert_eq!(r.body, body);
+    }
+}
+
+/// What the layout cannot say is refused, not sent wrong.
+#[test]
+fn events_open_mx_cannot_carry_are_refused() {
+    let h = header();
+    let mut buf = [0u8; 256];
+    let notify_wanted = Body::Eager {
+        kind: Kind::Tiny,
+        match_info: 0,
+        msg_len: 1,
+        offset: 0,
+        handle: 3,
+        data: &[],
+    };
+    assert!(Omx::emit_head(&h, &notify_wanted, &mut buf, 1).is_err());
+    let off_slot = Body::Eager {
+        kind: Kind::Medium,
+        match_info: 0,
+        msg_len: 3000,
+        offset: 1000,
+        handle: NO_HANDLE,
+        data: &[],
+    };
+    assert!(Omx::emit_head(&h, &off_slot, &mut buf, 10).is_err());
+    let wide = Header { nic: 1 << 48, ..h };
+    assert!(Omx::emit_head(&wide, &Body::Ack, &mut buf, 0).is_err());
+    assert!(Omx::parse(&buf[..10]).is_err());
+}
