@@ -5,7 +5,19 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The tests here run one at a time: their shm servers and clients take endpoint ids
+/// from one host-wide pool, and a client addressing a server that exited (the third
+/// test) can otherwise find another test's live server holding that id with the same
+/// key and connect to it (the likely cause of a failure seen once in CI: the client
+/// connected, then reported "the peer is gone" instead of "no endpoint").
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn children(pid: u32) -> Vec<u32> {
     std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
@@ -22,6 +34,7 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn a_killed_benchmark_client_takes_its_server_with_it() {
+    let _serial = serial();
     let mut client = Command::new(env!("CARGO_BIN_EXE_myrix"))
         .args(["bench", "pingpong", "--start", "8", "--end", "8"])
         .args(["--iterations", "100000000"])
@@ -64,6 +77,7 @@ fn a_killed_benchmark_client_takes_its_server_with_it() {
 
 #[test]
 fn a_killed_benchmark_server_is_reported_by_its_client_at_once() {
+    let _serial = serial();
     let (mut server, addr) = common::shm_server();
     let mut client = Command::new(env!("CARGO_BIN_EXE_myrix"))
         .args([
@@ -107,6 +121,7 @@ fn a_killed_benchmark_server_is_reported_by_its_client_at_once() {
 
 #[test]
 fn a_client_of_an_exited_server_is_told_what_happened() {
+    let _serial = serial();
     let (mut server, addr) = common::shm_server();
     let client = |verify: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_myrix"));
