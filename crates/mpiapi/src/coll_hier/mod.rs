@@ -214,23 +214,11 @@ fn levels(comm_h: MPI_Comm, name: &str) -> Result<Option<Arc<Levels>>, c_int> {
         }
     };
     // Nodes in the order of their first rank; each rank's place.
-    let mut ids: Vec<u32> = Vec::new();
-    let mut members: Vec<Vec<usize>> = Vec::new();
-    let mut node_of = Vec::with_capacity(nodes.len());
-    let mut rank_in_node = Vec::with_capacity(nodes.len());
-    for (r, n) in nodes.iter().enumerate() {
-        let i = match ids.iter().position(|x| x == n) {
-            Some(i) => i,
-            None => {
-                ids.push(*n);
-                members.push(Vec::new());
-                ids.len() - 1
-            }
-        };
-        rank_in_node.push(members[i].len());
-        members[i].push(r);
-        node_of.push(i);
-    }
+    let myrix_mpi::coll::nb::levels::NodeMap {
+        node_of,
+        rank_in_node,
+        members,
+    } = myrix_mpi::coll::nb::levels::NodeMap::new(&nodes);
     let me = c.rank as usize;
     let node_rank = rank_in_node[me] as c_int;
     let mut node = MPI_COMM_NULL;

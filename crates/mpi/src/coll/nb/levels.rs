@@ -18,6 +18,43 @@ use super::build::{self, Block};
 use super::sched::{Buf, Builder};
 use crate::coll::CollError;
 
+/// Ranks grouped by node: nodes in the order of their first rank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeMap {
+    /// Per rank: the index of its node.
+    pub node_of: Vec<usize>,
+    /// Per rank: its rank in its node.
+    pub rank_in_node: Vec<usize>,
+    /// Per node: its ranks, in order.
+    pub members: Vec<Vec<usize>>,
+}
+
+impl NodeMap {
+    /// The map of ranks `0..nodes.len()`, rank `r` on node id `nodes[r]`.
+    pub fn new(nodes: &[u32]) -> NodeMap {
+        let mut ids: Vec<u32> = Vec::new();
+        let mut m = NodeMap {
+            node_of: Vec::with_capacity(nodes.len()),
+            rank_in_node: Vec::with_capacity(nodes.len()),
+            members: Vec::new(),
+        };
+        for (r, n) in nodes.iter().enumerate() {
+            let i = match ids.iter().position(|x| x == n) {
+                Some(i) => i,
+                None => {
+                    ids.push(*n);
+                    m.members.push(Vec::new());
+                    ids.len() - 1
+                }
+            };
+            m.rank_in_node.push(m.members[i].len());
+            m.members[i].push(r);
+            m.node_of.push(i);
+        }
+        m
+    }
+}
+
 /// Where the ranks of a communicator are, node by node, as one rank sees it.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -42,23 +79,11 @@ impl Layout {
         if nodes.len() != ranks.len() || me >= ranks.len() {
             return None;
         }
-        let mut ids: Vec<u32> = Vec::new();
-        let mut members: Vec<Vec<usize>> = Vec::new();
-        let mut node_of = Vec::with_capacity(nodes.len());
-        let mut rank_in_node = Vec::with_capacity(nodes.len());
-        for (r, n) in nodes.iter().enumerate() {
-            let i = match ids.iter().position(|x| x == n) {
-                Some(i) => i,
-                None => {
-                    ids.push(*n);
-                    members.push(Vec::new());
-                    ids.len() - 1
-                }
-            };
-            rank_in_node.push(members[i].len());
-            members[i].push(r);
-            node_of.push(i);
-        }
+        let NodeMap {
+            node_of,
+            rank_in_node,
+            members,
+        } = NodeMap::new(nodes);
         if members.len() < 2 || members.len() == nodes.len() {
             return None;
         }
