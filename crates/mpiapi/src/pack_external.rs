@@ -159,67 +159,98 @@ unsafe fn read_pos<T: Copy + TryInto<usize>>(p: *const T) -> Result<usize, c_int
     nonneg(unsafe { p.read() }, MPI_ERR_ARG)
 }
 
+/// A C position or buffer size: MPI_Aint in the int forms, MPI_Count in the `_c` ones.
+trait Pos: Copy + TryInto<usize> + TryFrom<usize> {}
+impl Pos for MPI_Aint {}
+impl Pos for MPI_Count {}
+
+/// Both pack forms at the C boundary: `position` read, checked, written back.
+///
+/// # Safety
+/// The C contract of MPI_Pack_external(_c).
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_form<N: TryInto<usize>, P: Pos>(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    incount: N,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: P,
+    position: *mut P,
+    name: &str,
+) -> c_int {
+    let r = (|| {
+        // SAFETY: position is NULL or a P.
+        let mut pos = unsafe { read_pos(position)? };
+        let (n, size) = (
+            nonneg(incount, MPI_ERR_COUNT)?,
+            nonneg(outsize, MPI_ERR_ARG)?,
+        );
+        // SAFETY: the C contract, forwarded.
+        unsafe { pack_ext(datarep, inbuf, n, datatype, outbuf, size, &mut pos, name)? };
+        let pos = P::try_from(pos).map_err(|_| MPI_ERR_VALUE_TOO_LARGE)?;
+        // SAFETY: position is a P (read above).
+        unsafe { put(position, pos) }
+    })();
+    finish(MPI_COMM_WORLD, name, r)
+}
+
+/// Both unpack forms at the C boundary.
+///
+/// # Safety
+/// The C contract of MPI_Unpack_external(_c).
+#[allow(clippy::too_many_arguments)]
+unsafe fn unpack_form<N: TryInto<usize>, P: Pos>(
+    datarep: *const c_char,
+    inbuf: *const c_void,
+    insize: P,
+    position: *mut P,
+    outbuf: *mut c_void,
+    outcount: N,
+    datatype: MPI_Datatype,
+    name: &str,
+) -> c_int {
+    let r = (|| {
+        // SAFETY: position is NULL or a P.
+        let mut pos = unsafe { read_pos(position)? };
+        let (size, n) = (
+            nonneg(insize, MPI_ERR_ARG)?,
+            nonneg(outcount, MPI_ERR_COUNT)?,
+        );
+        // SAFETY: the C contract, forwarded.
+        unsafe { unpack_ext(datarep, inbuf, size, &mut pos, outbuf, n, datatype, name)? };
+        let pos = P::try_from(pos).map_err(|_| MPI_ERR_VALUE_TOO_LARGE)?;
+        // SAFETY: position is a P (read above).
+        unsafe { put(position, pos) }
+    })();
+    finish(MPI_COMM_WORLD, name, r)
+}
+
 mpi_fn! {
     fn MPI_Pack_external / PMPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position: *mut MPI_Aint) -> c_int {
-        let name = "MPI_Pack_external";
-        let r = (|| {
-            // SAFETY: position is NULL or an MPI_Aint.
-            let mut pos = unsafe { read_pos(position)? };
-            let (n, size) = (nonneg(incount, MPI_ERR_COUNT)?, nonneg(outsize, MPI_ERR_ARG)?);
-            // SAFETY: the C contract, forwarded.
-            unsafe { pack_ext(datarep, inbuf, n, datatype, outbuf, size, &mut pos, name)? };
-            // SAFETY: position is an MPI_Aint (read above).
-            unsafe { put(position, pos as MPI_Aint) }
-        })();
-        finish(MPI_COMM_WORLD, name, r)
+        // SAFETY: the C contract, forwarded.
+        unsafe { pack_form(datarep, inbuf, incount, datatype, outbuf, outsize, position, "MPI_Pack_external") }
     }
 }
 
 mpi_fn! {
     fn MPI_Pack_external_c / PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position: *mut MPI_Count) -> c_int {
-        let name = "MPI_Pack_external_c";
-        let r = (|| {
-            // SAFETY: position is NULL or an MPI_Count.
-            let mut pos = unsafe { read_pos(position)? };
-            let (n, size) = (nonneg(incount, MPI_ERR_COUNT)?, nonneg(outsize, MPI_ERR_ARG)?);
-            // SAFETY: the C contract, forwarded.
-            unsafe { pack_ext(datarep, inbuf, n, datatype, outbuf, size, &mut pos, name)? };
-            // SAFETY: position is an MPI_Count (read above).
-            unsafe { put(position, pos as MPI_Count) }
-        })();
-        finish(MPI_COMM_WORLD, name, r)
+        // SAFETY: the C contract, forwarded.
+        unsafe { pack_form(datarep, inbuf, incount, datatype, outbuf, outsize, position, "MPI_Pack_external_c") }
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external / PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) -> c_int {
-        let name = "MPI_Unpack_external";
-        let r = (|| {
-            // SAFETY: position is NULL or an MPI_Aint.
-            let mut pos = unsafe { read_pos(position)? };
-            let (size, n) = (nonneg(insize, MPI_ERR_ARG)?, nonneg(outcount, MPI_ERR_COUNT)?);
-            // SAFETY: the C contract, forwarded.
-            unsafe { unpack_ext(datarep, inbuf, size, &mut pos, outbuf, n, datatype, name)? };
-            // SAFETY: position is an MPI_Aint (read above).
-            unsafe { put(position, pos as MPI_Aint) }
-        })();
-        finish(MPI_COMM_WORLD, name, r)
+        // SAFETY: the C contract, forwarded.
+        unsafe { unpack_form(datarep, inbuf, insize, position, outbuf, outcount, datatype, "MPI_Unpack_external") }
     }
 }
 
 mpi_fn! {
     fn MPI_Unpack_external_c / PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) -> c_int {
-        let name = "MPI_Unpack_external_c";
-        let r = (|| {
-            // SAFETY: position is NULL or an MPI_Count.
-            let mut pos = unsafe { read_pos(position)? };
-            let (size, n) = (nonneg(insize, MPI_ERR_ARG)?, nonneg(outcount, MPI_ERR_COUNT)?);
-            // SAFETY: the C contract, forwarded.
-            unsafe { unpack_ext(datarep, inbuf, size, &mut pos, outbuf, n, datatype, name)? };
-            // SAFETY: position is an MPI_Count (read above).
-            unsafe { put(position, pos as MPI_Count) }
-        })();
-        finish(MPI_COMM_WORLD, name, r)
+        // SAFETY: the C contract, forwarded.
+        unsafe { unpack_form(datarep, inbuf, insize, position, outbuf, outcount, datatype, "MPI_Unpack_external_c") }
     }
 }
 
