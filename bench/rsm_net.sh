@@ -38,28 +38,9 @@ N=(nice -n "${NICE:-0}")
 if [ -n "${CHRT:-}" ]; then N=(chrt -f "$CHRT"); fi
 W=$(mktemp -d)
 A=rsmna$$ B=rsmnb$$ VA=rsmva$$ VB=rsmvb$$
-cleanup() {
-  # A server left waiting by a failed client (it would give up after 30 s).
-  for j in $(jobs -p); do kill "$j" 2>/dev/null || true; done
-  ip netns del "$A" 2>/dev/null || true
-  ip netns del "$B" 2>/dev/null || true
-  rm -rf "$W"
-}
-trap cleanup EXIT
-ip netns add "$A"
-ip netns add "$B"
-ip link add "$VA" type veth peer name "$VB"
-ip link set "$VA" netns "$A"
-ip link set "$VB" netns "$B"
-ip -n "$A" addr add 10.81.0.1/24 dev "$VA"
-ip -n "$B" addr add 10.81.0.2/24 dev "$VB"
-for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
-ip -n "$A" link set "$VA" up
-ip -n "$B" link set "$VB" up
-maca=$(ip netns exec "$A" cat /sys/class/net/"$VA"/address)
-macb=$(ip netns exec "$B" cat /sys/class/net/"$VB"/address)
-printf '1 eth:%s@%s\n2 eth:%s@%s\n' "$VA" "$maca" "$VB" "$macb" >"$W/eth.nodes"
-printf '1 udp:10.81.0.1:7301\n2 udp:10.81.0.2:7301\n' >"$W/udp.nodes"
+. bench/lib/rsm_pair.sh
+trap rsm_pair_cleanup EXIT
+rsm_pair_up 10.81.0
 
 gcc -O2 -o "$W/eth_pp" bench/eth_pingpong.c
 gcc -O2 -o "$W/udp_pp" bench/udp_pingpong.c

@@ -19,28 +19,9 @@ if [ -z "${MYRIX:-}" ]; then
 fi
 W=$(mktemp -d)
 A=rs1a$$ B=rs1b$$ VA=rs1va$$ VB=rs1vb$$
-cleanup() {
-  # A server left waiting by a failed client (it would give up after 30 s).
-  for j in $(jobs -p); do kill "$j" 2>/dev/null || true; done
-  ip netns del "$A" 2>/dev/null || true
-  ip netns del "$B" 2>/dev/null || true
-  rm -rf "$W"
-}
-trap cleanup EXIT
-ip netns add "$A"
-ip netns add "$B"
-ip link add "$VA" type veth peer name "$VB"
-ip link set "$VA" netns "$A"
-ip link set "$VB" netns "$B"
-ip -n "$A" addr add 10.82.0.1/24 dev "$VA"
-ip -n "$B" addr add 10.82.0.2/24 dev "$VB"
-for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
-ip -n "$A" link set "$VA" up
-ip -n "$B" link set "$VB" up
-maca=$(ip netns exec "$A" cat /sys/class/net/"$VA"/address)
-macb=$(ip netns exec "$B" cat /sys/class/net/"$VB"/address)
-printf '1 eth:%s@%s\n2 eth:%s@%s\n' "$VA" "$maca" "$VB" "$macb" >"$W/eth.nodes"
-printf '1 udp:10.82.0.1:7301\n2 udp:10.82.0.2:7301\n' >"$W/udp.nodes"
+. bench/lib/rsm_pair.sh
+trap rsm_pair_cleanup EXIT
+rsm_pair_up 10.82.0
 out=$W/srv.out
 : >"$out"
 # shellcheck disable=SC2086 # the wrappers are word lists
