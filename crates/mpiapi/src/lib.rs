@@ -78,6 +78,7 @@ pub mod op;
 pub mod p2p;
 pub mod p2p_more;
 pub mod pack_external;
+pub mod partitioned;
 pub mod pcoll;
 pub mod request;
 pub mod rma;

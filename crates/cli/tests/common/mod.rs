@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod mpi;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
