@@ -346,6 +346,54 @@ fn caller_memory_is_shared_in_place() {
     unsafe { std::alloc::dealloc(p, layout) };
 }
 
+/// A program that frees the memory before the export sharing it (MPICH's rma/test3
+/// frees a window's buffer before MPI_Win_free): destroying the export must neither
+/// fault on the missing pages nor touch the mapping the kernel puts there next.
+#[test]
+fn caller_memory_unmapped_before_the_export_is_destroyed() {
+    let c = shm();
+    for reuse in [false, true] {
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * PAGE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let p = p.cast::<u8>();
+        let e = unsafe {
+            c.export_create_at(p, 2 * PAGE, ExportFlags::default())
+                .unwrap()
+        };
+        e.publish(None, &[]).unwrap();
+        assert_eq!(unsafe { libc::munmap(p.cast(), 2 * PAGE) }, 0);
+        if reuse {
+            // Something else of the program's now lives at half the address range.
+            let q = unsafe {
+                libc::mmap(
+                    p.cast(),
+                    PAGE,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                    -1,
+                    0,
+                )
+            };
+            assert_eq!(q.cast::<u8>(), p);
+            unsafe { *p = 9 };
+            drop(e);
+            assert_eq!(unsafe { *p }, 9, "the new mapping is left alone");
+            unsafe { libc::munmap(p.cast(), PAGE) };
+        } else {
+            drop(e);
+        }
+    }
+}
+
 #[test]
 fn unpublish_aborts_importers_and_detaches_memory() {
     let (c, e, id) = published(PAGE);

@@ -312,6 +312,15 @@ unsafe fn copy_and_map_held(fd: i32, ptr: *mut u8, len: usize) -> Result<(), Rsm
 /// `ptr..ptr+len` is page-aligned, mapped readable and writable, and this process's.
 pub(crate) unsafe fn unshare_in_place(ptr: *mut u8, len: usize) -> Result<(), RsmError> {
     let _turn = super::hold::begin();
+    // A program may free the memory before the segment that shares it (MPICH's
+    // rma/test3 frees a window's buffer before MPI_Win_free). If the allocator gave
+    // pages back to the kernel there is nothing to keep: copying from them would
+    // fault, or overlap the kernel's next mapping, which may reuse the address.
+    // msync fails with ENOMEM on a range that is not wholly mapped.
+    // SAFETY: msync only inspects the mappings of the range.
+    if unsafe { libc::msync(ptr.cast(), len, libc::MS_ASYNC) } != 0 {
+        return Ok(());
+    }
     if on_this_threads_stack(ptr, len) {
         let p = ptr as usize;
         // SAFETY: the caller's contract, with the thread's frames frozen.
