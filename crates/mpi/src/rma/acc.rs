@@ -113,50 +113,102 @@ pub unsafe fn accumulate(
     basic: Basic,
     origin: &[u8],
     target: *mut u8,
-    mut result: Option<&mut [u8]>,
+    result: Option<&mut [u8]>,
     ctrl: &Ctrl,
 ) -> Result<(), OpError> {
+    let w = validate(op, basic, origin, result.as_deref())?;
+    // Several elements replaced or read together are a structure being published
+    // or read (a linked list's {rank, displacement} in MPI_BYTEs, MPICH's
+    // rma/linked_list tests): MPICH and Open MPI never let a reader see half of one,
+    // so neither do we. The per-element atomics stay under the lock, so lock-free
+    // single-element accumulates on the same elements remain element-wise atomic
+    // beside them.
+    let whole = origin.len() > w && matches!(op, BuiltinOp::Replace | BuiltinOp::NoOp);
+    if hardware(w, target) && !whole {
+        // SAFETY: the caller's contract; aligned (hardware).
+        return unsafe { elementwise(op, basic, origin, target, result) };
+    }
+    // SAFETY: the caller's contract, with the lock held.
+    ctrl.with_acc_lock(|| unsafe { accumulate_held(op, basic, origin, target, result) })
+}
+
+/// As [`accumulate`], for a caller holding the target's accumulate lock
+/// ([`Ctrl::with_acc_lock`]) around several calls that must look like one (an
+/// accumulate whose elements lie in two mappings).
+///
+/// # Safety
+/// As [`accumulate`], and the target's accumulate lock is held.
+pub unsafe fn accumulate_held(
+    op: BuiltinOp,
+    basic: Basic,
+    origin: &[u8],
+    target: *mut u8,
+    result: Option<&mut [u8]>,
+) -> Result<(), OpError> {
+    let w = validate(op, basic, origin, result.as_deref())?;
+    if hardware(w, target) {
+        // SAFETY: the caller's contract; aligned (hardware).
+        return unsafe { elementwise(op, basic, origin, target, result) };
+    }
+    // SAFETY: the caller's range; the lock keeps every other accumulate of this
+    // path out while the bytes are read and written.
+    let t = unsafe { std::slice::from_raw_parts_mut(target, origin.len()) };
+    if let Some(r) = result {
+        r.copy_from_slice(t);
+    }
+    reduce(op, basic, origin, t)
+}
+
+/// Checks `op` on `basic` and the lengths; the element width.
+fn validate(
+    op: BuiltinOp,
+    basic: Basic,
+    origin: &[u8],
+    result: Option<&[u8]>,
+) -> Result<usize, OpError> {
     check(op, basic)?;
     let w = basic.size();
-    if origin.len() % w != 0 || result.as_ref().is_some_and(|r| r.len() != origin.len()) {
+    if origin.len() % w != 0 || result.is_some_and(|r| r.len() != origin.len()) {
         return Err(OpError::Length {
             input: origin.len(),
             inout: result.map_or(origin.len(), |r| r.len()),
             size: w,
         });
     }
-    if origin.is_empty() {
-        return Ok(());
-    }
-    if hardware(w, target) {
-        let mut old = [0u8; 8];
-        for (i, o) in origin.chunks_exact(w).enumerate() {
-            let p = target.wrapping_add(i * w);
-            // SAFETY: in the caller's range; aligned (target is, and w divides
-            // every offset).
-            unsafe {
-                match w {
-                    1 => elem8(op, basic, o, p, &mut old[..1]),
-                    2 => elem16(op, basic, o, p, &mut old[..2]),
-                    4 => elem32(op, basic, o, p, &mut old[..4]),
-                    _ => elem64(op, basic, o, p, &mut old[..8]),
-                }
-            }?;
-            if let Some(r) = result.as_deref_mut() {
-                r[i * w..(i + 1) * w].copy_from_slice(&old[..w]);
+    Ok(w)
+}
+
+/// The elements of `origin` applied one hardware atomic each.
+///
+/// # Safety
+/// As [`accumulate`]; `target` is aligned to the width of `basic`, which is 1, 2, 4
+/// or 8 bytes.
+unsafe fn elementwise(
+    op: BuiltinOp,
+    basic: Basic,
+    origin: &[u8],
+    target: *mut u8,
+    mut result: Option<&mut [u8]>,
+) -> Result<(), OpError> {
+    let w = basic.size();
+    let mut old = [0u8; 8];
+    for (i, o) in origin.chunks_exact(w).enumerate() {
+        let p = target.wrapping_add(i * w);
+        // SAFETY: in the caller's range; aligned (target is, and w divides every
+        // offset).
+        unsafe {
+            match w {
+                1 => elem8(op, basic, o, p, &mut old[..1]),
+                2 => elem16(op, basic, o, p, &mut old[..2]),
+                4 => elem32(op, basic, o, p, &mut old[..4]),
+                _ => elem64(op, basic, o, p, &mut old[..8]),
             }
+        }?;
+        if let Some(r) = result.as_deref_mut() {
+            r[i * w..(i + 1) * w].copy_from_slice(&old[..w]);
         }
-        return Ok(());
     }
-    ctrl.with_acc_lock(|| {
-        // SAFETY: the caller's range; the lock keeps every other accumulate of
-        // this path out while the bytes are read and written.
-        let t = unsafe { std::slice::from_raw_parts_mut(target, origin.len()) };
-        if let Some(r) = result {
-            r.copy_from_slice(t);
-        }
-        reduce(op, basic, origin, t)
-    })
+    Ok(())
 }
 
 /// MPI_Compare_and_swap on one element of `basic` at `target`: if it equals
@@ -268,6 +320,27 @@ mod tests {
             t.join().unwrap();
         }
         s
+    }
+
+    #[test]
+    fn a_structure_replaced_in_bytes_is_never_read_half_written() {
+        // Threads 0 and 1 publish 16-byte structures of one repeated byte; 2 and 3
+        // read them back with MPI_NO_OP: never a mix of two.
+        let _ = hammer(|p, c, t| {
+            let mut seen = [0u8; 16];
+            // SAFETY: the shared test buffer, valid while the threads run.
+            unsafe {
+                if t < 2 {
+                    let v = [t as u8 + 1; 16];
+                    accumulate(BuiltinOp::Replace, Basic::Byte, &v, p.add(3), None, c).unwrap();
+                } else {
+                    let zero = [0u8; 16];
+                    let r = Some(&mut seen[..]);
+                    accumulate(BuiltinOp::NoOp, Basic::Byte, &zero, p.add(3), r, c).unwrap();
+                    assert!(seen.iter().all(|&b| b == seen[0]), "torn: {seen:?}");
+                }
+            }
+        });
     }
 
     #[test]

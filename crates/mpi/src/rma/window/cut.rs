@@ -2,13 +2,16 @@
 //! in two (or more) of its pieces: the region shared a page with memory exposed
 //! before it, so the attach cut it where the segments meet ([`super::memory`]), and
 //! here the segments are mapped apart. Each contiguous run of the target type is
-//! copied piece by piece. Accumulates across such a cut are refused (an element's
-//! atomicity would have to span two mappings); nothing here is on a hot path.
+//! copied piece by piece. An accumulate across such a cut is applied stretch by
+//! stretch under the target's accumulate lock, so it still looks like one to every
+//! other accumulate; one whose element itself straddles the cut is refused (its
+//! atomicity would have to span two mappings). Nothing here is on a hot path.
 
 use super::ops::{not_attached, pieces};
 use super::Window;
-use crate::datatype::Datatype;
-use crate::rma::RmaError;
+use crate::datatype::{Basic, Datatype};
+use crate::op::BuiltinOp;
+use crate::rma::{acc, RmaError};
 
 impl Window {
     /// Calls `f(target, at, k)` for each stretch of `len` bytes at address `addr` of
@@ -79,6 +82,48 @@ impl Window {
             to += len;
         }
         Ok(())
+    }
+}
+
+impl Window {
+    /// MPI_Accumulate / Get_accumulate of `origin` (packed elements of `basic`) into
+    /// `tcount` elements of `tdt` at address `off` of rank `r` of this node, across
+    /// the pieces they lie in; the old values go to `old` (packed) when given.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cut_acc(
+        &self,
+        r: usize,
+        off: usize,
+        op: BuiltinOp,
+        basic: Basic,
+        origin: &[u8],
+        mut old: Option<&mut [u8]>,
+        tcount: usize,
+        tdt: &Datatype,
+    ) -> Result<(), RmaError> {
+        // Where each stretch is mapped here, and its place in the packed data.
+        let mut stretches = Vec::new();
+        let mut from = 0usize;
+        for (o, len) in pieces(off, tcount, tdt) {
+            self.each_stretch(r, o as u64, len, |p, at, k| {
+                stretches.push((p, from + at, k))
+            })?;
+            from += len;
+        }
+        let w = basic.size().max(1);
+        if stretches.iter().any(|&(_, _, k)| k % w != 0) {
+            return Err(refused(r, "an accumulate whose element lies"));
+        }
+        self.targets[r].ctrl().with_acc_lock(|| {
+            for &(p, at, k) in &stretches {
+                let res = old.as_deref_mut().map(|o| &mut o[at..at + k]);
+                // SAFETY: `p` maps `k` attached bytes of rank `r` (each_stretch);
+                // the lock is held.
+                unsafe { acc::accumulate_held(op, basic, &origin[at..at + k], p, res) }
+                    .map_err(|_| RmaError::Op)?;
+            }
+            Ok(())
+        })
     }
 }
 

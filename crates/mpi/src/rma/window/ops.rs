@@ -598,7 +598,11 @@ impl Window {
         let t = match span {
             Span::Here(t) => t,
             Span::Skip => return Ok(old),
-            Span::Cut(r, _) => return Err(super::cut::refused(r, "an accumulate")),
+            Span::Cut(r, off) => {
+                let res = fetch.then_some(&mut old[..]);
+                self.cut_acc(r, off, op, basic, origin, res, tcount, tdt)?;
+                return Ok(old);
+            }
             Span::There(rem, off) | Span::Dyn(rem, off) => {
                 let side = self.net_side()?;
                 let kind = if fetch {
