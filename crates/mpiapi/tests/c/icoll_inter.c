@@ -59,6 +59,13 @@ static void barrier(MPI_Comm ic) {
             for (int i = 0; i < 20; i++)
                 OK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
             CHECK(!flag, "Ibarrier done before the other group entered");
+            /* Nothing completed: flag false and the index MPI_UNDEFINED. */
+            int idx = 0;
+            OK(MPI_Testany(1, &r, &idx, &flag, MPI_STATUS_IGNORE));
+            CHECK(!flag && idx == MPI_UNDEFINED, "testany: flag %d index %d", flag, idx);
+            idx = 0;
+            OK(MPI_Request_get_status_any(1, &r, &idx, &flag, MPI_STATUS_IGNORE));
+            CHECK(!flag && idx == MPI_UNDEFINED, "get_status_any: flag %d index %d", flag, idx);
             for (int q = 0; q < a; q++)
                 OK(MPI_Send(&go, 1, MPI_INT, q, 1, MPI_COMM_WORLD));
         }
