@@ -13,8 +13,10 @@
 //! every progress call, so any MPI call that waits keeps it moving.
 //!
 //! Communicators with a shared-memory collective segment use the same
-//! point-to-point schedules. Must never keep a C pointer past the request's
-//! completion, or panic on bad arguments.
+//! point-to-point schedules. Intercommunicators take their own schedules
+//! (`icoll_inter.rs`, checked first in each call); the neighbourhood forms are in
+//! `icoll_nbr.rs`. Must never keep a C pointer past the request's completion, or
+//! panic on bad arguments.
 
 use crate::abi::*;
 use crate::coll::args::*;

@@ -182,6 +182,13 @@ static void reductions(MPI_Comm ic) {
     int cls = 0, rcode = MPI_Iscan(s, got, 4, MPI_INT, MPI_SUM, ic, &r[0]);
     OK(MPI_Error_class(rcode, &cls));
     CHECK(cls == MPI_ERR_COMM, "iscan: class %d", cls);
+    /* No MPI_IN_PLACE on an intercommunicator; a root beyond the remote group. */
+    rcode = MPI_Iallreduce(MPI_IN_PLACE, got, 4, MPI_INT, MPI_SUM, ic, &r[0]);
+    OK(MPI_Error_class(rcode, &cls));
+    CHECK(cls == MPI_ERR_BUFFER, "in place: class %d", cls);
+    rcode = MPI_Ibcast(got, 4, MPI_INT, nr, ic, &r[0]);
+    OK(MPI_Error_class(rcode, &cls));
+    CHECK(cls == MPI_ERR_ROOT, "root %d of %d: class %d", nr, nr, cls);
     OK(MPI_Op_free(&op));
     OK(MPI_Type_free(&pair));
 }

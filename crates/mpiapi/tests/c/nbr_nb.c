@@ -320,6 +320,26 @@ int main(int argc, char **argv) {
     all_forms(&t);
     graph(&t);
     all_forms(&t);
+    /* Bad arguments are refused with their class (the communicator's handler set
+     * to return), no request made. */
+    {
+        struct topo b;
+        cart(&b, 1, p1, "ring");
+        OK(MPI_Comm_set_errhandler(b.comm, MPI_ERRORS_RETURN));
+        int sb[4] = {0}, rb[4] = {0}, c2[2] = {1, 1}, d2[2] = {0, 1}, cls = 0;
+        MPI_Request q = MPI_REQUEST_NULL;
+        OK(MPI_Error_class(MPI_Ineighbor_alltoall(sb, -1, MPI_INT, rb, 1, MPI_INT, b.comm, &q), &cls));
+        CHECK(cls == MPI_ERR_COUNT && q == MPI_REQUEST_NULL, "negative count: class %d", cls);
+        OK(MPI_Error_class(MPI_Ineighbor_alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, b.comm, NULL), &cls));
+        CHECK(cls == MPI_ERR_ARG, "NULL request: class %d", cls);
+        OK(MPI_Error_class(MPI_Ineighbor_allgatherv(sb, 1, MPI_INT, rb, NULL, d2, MPI_INT, b.comm, &q), &cls));
+        CHECK(cls == MPI_ERR_ARG && q == MPI_REQUEST_NULL, "NULL counts: class %d", cls);
+        OK(MPI_Error_class(MPI_Ineighbor_alltoallv(MPI_IN_PLACE, c2, d2, MPI_INT, rb, c2, d2, MPI_INT, b.comm, &q), &cls));
+        CHECK(cls == MPI_ERR_ARG && q == MPI_REQUEST_NULL, "in place: class %d", cls);
+        OK(MPI_Error_class(MPI_Ineighbor_allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, b.comm, &q), &cls));
+        CHECK(cls == MPI_ERR_TYPE && q == MPI_REQUEST_NULL, "null type: class %d", cls);
+        OK(MPI_Comm_free(&b.comm));
+    }
     /* No topology: refused with MPI_ERR_TOPOLOGY, no request made. */
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_Request r = MPI_REQUEST_NULL;
