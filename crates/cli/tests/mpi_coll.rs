@@ -249,3 +249,20 @@ fn nonblocking_collectives_under_myrix_mpiexec() {
 fn persistent_collectives_start_again_and_again() {
     every_rank_ok("pcoll", &[1, 2, 3, 4, 6]);
 }
+
+/// Nonblocking and persistent neighbourhood collectives and their `_c` forms
+/// (`nbr_nb.c`) at 1 to 6 ranks: a 2-D grid periodic in one dimension (MPI_PROC_NULL
+/// neighbours), a ring (the same neighbour twice at 1 and 2 ranks), an asymmetric
+/// distributed graph with a repeated edge, against a reference from the topology.
+#[test]
+fn nonblocking_neighbourhood_collectives() {
+    every_rank_ok("nbr_nb", &[1, 2, 3, 4, 5, 6]);
+}
+
+/// Nonblocking and persistent collectives on intercommunicators (`icoll_inter.c`) at
+/// 2 to 5 ranks, uneven groups: every form against a reference, both directions for
+/// the rooted ones, a non-commutative op, an idup'ed intercommunicator.
+#[test]
+fn nonblocking_collectives_on_intercommunicators() {
+    every_rank_ok("icoll_inter", &[2, 3, 4, 5]);
+}

@@ -13,8 +13,10 @@
 //! every progress call, so any MPI call that waits keeps it moving.
 //!
 //! Communicators with a shared-memory collective segment use the same
-//! point-to-point schedules. Must never keep a C pointer past the request's
-//! completion, or panic on bad arguments.
+//! point-to-point schedules. Intercommunicators take their own schedules
+//! (`icoll_inter.rs`, checked first in each call); the neighbourhood forms are in
+//! `icoll_nbr.rs`. Must never keep a C pointer past the request's completion, or
+//! panic on bad arguments.
 
 use crate::abi::*;
 use crate::coll::args::*;
@@ -31,15 +33,17 @@ use myrix_mpi::coll::CollError;
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, Mutex, Weak};
 
-/// The communicator of a nonblocking collective: intercommunicators are refused
-/// (their schedules are not written; the blocking forms handle them).
+/// The communicator of a nonblocking collective.
 pub(crate) fn lookup(comm: MPI_Comm, name: &str) -> Result<CommRef, c_int> {
-    crate::intercoll::refuse_nonblocking(comm, name)?;
     crate::comm::lookup(comm, name)
 }
 
+#[path = "icoll_inter.rs"]
+pub(crate) mod inter;
 #[path = "icoll_more.rs"]
 pub(crate) mod more;
+#[path = "icoll_nbr.rs"]
+pub(crate) mod nbr;
 
 /// One output staged in a packed buffer: `len` bytes at `off` of staging buffer
 /// `keep`, to unpack as `count` elements of `t` at `buf` at completion.
@@ -272,20 +276,29 @@ fn coll_err(name: &str) -> impl Fn(CollError) -> c_int + '_ {
     move |e| coll_code(&e, name)
 }
 
+/// # Safety
+/// The C contract for request.
+unsafe fn ibarrier(comm: MPI_Comm, request: *mut MPI_Request, name: &str) -> Result<(), c_int> {
+    if let Some(ic) = inter::of(comm, name)? {
+        // SAFETY: the caller's contract.
+        return unsafe { inter::ibarrier(ic, request, name) };
+    }
+    let c = lookup(comm, name)?;
+    let lay = levels(&c, comm, name);
+    let mut b = builder(&c);
+    match &lay {
+        Some(l) => by_levels::barrier(&mut b, l),
+        None => build::barrier(&mut b),
+    }
+    // SAFETY: the caller's contract.
+    unsafe { launch(&c, b, Staged::new(), request, name) }
+}
+
 mpi_fn! {
     fn MPI_Ibarrier / PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
         let name = "MPI_Ibarrier";
-        let r = lookup(comm, name).and_then(|c| {
-            let lay = levels(&c, comm, name);
-            let mut b = builder(&c);
-            match &lay {
-                Some(l) => by_levels::barrier(&mut b, l),
-                None => build::barrier(&mut b),
-            }
-            // SAFETY: the C contract for request.
-            unsafe { launch(&c, b, Staged::new(), request, name) }
-        });
-        finish(comm, name, r)
+        // SAFETY: the C contract for request.
+        finish(comm, name, unsafe { ibarrier(comm, request, name) })
     }
 }
 
@@ -300,9 +313,13 @@ unsafe fn ibcast(
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
     let name = "MPI_Ibcast";
-    let c = lookup(comm, name)?;
     let t = datatype::lookup_committed(dt)?;
     let n = count(cnt)?;
+    if let Some(ic) = inter::of(comm, name)? {
+        // SAFETY: the caller's contract.
+        return unsafe { inter::ibcast(ic, buf, n, &t, root, request, name) };
+    }
+    let c = lookup(comm, name)?;
     let root = check_root(root, &c)?;
     let lay = levels(&c, comm, name);
     let mut b = builder(&c);
@@ -354,9 +371,18 @@ unsafe fn ireduce_like(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
+    if let Some(ic) = inter::of(comm, name)? {
+        let root = match kind {
+            RedKind::Reduce(r) => Some(r),
+            RedKind::Allreduce => None,
+            RedKind::Scan | RedKind::Exscan => return Err(MPI_ERR_COMM),
+        };
+        // SAFETY: the caller's contract.
+        return unsafe { inter::ireduce(ic, send, recv, n, &red, root, request, name) };
+    }
+    let c = lookup(comm, name)?;
     let t = red.t.clone();
     let len = bytes(n, &t)?;
     let me = c.rank as usize;
@@ -464,8 +490,18 @@ unsafe fn ireduce_scatter(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
-    let c = lookup(comm, name)?;
     let red = reduction(opx, dt)?;
+    if let Some(ic) = inter::of(comm, name)? {
+        let nl = ic.local_size();
+        let cs = match rcounts {
+            // SAFETY: recvcounts holds one int per local rank.
+            Some(p) => unsafe { ints(p, nl) }?.to_vec(),
+            None => vec![block; nl],
+        };
+        // SAFETY: the caller's contract.
+        return unsafe { inter::ireduce_scatter(ic, send, recv, &cs, &red, request, name) };
+    }
+    let c = lookup(comm, name)?;
     let t = red.t.clone();
     let size = c.ranks.len();
     let me = c.rank as usize;

@@ -4,6 +4,7 @@
 //! caller's memory for a contiguous type, else a packed copy (inputs) or a staging
 //! buffer unpacked at completion (outputs).
 
+use super::inter::{self, Side};
 use super::lookup;
 use super::{builder, coll_err, launch, Staged};
 use crate::abi::*;
@@ -20,7 +21,7 @@ use std::os::raw::{c_int, c_void};
 ///
 /// # Safety
 /// The arrays hold one int per rank.
-unsafe fn layout(
+pub(super) unsafe fn layout(
     size: usize,
     each: c_int,
     arrays: Option<(*const c_int, *const c_int)>,
@@ -46,7 +47,7 @@ unsafe fn layout(
 ///
 /// # Safety
 /// `buf` holds the blocks, valid until completion.
-unsafe fn outputs(
+pub(super) unsafe fn outputs(
     st: &mut Staged,
     b: &mut Builder,
     buf: *mut c_void,
@@ -68,7 +69,7 @@ unsafe fn outputs(
 ///
 /// # Safety
 /// `buf` holds the blocks, unchanged until completion.
-unsafe fn inputs(
+pub(super) unsafe fn inputs(
     st: &mut Staged,
     b: &mut Builder,
     buf: *const c_void,
@@ -104,6 +105,21 @@ unsafe fn igather(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
+    if let Some(ic) = inter::of(comm, name)? {
+        let many = (recv, rc, rcounts, rt);
+        // SAFETY: the caller's contract.
+        return unsafe {
+            inter::irooted(
+                ic,
+                true,
+                (send.cast_mut(), sc, st_),
+                many,
+                root,
+                request,
+                name,
+            )
+        };
+    }
     let c = lookup(comm, name)?;
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
@@ -169,6 +185,11 @@ unsafe fn iscatter(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
+    if let Some(ic) = inter::of(comm, name)? {
+        let many = (send.cast_mut(), sc, scounts, st_);
+        // SAFETY: the caller's contract.
+        return unsafe { inter::irooted(ic, false, (recv, rc, rt), many, root, request, name) };
+    }
     let c = lookup(comm, name)?;
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
@@ -233,6 +254,14 @@ unsafe fn iallgather(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
+    if let Some(ic) = inter::of(comm, name)? {
+        let (s, r) = (
+            (send, Side::Same(sc, st_)),
+            (recv, Side::Blocks(rc, rcounts, rt)),
+        );
+        // SAFETY: the caller's contract.
+        return unsafe { inter::iexchange(ic, s, r, request, name) };
+    }
     let c = lookup(comm, name)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let lay = super::levels(&c, comm, name);
@@ -296,6 +325,14 @@ unsafe fn ialltoall(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
+    if let Some(ic) = inter::of(comm, name)? {
+        let (s, r) = (
+            (send, Side::Blocks(sc, scd, st_)),
+            (recv, Side::Blocks(rc, rcd, rt)),
+        );
+        // SAFETY: the caller's contract.
+        return unsafe { inter::iexchange(ic, s, r, request, name) };
+    }
     let c = lookup(comm, name)?;
     let size = c.ranks.len();
     let rt = datatype::lookup_committed(rt)?;
@@ -353,7 +390,7 @@ mpi_fn! {
 ///
 /// # Safety
 /// Each array holds one entry per rank.
-unsafe fn w_side(
+pub(super) unsafe fn w_side(
     size: usize,
     cs: *const c_int,
     ds: *const c_int,
@@ -392,6 +429,12 @@ unsafe fn ialltoallw(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
+    if let Some(ic) = inter::of(comm, name)? {
+        let s = (send, Side::Typed(scounts, sdispls, stypes));
+        let r = (recv, Side::Typed(rcounts, rdispls, rtypes));
+        // SAFETY: the caller's contract.
+        return unsafe { inter::iexchange(ic, s, r, request, name) };
+    }
     let c = lookup(comm, name)?;
     let size = c.ranks.len();
     let mut b = builder(&c);

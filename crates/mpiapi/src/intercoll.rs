@@ -50,7 +50,7 @@ fn ok(code: c_int) -> R {
 }
 
 /// Where a process stands in a rooted collective.
-enum Role {
+pub(crate) enum Role {
     /// The root (MPI_ROOT).
     Root,
     /// The root's group mates (MPI_PROC_NULL): nothing to do.
@@ -59,7 +59,7 @@ enum Role {
     Leaf(usize),
 }
 
-fn role(root: c_int, remote: usize) -> Result<Role, c_int> {
+pub(crate) fn role(root: c_int, remote: usize) -> Result<Role, c_int> {
     match root {
         MPI_ROOT => Ok(Role::Root),
         MPI_PROC_NULL => Ok(Role::Idle),
@@ -485,14 +485,4 @@ pub unsafe fn exchange(
 /// Scan and Exscan: not defined on intercommunicators.
 pub fn scan(comm: MPI_Comm) -> Option<R> {
     inter(comm).map(|_| Err(MPI_ERR_COMM))
-}
-
-/// For the nonblocking collectives: `Err(MPI_ERR_UNSUPPORTED_OPERATION)`, with one
-/// line saying so, when `comm` is an intercommunicator (not supported on them).
-pub fn refuse_nonblocking(comm: MPI_Comm, name: &str) -> R {
-    if !is_inter(comm) {
-        return Ok(());
-    }
-    crate::ffi::say!("myrix MPI: {name} on an intercommunicator is not implemented yet");
-    Err(MPI_ERR_UNSUPPORTED_OPERATION)
 }

@@ -125,4 +125,46 @@ narrowed! {
         recvbuf: *mut c_void, recvcount: MPI_Count => c_int, recvtype: MPI_Datatype,
         root: c_int, comm: MPI_Comm, request: *mut MPI_Request,
     )
+
+    fn MPI_Ineighbor_allgather_c / PMPI_Ineighbor_allgather_c => PMPI_Ineighbor_allgather on comm;
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count => c_int, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: MPI_Count => c_int, recvtype: MPI_Datatype,
+        comm: MPI_Comm, request: *mut MPI_Request,
+    )
+
+    fn MPI_Ineighbor_allgatherv_c / PMPI_Ineighbor_allgatherv_c => PMPI_Ineighbor_allgatherv on comm;
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count => c_int, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count => *const c_int [in_degree(comm)],
+        displs: *const MPI_Aint => *const c_int [in_degree(comm)], recvtype: MPI_Datatype,
+        comm: MPI_Comm, request: *mut MPI_Request,
+    )
+
+    fn MPI_Ineighbor_alltoall_c / PMPI_Ineighbor_alltoall_c => PMPI_Ineighbor_alltoall on comm;
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count => c_int, sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcount: MPI_Count => c_int, recvtype: MPI_Datatype,
+        comm: MPI_Comm, request: *mut MPI_Request,
+    )
+
+    fn MPI_Ineighbor_alltoallv_c / PMPI_Ineighbor_alltoallv_c => PMPI_Ineighbor_alltoallv on comm;
+    (
+        sendbuf: *const c_void,
+        sendcounts: *const MPI_Count => *const c_int [out_degree(comm)],
+        sdispls: *const MPI_Aint => *const c_int [out_degree(comm)], sendtype: MPI_Datatype,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count => *const c_int [in_degree(comm)],
+        rdispls: *const MPI_Aint => *const c_int [in_degree(comm)], recvtype: MPI_Datatype,
+        comm: MPI_Comm, request: *mut MPI_Request,
+    )
+
+    fn MPI_Ineighbor_alltoallw_c / PMPI_Ineighbor_alltoallw_c => PMPI_Ineighbor_alltoallw on comm;
+    (
+        sendbuf: *const c_void,
+        sendcounts: *const MPI_Count => *const c_int [out_degree(comm)],
+        sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void,
+        recvcounts: *const MPI_Count => *const c_int [in_degree(comm)],
+        rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm,
+        request: *mut MPI_Request,
+    )
 }

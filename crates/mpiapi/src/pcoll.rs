@@ -8,8 +8,10 @@
 //! persistent point-to-point (`p2p_more::start`). So the arguments are checked at each
 //! start, not at `_init` (an error then goes through the communicator's handler), and
 //! every rank must start its persistent collectives of a communicator in the same
-//! order, as the standard requires. The neighbourhood forms are not provided (their
-//! nonblocking forms are not either). Must never keep a request past MPI_Request_free.
+//! order, as the standard requires. The neighbourhood forms start
+//! `MPI_Ineighbor_…` (`icoll_nbr.rs`); intercommunicators take the nonblocking forms'
+//! intercommunicator schedules (`icoll_inter.rs`). Must never keep a request past
+//! MPI_Request_free.
 
 use crate::abi::*;
 use crate::datatype;
@@ -151,3 +153,8 @@ persistent!(MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init [comm] => crate::
 persistent!(MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init [comm] => crate::icoll::PMPI_Ireduce_scatter_block => (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
 persistent!(MPI_Scan_init / PMPI_Scan_init [comm] => crate::icoll::PMPI_Iscan => (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
 persistent!(MPI_Exscan_init / PMPI_Exscan_init [comm] => crate::icoll::PMPI_Iexscan => (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+persistent!(MPI_Neighbor_allgather_init / PMPI_Neighbor_allgather_init [comm] => crate::icoll::nbr::PMPI_Ineighbor_allgather => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Neighbor_allgatherv_init / PMPI_Neighbor_allgatherv_init [comm] => crate::icoll::nbr::PMPI_Ineighbor_allgatherv => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Neighbor_alltoall_init / PMPI_Neighbor_alltoall_init [comm] => crate::icoll::nbr::PMPI_Ineighbor_alltoall => (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Neighbor_alltoallv_init / PMPI_Neighbor_alltoallv_init [comm] => crate::icoll::nbr::PMPI_Ineighbor_alltoallv => (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+persistent!(MPI_Neighbor_alltoallw_init / PMPI_Neighbor_alltoallw_init [comm] => crate::icoll::nbr::PMPI_Ineighbor_alltoallw => (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm));

@@ -302,7 +302,11 @@ mpi_fn! {
                         CStatus::inactive().store(status);
                     }
                     Some(v) => match v.into_iter().next() {
-                        None => flag.write(0),
+                        // Nothing completed: index MPI_UNDEFINED too (the standard).
+                        None => {
+                            flag.write(0);
+                            indx.write(MPI_UNDEFINED);
+                        }
                         Some((i, s, persistent)) => {
                             flag.write(1);
                             indx.write(i as c_int);

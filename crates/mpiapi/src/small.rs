@@ -293,8 +293,9 @@ mpi_fn! {
                 }
             }
             if active {
-                // SAFETY: flag is NULL or an int.
-                return unsafe { put(flag, 0) };
+                // Nothing completed: index MPI_UNDEFINED too (the standard).
+                // SAFETY: index and flag are NULL or ints.
+                return unsafe { put(index, MPI_UNDEFINED).and_then(|()| put(flag, 0)) };
             }
             if !status.is_null() {
                 // SAFETY: status is an MPI_Status (non-NULL).

@@ -24,10 +24,10 @@ use std::sync::Arc;
 type Dt = Arc<Datatype>;
 
 /// One block of a C buffer: `n` elements of `t` at byte offset `off` from `buf`.
-struct Block {
-    off: isize,
-    n: usize,
-    t: Dt,
+pub(crate) struct Block {
+    pub(crate) off: isize,
+    pub(crate) n: usize,
+    pub(crate) t: Dt,
 }
 
 fn count(c: c_int) -> Result<usize, c_int> {
@@ -130,7 +130,7 @@ fn exchange(
 }
 
 /// The topology's neighbours of this process.
-fn neighbors(comm: MPI_Comm, name: &str) -> Result<(CommRef, Neighbors), c_int> {
+pub(crate) fn neighbors(comm: MPI_Comm, name: &str) -> Result<(CommRef, Neighbors), c_int> {
     let (c, t) = topo_of(comm, name)?;
     let nb = t.neighbors(c.rank as usize).map_err(code)?;
     Ok((c, nb))
@@ -171,7 +171,12 @@ unsafe fn run(
 
 /// `k` blocks of `n` elements of `t` end to end (the same block `k` times when
 /// `same`).
-fn regular(k: usize, n: c_int, dt: MPI_Datatype, same: bool) -> Result<Vec<Block>, c_int> {
+pub(crate) fn regular(
+    k: usize,
+    n: c_int,
+    dt: MPI_Datatype,
+    same: bool,
+) -> Result<Vec<Block>, c_int> {
     let n = count(n)?;
     let t = datatype::lookup_committed(dt)?;
     let step = (n as isize).checked_mul(t.extent()).ok_or(MPI_ERR_COUNT)?;
@@ -195,7 +200,7 @@ fn regular(k: usize, n: c_int, dt: MPI_Datatype, same: bool) -> Result<Vec<Block
 ///
 /// # Safety
 /// `counts` and `displs` hold `k` ints (the C contract).
-unsafe fn varied(
+pub(crate) unsafe fn varied(
     k: usize,
     counts: *const c_int,
     displs: *const c_int,
@@ -226,7 +231,7 @@ unsafe fn varied(
 ///
 /// # Safety
 /// The three arrays hold `k` entries (the C contract).
-unsafe fn typed(
+pub(crate) unsafe fn typed(
     k: usize,
     counts: *const c_int,
     displs: *const MPI_Aint,
