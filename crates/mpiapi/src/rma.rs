@@ -214,6 +214,19 @@ unsafe fn do_acc(
 ) -> Result<(), c_int> {
     let a = args(win, rank, tcount, tdt, name)?;
     let opx = rma_op(o)?;
+    if a.tcount == 0 || a.tdt.size() == 0 {
+        // Nothing moves, whatever the types' basic types (MPICH's rma/badrma): the
+        // counts and handles are still checked.
+        count(ocount)?;
+        if opx != BuiltinOp::NoOp {
+            datatype::lookup_committed(odt)?;
+        }
+        if let Some((_, c, t)) = result {
+            count(c)?;
+            datatype::lookup_committed(t)?;
+        }
+        return Ok(());
+    }
     let tb = a.tdt.uniform_basic().ok_or(MPI_ERR_TYPE)?;
     let data = if opx == BuiltinOp::NoOp {
         std::borrow::Cow::Borrowed(&[][..])

@@ -332,6 +332,9 @@ unsafe fn shared_query(
             .ok_or(MPI_ERR_RANK)?
     };
     let (b, len, du) = w.w.query(r).map_err(|e| code(&e, "MPI_Win_shared_query"))?;
+    // A rank that gave no memory has no base (NULL, as MPICH gives; its
+    // rma/win_shared_noncontig_put checks it).
+    let b = if len == 0 { std::ptr::null_mut() } else { b };
     // SAFETY: the caller's contract.
     unsafe {
         put(size, len as MPI_Aint)?;
