@@ -236,6 +236,18 @@ static void shared(void) {
     }
     MPI_Barrier(node);
     OK(MPI_Win_free(&win));
+    /* Ranks that give no memory: size 0 and a NULL base. */
+    OK(MPI_Win_allocate_shared(rank % 2 ? 0 : sizeof(int), sizeof(int), MPI_INFO_NULL, node,
+                               &mine, &win));
+    for (int r = 0; r < size; r++) {
+        MPI_Aint sz;
+        int du;
+        int *p;
+        OK(MPI_Win_shared_query(win, r, &sz, &du, &p));
+        CHECK(r % 2 == 0 || (sz == 0 && p == NULL), "query %d of nothing: %ld %p", r,
+              (long)sz, (void *)p);
+    }
+    OK(MPI_Win_free(&win));
 }
 
 static void caller_memory(void) {
@@ -349,6 +361,15 @@ static void requests_and_refusals(void) {
                                          win)) == MPI_ERR_TYPE, "CAS double");
     CHECK(err_class(MPI_Accumulate(&v, 1, MPI_INT, rank, 0, 1, MPI_INT,
                                    MPI_MAXLOC, win)) == MPI_ERR_OP, "MAXLOC int");
+    /* An empty target moves nothing, whatever the types. */
+    MPI_Datatype none;
+    OK(MPI_Type_contiguous(0, MPI_INT, &none));
+    OK(MPI_Type_commit(&none));
+    OK(MPI_Accumulate(&v, 1, MPI_DOUBLE, rank, 0, 0, MPI_INT, MPI_SUM, win));
+    OK(MPI_Accumulate(&v, 0, MPI_INT, rank, 0, 1, none, MPI_SUM, win));
+    OK(MPI_Get_accumulate(NULL, 0, MPI_INT, NULL, 0, MPI_DOUBLE, rank, 0, 1, none,
+                          MPI_SUM, win));
+    OK(MPI_Type_free(&none));
     CHECK(err_class(MPI_Win_free(&win)) == MPI_ERR_RMA_SYNC, "free while locked");
     OK(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
     MPI_Request rq[2];
