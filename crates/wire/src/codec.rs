@@ -103,6 +103,16 @@ pub trait Codec {
     /// NACK received ends the refused request; otherwise such frames are dropped.
     const NACKS: bool = false;
 
+    /// Large sends are named on the wire by a region of an endpoint-wide table of 256
+    /// (Open-MX's 8-bit `pulled_rdma_id`, with an 8-bit seqnum bumped at each use)
+    /// rather than by their 32-bit request handle: the `handle` of RNDV, PULL and
+    /// NOTIFY is then `id | seqnum << 8`, and a send waits for a free region.
+    const REGIONS: bool = false;
+
+    /// One sequence number per message (Open-MX: a medium message's fragments share
+    /// it and are told apart by their place, `frag_seqnum`) rather than per frame.
+    const MESSAGE_SEQ: bool = false;
+
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]
     fn carries_ack(_kind: Kind) -> bool {

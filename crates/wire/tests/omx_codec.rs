@@ -61,10 +61,10 @@ fn every_event_round_trips_through_open_mx_frames() {
         Body::Rndv {
             match_info: 1,
             msg_len: 1 << 20,
-            handle: 0x0102_0304,
+            handle: 0x1a07,
         },
         Body::Pull {
-            handle: 0x0506_0708,
+            handle: 0x1a07,
             recv_handle: 0x0900_0a0b,
             offset: 65536,
             length: 32768,
@@ -74,9 +74,7 @@ fn every_event_round_trips_through_open_mx_frames() {
             offset: 65536,
             data: &data[..150],
         },
-        Body::Notify {
-            handle: 0x0102_0304,
-        },
+        Body::Notify { handle: 0x1a07 },
         Body::Connect {
             key: 0x5eed,
             index: 3,
@@ -131,8 +129,26 @@ fn every_event_round_trips_through_open_mx_frames() {
                 assert_eq!(m.header.session, 0xdead_beef);
             }
             omx::Body::Medium(m) => assert_eq!(m.frag_seqnum, 1),
+            // The large send's region: id 7, seqnum 0x1a (`struct omx_pkt_rndv`:
+            // pulled_rdma_id 28, _seqnum 29, _offset 30).
+            omx::Body::Rndv(r) => {
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(&b[28..32], &[7, 0x1a, 0, 0]);
+                assert_eq!((r.rdma_id, r.rdma_seqnum, r.rdma_offset), (7, 0x1a, 0));
+            }
+            // `struct omx_pkt_notify`: total_length 8, pulled_rdma_id 12, _seqnum 13.
+            omx::Body::Notify(n) => {
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(&b[8..14], &[0, 0, 0, 0, 7, 0x1a]);
+                assert_eq!((n.rdma_id, n.rdma_seqnum), (7, 0x1a));
+            }
             // 65536 = 7 × 8968 + 2760: frame 7 of the reply grid, 2760 bytes in.
             omx::Body::Pull(p) => {
+                // Default mode's `struct omx_pkt_pull`: pulled_rdma_id u32 at 12,
+                // pulled_rdma_seqnum at 16.
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(&b[12..17], &[0, 0, 0, 7, 0x1a]);
+                assert_eq!((p.rdma_id, p.rdma_seqnum), (7, 0x1a));
                 assert_eq!((p.frame_index, p.first_frame_offset), (7, 2760));
                 assert_eq!((p.rdma_offset, p.block_length), (0, 32768));
             }
@@ -209,6 +225,43 @@ proptest::proptest! {
         }
     }
 
+    /// Every region name (id, seqnum) goes through RNDV, PULL and NOTIFY into Open-MX's
+    /// region fields and back; an RNDV with a region offset, or a PULL whose 32-bit
+    /// region id is past 255, is refused.
+    #[test]
+    fn region_names_round_trip(
+        id in proptest::prelude::any::<u8>(),
+        seqnum in proptest::prelude::any::<u8>(),
+        wide in 256u32..,
+        offset in 1u16..,
+    ) {
+        let h = header();
+        let name = id as u32 | (seqnum as u32) << 8;
+        let bodies = [
+            Body::Rndv { match_info: 3, msg_len: 1 << 20, handle: name },
+            Body::Pull { handle: name, recv_handle: 9, offset: 0, length: 4096 },
+            Body::Notify { handle: name },
+        ];
+        for body in bodies {
+            let frame = emit(&h, &body, &[]);
+            proptest::prop_assert_eq!(Omx::parse(&frame).unwrap().body, body);
+            let (rid, rseq) = match omx::Repr::parse_bytes(&frame, MODE).unwrap().body {
+                omx::Body::Rndv(r) => (r.rdma_id as u32, r.rdma_seqnum),
+                omx::Body::Pull(p) => (p.rdma_id, p.rdma_seqnum),
+                omx::Body::Notify(n) => (n.rdma_id as u32, n.rdma_seqnum),
+                _ => unreachable!(),
+            };
+            proptest::prop_assert_eq!((rid, rseq), (id as u32, seqnum));
+        }
+        // Bytes an Open-MX peer could send that name no region of ours.
+        let mut rndv = emit(&h, &bodies[0], &[]);
+        rndv[omx::HEAD_LEN + 30..omx::HEAD_LEN + 32].copy_from_slice(&offset.to_be_bytes());
+        proptest::prop_assert!(Omx::parse(&rndv).is_err());
+        let mut pull = emit(&h, &bodies[1], &[]);
+        pull[omx::HEAD_LEN + 12..omx::HEAD_LEN + 16].copy_from_slice(&wide.to_be_bytes());
+        proptest::prop_assert!(Omx::parse(&pull).is_err());
+    }
+
     /// Whole eager messages of every length and header round-trip.
     #[test]
     fn eager_messages_round_trip(
@@ -260,6 +313,23 @@ fn events_open_mx_cannot_carry_are_refused() {
         data: &[],
     };
     assert!(Omx::emit_head(&h, &off_slot, &mut buf, 10).is_err());
+    // Large sends are named by an 8-bit region and its 8-bit seqnum.
+    for body in [
+        Body::Rndv {
+            match_info: 0,
+            msg_len: 1 << 20,
+            handle: 0x1_0000,
+        },
+        Body::Pull {
+            handle: 0x1_0000,
+            recv_handle: 1,
+            offset: 0,
+            length: 1,
+        },
+        Body::Notify { handle: 0x1_0000 },
+    ] {
+        assert!(Omx::emit_head(&h, &body, &mut buf, 0).is_err(), "{body:?}");
+    }
     let wide = Header { nic: 1 << 48, ..h };
     assert!(Omx::emit_head(&wide, &Body::Ack, &mut buf, 0).is_err());
     assert!(Omx::parse(&buf[..10]).is_err());

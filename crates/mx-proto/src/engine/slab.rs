@@ -50,6 +50,9 @@ pub(super) struct Req {
     /// the completion, contents intact.
     pub(super) give_back: bool,
     pub(super) pull: Option<Box<Pull>>,
+    /// Large send ([`Codec::REGIONS`]): the wire name of its region; [`NO_HANDLE`] for
+    /// none.
+    pub(super) region: u32,
     /// Connect: key, first and last attempt.
     pub(super) key: u32,
     pub(super) started: u64,
@@ -77,6 +80,7 @@ impl Req {
             outstanding: 0,
             need_notify: false,
             pull: None,
+            region: NO_HANDLE,
             key: 0,
             started: 0,
             last_try: 0,
@@ -126,6 +130,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         r.armed = None;
         r.lent = false;
         r.give_back = false;
+        r.region = NO_HANDLE;
         Ok(Request::new(idx, gen).raw())
     }
 
@@ -171,6 +176,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         r.code = code;
         if r.kind == ReqKind::Send && !r.give_back {
             Self::spend(&mut r.data);
+        }
+        if C::REGIONS && r.region != NO_HANDLE {
+            self.release_region(h);
         }
         if self.reqs[Request(h).index()].forgotten {
             self.free(h);

@@ -10,11 +10,11 @@
 //! | MX event | Open-MX packet | how the event's fields are carried |
 //! |---|---|---|
 //! | `Eager` tiny/small | TINY / SMALL | `length` = the message; whole messages only |
-//! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192 |
-//! | `Rndv` | RNDV | send handle in `pulled_rdma_id`, `_seqnum`, `_offset` (4 bytes) |
-//! | `Pull` | PULL | `rdma_id` = send handle, `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
+//! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192; all fragments of a message under its one `lib_seqnum` ([`Codec::MESSAGE_SEQ`]) |
+//! | `Rndv` | RNDV | region name `id \| seqnum << 8` ([`Codec::REGIONS`]) in `pulled_rdma_id`, `_seqnum`; `_offset` 0 |
+//! | `Pull` | PULL | region in `rdma_id`, `rdma_seqnum`; `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
 //! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length`, `frame_seqnum` = `msg_offset` / 8968 mod 256 |
-//! | `Notify` | NOTIFY | send handle in `total_length` (its top 16 bits in `rdma_id`, `rdma_seqnum`) |
+//! | `Notify` | NOTIFY | region in `rdma_id`, `rdma_seqnum`; `total_length` 0 |
 //! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, sessions, `target_recv_seqnum_start` = header `ack`, `connect_seqnum` = request's low byte, `lib_seqnum` 0 |
 //! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
 //! | `Nack` | NACK_LIB (by `lib_seqnum`) / NACK_MCP (by `src_pull_handle`, `src_magic`) | `nack_type` = reason |
@@ -29,11 +29,10 @@
 //!
 //! Where MX's engine state does not hold what Open-MX's fields mean (each a gap an
 //! Open-MX peer would notice; see `docs/mx.md`):
-//! * Send handles are 32 bits where Open-MX has an 8-bit region id and an 8-bit region
-//!   seqnum: RNDV spreads the handle over `pulled_rdma_id`/`_seqnum`/`_offset`, PULL
-//!   carries it whole in its 32-bit `pulled_rdma_id`, NOTIFY in `total_length` (which
-//!   Open-MX fills with the length pulled). The connect's request handle keeps only its
-//!   low byte (`connect_seqnum`); the engine finds its connect by it and the replier.
+//! * NOTIFY's `total_length` (Open-MX: the length pulled, which its sender reports as
+//!   the send's `xfer_length`) is 0: MX's notify event has no length. The connect's
+//!   request handle keeps only its low byte (`connect_seqnum`); the engine finds its
+//!   connect by it and the replier.
 //! * Eager frames have no room for the handle of a synchronous send: such sends go by
 //!   rendezvous ([`Codec::EAGER_NOTIFY`] is false), as Open-MX sends them.
 //! * PULL and PULL_REPLY carry no ack, and PULL_REPLY no session or endpoints: the
@@ -118,6 +117,22 @@ fn nic_of(mac: [u8; 6]) -> u64 {
     u64::from_be_bytes([0, 0, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]])
 }
 
+/// A large send's wire name (`id | seqnum << 8`, [`Codec::REGIONS`]) as Open-MX's
+/// `pulled_rdma_id` and `pulled_rdma_seqnum`; an error for a name no region has.
+fn region_of(name: u32) -> Result<(u8, u8), Error> {
+    if name > 0xffff {
+        return Err(Error::Field(
+            "large send handle wider than an Open-MX region",
+        ));
+    }
+    Ok((name as u8, (name >> 8) as u8))
+}
+
+/// [`region_of`]'s inverse.
+fn region_name(id: u8, seqnum: u8) -> u32 {
+    id as u32 | (seqnum as u32) << 8
+}
+
 fn connect_status_to_wire(s: u8) -> u8 {
     match s {
         CONNECT_OK => control::CONNECT_STATUS_SUCCESS,
@@ -184,13 +199,14 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             msg_len,
             handle,
         } => {
-            let b = handle.to_be_bytes();
+            let (rdma_id, rdma_seqnum) = region_of(handle)?;
             omx::Body::Rndv(RndvRepr {
                 header: msg_header(h, match_info),
                 msg_length: msg_len,
-                rdma_id: b[0],
-                rdma_seqnum: b[1],
-                rdma_offset: handle as u16,
+                rdma_id,
+                rdma_seqnum,
+                // The region starts at the message, as Open-MX's library registers it.
+                rdma_offset: 0,
             })
         }
         Body::Pull {
@@ -198,24 +214,27 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             recv_handle,
             offset,
             length,
-        } => omx::Body::Pull(PullRepr {
-            dst_endpoint: endpoints.0,
-            src_endpoint: endpoints.1,
-            src_generation: 0,
-            session: h.session,
-            total_length: offset.wrapping_add(length),
-            rdma_id: handle,
-            rdma_seqnum: 0,
-            // The block's place as Open-MX's driver reads it: frame `frame_index` of
-            // the sender's reply grid, `first_frame_offset` into it; the region starts
-            // at the message (`pulled_rdma_offset` 0).
-            rdma_offset: 0,
-            src_pull_handle: recv_handle,
-            src_magic: h.src_endpoint as u32,
-            first_frame_offset: offset % PULL_REPLY_MAX,
-            block_length: length,
-            frame_index: offset / PULL_REPLY_MAX,
-        }),
+        } => {
+            let (rdma_id, rdma_seqnum) = region_of(handle)?;
+            omx::Body::Pull(PullRepr {
+                dst_endpoint: endpoints.0,
+                src_endpoint: endpoints.1,
+                src_generation: 0,
+                session: h.session,
+                total_length: offset.wrapping_add(length),
+                rdma_id: rdma_id as u32,
+                rdma_seqnum,
+                // The block's place as Open-MX's driver reads it: frame `frame_index` of
+                // the sender's reply grid, `first_frame_offset` into it; the region starts
+                // at the message (`pulled_rdma_offset` 0).
+                rdma_offset: 0,
+                src_pull_handle: recv_handle,
+                src_magic: h.src_endpoint as u32,
+                first_frame_offset: offset % PULL_REPLY_MAX,
+                block_length: length,
+                frame_index: offset / PULL_REPLY_MAX,
+            })
+        }
         Body::PullReply {
             recv_handle,
             offset,
@@ -228,15 +247,17 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             data,
         }),
         Body::Notify { handle } => {
-            let b = handle.to_be_bytes();
+            let (rdma_id, rdma_seqnum) = region_of(handle)?;
             omx::Body::Notify(NotifyRepr {
                 dst_endpoint: endpoints.0,
                 src_endpoint: endpoints.1,
                 src_generation: 0,
                 session: h.session,
-                total_length: handle,
-                rdma_id: b[0],
-                rdma_seqnum: b[1],
+                // Open-MX's receiver puts the length it pulled here; MX's notify event
+                // does not carry it.
+                total_length: 0,
+                rdma_id,
+                rdma_seqnum,
                 lib_seqnum: h.seq,
                 lib_piggyack: h.ack,
             })
@@ -374,18 +395,25 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
                 data: m.data,
             },
         },
+        omx::Body::Rndv(m) if m.rdma_offset != 0 => {
+            // Open-MX registers a large send's region from the message's start.
+            return Err(Error::Field("RNDV region offset not 0"));
+        }
         omx::Body::Rndv(m) => Repr {
             header: from_msg(nic, pi, &m.header),
             body: Body::Rndv {
                 match_info: m.header.match_info,
                 msg_len: m.msg_length,
-                handle: u32::from_be_bytes([m.rdma_id, m.rdma_seqnum, 0, 0]) | m.rdma_offset as u32,
+                handle: region_name(m.rdma_id, m.rdma_seqnum),
             },
         },
         omx::Body::Pull(p) => Repr {
             header: plain(p.dst_endpoint, p.src_endpoint, p.session, 0, 0),
             body: Body::Pull {
-                handle: p.rdma_id,
+                handle: region_name(
+                    u8::try_from(p.rdma_id).map_err(|_| Error::Field("pull region id"))?,
+                    p.rdma_seqnum,
+                ),
                 recv_handle: p.src_pull_handle,
                 // As Open-MX's driver computes the first reply's `msg_offset`.
                 offset: p
@@ -417,7 +445,7 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
                 n.lib_piggyack,
             ),
             body: Body::Notify {
-                handle: n.total_length,
+                handle: region_name(n.rdma_id, n.rdma_seqnum),
             },
         },
         omx::Body::Connect(c) => {
@@ -495,6 +523,8 @@ impl Codec for Omx {
     const SEQ_BITS: u32 = omx::LibSeqnum::SEQ_BITS;
     const SEQ_START: u16 = 1;
     const PULL_REPLY_GRID: bool = true;
+    const REGIONS: bool = true;
+    const MESSAGE_SEQ: bool = true;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN

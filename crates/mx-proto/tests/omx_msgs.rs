@@ -1,0 +1,250 @@
+//! The engine with Open-MX's frames (`codec::Omx`) over the test network: large sends
+//! named by Open-MX's 8-bit regions (allocated per send, released when it ends, sends
+//! waiting while none is free) and medium messages numbered as Open-MX numbers them (one
+//! `lib_seqnum` per message, fragments told apart by `frag_seqnum`). Each test reads the
+//! wire with `wire::omx`'s own views.
+
+mod common;
+use common::*;
+use myrix_mx_proto::engine::{Code, Config, Request};
+use myrix_mx_proto::testnet::{NetConfig, TestNet};
+use myrix_mx_proto::RecvBuf;
+use myrix_wire::codec::{omx, Omx};
+use myrix_wire::omx as wire;
+use std::collections::{BTreeMap, BTreeSet};
+
+fn omx_config() -> Config {
+    Config {
+        mtu: omx::MTU,
+        ..Config::default()
+    }
+}
+
+/// Open-MX's reading of every frame from `src` to `dst` in a capture.
+fn frames(t: &TestNet<Omx>, src: usize, dst: usize) -> Vec<wire::Body<'_>> {
+    t.tap
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|(s, d, _)| (*s, *d) == (src, dst))
+        .map(|(_, _, f)| {
+            wire::Repr::parse_bytes(f, wire::WireMode::Default)
+                .unwrap()
+                .body
+        })
+        .collect()
+}
+
+/// Runs until every request of `reqs` (engine, request, bytes expected for a receive)
+/// completes, checking each receive's data; returns the largest number of regions
+/// engine `watch` held at any step.
+fn finish(
+    t: &mut TestNet<Omx>,
+    reqs: Vec<(usize, Request, Option<Vec<u8>>)>,
+    watch: usize,
+) -> usize {
+    let mut left = reqs;
+    let mut most = 0;
+    let ok = t.run_until(60_000_000_000, |t| {
+        most = most.max(t.engines[watch].regions_held());
+        left.retain(|(e, r, want)| match t.engines[*e].test(*r).unwrap() {
+            None => true,
+            Some((st, buf)) => {
+                assert_eq!(st.code, Code::Success);
+                if let Some(want) = want {
+                    assert_eq!(&buf.unwrap().to_vec(), want);
+                }
+                false
+            }
+        });
+        left.is_empty()
+    });
+    assert!(ok, "{} requests did not complete", left.len());
+    most
+}
+
+/// With 2 regions, 8 large sends in a row under loss, duplication and reordering (and
+/// small sends queued behind them): the RNDVs name regions 0 and 1 only, never more
+/// than 2 held at once, each use with a new seqnum; every PULL names a region in its
+/// use; the sends wait for a region rather than fail, all data arrives in order, and
+/// every region is free at the end.
+#[test]
+fn large_sends_take_regions_and_wait_for_a_free_one() {
+    for (loss, seed) in [(0.0, 3), (0.1, 4)] {
+        let cfg = Config {
+            large_regions: 2,
+            ..omx_config()
+        };
+        let (mut t, peers) = mesh_with::<Omx>(2, &cfg, NetConfig::lossy(loss, seed));
+        t.tap = Some(Vec::new());
+        let p01 = peers[0][1];
+        let mut reqs = Vec::new();
+        for i in 0..8u64 {
+            let len = 40_000 + i as usize * 1000;
+            let s = t.engines[0]
+                .isend(t.now, p01, &[&pattern(i, len)], i, 0, false)
+                .unwrap();
+            reqs.push((0, s, None));
+            let small = t.engines[0]
+                .isend(t.now, p01, &[&pattern(100 + i, 10)], 100 + i, 0, false)
+                .unwrap();
+            reqs.push((0, small, None));
+        }
+        for i in 0..8u64 {
+            let len = 40_000 + i as usize * 1000;
+            let r = t.engines[1]
+                .irecv(t.now, RecvBuf::One(vec![0; len]), i, u64::MAX, 0)
+                .unwrap();
+            reqs.push((1, r, Some(pattern(i, len))));
+            let r = t.engines[1]
+                .irecv(t.now, RecvBuf::One(vec![0; 10]), 100 + i, u64::MAX, 0)
+                .unwrap();
+            reqs.push((1, r, Some(pattern(100 + i, 10))));
+        }
+        let most = finish(&mut t, reqs, 0);
+        assert_eq!(most, 2, "both regions used, never more");
+        assert_eq!(t.engines[0].regions_held(), 0, "all released");
+
+        let rndvs: BTreeMap<u16, (u8, u8)> = frames(&t, 0, 1)
+            .into_iter()
+            .filter_map(|b| match b {
+                wire::Body::Rndv(r) => {
+                    assert_eq!(r.rdma_offset, 0);
+                    Some((r.header.lib_seqnum, (r.rdma_id, r.rdma_seqnum)))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            rndvs.len(),
+            8,
+            "one RNDV per large send (resends repeat it)"
+        );
+        let uses: BTreeSet<(u8, u8)> = rndvs.values().copied().collect();
+        assert_eq!(uses.len(), 8, "each use of a region has its own seqnum");
+        assert!(uses.iter().all(|&(id, _)| id < 2));
+        for b in frames(&t, 1, 0) {
+            if let wire::Body::Pull(p) = b {
+                assert!(uses.contains(&(p.rdma_id as u8, p.rdma_seqnum)), "{p:?}");
+                assert!(p.rdma_id < 2);
+            }
+        }
+    }
+}
+
+/// The whole table: 300 large sends at once hold all 256 regions and the rest wait;
+/// all complete. A PULL naming a region after its send ended (its old seqnum) gets no
+/// reply and is counted stale.
+#[test]
+fn the_table_has_256_regions_and_stale_pulls_find_none() {
+    let cfg = omx_config();
+    let (mut t, peers) = mesh_with::<Omx>(2, &cfg, NetConfig::lossy(0.0, 9));
+    let p01 = peers[0][1];
+    t.tap = Some(Vec::new());
+    let mut reqs = Vec::new();
+    for i in 0..300u64 {
+        let s = t.engines[0]
+            .isend(t.now, p01, &[&pattern(i, 33_000)], i, 0, false)
+            .unwrap();
+        reqs.push((0, s, None));
+    }
+    t.run_until(50_000_000, |_| false);
+    assert_eq!(t.engines[0].regions_held(), 256);
+    for i in 0..300u64 {
+        let r = t.engines[1]
+            .irecv(t.now, RecvBuf::One(vec![0; 33_000]), i, u64::MAX, 0)
+            .unwrap();
+        reqs.push((1, r, Some(pattern(i, 33_000))));
+    }
+    assert_eq!(finish(&mut t, reqs, 0), 256);
+    assert_eq!(t.engines[0].regions_held(), 0);
+
+    // Replay the first PULL of the capture: its region's use has ended.
+    let tap = t.tap.take().unwrap();
+    let (_, _, pull) = tap
+        .iter()
+        .find(|(s, _, f)| {
+            *s == 1
+                && matches!(
+                    wire::Repr::parse_bytes(f, wire::WireMode::Default).map(|r| r.body),
+                    Ok(wire::Body::Pull(_))
+                )
+        })
+        .unwrap()
+        .clone();
+    let stale = t.engines[0].stats().stale_frames;
+    let out = t.engines[0].stats().frames_out;
+    t.send_frame(1, 0, &pull);
+    t.run_until(1_000_000, |_| false);
+    assert_eq!(t.engines[0].stats().stale_frames, stale + 1);
+    assert_eq!(t.engines[0].stats().frames_out, out, "no PULL_REPLY");
+}
+
+/// Medium messages as Open-MX numbers them: every fragment of a message carries the
+/// message's one `lib_seqnum` and its place in `frag_seqnum` (0, 1, 2 for 3 slots of
+/// 8 KiB), consecutive messages take consecutive numbers (tiny ones between them
+/// included), and under loss, duplication and reordering every message arrives whole
+/// and in order; on a lossless network too.
+#[test]
+fn medium_fragments_share_their_message_sequence_number() {
+    for net in [
+        NetConfig::lossy(0.0, 1),
+        NetConfig::lossy(0.15, 2),
+        NetConfig::lossless(3),
+    ] {
+        let cfg = Config {
+            reliable_transport: net.lossless,
+            ..omx_config()
+        };
+        let (mut t, peers) = mesh_with::<Omx>(2, &cfg, net);
+        t.tap = Some(Vec::new());
+        let p01 = peers[0][1];
+        let mut reqs = Vec::new();
+        let lens = [20_000usize, 5, 8192, 8193, 30_000, 200];
+        for (i, &len) in lens.iter().enumerate() {
+            let i = i as u64;
+            let s = t.engines[0]
+                .isend(t.now, p01, &[&pattern(i, len)], i, 0, false)
+                .unwrap();
+            reqs.push((0, s, None));
+            let r = t.engines[1]
+                .irecv(t.now, RecvBuf::One(vec![0; len]), i, u64::MAX, 0)
+                .unwrap();
+            reqs.push((1, r, Some(pattern(i, len))));
+        }
+        finish(&mut t, reqs, 0);
+
+        // First transmissions, by lib_seqnum: the message's length and its fragments.
+        let mut msgs: BTreeMap<u16, (u32, BTreeSet<u8>)> = BTreeMap::new();
+        for b in frames(&t, 0, 1) {
+            match b {
+                wire::Body::Medium(m) => {
+                    let e = msgs
+                        .entry(m.header.lib_seqnum)
+                        .or_insert((m.msg_length, BTreeSet::new()));
+                    assert_eq!(e.0, m.msg_length, "one number, one message");
+                    e.1.insert(m.frag_seqnum);
+                }
+                wire::Body::Msg(m) => {
+                    msgs.entry(m.header.lib_seqnum)
+                        .or_insert((m.data.len() as u32, BTreeSet::from([0])));
+                }
+                _ => {}
+            }
+        }
+        let got: Vec<(u16, u32, Vec<u8>)> = msgs
+            .into_iter()
+            .map(|(s, (l, f))| (s, l, f.into_iter().collect()))
+            .collect();
+        let want: Vec<(u16, u32, Vec<u8>)> = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| {
+                let frags = l.div_ceil(omx::MEDIUM_FRAG).max(1) as u8;
+                // Numbers from the 1 the receiver announced.
+                (1 + i as u16, l as u32, (0..frags).collect())
+            })
+            .collect();
+        assert_eq!(got, want, "{net:?}");
+    }
+}
