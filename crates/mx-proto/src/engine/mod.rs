@@ -80,6 +80,7 @@ use myrix_wire::mx::{
 
 pub use buffers::{RecvBuf, RecvTarget};
 pub use config::Config;
+pub use nack::{refusal, unopened_reason, OMX_ENDPOINT_MAX};
 pub use types::{
     Code, DirectRecv, Error, Handled, HandlerAction, Lent, PeerId, Request, Stats, Status,
     UnexpectedHandler, UnexpectedInfo,
@@ -263,8 +264,23 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             }
             _ => {}
         }
-        let pi = h.peer_index as usize;
         let kind = repr.body.kind();
+        let mut pi = h.peer_index as usize;
+        if kind == Kind::Nack && h.peer_index == NO_PEER {
+            // A host's refusal of a frame for an endpoint it has not open knows no index
+            // of ours: the peer is found by its NIC id and endpoint, as Open-MX does.
+            match self
+                .peers
+                .iter()
+                .position(|p| p.nic == h.nic && p.endpoint == h.src_endpoint)
+            {
+                Some(i) => pi = i,
+                None => {
+                    self.stats.stale_frames += 1;
+                    return Handled::Dropped;
+                }
+            }
+        }
         let ok = self.peers.get(pi).is_some_and(|p| {
             let session = if C::RECEIVER_SESSION {
                 p.my_session
