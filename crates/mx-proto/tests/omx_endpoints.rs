@@ -182,3 +182,58 @@ fn acks_nacks_and_garbage_get_no_refusal() {
         None
     );
 }
+
+/// A connect to an address whose endpoint closed and whose id another process opened
+/// with the same key (a new session) does not reach the new process: it ends with
+/// `NoEndpoint`, binds nothing, and the new process gets no message; with the new
+/// address, or with no session (MX's `mx_connect`: NIC and id only), it connects. A
+/// peer that disconnected from us and a self-connect after a disconnect still pass the
+/// check (their presented session changes only above the instance bits). Both layouts.
+#[test]
+fn a_stale_address_does_not_reach_a_new_process() {
+    fn run<C: myrix_wire::codec::Codec>(cfg: Config) {
+        use myrix_mx_proto::engine::Engine;
+        let (mut t, peers) = mesh_with::<C>(2, &cfg, NetConfig::lossy(0.1, 5));
+        let old = t.engines[1].session();
+        // Engine 1 disconnects from 0; 0 connects to 1's address again: same instance.
+        t.engines[1].disconnect(peers[1][0]).unwrap();
+        let c = t.engines[0]
+            .iconnect_session(t.now, 1, nic(1), 0, KEY, old, 0)
+            .unwrap();
+        assert_eq!(wait(&mut t, 0, c).code, Code::Success);
+        // A self-connect, a disconnect from oneself, a self-connect again.
+        for _ in 0..2 {
+            let me = t.engines[0].session();
+            let c = t.engines[0]
+                .iconnect_session(t.now, 0, nic(0), 0, KEY, me, 0)
+                .unwrap();
+            let st = wait(&mut t, 0, c);
+            assert_eq!(st.code, Code::Success);
+            t.engines[0].disconnect(st.source).unwrap();
+        }
+
+        // Engine 1 closes; a new process opens its id with the same key.
+        let new = old ^ 0x0055_aa55;
+        t.engines[1] = Engine::with_codec(cfg.clone(), nic(1), 0, KEY, new);
+        let c = t.engines[0]
+            .iconnect_session(t.now, 1, nic(1), 0, KEY, old, 0)
+            .unwrap();
+        assert_eq!(wait(&mut t, 0, c).code, Code::NoEndpoint);
+        // What 0 held of the old instance is gone with it: no send goes to the slot.
+        let p = peers[0][1];
+        assert_eq!(
+            t.engines[0].isend(t.now, p, &[b"x"], 1, 0, false),
+            Err(myrix_mx_proto::engine::Error::NotConnected(p))
+        );
+        t.run_until(50_000_000, |_| false);
+        assert_eq!(t.engines[1].unexpected_len(), 0);
+        for want in [new, 0] {
+            let c = t.engines[0]
+                .iconnect_session(t.now, 1, nic(1), 0, KEY, want, 0)
+                .unwrap();
+            assert_eq!(wait(&mut t, 0, c).code, Code::Success);
+        }
+    }
+    run::<Omx>(omx_config());
+    run::<myrix_wire::codec::Mx>(Config::default());
+}

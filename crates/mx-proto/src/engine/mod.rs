@@ -81,6 +81,7 @@ use myrix_wire::mx::{
 pub use buffers::{RecvBuf, RecvTarget};
 pub use config::Config;
 pub use nack::{refusal, unopened_reason, OMX_ENDPOINT_MAX};
+pub use peers::INSTANCE_BITS;
 pub use types::{
     Code, DirectRecv, Error, Handled, HandlerAction, Lent, PeerId, Request, Stats, Status,
     UnexpectedHandler, UnexpectedInfo,

@@ -53,8 +53,10 @@ pub(super) struct Req {
     /// Large send ([`Codec::REGIONS`]): the wire name of its region; [`NO_HANDLE`] for
     /// none.
     pub(super) region: u32,
-    /// Connect: key, first and last attempt.
+    /// Connect: key, first and last attempt, the session of the instance asked for (0:
+    /// any).
     pub(super) key: u32,
+    pub(super) expect_session: u32,
     pub(super) started: u64,
     pub(super) last_try: u64,
     /// The earliest deadline this request has on the timer heap.
@@ -82,6 +84,7 @@ impl Req {
             pull: None,
             region: NO_HANDLE,
             key: 0,
+            expect_session: 0,
             started: 0,
             last_try: 0,
             armed: None,
@@ -125,6 +128,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         r.outstanding = 0;
         r.need_notify = false;
         r.key = 0;
+        r.expect_session = 0;
         r.started = 0;
         r.last_try = 0;
         r.armed = None;
