@@ -50,7 +50,10 @@
 //! * `frames` — frames in and out through the [`Codec`] (the layout), the transmit
 //!   queue;
 //! * `timers` — cached deadlines and what happens when they pass;
-//! * `nack` — NACKs: answering frames of a wrong session, and what one received ends.
+//! * `nack` — NACKs: answering frames of a wrong session, what one received ends, and
+//!   a host's refusal of frames for endpoints not open ([`refusal`]);
+//! * `regions` — the large sends' region table of layouts that name them by an 8-bit
+//!   region (Open-MX: [`Codec::REGIONS`]).
 
 mod buffers;
 mod config;
