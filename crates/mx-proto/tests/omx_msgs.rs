@@ -248,3 +248,98 @@ fn medium_fragments_share_their_message_sequence_number() {
         assert_eq!(got, want, "{net:?}");
     }
 }
+
+/// Open-MX's MX-compatible wire mode (`codec::OmxMxWire`, a 4144-byte MTU): messages of
+/// every class arrive whole under loss, duplication and reordering, and the capture
+/// reads as that mode's frames: medium fragments in 4 KiB slots with `frag_pipeline`
+/// 12, one `lib_seqnum` per message, pull replies of at most 4096 bytes on a 4096-byte
+/// grid, 32-byte PULLs naming 8-bit regions.
+#[test]
+fn the_mx_compatible_wire_mode_carries_every_class() {
+    use myrix_wire::codec::OmxMxWire;
+    let mode = wire::WireMode::MxCompat;
+    let cfg = Config {
+        mtu: OmxMxWire::MTU,
+        ..Config::default()
+    };
+    let (mut t, peers) = mesh_with::<OmxMxWire>(2, &cfg, NetConfig::lossy(0.1, 21));
+    t.tap = Some(Vec::new());
+    let p01 = peers[0][1];
+    let mut reqs = Vec::new();
+    let lens = [0usize, 30, 100, 4096, 10_000, 32_768, 100_000, 1 << 20];
+    for (i, &len) in lens.iter().enumerate() {
+        let i = i as u64;
+        let s = t.engines[0]
+            .isend(t.now, p01, &[&pattern(i, len)], i, 0, false)
+            .unwrap();
+        reqs.push((0, s, None));
+        let r = t.engines[1]
+            .irecv(t.now, RecvBuf::One(vec![0; len]), i, u64::MAX, 0)
+            .unwrap();
+        reqs.push((1, r, Some(pattern(i, len))));
+    }
+    // Frames of this engine pair are Open-MX's frames of this mode.
+    let tap_frames = |t: &TestNet<OmxMxWire>, s: usize| -> Vec<Vec<u8>> {
+        (t.tap.as_ref().unwrap().iter())
+            .filter(|(src, _, _)| *src == s)
+            .map(|(_, _, f)| f.clone())
+            .collect()
+    };
+    let mut left = reqs;
+    assert!(t.run_until(60_000_000_000, |t| {
+        left.retain(|(e, r, want)| match t.engines[*e].test(*r).unwrap() {
+            None => true,
+            Some((st, buf)) => {
+                assert_eq!(st.code, Code::Success);
+                if let Some(want) = want {
+                    assert_eq!(&buf.unwrap().to_vec(), want);
+                }
+                false
+            }
+        });
+        left.is_empty()
+    }));
+    let mut medium_seqs: BTreeMap<u16, BTreeSet<u8>> = BTreeMap::new();
+    let (mut replies, mut pulls) = (0, 0);
+    for f in tap_frames(&t, 0).iter().chain(tap_frames(&t, 1).iter()) {
+        assert!(f.len() <= OmxMxWire::MTU);
+        match wire::Repr::parse_bytes(f, mode).unwrap().body {
+            wire::Body::Medium(m) => {
+                assert_eq!(f[omx_head() + 27], 12, "frag_pipeline");
+                assert!(m.data.len() <= 4096);
+                medium_seqs
+                    .entry(m.header.lib_seqnum)
+                    .or_default()
+                    .insert(m.frag_seqnum);
+            }
+            wire::Body::PullReply(p) => {
+                replies += 1;
+                assert!(!p.data.is_empty() && p.data.len() <= 4096);
+                assert!(p.msg_offset % 4096 + p.data.len() as u32 <= 4096);
+                assert_eq!(p.frame_seqnum as u32, p.msg_offset / 4096 % 256);
+            }
+            wire::Body::Pull(p) => {
+                pulls += 1;
+                // The 32-byte PULL: pulled_rdma_id u8 at 12, _seqnum at 13,
+                // block_length u16 at 26.
+                let b = &f[omx_head()..];
+                assert_eq!(b.len(), 32);
+                assert_eq!((b[12] as u32, b[13]), (p.rdma_id, p.rdma_seqnum));
+                assert_eq!(u16::from_be_bytes([b[26], b[27]]) as u32, p.block_length);
+                assert!(p.block_length <= 32_768);
+            }
+            _ => {}
+        }
+    }
+    // 4096 is one fragment; 10 000 three; 32 768 eight; each under one number.
+    let frag_counts: BTreeSet<usize> = medium_seqs.values().map(|f| f.len()).collect();
+    assert_eq!(frag_counts, BTreeSet::from([1, 3, 8]));
+    assert!(
+        replies > 256 && pulls >= 32,
+        "{replies} replies, {pulls} pulls"
+    );
+}
+
+fn omx_head() -> usize {
+    wire::HEAD_LEN
+}

@@ -11,7 +11,7 @@
 use crate::mx::{self, Body, Error, Header, Kind, Repr, WholeEager};
 
 pub mod omx;
-pub use omx::Omx;
+pub use omx::{Omx, OmxMxWire};
 
 /// Sequence numbers between the engine and a layout whose numbers are narrower than the
 /// engine's 16 bits (Open-MX's `lib_seqnum`: 14 bits of sequence number, 2 of session
@@ -112,6 +112,10 @@ pub trait Codec {
     /// One sequence number per message (Open-MX: a medium message's fragments share
     /// it and are told apart by their place, `frag_seqnum`) rather than per frame.
     const MESSAGE_SEQ: bool = false;
+
+    /// Most data bytes in a PULL_REPLY, whatever the MTU leaves (Open-MX's
+    /// MX-compatible mode: 4096, less than its MTU's room).
+    const PULL_REPLY_MAX: usize = usize::MAX;
 
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]

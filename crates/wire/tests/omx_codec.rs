@@ -334,3 +334,97 @@ fn events_open_mx_cannot_carry_are_refused() {
     assert!(Omx::emit_head(&wide, &Body::Ack, &mut buf, 0).is_err());
     assert!(Omx::parse(&buf[..10]).is_err());
 }
+
+/// The MX-compatible wire mode (`OmxMxWire`): medium fragments in 4 KiB slots with
+/// `frag_pipeline` 12 and a 16-bit message length, the 32-byte PULL (8-bit region id,
+/// 16-bit `first_frame_offset` and `block_length`) on a 4096-byte reply grid, at the
+/// byte offsets of `common/omx_wire.h` built with `OMX_MX_WIRE_COMPAT`; what that mode
+/// cannot say (a medium past 64 KiB, a fragment off its slot) is refused.
+#[test]
+fn the_mx_compatible_mode_lays_out_mediums_and_pulls_as_mx_does() {
+    use myrix_wire::codec::OmxMxWire;
+    let h = header();
+    let data = [5u8; 300];
+    let mut buf = vec![0u8; OmxMxWire::MTU];
+    let mut emit_c = |body: &Body<'_>, d: &[u8]| {
+        let n = OmxMxWire::emit_head(&h, body, &mut buf, d.len()).unwrap();
+        buf[n - d.len()..n].copy_from_slice(d);
+        let f = buf[..n.max(omx::ETH_ZLEN)].to_vec();
+        assert_eq!(OmxMxWire::parse(&f).unwrap().body, *body);
+        f
+    };
+    let medium = Body::Eager {
+        kind: Kind::Medium,
+        match_info: 9,
+        msg_len: 2 * 4096 + 300,
+        offset: 2 * 4096,
+        handle: NO_HANDLE,
+        data: &data,
+    };
+    let f = emit_c(&medium, &data);
+    let b = &f[omx::HEAD_LEN..];
+    // total length u16 at 4, frag_length u16 at 24, frag_seqnum 26, frag_pipeline 27.
+    assert_eq!(&b[4..6], &(2 * 4096 + 300u16).to_be_bytes());
+    assert_eq!(&b[24..28], &[1, 44, 2, 12]);
+    let pull = Body::Pull {
+        handle: 0x1a07,
+        recv_handle: 0x0900_0a0b,
+        offset: 16 * 4096 + 100,
+        length: 32768,
+    };
+    let f = emit_c(&pull, &[]);
+    let b = &f[omx::HEAD_LEN..];
+    assert_eq!(b[0], omx::PacketType::Pull as u8);
+    assert_eq!(&b[12..16], &[7, 0x1a, 0, 0], "rdma id, seqnum, offset");
+    assert_eq!(&b[16..20], &[9, 0, 0x0a, 0x0b], "src_pull_handle");
+    assert_eq!(&b[24..32], &[0, 100, 0x80, 0, 0, 0, 0, 16], "grid of 4096");
+    let reply = Body::PullReply {
+        recv_handle: 3,
+        offset: 16 * 4096,
+        data: &data,
+    };
+    let f = emit_c(&reply, &data);
+    assert_eq!(f[omx::HEAD_LEN + 1], 16, "frame_seqnum on the 4096 grid");
+    // The default mode reads neither layout the same way.
+    assert!(Omx::parse(&emit_c(&pull, &[])).is_err());
+    let mut out = [0u8; 128];
+    let medium_at = |msg_len: u32, offset: u32| Body::Eager {
+        kind: Kind::Medium,
+        match_info: 9,
+        msg_len,
+        offset,
+        handle: NO_HANDLE,
+        data: &[],
+    };
+    for (len, offset) in [(70_000, 4096), (3 * 4096, 4096 + 2048)] {
+        let body = medium_at(len, offset);
+        assert!(OmxMxWire::emit_head(&h, &body, &mut out, 300).is_err());
+    }
+}
+
+proptest::proptest! {
+    /// Any bytes read as the MX-compatible mode: an answer, never a panic; what
+    /// parses emits back to the same events.
+    #[test]
+    fn mx_compatible_mode_parses_any_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120)) {
+        use myrix_wire::codec::OmxMxWire;
+        let mut b = bytes.clone();
+        if b.len() > omx::HEAD_LEN {
+            b[12] = 0x86;
+            b[13] = 0xdf;
+            b[omx::HEAD_LEN] = 37 + b[omx::HEAD_LEN] % 9;
+        }
+        if let Ok(r) = OmxMxWire::parse(&b) {
+            let d = match r.body {
+                Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
+                _ => &[][..],
+            };
+            let mut buf = vec![0u8; OmxMxWire::MTU];
+            if let Ok(n) = OmxMxWire::emit_head(&r.header, &r.body, &mut buf, d.len()) {
+                buf[n - d.len()..n].copy_from_slice(d);
+                let again = OmxMxWire::parse(&buf[..n.max(omx::ETH_ZLEN)]).unwrap();
+                proptest::prop_assert_eq!(again.body, r.body);
+            }
+        }
+    }
+}

@@ -356,7 +356,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 offset,
                 end,
             } => {
-                let room = Self::data_room(self.cfg.mtu.min(buf.len()), Kind::PullReply).max(1);
+                let room = Self::data_room(self.cfg.mtu.min(buf.len()), Kind::PullReply)
+                    .min(C::PULL_REPLY_MAX)
+                    .max(1);
                 let n = if C::PULL_REPLY_GRID {
                     (end - offset).min(room - offset % room)
                 } else {

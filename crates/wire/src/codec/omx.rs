@@ -1,5 +1,7 @@
 //! [`Omx`]: MX's events in Open-MX's frames ([`crate::omx`], default wire mode), for
-//! the raw-Ethernet transport.
+//! the raw-Ethernet transport; [`OmxMxWire`] the same in Open-MX's MX-compatible wire
+//! mode (4 KiB medium slots, 4096-byte pull replies, the 32-byte PULL, a 4144-byte
+//! MTU). The offsets below are the default mode's; the other mode's grid is 4096.
 //!
 //! A frame is a whole Ethernet frame: the 16-byte head (destination MAC, left zero for
 //! the transport to fill; source MAC = the sender's NIC id; EtherType 0x86DF; the
@@ -53,11 +55,31 @@ use crate::omx::{
     TrucRepr, WireMode,
 };
 
-/// Open-MX's layout in its default wire mode; see the module docs.
+/// Open-MX's layout in one of its wire modes: the default (`MX_WIRE` false) or the
+/// MX-compatible one (`--enable-mx-wire`: 4 KiB medium fragments, 4096-byte pull
+/// replies, the 32-byte PULL, a 4144-byte MTU). See the module docs.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Omx;
+pub struct OmxCodec<const MX_WIRE: bool>;
 
-/// The wire mode this codec speaks.
+/// Open-MX's layout in its default wire mode.
+pub type Omx = OmxCodec<false>;
+/// Open-MX's layout in its MX-compatible wire mode (`OMX_MX_WIRE_COMPAT`).
+pub type OmxMxWire = OmxCodec<true>;
+
+impl<const MX_WIRE: bool> OmxCodec<MX_WIRE> {
+    /// The wire mode this codec speaks.
+    pub const MODE: WireMode = if MX_WIRE {
+        WireMode::MxCompat
+    } else {
+        WireMode::Default
+    };
+    /// Largest frame of this mode, Ethernet header included.
+    pub const MTU: usize = Self::MODE.mtu();
+    /// Bytes of a medium fragment's slot in this mode.
+    pub const MEDIUM_FRAG: usize = Self::MODE.medium_frag_max();
+}
+
+/// The default wire mode ([`Omx`]'s).
 pub const MODE: WireMode = WireMode::Default;
 /// Bytes of a medium fragment's slot: fragment `i` starts at `i * MEDIUM_FRAG`.
 pub const MEDIUM_FRAG: usize = MODE.medium_frag_max();
@@ -150,7 +172,14 @@ fn connect_status_from_wire(s: u8) -> u8 {
 }
 
 /// The Open-MX body of `h` and `body`, with `data_len` bytes of (zero) data.
-fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<'a>, Error> {
+fn to_omx<'a>(
+    h: &Header,
+    body: &Body<'_>,
+    data_len: usize,
+    mode: WireMode,
+) -> Result<omx::Body<'a>, Error> {
+    let medium_frag = mode.medium_frag_max();
+    let reply_max = mode.pull_reply_max() as u32;
     let data = ZEROS
         .get(..data_len)
         .ok_or(Error::Field("data longer than an Open-MX frame"))?;
@@ -181,8 +210,8 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
                     omx::Body::Msg(MsgRepr { kind, header, data })
                 }
                 _ => {
-                    let frag = offset as usize / MEDIUM_FRAG;
-                    if offset as usize % MEDIUM_FRAG != 0 || frag > u8::MAX as usize {
+                    let frag = offset as usize / medium_frag;
+                    if offset as usize % medium_frag != 0 || frag > u8::MAX as usize {
                         return Err(Error::Field("medium fragment not at an Open-MX slot"));
                     }
                     omx::Body::Medium(MediumRepr {
@@ -230,9 +259,9 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
                 rdma_offset: 0,
                 src_pull_handle: recv_handle,
                 src_magic: h.src_endpoint as u32,
-                first_frame_offset: offset % PULL_REPLY_MAX,
+                first_frame_offset: offset % reply_max,
                 block_length: length,
-                frame_index: offset / PULL_REPLY_MAX,
+                frame_index: offset / reply_max,
             })
         }
         Body::PullReply {
@@ -240,7 +269,7 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             offset,
             ..
         } => omx::Body::PullReply(PullReplyRepr {
-            frame_seqnum: (offset / PULL_REPLY_MAX) as u8,
+            frame_seqnum: (offset / reply_max) as u8,
             msg_offset: offset,
             dst_pull_handle: recv_handle,
             dst_magic: h.dst_endpoint as u32,
@@ -356,7 +385,8 @@ fn connect(
 }
 
 /// MX's events of an Open-MX frame.
-fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
+fn from_omx<'a>(r: &omx::Repr<'a>, mode: WireMode) -> Result<Repr<'a>, Error> {
+    let reply_max = mode.pull_reply_max() as u32;
     let nic = nic_of(r.head.src);
     let pi = r.head.peer_index;
     let plain = |dst: u8, src: u8, session: u32, seq: u16, ack: u16| Header {
@@ -390,7 +420,7 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
                 kind: Kind::Medium,
                 match_info: m.header.match_info,
                 msg_len: m.msg_length,
-                offset: m.offset(MODE) as u32,
+                offset: m.offset(mode) as u32,
                 handle: NO_HANDLE,
                 data: m.data,
             },
@@ -418,9 +448,9 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
                 // As Open-MX's driver computes the first reply's `msg_offset`.
                 offset: p
                     .frame_index
-                    .checked_mul(PULL_REPLY_MAX)
+                    .checked_mul(reply_max)
                     .and_then(|o| o.checked_add(p.first_frame_offset))
-                    .and_then(|o| o.checked_sub(p.rdma_offset % PULL_REPLY_MAX))
+                    .and_then(|o| o.checked_sub(p.rdma_offset % reply_max))
                     .ok_or(Error::Field("pull offset"))?,
                 length: p.block_length,
             },
@@ -511,7 +541,7 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
     })
 }
 
-impl Codec for Omx {
+impl<const MX_WIRE: bool> Codec for OmxCodec<MX_WIRE> {
     /// TINY and SMALL: the head and the message header. (The whole-eager fast paths are
     /// off for this codec: see [`Codec::FAST_PATHS`].)
     const EAGER_HEAD: usize = omx::HEAD_LEN + msg::MSG_LEN;
@@ -525,6 +555,7 @@ impl Codec for Omx {
     const PULL_REPLY_GRID: bool = true;
     const REGIONS: bool = true;
     const MESSAGE_SEQ: bool = true;
+    const PULL_REPLY_MAX: usize = Self::MODE.pull_reply_max();
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
@@ -532,7 +563,10 @@ impl Codec for Omx {
                 Kind::Tiny | Kind::Small => msg::MSG_LEN,
                 Kind::Medium => msg::MEDIUM_LEN,
                 Kind::Rndv => msg::RNDV_LEN,
-                Kind::Pull => pull::PULL_LEN_DEFAULT,
+                Kind::Pull => match Self::MODE {
+                    WireMode::Default => pull::PULL_LEN_DEFAULT,
+                    WireMode::MxCompat => pull::PULL_LEN_COMPAT,
+                },
                 Kind::PullReply => pull::PULL_REPLY_LEN,
                 Kind::Notify => pull::NOTIFY_LEN,
                 Kind::Connect | Kind::ConnectReply => control::CONNECT_LEN,
@@ -550,8 +584,8 @@ impl Codec for Omx {
     }
 
     fn parse(bytes: &[u8]) -> Result<Repr<'_>, Error> {
-        let r = omx::Repr::parse_bytes(bytes, MODE).map_err(err)?;
-        from_omx(&r)
+        let r = omx::Repr::parse_bytes(bytes, Self::MODE).map_err(err)?;
+        from_omx(&r, Self::MODE)
     }
 
     fn parse_whole_eager(_bytes: &[u8]) -> Option<WholeEager<'_>> {
@@ -573,11 +607,11 @@ impl Codec for Omx {
                 src: mac_of(h.nic),
                 peer_index: h.peer_index,
             },
-            body: to_omx(h, body, data_len)?,
+            body: to_omx(h, body, data_len, Self::MODE)?,
         };
         // Unpadded: the data ends the frame, and the transport pads.
-        let n = omx::HEAD_LEN + repr.body.buffer_len(MODE);
-        repr.emit(buf, MODE).map_err(err)?;
+        let n = omx::HEAD_LEN + repr.body.buffer_len(Self::MODE);
+        repr.emit(buf, Self::MODE).map_err(err)?;
         Ok(n)
     }
 
