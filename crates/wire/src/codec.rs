@@ -113,6 +113,10 @@ pub trait Codec {
     /// it and are told apart by their place, `frag_seqnum`) rather than per frame.
     const MESSAGE_SEQ: bool = false;
 
+    /// A NOTIFY received is acknowledged at once rather than with the next delayed ack
+    /// (Open-MX's MX-compatible mode: native MX before 1.2.5 needs it).
+    const NOTIFY_ACK_NOW: bool = false;
+
     /// Most data bytes in a PULL_REPLY, whatever the MTU leaves (Open-MX's
     /// MX-compatible mode: 4096, less than its MTU's room).
     const PULL_REPLY_MAX: usize = usize::MAX;

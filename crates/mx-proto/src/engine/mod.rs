@@ -472,6 +472,10 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 handle,
             } => self.on_rndv(now, peer, match_info, msg_len as usize, handle),
             Body::Notify { handle } => {
+                if C::NOTIFY_ACK_NOW && !self.cfg.reliable_transport {
+                    // The ack leaves with the sequence number this NOTIFY moves it to.
+                    self.queue_ack(peer);
+                }
                 let large = self.cfg.medium_max;
                 let handle = self.send_of(handle).unwrap_or(NO_HANDLE);
                 if let Some(r) = self.req_mut(handle) {

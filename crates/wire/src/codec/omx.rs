@@ -556,6 +556,7 @@ impl<const MX_WIRE: bool> Codec for OmxCodec<MX_WIRE> {
     const REGIONS: bool = true;
     const MESSAGE_SEQ: bool = true;
     const PULL_REPLY_MAX: usize = Self::MODE.pull_reply_max();
+    const NOTIFY_ACK_NOW: bool = MX_WIRE;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
