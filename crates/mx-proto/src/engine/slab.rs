@@ -128,13 +128,15 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         r.outstanding = 0;
         r.need_notify = false;
         r.key = 0;
-        r.expect_session = 0;
         r.started = 0;
         r.last_try = 0;
         r.armed = None;
         r.lent = false;
         r.give_back = false;
-        r.region = NO_HANDLE;
+        // Not reset here (the fast path allocates): `region` is NO_HANDLE whenever the
+        // slot is free (a send's region is released when it completes, before it can
+        // be freed), and `expect_session` is set by the one call that reads it.
+        debug_assert_eq!(r.region, NO_HANDLE);
         Ok(Request::new(idx, gen).raw())
     }
 
