@@ -387,3 +387,33 @@ fn the_mx_compatible_mode_acks_a_notify_at_once() {
         0
     );
 }
+
+/// A stream of rendezvous on a 1500-byte link (mediums of one frame, everything longer
+/// by rendezvous), far more sends in flight than regions, both ways at once, under
+/// loss, duplication and reordering: every message arrives, every region comes back.
+#[test]
+fn a_stream_past_the_region_table_completes_under_loss() {
+    let cfg = Config {
+        mtu: 1514,
+        medium_max: 1514
+            - <Omx as myrix_wire::codec::Codec>::head_len(myrix_wire::mx::Kind::Medium),
+        ..Config::default()
+    };
+    let (mut t, peers) = mesh_with::<Omx>(2, &cfg, NetConfig::lossy(0.05, 31));
+    let mut reqs = Vec::new();
+    for i in 0..600u64 {
+        let len = [4096usize, 16_384, 1500, 65_536][i as usize % 4];
+        for (a, b) in [(0usize, 1usize), (1, 0)] {
+            let s = t.engines[a]
+                .isend(t.now, peers[a][b], &[&pattern(i, len)], i, 0, false)
+                .unwrap();
+            reqs.push((a, s, None));
+            let r = t.engines[b]
+                .irecv(t.now, RecvBuf::One(vec![0; len]), i, u64::MAX, 0)
+                .unwrap();
+            reqs.push((b, r, Some(pattern(i, len))));
+        }
+    }
+    assert_eq!(finish(&mut t, reqs, 0), 256);
+    assert_eq!(t.engines[0].regions_held() + t.engines[1].regions_held(), 0);
+}
