@@ -284,6 +284,13 @@ impl<T: Copy> Session<T> {
         self.rx_next
     }
 
+    /// The next fragment expected of [`Session::ack`]'s number (0 under
+    /// [`SeqUnit::Frame`]).
+    #[inline(always)]
+    pub fn rx_frag(&self) -> u32 {
+        self.rx_frag
+    }
+
     /// Where a frame numbered `seq` (fragment `frag`, 0 under [`SeqUnit::Frame`])
     /// stands.
     #[inline]

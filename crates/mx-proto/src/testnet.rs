@@ -8,12 +8,14 @@
 //! receiver refuses as busy waits at the head of its pair's queue, as in a ring.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::engine::{Codec, DirectRecv, Engine, Handled, Mx, Request};
+use crate::engine::{
+    refusal, unopened_reason, Codec, DirectRecv, Engine, Handled, Mx, Request, OMX_ENDPOINT_MAX,
+};
 
 #[derive(Clone, Copy, Debug)]
 pub struct NetConfig {
@@ -72,6 +74,12 @@ pub struct TestNet<C: Codec = Mx> {
     /// When set, every frame sent (before loss) as (source, destination, bytes): a
     /// capture for tests that read the wire.
     pub tap: Option<Vec<(usize, usize, Vec<u8>)>>,
+    /// Locations whose endpoint is closed: its engine neither sends nor receives, and
+    /// its host answers frames for it as Open-MX's driver does ([`refusal`]).
+    pub closed: HashSet<usize>,
+    /// Every host answers frames for an endpoint id other than its engine's (one it has
+    /// not open) as Open-MX's driver does, instead of handing them to the engine.
+    pub drivers: bool,
 }
 
 impl<C: Codec> TestNet<C> {
@@ -92,6 +100,8 @@ impl<C: Codec> TestNet<C> {
             lent: HashMap::new(),
             direct: HashMap::new(),
             tap: None,
+            closed: HashSet::new(),
+            drivers: false,
         }
     }
 
@@ -99,6 +109,9 @@ impl<C: Codec> TestNet<C> {
     pub fn pump(&mut self) {
         let mut buf = std::mem::take(&mut self.buf);
         for src in 0..self.engines.len() {
+            if self.closed.contains(&src) {
+                continue;
+            }
             loop {
                 let segs: Vec<&[u8]>;
                 let lent = match self.lent.get(&src) {
@@ -164,7 +177,10 @@ impl<C: Codec> TestNet<C> {
 
     fn next_event(&self) -> Option<u64> {
         let q = self.queue.peek().map(|Reverse(x)| x.0);
-        let t = self.engines.iter().filter_map(|e| e.poll_timeout()).min();
+        let t = (self.engines.iter().enumerate())
+            .filter(|(i, _)| !self.closed.contains(i))
+            .filter_map(|(_, e)| e.poll_timeout())
+            .min();
         match (q, t) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -172,7 +188,7 @@ impl<C: Codec> TestNet<C> {
     }
 
     fn deliver(&mut self, dst: usize, src: usize, frame: Vec<u8>) {
-        if dst >= self.engines.len() {
+        if dst >= self.engines.len() || self.refused(dst, src, &frame) {
             return;
         }
         if self.cfg.lossless {
@@ -187,6 +203,30 @@ impl<C: Codec> TestNet<C> {
         } else {
             let _ = self.offer(dst, src, &frame);
         }
+    }
+
+    /// The host at `dst` has no endpoint open for `frame` (its engine is closed, or
+    /// with [`TestNet::drivers`] the frame is for another endpoint id): answers it as
+    /// Open-MX's driver does and keeps it from the engine.
+    fn refused(&mut self, dst: usize, src: usize, frame: &[u8]) -> bool {
+        if !self.drivers && self.closed.is_empty() {
+            return false;
+        }
+        let Ok(r) = C::parse(frame) else {
+            return false;
+        };
+        let e = &self.engines[dst];
+        let id = r.header.dst_endpoint;
+        if !(self.closed.contains(&dst) || self.drivers && id != e.endpoint()) {
+            return false;
+        }
+        let reason = unopened_reason(id, OMX_ENDPOINT_MAX);
+        let mut buf = vec![0u8; self.buf.len().max(128)];
+        if let Some(n) = refusal::<C>(frame, e.nic(), reason, &mut buf) {
+            buf.truncate(n.max(60));
+            self.send_frame(dst, src, &buf);
+        }
+        true
     }
 
     fn offer(&mut self, dst: usize, src: usize, frame: &[u8]) -> Handled {
@@ -232,7 +272,10 @@ impl<C: Codec> TestNet<C> {
             let Reverse((_, _, dst, src, frame)) = self.queue.pop().expect("peeked");
             self.deliver(dst, src, frame);
         }
-        for e in &mut self.engines {
+        for (i, e) in self.engines.iter_mut().enumerate() {
+            if self.closed.contains(&i) {
+                continue;
+            }
             if e.poll_timeout().is_some_and(|d| d <= self.now) {
                 e.handle_timeout(self.now);
             }

@@ -179,14 +179,14 @@ fn sequence_numbers_wrap_in_fourteen_bits_with_the_session_on_top() {
     assert_eq!(again[0].0, wire::LibSeqnum::new(1, 1).0);
 }
 
-/// A connect that an Open-MX driver refuses (no such endpoint open: NACK_LIB BAD_ENDPT
+/// A connect that an Open-MX driver refuses (no such endpoint open: NACK_LIB ENDPT_CLOSED
 /// with `lib_seqnum` 0, as `driver/linux/omx_recv.c` answers a CONNECT) ends with
 /// no-endpoint, as Open-MX's library ends its oldest connect to that peer, rather than
 /// after the connect timeout.
 #[test]
 fn a_nacked_connect_ends_with_no_endpoint() {
     use myrix_wire::codec::Codec;
-    use myrix_wire::mx::{Body, Header, NACK_BAD_ENDPOINT, NO_HANDLE};
+    use myrix_wire::mx::{Body, Header, NACK_ENDPOINT_CLOSED, NO_HANDLE};
     let cfg = omx_config();
     let mut t = myrix_mx_proto::testnet::TestNet::new(
         NetConfig::lossy(0.0, 5),
@@ -208,7 +208,7 @@ fn a_nacked_connect_ends_with_no_endpoint() {
         ack: 0,
     };
     let nack = Body::Nack {
-        reason: NACK_BAD_ENDPOINT,
+        reason: NACK_ENDPOINT_CLOSED,
         seq: 0,
         handle: NO_HANDLE,
     };

@@ -28,6 +28,7 @@ pub fn status_code(c: Code) -> mx_status_code_t {
         Code::Truncated => st::TRUNCATED,
         Code::BadKey => st::BAD_KEY,
         Code::NoEndpoint => st::ENDPOINT_CLOSED,
+        Code::BadEndpoint => st::BAD_ENDPOINT,
         Code::Unreachable => st::ENDPOINT_UNREACHABLE,
         Code::PeerReset => st::BAD_SESSION,
         Code::Disconnected => st::ABORTED,

@@ -11,7 +11,7 @@
 use crate::mx::{self, Body, Error, Header, Kind, Repr, WholeEager};
 
 pub mod omx;
-pub use omx::Omx;
+pub use omx::{Omx, OmxMxWire};
 
 /// Sequence numbers between the engine and a layout whose numbers are narrower than the
 /// engine's 16 bits (Open-MX's `lib_seqnum`: 14 bits of sequence number, 2 of session
@@ -102,6 +102,24 @@ pub trait Codec {
     /// [`Body::Nack`] (Open-MX's driver does so for messages, notifies and pulls), and a
     /// NACK received ends the refused request; otherwise such frames are dropped.
     const NACKS: bool = false;
+
+    /// Large sends are named on the wire by a region of an endpoint-wide table of 256
+    /// (Open-MX's 8-bit `pulled_rdma_id`, with an 8-bit seqnum bumped at each use)
+    /// rather than by their 32-bit request handle: the `handle` of RNDV, PULL and
+    /// NOTIFY is then `id | seqnum << 8`, and a send waits for a free region.
+    const REGIONS: bool = false;
+
+    /// One sequence number per message (Open-MX: a medium message's fragments share
+    /// it and are told apart by their place, `frag_seqnum`) rather than per frame.
+    const MESSAGE_SEQ: bool = false;
+
+    /// A NOTIFY received is acknowledged at once rather than with the next delayed ack
+    /// (Open-MX's MX-compatible mode: native MX before 1.2.5 needs it).
+    const NOTIFY_ACK_NOW: bool = false;
+
+    /// Most data bytes in a PULL_REPLY, whatever the MTU leaves (Open-MX's
+    /// MX-compatible mode: 4096, less than its MTU's room).
+    const PULL_REPLY_MAX: usize = usize::MAX;
 
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]

@@ -61,10 +61,10 @@ fn every_event_round_trips_through_open_mx_frames() {
         Body::Rndv {
             match_info: 1,
             msg_len: 1 << 20,
-            handle: 0x0102_0304,
+            handle: 0x1a07,
         },
         Body::Pull {
-            handle: 0x0506_0708,
+            handle: 0x1a07,
             recv_handle: 0x0900_0a0b,
             offset: 65536,
             length: 32768,
@@ -74,9 +74,7 @@ fn every_event_round_trips_through_open_mx_frames() {
             offset: 65536,
             data: &data[..150],
         },
-        Body::Notify {
-            handle: 0x0102_0304,
-        },
+        Body::Notify { handle: 0x1a07 },
         Body::Connect {
             key: 0x5eed,
             index: 3,
@@ -131,8 +129,26 @@ fn every_event_round_trips_through_open_mx_frames() {
                 assert_eq!(m.header.session, 0xdead_beef);
             }
             omx::Body::Medium(m) => assert_eq!(m.frag_seqnum, 1),
+            // The large send's region: id 7, seqnum 0x1a (`struct omx_pkt_rndv`:
+            // pulled_rdma_id 28, _seqnum 29, _offset 30).
+            omx::Body::Rndv(r) => {
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(&b[28..32], &[7, 0x1a, 0, 0]);
+                assert_eq!((r.rdma_id, r.rdma_seqnum, r.rdma_offset), (7, 0x1a, 0));
+            }
+            // `struct omx_pkt_notify`: total_length 8, pulled_rdma_id 12, _seqnum 13.
+            omx::Body::Notify(n) => {
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(&b[8..14], &[0, 0, 0, 0, 7, 0x1a]);
+                assert_eq!((n.rdma_id, n.rdma_seqnum), (7, 0x1a));
+            }
             // 65536 = 7 × 8968 + 2760: frame 7 of the reply grid, 2760 bytes in.
             omx::Body::Pull(p) => {
+                // Default mode's `struct omx_pkt_pull`: pulled_rdma_id u32 at 12,
+                // pulled_rdma_seqnum at 16.
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(&b[12..17], &[0, 0, 0, 7, 0x1a]);
+                assert_eq!((p.rdma_id, p.rdma_seqnum), (7, 0x1a));
                 assert_eq!((p.frame_index, p.first_frame_offset), (7, 2760));
                 assert_eq!((p.rdma_offset, p.block_length), (0, 32768));
             }
@@ -209,6 +225,43 @@ proptest::proptest! {
         }
     }
 
+    /// Every region name (id, seqnum) goes through RNDV, PULL and NOTIFY into Open-MX's
+    /// region fields and back; an RNDV with a region offset, or a PULL whose 32-bit
+    /// region id is past 255, is refused.
+    #[test]
+    fn region_names_round_trip(
+        id in proptest::prelude::any::<u8>(),
+        seqnum in proptest::prelude::any::<u8>(),
+        wide in 256u32..,
+        offset in 1u16..,
+    ) {
+        let h = header();
+        let name = id as u32 | (seqnum as u32) << 8;
+        let bodies = [
+            Body::Rndv { match_info: 3, msg_len: 1 << 20, handle: name },
+            Body::Pull { handle: name, recv_handle: 9, offset: 0, length: 4096 },
+            Body::Notify { handle: name },
+        ];
+        for body in bodies {
+            let frame = emit(&h, &body, &[]);
+            proptest::prop_assert_eq!(Omx::parse(&frame).unwrap().body, body);
+            let (rid, rseq) = match omx::Repr::parse_bytes(&frame, MODE).unwrap().body {
+                omx::Body::Rndv(r) => (r.rdma_id as u32, r.rdma_seqnum),
+                omx::Body::Pull(p) => (p.rdma_id, p.rdma_seqnum),
+                omx::Body::Notify(n) => (n.rdma_id as u32, n.rdma_seqnum),
+                _ => unreachable!(),
+            };
+            proptest::prop_assert_eq!((rid, rseq), (id as u32, seqnum));
+        }
+        // Bytes an Open-MX peer could send that name no region of ours.
+        let mut rndv = emit(&h, &bodies[0], &[]);
+        rndv[omx::HEAD_LEN + 30..omx::HEAD_LEN + 32].copy_from_slice(&offset.to_be_bytes());
+        proptest::prop_assert!(Omx::parse(&rndv).is_err());
+        let mut pull = emit(&h, &bodies[1], &[]);
+        pull[omx::HEAD_LEN + 12..omx::HEAD_LEN + 16].copy_from_slice(&wide.to_be_bytes());
+        proptest::prop_assert!(Omx::parse(&pull).is_err());
+    }
+
     /// Whole eager messages of every length and header round-trip.
     #[test]
     fn eager_messages_round_trip(
@@ -260,7 +313,118 @@ fn events_open_mx_cannot_carry_are_refused() {
         data: &[],
     };
     assert!(Omx::emit_head(&h, &off_slot, &mut buf, 10).is_err());
+    // Large sends are named by an 8-bit region and its 8-bit seqnum.
+    for body in [
+        Body::Rndv {
+            match_info: 0,
+            msg_len: 1 << 20,
+            handle: 0x1_0000,
+        },
+        Body::Pull {
+            handle: 0x1_0000,
+            recv_handle: 1,
+            offset: 0,
+            length: 1,
+        },
+        Body::Notify { handle: 0x1_0000 },
+    ] {
+        assert!(Omx::emit_head(&h, &body, &mut buf, 0).is_err(), "{body:?}");
+    }
     let wide = Header { nic: 1 << 48, ..h };
     assert!(Omx::emit_head(&wide, &Body::Ack, &mut buf, 0).is_err());
     assert!(Omx::parse(&buf[..10]).is_err());
+}
+
+/// The MX-compatible wire mode (`OmxMxWire`): medium fragments in 4 KiB slots with
+/// `frag_pipeline` 12 and a 16-bit message length, the 32-byte PULL (8-bit region id,
+/// 16-bit `first_frame_offset` and `block_length`) on a 4096-byte reply grid, at the
+/// byte offsets of `common/omx_wire.h` built with `OMX_MX_WIRE_COMPAT`; what that mode
+/// cannot say (a medium past 64 KiB, a fragment off its slot) is refused.
+#[test]
+fn the_mx_compatible_mode_lays_out_mediums_and_pulls_as_mx_does() {
+    use myrix_wire::codec::OmxMxWire;
+    let h = header();
+    let data = [5u8; 300];
+    let mut buf = vec![0u8; OmxMxWire::MTU];
+    let mut emit_c = |body: &Body<'_>, d: &[u8]| {
+        let n = OmxMxWire::emit_head(&h, body, &mut buf, d.len()).unwrap();
+        buf[n - d.len()..n].copy_from_slice(d);
+        let f = buf[..n.max(omx::ETH_ZLEN)].to_vec();
+        assert_eq!(OmxMxWire::parse(&f).unwrap().body, *body);
+        f
+    };
+    let medium = Body::Eager {
+        kind: Kind::Medium,
+        match_info: 9,
+        msg_len: 2 * 4096 + 300,
+        offset: 2 * 4096,
+        handle: NO_HANDLE,
+        data: &data,
+    };
+    let f = emit_c(&medium, &data);
+    let b = &f[omx::HEAD_LEN..];
+    // total length u16 at 4, frag_length u16 at 24, frag_seqnum 26, frag_pipeline 27.
+    assert_eq!(&b[4..6], &(2 * 4096 + 300u16).to_be_bytes());
+    assert_eq!(&b[24..28], &[1, 44, 2, 12]);
+    let pull = Body::Pull {
+        handle: 0x1a07,
+        recv_handle: 0x0900_0a0b,
+        offset: 16 * 4096 + 100,
+        length: 32768,
+    };
+    let f = emit_c(&pull, &[]);
+    let b = &f[omx::HEAD_LEN..];
+    assert_eq!(b[0], omx::PacketType::Pull as u8);
+    assert_eq!(&b[12..16], &[7, 0x1a, 0, 0], "rdma id, seqnum, offset");
+    assert_eq!(&b[16..20], &[9, 0, 0x0a, 0x0b], "src_pull_handle");
+    assert_eq!(&b[24..32], &[0, 100, 0x80, 0, 0, 0, 0, 16], "grid of 4096");
+    let reply = Body::PullReply {
+        recv_handle: 3,
+        offset: 16 * 4096,
+        data: &data,
+    };
+    let f = emit_c(&reply, &data);
+    assert_eq!(f[omx::HEAD_LEN + 1], 16, "frame_seqnum on the 4096 grid");
+    // The default mode reads neither layout the same way.
+    assert!(Omx::parse(&emit_c(&pull, &[])).is_err());
+    let mut out = [0u8; 128];
+    let medium_at = |msg_len: u32, offset: u32| Body::Eager {
+        kind: Kind::Medium,
+        match_info: 9,
+        msg_len,
+        offset,
+        handle: NO_HANDLE,
+        data: &[],
+    };
+    for (len, offset) in [(70_000, 4096), (3 * 4096, 4096 + 2048)] {
+        let body = medium_at(len, offset);
+        assert!(OmxMxWire::emit_head(&h, &body, &mut out, 300).is_err());
+    }
+}
+
+proptest::proptest! {
+    /// Any bytes read as the MX-compatible mode: an answer, never a panic; what
+    /// parses emits back to the same events.
+    #[test]
+    fn mx_compatible_mode_parses_any_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120)) {
+        use myrix_wire::codec::OmxMxWire;
+        let mut b = bytes.clone();
+        if b.len() > omx::HEAD_LEN {
+            b[12] = 0x86;
+            b[13] = 0xdf;
+            b[omx::HEAD_LEN] = 37 + b[omx::HEAD_LEN] % 9;
+        }
+        if let Ok(r) = OmxMxWire::parse(&b) {
+            let d = match r.body {
+                Body::Eager { data, .. } | Body::PullReply { data, .. } => data,
+                _ => &[][..],
+            };
+            let mut buf = vec![0u8; OmxMxWire::MTU];
+            if let Ok(n) = OmxMxWire::emit_head(&r.header, &r.body, &mut buf, d.len()) {
+                buf[n - d.len()..n].copy_from_slice(d);
+                let again = OmxMxWire::parse(&buf[..n.max(omx::ETH_ZLEN)]).unwrap();
+                proptest::prop_assert_eq!(again.body, r.body);
+            }
+        }
+    }
 }

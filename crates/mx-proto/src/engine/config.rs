@@ -37,6 +37,10 @@ pub struct Config {
     /// Bound on the unexpected queue: messages and bytes.
     pub unexpected_max: usize,
     pub unexpected_max_bytes: usize,
+    /// Regions for large sends where the layout names them by an 8-bit region id
+    /// (Open-MX: [`myrix_wire::codec::Codec::REGIONS`]); at most 256. A large send
+    /// waits while all are held.
+    pub large_regions: usize,
 }
 
 impl Config {
@@ -76,6 +80,7 @@ impl Default for Config {
             early_window: 1024,
             unexpected_max: 4096,
             unexpected_max_bytes: 64 << 20,
+            large_regions: super::regions::REGIONS,
         }
     }
 }

@@ -12,10 +12,12 @@ use super::*;
 /// Work for `poll_transmit`, in order.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Tx {
-    /// The unacked frame with this sequence number.
+    /// The unacked frame with this sequence number (fragment `frag` of it where a
+    /// number covers a message, [`Codec::MESSAGE_SEQ`]; 0 otherwise).
     Seq {
         peer: u16,
         seq: u16,
+        frag: u16,
     },
     Ack {
         peer: u16,
@@ -195,12 +197,15 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         lent: Lent<'_>,
     ) -> Option<(u16, usize)> {
         match tx {
-            Tx::Seq { peer, seq } => {
+            Tx::Seq { peer, seq, frag } => {
                 let (what, again) = self.peers[peer as usize].rel.sending(seq, now)?;
-                if again {
+                if again && frag == 0 {
                     self.stats.retransmits += 1;
                 }
                 let h = self.header(peer, seq);
+                // Whether this frame is the item's last (a message item is cut into
+                // fragments here, each emitted in turn).
+                let mut last = true;
                 let n = match what {
                     SeqWhat::Eager {
                         req,
@@ -208,6 +213,14 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                         offset,
                         len,
                     } => {
+                        let (offset, len) = if C::MESSAGE_SEQ {
+                            let f = self.eager_frag();
+                            let o = (frag as usize * f).min(len as usize);
+                            last = o + f >= len as usize;
+                            (o as u32, (len as usize - o).min(f) as u32)
+                        } else {
+                            (offset, len)
+                        };
                         let r = self.req(req)?;
                         let (o, l) = (offset as usize, len as usize);
                         let body = Body::Eager {
@@ -232,7 +245,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                         let body = Body::Rndv {
                             match_info: r.match_info,
                             msg_len: r.msg_len as u32,
-                            handle: req,
+                            handle: if C::REGIONS { r.region } else { req },
                         };
                         C::emit_head(&h, &body, buf, 0).ok()?
                     }
@@ -240,10 +253,19 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                         C::emit_head(&h, &Body::Notify { handle }, buf, 0).ok()?
                     }
                 };
+                if !last {
+                    self.txq.push_front(Tx::Seq {
+                        peer,
+                        seq,
+                        frag: frag + 1,
+                    });
+                }
                 if self.cfg.reliable_transport {
-                    self.peers[peer as usize].rel.take(seq);
-                    self.frame_done(what);
-                    self.fill_window(peer);
+                    if last {
+                        self.peers[peer as usize].rel.take(seq);
+                        self.frame_done(what);
+                        self.fill_window(peer);
+                    }
                 } else {
                     self.arm_peer(peer, now + self.cfg.resend_ns);
                 }
@@ -334,7 +356,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 offset,
                 end,
             } => {
-                let room = Self::data_room(self.cfg.mtu.min(buf.len()), Kind::PullReply).max(1);
+                let room = Self::data_room(self.cfg.mtu.min(buf.len()), Kind::PullReply)
+                    .min(C::PULL_REPLY_MAX)
+                    .max(1);
                 let n = if C::PULL_REPLY_GRID {
                     (end - offset).min(room - offset % room)
                 } else {

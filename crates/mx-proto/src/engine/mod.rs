@@ -50,7 +50,10 @@
 //! * `frames` — frames in and out through the [`Codec`] (the layout), the transmit
 //!   queue;
 //! * `timers` — cached deadlines and what happens when they pass;
-//! * `nack` — NACKs: answering frames of a wrong session, and what one received ends.
+//! * `nack` — NACKs: answering frames of a wrong session, what one received ends, and
+//!   a host's refusal of frames for endpoints not open ([`refusal`]);
+//! * `regions` — the large sends' region table of layouts that name them by an 8-bit
+//!   region (Open-MX: [`Codec::REGIONS`]).
 
 mod buffers;
 mod config;
@@ -60,6 +63,7 @@ mod matching;
 mod nack;
 mod peers;
 mod pull;
+mod regions;
 mod reliability;
 mod send;
 mod slab;
@@ -79,6 +83,8 @@ use myrix_wire::mx::{
 
 pub use buffers::{RecvBuf, RecvTarget};
 pub use config::Config;
+pub use nack::{refusal, unopened_reason, OMX_ENDPOINT_MAX};
+pub use peers::INSTANCE_BITS;
 pub use types::{
     Code, DirectRecv, Error, Handled, HandlerAction, Lent, PeerId, Request, Stats, Status,
     UnexpectedHandler, UnexpectedInfo,
@@ -91,6 +97,7 @@ use frames::Tx;
 use matching::{RxCurrent, Unexpected};
 use peers::Peer;
 use pull::{pull_gaps, Pull};
+use regions::Regions;
 use reliability::SeqWhat;
 use slab::{Req, ReqKind, ReqState, MAX_REQS};
 use timers::Timers;
@@ -118,6 +125,8 @@ pub struct Engine<L, C = Mx> {
     pool: Vec<Vec<u8>>,
     handler: Option<UnexpectedHandler>,
     timers: Timers,
+    /// Large sends' regions ([`Codec::REGIONS`]; empty otherwise).
+    regions: Regions,
     stats: Stats,
     codec: PhantomData<fn() -> C>,
 }
@@ -133,6 +142,11 @@ impl<L: Clone + PartialEq> Engine<L> {
 impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// [`Engine::new`] with frames in the layout of codec `C`.
     pub fn with_codec(cfg: Config, nic: u64, endpoint: u8, key: u32, session: u32) -> Self {
+        let regions = if C::REGIONS {
+            Regions::new(cfg.large_regions)
+        } else {
+            Regions::default()
+        };
         Engine {
             reliability: Self::params(&cfg),
             cfg,
@@ -152,6 +166,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             pool: Vec::new(),
             handler: None,
             timers: Timers::default(),
+            regions,
             stats: Stats::default(),
             codec: PhantomData,
         }
@@ -174,6 +189,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// throttling limit, `OMX__THROTTLING_OFFSET_MAX`, is the same 2^13 - 1).
     fn params(cfg: &Config) -> Params {
         let mut p = cfg.reliability();
+        if C::MESSAGE_SEQ {
+            p.unit = crate::reliability::SeqUnit::Message;
+        }
         let max = ((1u32 << (C::SEQ_BITS.min(16) - 1)) - 1).min(u16::MAX as u32) as u16;
         p.send_window = p.send_window.min(max);
         p.early_window = p.early_window.min(max);
@@ -250,8 +268,23 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             }
             _ => {}
         }
-        let pi = h.peer_index as usize;
         let kind = repr.body.kind();
+        let mut pi = h.peer_index as usize;
+        if kind == Kind::Nack && h.peer_index == NO_PEER {
+            // A host's refusal of a frame for an endpoint it has not open knows no index
+            // of ours: the peer is found by its NIC id and endpoint, as Open-MX does.
+            match self
+                .peers
+                .iter()
+                .position(|p| p.nic == h.nic && p.endpoint == h.src_endpoint)
+            {
+                Some(i) => pi = i,
+                None => {
+                    self.stats.stale_frames += 1;
+                    return Handled::Dropped;
+                }
+            }
+        }
         let ok = self.peers.get(pi).is_some_and(|p| {
             let session = if C::RECEIVER_SESSION {
                 p.my_session
@@ -292,15 +325,17 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             self.on_unsequenced(now, peer, &repr.body);
             return Handled::Accepted;
         }
-        // MX sequences frames, not messages: every frame is fragment 0 of its number.
-        match self.peers[pi].rel.classify(seq, 0, &self.reliability) {
+        // MX sequences frames (every frame is fragment 0 of its number), Open-MX
+        // messages.
+        let (frag, last) = self.frag_of(&repr.body);
+        match self.peers[pi].rel.classify(seq, frag, &self.reliability) {
             Arrival::InOrder => {
                 let r = self.on_sequenced(now, peer, &repr.body);
                 if r == Handled::Busy {
                     self.stats.busy += 1;
                     return r;
                 }
-                self.advance_rx(now, peer);
+                self.advance_rx(now, peer, last);
                 self.drain_early(now, peer);
                 Handled::Accepted
             }
@@ -311,13 +346,13 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 Handled::Dropped
             }
             Arrival::Early => {
-                if self.peers[pi].rel.holds(seq, 0) {
+                if self.peers[pi].rel.holds(seq, frag) {
                     self.stats.duplicates += 1;
                 } else {
                     let mut v = self.pool.pop().unwrap_or_default();
                     v.clear();
                     v.extend_from_slice(bytes);
-                    let _ = self.peers[pi].rel.hold(seq, 0, v);
+                    let _ = self.peers[pi].rel.hold(seq, frag, v);
                     self.stats.early_held += 1;
                 }
                 Handled::Accepted
@@ -326,6 +361,37 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 self.stats.stale_frames += 1;
                 Handled::Dropped
             }
+        }
+    }
+
+    /// A sequenced frame's fragment number under its sequence number and whether it
+    /// ends the number: always `(0, true)` where numbers cover frames; where they
+    /// cover messages ([`Codec::MESSAGE_SEQ`]), a medium fragment's place in its
+    /// message.
+    #[inline(always)]
+    pub(super) fn frag_of(&self, body: &Body<'_>) -> (u32, bool) {
+        match *body {
+            Body::Eager {
+                msg_len,
+                offset,
+                data,
+                ..
+            } if C::MESSAGE_SEQ => (
+                offset / self.eager_frag() as u32,
+                offset as usize + data.len() >= msg_len as usize,
+            ),
+            _ => (0, true),
+        }
+    }
+
+    /// The send a large send's wire name (in a PULL or a NOTIFY) names: its request
+    /// handle, or (with [`Codec::REGIONS`]) the holder of that region in that use.
+    #[inline]
+    fn send_of(&self, name: u32) -> Option<u32> {
+        if C::REGIONS {
+            self.regions.owner(name)
+        } else {
+            Some(name)
         }
     }
 
@@ -338,6 +404,10 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 offset,
                 length,
             } => {
+                let Some(handle) = self.send_of(handle) else {
+                    self.stats.stale_frames += 1;
+                    return;
+                };
                 let Some(r) = self.req(handle) else {
                     self.stats.stale_frames += 1;
                     return;
@@ -402,7 +472,12 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 handle,
             } => self.on_rndv(now, peer, match_info, msg_len as usize, handle),
             Body::Notify { handle } => {
+                if C::NOTIFY_ACK_NOW && !self.cfg.reliable_transport {
+                    // The ack leaves with the sequence number this NOTIFY moves it to.
+                    self.queue_ack(peer);
+                }
                 let large = self.cfg.medium_max;
+                let handle = self.send_of(handle).unwrap_or(NO_HANDLE);
                 if let Some(r) = self.req_mut(handle) {
                     if r.kind == ReqKind::Send && r.peer == peer && r.need_notify {
                         r.need_notify = false;

@@ -4,6 +4,11 @@
 //! NACK_MCP naming a pull by the puller's handle) rather than silently dropped, and a
 //! NACK received ends the refused request (`MX_STATUS_BAD_SESSION` for a bad session)
 //! instead of leaving it to resend until the request timeout.
+//!
+//! [`refusal`] is the other half of Open-MX's driver: the NACK a host answers a frame
+//! for one of its endpoints that is not open (BAD_ENDPT / ENDPT_CLOSED), built from the
+//! frame alone, for whoever receives frames for endpoints no engine holds (a transport,
+//! the test network).
 
 use super::*;
 
@@ -45,7 +50,8 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         }
         let code = match reason {
             NACK_BAD_SESSION => Code::PeerReset,
-            NACK_BAD_ENDPOINT | NACK_ENDPOINT_CLOSED => Code::NoEndpoint,
+            NACK_ENDPOINT_CLOSED => Code::NoEndpoint,
+            NACK_BAD_ENDPOINT => Code::BadEndpoint,
             _ => {
                 self.stats.bad_frames += 1;
                 return;
@@ -92,4 +98,60 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         // same, every request with that peer failed with the NACK's status, now.
         self.fail_peer(peer, code, false);
     }
+}
+
+/// Open-MX's endpoints per interface (`omx_endpoint_max`, 32 by default): a frame for
+/// an id past it is refused with BAD_ENDPT, one for an id below it with no endpoint
+/// open with ENDPT_CLOSED.
+pub const OMX_ENDPOINT_MAX: u8 = 32;
+
+/// The NACK reason Open-MX's driver gives a frame for endpoint `id` that is not open,
+/// on a host with `endpoints` endpoint ids.
+pub fn unopened_reason(id: u8, endpoints: u8) -> u8 {
+    if id >= endpoints {
+        NACK_BAD_ENDPOINT
+    } else {
+        NACK_ENDPOINT_CLOSED
+    }
+}
+
+/// The NACK (`reason`: BAD_ENDPT or ENDPT_CLOSED) that the host of NIC `nic` sends for
+/// `frame`, addressed to one of its endpoints that is not open, as Open-MX's driver
+/// answers it: NACK_LIB naming a connect, message, rendezvous or notify by its
+/// `lib_seqnum` (a connect's is 0), NACK_MCP naming a pull by the puller's handle; from
+/// the refused endpoint to the sender. Its head's peer index is the sender's index for
+/// us where the frame gives it (a connect's), else none (`0xffff`: Open-MX's receiver
+/// then finds the peer by its MAC). Written into `buf`; its length, or `None` for
+/// frames Open-MX does not answer (acks, pull replies, NACKs), frames that do not
+/// parse, frames of `nic` itself, and layouts without NACKs.
+pub fn refusal<C: Codec>(frame: &[u8], nic: u64, reason: u8, buf: &mut [u8]) -> Option<usize> {
+    if !C::NACKS {
+        return None;
+    }
+    let r = C::parse(frame).ok()?;
+    let h = r.header;
+    if h.nic == nic & 0xffff_ffff_ffff {
+        return None;
+    }
+    let (peer_index, seq, handle) = match r.body {
+        Body::Connect { index, .. } | Body::ConnectReply { index, .. } => (index, h.seq, NO_HANDLE),
+        Body::Eager { .. } | Body::Rndv { .. } | Body::Notify { .. } => (NO_PEER, h.seq, NO_HANDLE),
+        Body::Pull { recv_handle, .. } if recv_handle != NO_HANDLE => (NO_PEER, 0, recv_handle),
+        _ => return None,
+    };
+    let head = Header {
+        peer_index,
+        nic,
+        src_endpoint: h.dst_endpoint,
+        dst_endpoint: h.src_endpoint,
+        session: 0,
+        seq: 0,
+        ack: 0,
+    };
+    let body = Body::Nack {
+        reason,
+        seq,
+        handle,
+    };
+    C::emit_head(&head, &body, buf, 0).ok()
 }

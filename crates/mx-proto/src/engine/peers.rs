@@ -10,7 +10,9 @@ pub(super) struct Peer<L> {
     /// Their session; 0 until known.
     pub(super) session: u32,
     /// The session we present to them: ours, changed at each disconnect so that the
-    /// next connect starts both sides afresh.
+    /// next connect starts both sides afresh. Only its top 8 bits change: the low
+    /// [`INSTANCE_BITS`] stay the endpoint's, so a connect can tell this endpoint from
+    /// another opened later with the same id ([`Engine::iconnect_session`]).
     pub(super) my_session: u32,
     /// The index they gave us; `NO_PEER` until connected.
     pub(super) their_index: u16,
@@ -88,6 +90,10 @@ impl<L> Peer<L> {
     }
 }
 
+/// The bits of a session that name the endpoint's instance (the session of its
+/// address, chosen when it opened); the bits above count its disconnects from one peer.
+pub const INSTANCE_BITS: u32 = 0x00ff_ffff;
+
 impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     /// Starts connecting to the endpoint `(nic, endpoint)` at `loc`. Completes with the
     /// peer's id in [`Status::source`], or [`Code::BadKey`] / [`Code::Unreachable`].
@@ -100,11 +106,33 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         key: u32,
         context: u64,
     ) -> Result<Request, Error> {
+        self.iconnect_session(now, loc, nic, endpoint, key, 0, context)
+    }
+
+    /// [`Engine::iconnect`] to one instance of the endpoint: the one whose address
+    /// carries `session` (0: any). A reply from another instance (the endpoint closed
+    /// and another process opened the same id with the same key) ends the connect with
+    /// [`Code::NoEndpoint`] and binds nothing. The reply's session is the one the peer
+    /// presents to us, which its disconnects from us change above [`INSTANCE_BITS`]:
+    /// those bits are compared (a new instance with the same low 24 bits, one chance in
+    /// 2^24, would pass).
+    #[allow(clippy::too_many_arguments)]
+    pub fn iconnect_session(
+        &mut self,
+        now: u64,
+        loc: L,
+        nic: u64,
+        endpoint: u8,
+        key: u32,
+        session: u32,
+        context: u64,
+    ) -> Result<Request, Error> {
         let idx = self.peer_slot(loc, nic, endpoint)?;
         let h = self.alloc(ReqKind::Connect, context)?;
         let r = self.req_mut(h).expect("just allocated");
         r.peer = idx;
         r.key = key;
+        r.expect_session = session;
         r.started = now;
         r.last_try = now;
         r.state = ReqState::Active;
@@ -247,8 +275,10 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         p.reset_session();
         p.session = 0;
         p.their_index = NO_PEER;
-        let next = p.my_session.wrapping_add(0x9e37_79b9);
-        p.my_session = if next == 0 { 1 } else { next };
+        // The instance bits stay (see `iconnect_session`); 0 means "unknown".
+        let step = INSTANCE_BITS + 1;
+        let next = p.my_session.wrapping_add(step);
+        p.my_session = if next == 0 { step } else { next };
         Ok(())
     }
 
@@ -335,6 +365,21 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             CONNECT_BAD_KEY => Code::BadKey,
             _ => Code::NoEndpoint,
         };
+        // Another instance of the endpoint than the address named: not the peer asked
+        // for, whatever it answered; and the instance named is gone, so what we held
+        // of it is dropped too (its requests end, sends to the slot are refused until
+        // a connect succeeds).
+        let want = r.expect_session;
+        if want != 0 && (want ^ h.session) & INSTANCE_BITS != 0 {
+            self.stats.stale_frames += 1;
+            self.complete(request, Code::NoEndpoint);
+            self.fail_peer(pi, Code::NoEndpoint, false);
+            let p = &mut self.peers[pi as usize];
+            p.reset_session();
+            p.session = 0;
+            p.their_index = NO_PEER;
+            return;
+        }
         if code == Code::Success {
             self.bind_session(pi, h.session, h.ack);
             self.peers[pi as usize].their_index = index;

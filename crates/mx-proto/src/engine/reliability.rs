@@ -25,11 +25,12 @@ pub(super) enum SeqWhat {
 }
 
 impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
-    /// The frame in order from `peer` was delivered.
-    pub(super) fn advance_rx(&mut self, now: u64, peer: u16) {
+    /// The frame in order from `peer` was delivered; `last` when it ends its sequence
+    /// number (always, but for a medium's fragments under [`Codec::MESSAGE_SEQ`]).
+    pub(super) fn advance_rx(&mut self, now: u64, peer: u16, last: bool) {
         match self.peers[peer as usize]
             .rel
-            .delivered(now, true, &self.reliability)
+            .delivered(now, last, &self.reliability)
         {
             AckDue::No => {}
             AckDue::Now => self.queue_ack(peer),
@@ -44,16 +45,17 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 return;
             };
             let body = repr.body;
+            let (_, last) = self.frag_of(&body);
             let r = self.on_sequenced(now, peer, &body);
             if r == Handled::Busy {
                 let p = &mut self.peers[peer as usize];
-                let _ = p.rel.hold(p.rel.ack(), 0, buf);
+                let _ = p.rel.hold(p.rel.ack(), p.rel.rx_frag(), buf);
                 return;
             }
             if self.pool.len() < 64 {
                 self.pool.push(buf);
             }
-            self.advance_rx(now, peer);
+            self.advance_rx(now, peer, last);
         }
     }
 
@@ -91,6 +93,6 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let seq = self.peers[peer as usize]
             .rel
             .push(SeqWhat::Notify { handle });
-        self.txq.push_back(Tx::Seq { peer, seq });
+        self.txq.push_back(Tx::Seq { peer, seq, frag: 0 });
     }
 }

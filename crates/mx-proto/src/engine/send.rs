@@ -250,14 +250,33 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             // A layout without a notify handle in eager frames sends synchronous
             // messages by rendezvous.
             let large = len > self.cfg.medium_max || (r.need_notify && !C::EAGER_NOTIFY);
-            let frames = if large { 1 } else { len.div_ceil(frag).max(1) };
-            if !p.rel.has_room(frames, &self.reliability) {
+            // One sequenced item per frame, or (Open-MX) one per message, its fragments
+            // sharing the number.
+            let items = if large || C::MESSAGE_SEQ {
+                1
+            } else {
+                len.div_ceil(frag).max(1)
+            };
+            if !p.rel.has_room(items, &self.reliability) {
                 return;
+            }
+            // Where the layout names large sends by region, one must be free; without,
+            // this send and those behind it wait for one.
+            if C::REGIONS && large && r.region == NO_HANDLE {
+                match self.regions.alloc(h) {
+                    Some(name) => self.reqs[Request(h).index()].region = name,
+                    None => {
+                        if !self.regions.blocked.contains(&peer) {
+                            self.regions.blocked.push_back(peer);
+                        }
+                        return;
+                    }
+                }
             }
             let kind = self.eager_kind(len);
             let p = &mut self.peers[peer as usize];
             p.waiting.pop_front();
-            for i in 0..frames {
+            for i in 0..items {
                 let what = if large {
                     SeqWhat::Rndv { req: h }
                 } else {
@@ -266,13 +285,19 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                         req: h,
                         kind,
                         offset: off as u32,
-                        len: (len - off).min(frag) as u32,
+                        // A message item covers the message (its frames are cut at
+                        // emission).
+                        len: if C::MESSAGE_SEQ {
+                            len
+                        } else {
+                            (len - off).min(frag)
+                        } as u32,
                     }
                 };
                 let seq = p.rel.push(what);
-                self.txq.push_back(Tx::Seq { peer, seq });
+                self.txq.push_back(Tx::Seq { peer, seq, frag: 0 });
             }
-            self.reqs[Request(h).index()].outstanding = frames as u32;
+            self.reqs[Request(h).index()].outstanding = items as u32;
         }
     }
 }

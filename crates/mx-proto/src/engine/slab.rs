@@ -50,8 +50,13 @@ pub(super) struct Req {
     /// the completion, contents intact.
     pub(super) give_back: bool,
     pub(super) pull: Option<Box<Pull>>,
-    /// Connect: key, first and last attempt.
+    /// Large send ([`Codec::REGIONS`]): the wire name of its region; [`NO_HANDLE`] for
+    /// none.
+    pub(super) region: u32,
+    /// Connect: key, first and last attempt, the session of the instance asked for (0:
+    /// any).
     pub(super) key: u32,
+    pub(super) expect_session: u32,
     pub(super) started: u64,
     pub(super) last_try: u64,
     /// The earliest deadline this request has on the timer heap.
@@ -77,7 +82,9 @@ impl Req {
             outstanding: 0,
             need_notify: false,
             pull: None,
+            region: NO_HANDLE,
             key: 0,
+            expect_session: 0,
             started: 0,
             last_try: 0,
             armed: None,
@@ -126,6 +133,10 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         r.armed = None;
         r.lent = false;
         r.give_back = false;
+        // Not reset here (the fast path allocates): `region` is NO_HANDLE whenever the
+        // slot is free (a send's region is released when it completes, before it can
+        // be freed), and `expect_session` is set by the one call that reads it.
+        debug_assert_eq!(r.region, NO_HANDLE);
         Ok(Request::new(idx, gen).raw())
     }
 
@@ -171,6 +182,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         r.code = code;
         if r.kind == ReqKind::Send && !r.give_back {
             Self::spend(&mut r.data);
+        }
+        if C::REGIONS && r.region != NO_HANDLE {
+            self.release_region(h);
         }
         if self.reqs[Request(h).index()].forgotten {
             self.free(h);

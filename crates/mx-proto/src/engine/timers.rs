@@ -132,7 +132,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let txq = &mut self.txq;
         let p = &mut self.peers[pi as usize];
         let t = p.rel.on_timeout(now, &self.reliability, |seq| {
-            txq.push_back(Tx::Seq { peer: pi, seq });
+            txq.push_back(Tx::Seq {
+                peer: pi,
+                seq,
+                frag: 0,
+            });
         });
         if t == Timeout::Unreachable {
             self.fail_peer(pi, Code::Unreachable, false);

@@ -34,8 +34,12 @@ pub enum Code {
     Truncated,
     /// The peer refused our connect: wrong key.
     BadKey,
-    /// The peer has no such endpoint.
+    /// The peer has no such endpoint open (Open-MX: NACK ENDPT_CLOSED, MX's
+    /// `MX_STATUS_ENDPOINT_CLOSED`).
     NoEndpoint,
+    /// The peer's host has no endpoint of that id at all (Open-MX: NACK BAD_ENDPT for an
+    /// id past its endpoint count, MX's `MX_STATUS_BAD_ENDPOINT`).
+    BadEndpoint,
     /// No acknowledgement within the request timeout.
     Unreachable,
     /// The peer restarted (new session) before the request finished.
@@ -71,6 +75,7 @@ impl std::fmt::Display for Code {
             Code::NoEndpoint => {
                 "no endpoint of that id is open there (its process may have exited)"
             }
+            Code::BadEndpoint => "the peer's host has no endpoint of that id",
             Code::Unreachable => "unreachable: no acknowledgement within the request timeout",
             Code::PeerReset => "the peer restarted before the request finished",
             Code::Disconnected => "disconnected from the peer before the request finished",

@@ -501,7 +501,11 @@ impl<C: Codec> Endpoint<C> {
             });
         }
         let loc = self.transport.resolve(peer.location(), peer.endpoint)?;
-        self.call(|e, now| e.iconnect(now, loc, peer.nic, peer.endpoint, key, 0))
+        // The address's session names the instance: a reply from another process that
+        // opened the same id since (with the same key) fails the connect.
+        self.call(|e, now| {
+            e.iconnect_session(now, loc, peer.nic, peer.endpoint, key, peer.session, 0)
+        })
     }
 
     /// Connects to a peer; returns its id once it accepted our key.

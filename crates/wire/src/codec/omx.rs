@@ -1,5 +1,7 @@
 //! [`Omx`]: MX's events in Open-MX's frames ([`crate::omx`], default wire mode), for
-//! the raw-Ethernet transport.
+//! the raw-Ethernet transport; [`OmxMxWire`] the same in Open-MX's MX-compatible wire
+//! mode (4 KiB medium slots, 4096-byte pull replies, the 32-byte PULL, a 4144-byte
+//! MTU). The offsets below are the default mode's; the other mode's grid is 4096.
 //!
 //! A frame is a whole Ethernet frame: the 16-byte head (destination MAC, left zero for
 //! the transport to fill; source MAC = the sender's NIC id; EtherType 0x86DF; the
@@ -10,11 +12,11 @@
 //! | MX event | Open-MX packet | how the event's fields are carried |
 //! |---|---|---|
 //! | `Eager` tiny/small | TINY / SMALL | `length` = the message; whole messages only |
-//! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192 |
-//! | `Rndv` | RNDV | send handle in `pulled_rdma_id`, `_seqnum`, `_offset` (4 bytes) |
-//! | `Pull` | PULL | `rdma_id` = send handle, `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
+//! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192; all fragments of a message under its one `lib_seqnum` ([`Codec::MESSAGE_SEQ`]) |
+//! | `Rndv` | RNDV | region name `id \| seqnum << 8` ([`Codec::REGIONS`]) in `pulled_rdma_id`, `_seqnum`; `_offset` 0 |
+//! | `Pull` | PULL | region in `rdma_id`, `rdma_seqnum`; `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
 //! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length`, `frame_seqnum` = `msg_offset` / 8968 mod 256 |
-//! | `Notify` | NOTIFY | send handle in `total_length` (its top 16 bits in `rdma_id`, `rdma_seqnum`) |
+//! | `Notify` | NOTIFY | region in `rdma_id`, `rdma_seqnum`; `total_length` 0 |
 //! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, sessions, `target_recv_seqnum_start` = header `ack`, `connect_seqnum` = request's low byte, `lib_seqnum` 0 |
 //! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
 //! | `Nack` | NACK_LIB (by `lib_seqnum`) / NACK_MCP (by `src_pull_handle`, `src_magic`) | `nack_type` = reason |
@@ -29,11 +31,10 @@
 //!
 //! Where MX's engine state does not hold what Open-MX's fields mean (each a gap an
 //! Open-MX peer would notice; see `docs/mx.md`):
-//! * Send handles are 32 bits where Open-MX has an 8-bit region id and an 8-bit region
-//!   seqnum: RNDV spreads the handle over `pulled_rdma_id`/`_seqnum`/`_offset`, PULL
-//!   carries it whole in its 32-bit `pulled_rdma_id`, NOTIFY in `total_length` (which
-//!   Open-MX fills with the length pulled). The connect's request handle keeps only its
-//!   low byte (`connect_seqnum`); the engine finds its connect by it and the replier.
+//! * NOTIFY's `total_length` (Open-MX: the length pulled, which its sender reports as
+//!   the send's `xfer_length`) is 0: MX's notify event has no length. The connect's
+//!   request handle keeps only its low byte (`connect_seqnum`); the engine finds its
+//!   connect by it and the replier.
 //! * Eager frames have no room for the handle of a synchronous send: such sends go by
 //!   rendezvous ([`Codec::EAGER_NOTIFY`] is false), as Open-MX sends them.
 //! * PULL and PULL_REPLY carry no ack, and PULL_REPLY no session or endpoints: the
@@ -54,11 +55,31 @@ use crate::omx::{
     TrucRepr, WireMode,
 };
 
-/// Open-MX's layout in its default wire mode; see the module docs.
+/// Open-MX's layout in one of its wire modes: the default (`MX_WIRE` false) or the
+/// MX-compatible one (`--enable-mx-wire`: 4 KiB medium fragments, 4096-byte pull
+/// replies, the 32-byte PULL, a 4144-byte MTU). See the module docs.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Omx;
+pub struct OmxCodec<const MX_WIRE: bool>;
 
-/// The wire mode this codec speaks.
+/// Open-MX's layout in its default wire mode.
+pub type Omx = OmxCodec<false>;
+/// Open-MX's layout in its MX-compatible wire mode (`OMX_MX_WIRE_COMPAT`).
+pub type OmxMxWire = OmxCodec<true>;
+
+impl<const MX_WIRE: bool> OmxCodec<MX_WIRE> {
+    /// The wire mode this codec speaks.
+    pub const MODE: WireMode = if MX_WIRE {
+        WireMode::MxCompat
+    } else {
+        WireMode::Default
+    };
+    /// Largest frame of this mode, Ethernet header included.
+    pub const MTU: usize = Self::MODE.mtu();
+    /// Bytes of a medium fragment's slot in this mode.
+    pub const MEDIUM_FRAG: usize = Self::MODE.medium_frag_max();
+}
+
+/// The default wire mode ([`Omx`]'s).
 pub const MODE: WireMode = WireMode::Default;
 /// Bytes of a medium fragment's slot: fragment `i` starts at `i * MEDIUM_FRAG`.
 pub const MEDIUM_FRAG: usize = MODE.medium_frag_max();
@@ -118,6 +139,22 @@ fn nic_of(mac: [u8; 6]) -> u64 {
     u64::from_be_bytes([0, 0, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]])
 }
 
+/// A large send's wire name (`id | seqnum << 8`, [`Codec::REGIONS`]) as Open-MX's
+/// `pulled_rdma_id` and `pulled_rdma_seqnum`; an error for a name no region has.
+fn region_of(name: u32) -> Result<(u8, u8), Error> {
+    if name > 0xffff {
+        return Err(Error::Field(
+            "large send handle wider than an Open-MX region",
+        ));
+    }
+    Ok((name as u8, (name >> 8) as u8))
+}
+
+/// [`region_of`]'s inverse.
+fn region_name(id: u8, seqnum: u8) -> u32 {
+    id as u32 | (seqnum as u32) << 8
+}
+
 fn connect_status_to_wire(s: u8) -> u8 {
     match s {
         CONNECT_OK => control::CONNECT_STATUS_SUCCESS,
@@ -135,7 +172,14 @@ fn connect_status_from_wire(s: u8) -> u8 {
 }
 
 /// The Open-MX body of `h` and `body`, with `data_len` bytes of (zero) data.
-fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<'a>, Error> {
+fn to_omx<'a>(
+    h: &Header,
+    body: &Body<'_>,
+    data_len: usize,
+    mode: WireMode,
+) -> Result<omx::Body<'a>, Error> {
+    let medium_frag = mode.medium_frag_max();
+    let reply_max = mode.pull_reply_max() as u32;
     let data = ZEROS
         .get(..data_len)
         .ok_or(Error::Field("data longer than an Open-MX frame"))?;
@@ -166,8 +210,8 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
                     omx::Body::Msg(MsgRepr { kind, header, data })
                 }
                 _ => {
-                    let frag = offset as usize / MEDIUM_FRAG;
-                    if offset as usize % MEDIUM_FRAG != 0 || frag > u8::MAX as usize {
+                    let frag = offset as usize / medium_frag;
+                    if offset as usize % medium_frag != 0 || frag > u8::MAX as usize {
                         return Err(Error::Field("medium fragment not at an Open-MX slot"));
                     }
                     omx::Body::Medium(MediumRepr {
@@ -184,13 +228,14 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             msg_len,
             handle,
         } => {
-            let b = handle.to_be_bytes();
+            let (rdma_id, rdma_seqnum) = region_of(handle)?;
             omx::Body::Rndv(RndvRepr {
                 header: msg_header(h, match_info),
                 msg_length: msg_len,
-                rdma_id: b[0],
-                rdma_seqnum: b[1],
-                rdma_offset: handle as u16,
+                rdma_id,
+                rdma_seqnum,
+                // The region starts at the message, as Open-MX's library registers it.
+                rdma_offset: 0,
             })
         }
         Body::Pull {
@@ -198,45 +243,50 @@ fn to_omx<'a>(h: &Header, body: &Body<'_>, data_len: usize) -> Result<omx::Body<
             recv_handle,
             offset,
             length,
-        } => omx::Body::Pull(PullRepr {
-            dst_endpoint: endpoints.0,
-            src_endpoint: endpoints.1,
-            src_generation: 0,
-            session: h.session,
-            total_length: offset.wrapping_add(length),
-            rdma_id: handle,
-            rdma_seqnum: 0,
-            // The block's place as Open-MX's driver reads it: frame `frame_index` of
-            // the sender's reply grid, `first_frame_offset` into it; the region starts
-            // at the message (`pulled_rdma_offset` 0).
-            rdma_offset: 0,
-            src_pull_handle: recv_handle,
-            src_magic: h.src_endpoint as u32,
-            first_frame_offset: offset % PULL_REPLY_MAX,
-            block_length: length,
-            frame_index: offset / PULL_REPLY_MAX,
-        }),
+        } => {
+            let (rdma_id, rdma_seqnum) = region_of(handle)?;
+            omx::Body::Pull(PullRepr {
+                dst_endpoint: endpoints.0,
+                src_endpoint: endpoints.1,
+                src_generation: 0,
+                session: h.session,
+                total_length: offset.wrapping_add(length),
+                rdma_id: rdma_id as u32,
+                rdma_seqnum,
+                // The block's place as Open-MX's driver reads it: frame `frame_index` of
+                // the sender's reply grid, `first_frame_offset` into it; the region starts
+                // at the message (`pulled_rdma_offset` 0).
+                rdma_offset: 0,
+                src_pull_handle: recv_handle,
+                src_magic: h.src_endpoint as u32,
+                first_frame_offset: offset % reply_max,
+                block_length: length,
+                frame_index: offset / reply_max,
+            })
+        }
         Body::PullReply {
             recv_handle,
             offset,
             ..
         } => omx::Body::PullReply(PullReplyRepr {
-            frame_seqnum: (offset / PULL_REPLY_MAX) as u8,
+            frame_seqnum: (offset / reply_max) as u8,
             msg_offset: offset,
             dst_pull_handle: recv_handle,
             dst_magic: h.dst_endpoint as u32,
             data,
         }),
         Body::Notify { handle } => {
-            let b = handle.to_be_bytes();
+            let (rdma_id, rdma_seqnum) = region_of(handle)?;
             omx::Body::Notify(NotifyRepr {
                 dst_endpoint: endpoints.0,
                 src_endpoint: endpoints.1,
                 src_generation: 0,
                 session: h.session,
-                total_length: handle,
-                rdma_id: b[0],
-                rdma_seqnum: b[1],
+                // Open-MX's receiver puts the length it pulled here; MX's notify event
+                // does not carry it.
+                total_length: 0,
+                rdma_id,
+                rdma_seqnum,
                 lib_seqnum: h.seq,
                 lib_piggyack: h.ack,
             })
@@ -335,7 +385,8 @@ fn connect(
 }
 
 /// MX's events of an Open-MX frame.
-fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
+fn from_omx<'a>(r: &omx::Repr<'a>, mode: WireMode) -> Result<Repr<'a>, Error> {
+    let reply_max = mode.pull_reply_max() as u32;
     let nic = nic_of(r.head.src);
     let pi = r.head.peer_index;
     let plain = |dst: u8, src: u8, session: u32, seq: u16, ack: u16| Header {
@@ -369,30 +420,37 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
                 kind: Kind::Medium,
                 match_info: m.header.match_info,
                 msg_len: m.msg_length,
-                offset: m.offset(MODE) as u32,
+                offset: m.offset(mode) as u32,
                 handle: NO_HANDLE,
                 data: m.data,
             },
         },
+        omx::Body::Rndv(m) if m.rdma_offset != 0 => {
+            // Open-MX registers a large send's region from the message's start.
+            return Err(Error::Field("RNDV region offset not 0"));
+        }
         omx::Body::Rndv(m) => Repr {
             header: from_msg(nic, pi, &m.header),
             body: Body::Rndv {
                 match_info: m.header.match_info,
                 msg_len: m.msg_length,
-                handle: u32::from_be_bytes([m.rdma_id, m.rdma_seqnum, 0, 0]) | m.rdma_offset as u32,
+                handle: region_name(m.rdma_id, m.rdma_seqnum),
             },
         },
         omx::Body::Pull(p) => Repr {
             header: plain(p.dst_endpoint, p.src_endpoint, p.session, 0, 0),
             body: Body::Pull {
-                handle: p.rdma_id,
+                handle: region_name(
+                    u8::try_from(p.rdma_id).map_err(|_| Error::Field("pull region id"))?,
+                    p.rdma_seqnum,
+                ),
                 recv_handle: p.src_pull_handle,
                 // As Open-MX's driver computes the first reply's `msg_offset`.
                 offset: p
                     .frame_index
-                    .checked_mul(PULL_REPLY_MAX)
+                    .checked_mul(reply_max)
                     .and_then(|o| o.checked_add(p.first_frame_offset))
-                    .and_then(|o| o.checked_sub(p.rdma_offset % PULL_REPLY_MAX))
+                    .and_then(|o| o.checked_sub(p.rdma_offset % reply_max))
                     .ok_or(Error::Field("pull offset"))?,
                 length: p.block_length,
             },
@@ -417,7 +475,7 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
                 n.lib_piggyack,
             ),
             body: Body::Notify {
-                handle: n.total_length,
+                handle: region_name(n.rdma_id, n.rdma_seqnum),
             },
         },
         omx::Body::Connect(c) => {
@@ -483,7 +541,7 @@ fn from_omx<'a>(r: &omx::Repr<'a>) -> Result<Repr<'a>, Error> {
     })
 }
 
-impl Codec for Omx {
+impl<const MX_WIRE: bool> Codec for OmxCodec<MX_WIRE> {
     /// TINY and SMALL: the head and the message header. (The whole-eager fast paths are
     /// off for this codec: see [`Codec::FAST_PATHS`].)
     const EAGER_HEAD: usize = omx::HEAD_LEN + msg::MSG_LEN;
@@ -495,6 +553,10 @@ impl Codec for Omx {
     const SEQ_BITS: u32 = omx::LibSeqnum::SEQ_BITS;
     const SEQ_START: u16 = 1;
     const PULL_REPLY_GRID: bool = true;
+    const REGIONS: bool = true;
+    const MESSAGE_SEQ: bool = true;
+    const PULL_REPLY_MAX: usize = Self::MODE.pull_reply_max();
+    const NOTIFY_ACK_NOW: bool = MX_WIRE;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
@@ -502,7 +564,10 @@ impl Codec for Omx {
                 Kind::Tiny | Kind::Small => msg::MSG_LEN,
                 Kind::Medium => msg::MEDIUM_LEN,
                 Kind::Rndv => msg::RNDV_LEN,
-                Kind::Pull => pull::PULL_LEN_DEFAULT,
+                Kind::Pull => match Self::MODE {
+                    WireMode::Default => pull::PULL_LEN_DEFAULT,
+                    WireMode::MxCompat => pull::PULL_LEN_COMPAT,
+                },
                 Kind::PullReply => pull::PULL_REPLY_LEN,
                 Kind::Notify => pull::NOTIFY_LEN,
                 Kind::Connect | Kind::ConnectReply => control::CONNECT_LEN,
@@ -520,8 +585,8 @@ impl Codec for Omx {
     }
 
     fn parse(bytes: &[u8]) -> Result<Repr<'_>, Error> {
-        let r = omx::Repr::parse_bytes(bytes, MODE).map_err(err)?;
-        from_omx(&r)
+        let r = omx::Repr::parse_bytes(bytes, Self::MODE).map_err(err)?;
+        from_omx(&r, Self::MODE)
     }
 
     fn parse_whole_eager(_bytes: &[u8]) -> Option<WholeEager<'_>> {
@@ -543,11 +608,11 @@ impl Codec for Omx {
                 src: mac_of(h.nic),
                 peer_index: h.peer_index,
             },
-            body: to_omx(h, body, data_len)?,
+            body: to_omx(h, body, data_len, Self::MODE)?,
         };
         // Unpadded: the data ends the frame, and the transport pads.
-        let n = omx::HEAD_LEN + repr.body.buffer_len(MODE);
-        repr.emit(buf, MODE).map_err(err)?;
+        let n = omx::HEAD_LEN + repr.body.buffer_len(Self::MODE);
+        repr.emit(buf, Self::MODE).map_err(err)?;
         Ok(n)
     }
 
