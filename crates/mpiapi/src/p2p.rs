@@ -136,6 +136,10 @@ pub(crate) struct CReq {
     /// Boxed: most requests are not persistent, and a small entry is cheap to
     /// move in and out of the table.
     pub(crate) persist: Option<Box<Persist>>,
+    /// A send complete without an engine request of its own (written whole inside
+    /// `MPI_Isend`, or a buffered send's copy): its world destination and message
+    /// number, for MPI_Cancel to retract it (`Engine::cancel_sent`).
+    pub(crate) sent: Option<(u32, u64)>,
 }
 
 pub(crate) struct CMsg {
@@ -427,14 +431,9 @@ pub(crate) unsafe fn issue_send(
             // A buffered send is complete for the caller once copied: the engine's
             // request runs on with the copy, reaped later.
             p.orphans.push((id, finish));
-            return insert(
-                p,
-                None,
-                Some(CStatus::empty()),
-                c.ranks.clone(),
-                Finish::None,
-                persist,
-            );
+            let sent = Some((dest, p.engine.last_sent(dest)));
+            let ready = Some(CStatus::empty());
+            return insert_sent(p, None, ready, c.ranks.clone(), persist, sent);
         }
         insert(p, Some(id), None, c.ranks.clone(), finish, persist)
     })
@@ -457,6 +456,31 @@ pub(crate) fn insert(
             ranks: ranks.into(),
             finish,
             persist: persist.map(Box::new),
+            sent: None,
+        })
+        .ok_or(MPI_ERR_NO_MEM)
+}
+
+/// As [`insert`] for a send complete without an engine request: `sent` is its
+/// world destination and message number ([`CReq::sent`]).
+#[inline]
+pub(crate) fn insert_sent(
+    p: &mut P2p,
+    id: Option<ReqId>,
+    ready: Option<CStatus>,
+    ranks: impl Into<Ranks>,
+    persist: Option<Persist>,
+    sent: Option<(u32, u64)>,
+) -> Result<MPI_Request, c_int> {
+    p.reqs
+        .insert(CReq {
+            id,
+            active: true,
+            ready,
+            ranks: ranks.into(),
+            finish: Finish::None,
+            persist: persist.map(Box::new),
+            sent,
         })
         .ok_or(MPI_ERR_NO_MEM)
 }

@@ -444,8 +444,10 @@ mpi_fn! {
 
 // ---- Request state behind the calls above ----
 
-/// MPI_Cancel: an unmatched receive is cancelled; a send is not (its status says
-/// so); a null request is an error.
+/// MPI_Cancel: an unmatched receive is cancelled; a send is retracted if its
+/// receiver has not matched it (the engine asks; the request completes with the
+/// answer, even a send that had completed without an engine request); a null
+/// request is an error.
 pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
     let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
     if let Finish::Custom(c) = &mut r.finish {
@@ -453,6 +455,20 @@ pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
     }
     if let Some(id) = r.id {
         p.engine.cancel(id).map_err(|e| report("MPI_Cancel", &e))?;
+    } else if let (Some((dest, seq)), Some(st), true) = (r.sent.take(), r.ready, r.active) {
+        let status = myrix_mpi::p2p::Status {
+            source: dest,
+            tag: st.tag,
+            len: st.bytes,
+            cancelled: false,
+            error: None,
+        };
+        let id = p
+            .engine
+            .cancel_sent(dest, seq, status)
+            .map_err(|e| report("MPI_Cancel", &e))?;
+        r.id = Some(id);
+        r.ready = None;
     }
     Ok(())
 }
@@ -660,6 +676,7 @@ pub(crate) fn start(h: MPI_Request, name: &str) -> Result<(), c_int> {
         let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
         r.id = fresh.id;
         r.ready = fresh.ready;
+        r.sent = fresh.sent;
         r.finish = fresh.finish;
         r.active = true;
         Ok(())

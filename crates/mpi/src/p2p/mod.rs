@@ -21,6 +21,7 @@
 
 pub mod api;
 pub mod blocking;
+mod cancel;
 pub mod engine;
 pub mod fabric;
 mod hash;
