@@ -280,6 +280,15 @@ pub(crate) fn p2p(rt: &mut Runtime) -> Result<&mut P2p, c_int> {
     rt.p2p.as_mut().ok_or(MPI_ERR_INTERN)
 }
 
+/// A point-to-point call's datatype: committed, or `MPI_DATATYPE_NULL` with a count
+/// of 0 (an empty message, as MPICH accepts: its `pt2pt/recvnull`).
+pub(crate) fn p2p_type(dt: MPI_Datatype, count: usize) -> Result<Arc<Datatype>, c_int> {
+    if dt == MPI_DATATYPE_NULL && count == 0 {
+        return datatype::lookup_committed(MPI_BYTE);
+    }
+    datatype::lookup_committed(dt)
+}
+
 pub(crate) fn check_count(count: c_int) -> Result<usize, c_int> {
     usize::try_from(count).map_err(|_| MPI_ERR_COUNT)
 }
@@ -360,7 +369,7 @@ pub(crate) struct SendArgs<'a> {
 pub(crate) unsafe fn start_send(a: &SendArgs<'_>) -> Result<MPI_Request, c_int> {
     let c = comm::lookup(a.comm, a.name)?;
     let count = check_count(a.count)?;
-    let dt = datatype::lookup_committed(a.dt)?;
+    let dt = p2p_type(a.dt, count)?;
     let tag = send_tag(a.tag)?;
     let peer = send_peer(&c, a.dest)?;
     // SAFETY: forwarded contract.
@@ -502,7 +511,7 @@ pub(crate) unsafe fn start_recv(
 ) -> Result<MPI_Request, c_int> {
     let c = comm::lookup(comm, name)?;
     let count = check_count(count)?;
-    let dt = datatype::lookup_committed(dt)?;
+    let dt = p2p_type(dt, count)?;
     let tag = recv_tag(tag)?;
     let peer = recv_peer(&c, src)?;
     let pers = persist.then(|| Persist {

@@ -137,7 +137,7 @@ unsafe fn start_mrecv(
         return Err(MPI_ERR_ARG);
     }
     let count = check_count(count)?;
-    let dt = datatype::lookup_committed(dt)?;
+    let dt = p2p_type(dt, count)?;
     // SAFETY: non-NULL; valid by the contract.
     let m = unsafe { message.read() };
     let h = runtime::with(name, |rt| {
@@ -231,7 +231,7 @@ mpi_fn! {
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
         let r = (|| {
             let n = check_count(count)?;
-            let dt = datatype::lookup_committed(datatype)?;
+            let dt = p2p_type(datatype, n)?;
             let len = dt.size().checked_mul(n).ok_or(MPI_ERR_COUNT)?;
             let mut copy = vec![0u8; len];
             // SAFETY: buf holds count elements (the C contract).
@@ -598,7 +598,7 @@ pub(crate) fn persistent(
 ) -> Result<MPI_Request, c_int> {
     let c = comm::lookup(comm_h, name)?;
     let count = check_count(count)?;
-    let dt = datatype::lookup_committed(dt)?;
+    let dt = p2p_type(dt, count)?;
     if send {
         send_tag(tag)?;
         send_peer(&c, peer)?;
