@@ -357,33 +357,6 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-        let r = check_count(size).and_then(|size| {
-            runtime::with("MPI_Buffer_attach", |rt| attach(p2p(rt)?, buffer as usize, size))
-        });
-        finish(MPI_COMM_WORLD, "MPI_Buffer_attach", r)
-    }
-}
-
-mpi_fn! {
-    /// Waits until every buffered send has left the buffer, then gives it back.
-    fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-        let r = if buffer_addr.is_null() || size.is_null() {
-            Err(MPI_ERR_ARG)
-        } else {
-            runtime::with("MPI_Buffer_detach", |rt| detach(p2p(rt)?)).and_then(|(b, n)| {
-                // SAFETY: buffer_addr is a void** and size an int (the C contract).
-                unsafe {
-                    buffer_addr.cast::<*mut c_void>().write(b as *mut c_void);
-                    put(size, n as c_int)
-                }
-            })
-        };
-        finish(MPI_COMM_WORLD, "MPI_Buffer_detach", r)
-    }
-}
-
 macro_rules! send_init_fns {
     ($($name:ident / $pname:ident : $mode:expr, $buffered:expr;)*) => {$(
         mpi_fn! {
@@ -512,39 +485,14 @@ pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int
     }
 }
 
-pub(crate) fn attach(p: &mut P2p, buf: usize, size: usize) -> Result<(), c_int> {
-    if p.bsend.size != 0 {
-        crate::ffi::say!("myrix MPI: MPI_Buffer_attach: a buffer is already attached");
-        return Err(MPI_ERR_BUFFER);
-    }
-    p.bsend = Bsend { buf, size, used: 0 };
-    Ok(())
-}
-
-/// Waits for the buffered sends, then detaches.
-pub(crate) fn detach(p: &mut P2p) -> Result<(usize, usize), c_int> {
-    spin_until(p, |p| {
-        p.reap_orphans();
-        Ok(p.bsend.used == 0)
-    })?;
-    let b = std::mem::take(&mut p.bsend);
-    Ok((b.buf, b.size))
-}
-
 impl P2p {
     /// Ends what a completed request held: unpacks a receive of `bytes` bytes,
     /// gives buffered-send space back.
     pub(crate) fn release(&mut self, f: Finish, bytes: usize) {
         match f {
             Finish::None => {}
-            Finish::Hold(v, buffered) => {
-                if buffered {
-                    self.bsend.used = self
-                        .bsend
-                        .used
-                        .saturating_sub(v.len() + crate::p2p::BSEND_COST);
-                }
-            }
+            Finish::Hold(..) => {}
+            Finish::Buffered(v, o) => self.bufs.release(o, v.len()),
             Finish::Unpack {
                 tmp,
                 dt,
