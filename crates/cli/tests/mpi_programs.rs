@@ -96,6 +96,15 @@ fn isendrecv_completes_both_halves() {
     every_rank_ok("isendrecv", &[1, 2, 3, 4]);
 }
 
+/// Cancelling sends, `MPI_DATATYPE_NULL` with count 0 and the MPI-4.1 buffers
+/// (`cancel.c`) at 1 to 3 ranks: unmatched sends of 0 B to 1 MiB in three modes on
+/// two communicators are cancelled and never received, received ones are not;
+/// communicator, automatic and session buffers with their flushes.
+#[test]
+fn cancelled_sends_are_never_received() {
+    every_rank_ok("cancel", &[1, 2, 3]);
+}
+
 /// The MPI-4 large-count forms (`large_count.c`) at 1 to 4 ranks: point-to-point in
 /// every mode, the v-collectives with `MPI_Count`/`MPI_Aint` arrays (rooted ones read
 /// at the root only, an intercommunicator's remote-sized arrays), and a count above

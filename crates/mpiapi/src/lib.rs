@@ -50,6 +50,7 @@
 
 pub mod abi;
 pub mod attr;
+pub(crate) mod bsend;
 pub mod coll;
 pub mod coll_glue;
 pub mod coll_hier;

@@ -29,7 +29,8 @@ pub struct P2p {
     pub(crate) orphans: Vec<(ReqId, Finish)>,
     pub(crate) reqs: Table<CReq>,
     pub(crate) msgs: Table<CMsg>,
-    pub(crate) bsend: Bsend,
+    /// Attached buffers of buffered sends (`bsend.rs`).
+    pub(crate) bufs: crate::bsend::Buffers,
 }
 
 /// The transport for this job: in-process for a singleton; postboxes in RSM
@@ -56,7 +57,7 @@ impl P2p {
             reqs: Table::new(base::REQUEST),
             msgs: Table::new(base::MESSAGE),
             orphans: Vec::new(),
-            bsend: Bsend::default(),
+            bufs: Default::default(),
         }
     }
 }
@@ -64,8 +65,12 @@ impl P2p {
 /// What a request must do when it completes.
 pub(crate) enum Finish {
     None,
-    /// Keeps a packed send buffer (or a buffered send's copy) alive.
+    /// Keeps a packed send buffer alive until its drop (the flag is unused:
+    /// `Buffered` is a buffered send's).
+    #[allow(dead_code)]
     Hold(Vec<u8>, bool),
+    /// A buffered send's copy, charged to an attached buffer (`bsend.rs`).
+    Buffered(Vec<u8>, crate::bsend::Owner),
     /// Unpacks a receive into the caller's non-contiguous buffer.
     Unpack {
         tmp: Vec<u8>,
@@ -136,6 +141,10 @@ pub(crate) struct CReq {
     /// Boxed: most requests are not persistent, and a small entry is cheap to
     /// move in and out of the table.
     pub(crate) persist: Option<Box<Persist>>,
+    /// A send complete without an engine request of its own (written whole inside
+    /// `MPI_Isend`, or a buffered send's copy): its world destination and message
+    /// number, for MPI_Cancel to retract it (`Engine::cancel_sent`).
+    pub(crate) sent: Option<(u32, u64)>,
 }
 
 pub(crate) struct CMsg {
@@ -148,14 +157,6 @@ pub(crate) struct CMsg {
 /// a small fixed charge; `MPI_BSEND_OVERHEAD` (512, the standard ABI's value) stays an
 /// upper bound, and programs sized for MPICH's 96 or Open MPI's 128 bytes fit.
 pub(crate) const BSEND_COST: usize = 64;
-
-/// A buffered send's space (MPI_Buffer_attach).
-#[derive(Default)]
-pub(crate) struct Bsend {
-    pub(crate) buf: usize,
-    pub(crate) size: usize,
-    pub(crate) used: usize,
-}
 
 /// A completed operation as C sees it.
 #[derive(Clone, Copy, Debug)]
@@ -276,6 +277,15 @@ pub(crate) fn p2p(rt: &mut Runtime) -> Result<&mut P2p, c_int> {
     rt.p2p.as_mut().ok_or(MPI_ERR_INTERN)
 }
 
+/// A point-to-point call's datatype: committed, or `MPI_DATATYPE_NULL` with a count
+/// of 0 (an empty message, as MPICH accepts: its `pt2pt/recvnull`).
+pub(crate) fn p2p_type(dt: MPI_Datatype, count: usize) -> Result<Arc<Datatype>, c_int> {
+    if dt == MPI_DATATYPE_NULL && count == 0 {
+        return datatype::lookup_committed(MPI_BYTE);
+    }
+    datatype::lookup_committed(dt)
+}
+
 pub(crate) fn check_count(count: c_int) -> Result<usize, c_int> {
     usize::try_from(count).map_err(|_| MPI_ERR_COUNT)
 }
@@ -356,7 +366,7 @@ pub(crate) struct SendArgs<'a> {
 pub(crate) unsafe fn start_send(a: &SendArgs<'_>) -> Result<MPI_Request, c_int> {
     let c = comm::lookup(a.comm, a.name)?;
     let count = check_count(a.count)?;
-    let dt = datatype::lookup_committed(a.dt)?;
+    let dt = p2p_type(a.dt, count)?;
     let tag = send_tag(a.tag)?;
     let peer = send_peer(&c, a.dest)?;
     // SAFETY: forwarded contract.
@@ -398,21 +408,13 @@ pub(crate) unsafe fn issue_send(
         };
         let (ptr, finish) = if buffered {
             p.reap_orphans();
-            let need = len + BSEND_COST;
-            if p.bsend.used + need > p.bsend.size {
-                crate::ffi::say!(
-                    "myrix MPI: {name}: {len} bytes do not fit in the attached buffer ({} of {} bytes used)",
-                    p.bsend.used, p.bsend.size
-                );
-                return Err(MPI_ERR_BUFFER);
-            }
-            p.bsend.used += need;
+            let owner = p.bufs.reserve(c.ctx, len, name)?;
             let mut copy = packed.unwrap_or_default();
             if copy.is_empty() && len > 0 {
                 // SAFETY: ptr holds len bytes of the caller's data.
                 copy.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, len) });
             }
-            (copy.as_ptr(), Finish::Hold(copy, true))
+            (copy.as_ptr(), Finish::Buffered(copy, owner))
         } else {
             match packed {
                 Some(v) => (v.as_ptr(), Finish::Hold(v, false)),
@@ -421,20 +423,22 @@ pub(crate) unsafe fn issue_send(
         };
         // SAFETY: ptr stays valid until the request completes: the caller's buffer
         // (the standard forbids touching it meanwhile) or a Vec the request holds.
-        let id = unsafe { p.engine.isend(dest, c.ctx, tag, ptr, len, mode) }
-            .map_err(|e| report(name, &e))?;
+        let id = match unsafe { p.engine.isend(dest, c.ctx, tag, ptr, len, mode) } {
+            Ok(id) => id,
+            Err(e) => {
+                if let Finish::Buffered(v, o) = &finish {
+                    p.bufs.release(*o, v.len());
+                }
+                return Err(report(name, &e));
+            }
+        };
         if buffered {
             // A buffered send is complete for the caller once copied: the engine's
             // request runs on with the copy, reaped later.
             p.orphans.push((id, finish));
-            return insert(
-                p,
-                None,
-                Some(CStatus::empty()),
-                c.ranks.clone(),
-                Finish::None,
-                persist,
-            );
+            let sent = Some((dest, p.engine.last_sent(dest)));
+            let ready = Some(CStatus::empty());
+            return insert_sent(p, None, ready, c.ranks.clone(), persist, sent);
         }
         insert(p, Some(id), None, c.ranks.clone(), finish, persist)
     })
@@ -457,6 +461,31 @@ pub(crate) fn insert(
             ranks: ranks.into(),
             finish,
             persist: persist.map(Box::new),
+            sent: None,
+        })
+        .ok_or(MPI_ERR_NO_MEM)
+}
+
+/// As [`insert`] for a send complete without an engine request: `sent` is its
+/// world destination and message number ([`CReq::sent`]).
+#[inline]
+pub(crate) fn insert_sent(
+    p: &mut P2p,
+    id: Option<ReqId>,
+    ready: Option<CStatus>,
+    ranks: impl Into<Ranks>,
+    persist: Option<Persist>,
+    sent: Option<(u32, u64)>,
+) -> Result<MPI_Request, c_int> {
+    p.reqs
+        .insert(CReq {
+            id,
+            active: true,
+            ready,
+            ranks: ranks.into(),
+            finish: Finish::None,
+            persist: persist.map(Box::new),
+            sent,
         })
         .ok_or(MPI_ERR_NO_MEM)
 }
@@ -478,7 +507,7 @@ pub(crate) unsafe fn start_recv(
 ) -> Result<MPI_Request, c_int> {
     let c = comm::lookup(comm, name)?;
     let count = check_count(count)?;
-    let dt = datatype::lookup_committed(dt)?;
+    let dt = p2p_type(dt, count)?;
     let tag = recv_tag(tag)?;
     let peer = recv_peer(&c, src)?;
     let pers = persist.then(|| Persist {
@@ -579,9 +608,19 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
         None => {
             if let Finish::Custom(c) = &r.finish {
                 if !c.ready() {
-                    return Ok(None);
+                    if p.orphans.is_empty() {
+                        return Ok(None);
+                    }
+                    // A flush request (`bsend.rs`) waits on buffered sends, which
+                    // are counted gone when reaped.
+                    p.reap_orphans();
+                    let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
+                    if matches!(&r.finish, Finish::Custom(c) if !c.ready()) {
+                        return Ok(None);
+                    }
                 }
             }
+            let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
             let st = r.ready.unwrap_or_else(CStatus::empty);
             Ok(Some(complete(p, h, st)))
         }

@@ -96,7 +96,9 @@ pub(super) unsafe fn fast_isend(a: &SendArgs<'_>) -> Option<Result<MPI_Request, 
                 bytes: len,
                 cancelled: false,
             });
-            insert(p, id, ready, ranks, Finish::None, None)
+            // Such a send can still be cancelled (retracted at the receiver).
+            let sent = id.is_none().then(|| (dest, p.engine.last_sent(dest)));
+            insert_sent(p, id, ready, ranks, None, sent)
         })
     })())
 }

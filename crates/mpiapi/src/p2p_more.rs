@@ -137,7 +137,7 @@ unsafe fn start_mrecv(
         return Err(MPI_ERR_ARG);
     }
     let count = check_count(count)?;
-    let dt = datatype::lookup_committed(dt)?;
+    let dt = p2p_type(dt, count)?;
     // SAFETY: non-NULL; valid by the contract.
     let m = unsafe { message.read() };
     let h = runtime::with(name, |rt| {
@@ -231,7 +231,7 @@ mpi_fn! {
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
         let r = (|| {
             let n = check_count(count)?;
-            let dt = datatype::lookup_committed(datatype)?;
+            let dt = p2p_type(datatype, n)?;
             let len = dt.size().checked_mul(n).ok_or(MPI_ERR_COUNT)?;
             let mut copy = vec![0u8; len];
             // SAFETY: buf holds count elements (the C contract).
@@ -357,33 +357,6 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-        let r = check_count(size).and_then(|size| {
-            runtime::with("MPI_Buffer_attach", |rt| attach(p2p(rt)?, buffer as usize, size))
-        });
-        finish(MPI_COMM_WORLD, "MPI_Buffer_attach", r)
-    }
-}
-
-mpi_fn! {
-    /// Waits until every buffered send has left the buffer, then gives it back.
-    fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-        let r = if buffer_addr.is_null() || size.is_null() {
-            Err(MPI_ERR_ARG)
-        } else {
-            runtime::with("MPI_Buffer_detach", |rt| detach(p2p(rt)?)).and_then(|(b, n)| {
-                // SAFETY: buffer_addr is a void** and size an int (the C contract).
-                unsafe {
-                    buffer_addr.cast::<*mut c_void>().write(b as *mut c_void);
-                    put(size, n as c_int)
-                }
-            })
-        };
-        finish(MPI_COMM_WORLD, "MPI_Buffer_detach", r)
-    }
-}
-
 macro_rules! send_init_fns {
     ($($name:ident / $pname:ident : $mode:expr, $buffered:expr;)*) => {$(
         mpi_fn! {
@@ -444,8 +417,10 @@ mpi_fn! {
 
 // ---- Request state behind the calls above ----
 
-/// MPI_Cancel: an unmatched receive is cancelled; a send is not (its status says
-/// so); a null request is an error.
+/// MPI_Cancel: an unmatched receive is cancelled; a send is retracted if its
+/// receiver has not matched it (the engine asks; the request completes with the
+/// answer, even a send that had completed without an engine request); a null
+/// request is an error.
 pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
     let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
     if let Finish::Custom(c) = &mut r.finish {
@@ -453,6 +428,20 @@ pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
     }
     if let Some(id) = r.id {
         p.engine.cancel(id).map_err(|e| report("MPI_Cancel", &e))?;
+    } else if let (Some((dest, seq)), Some(st), true) = (r.sent.take(), r.ready, r.active) {
+        let status = myrix_mpi::p2p::Status {
+            source: dest,
+            tag: st.tag,
+            len: st.bytes,
+            cancelled: false,
+            error: None,
+        };
+        let id = p
+            .engine
+            .cancel_sent(dest, seq, status)
+            .map_err(|e| report("MPI_Cancel", &e))?;
+        r.id = Some(id);
+        r.ready = None;
     }
     Ok(())
 }
@@ -496,39 +485,14 @@ pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int
     }
 }
 
-pub(crate) fn attach(p: &mut P2p, buf: usize, size: usize) -> Result<(), c_int> {
-    if p.bsend.size != 0 {
-        crate::ffi::say!("myrix MPI: MPI_Buffer_attach: a buffer is already attached");
-        return Err(MPI_ERR_BUFFER);
-    }
-    p.bsend = Bsend { buf, size, used: 0 };
-    Ok(())
-}
-
-/// Waits for the buffered sends, then detaches.
-pub(crate) fn detach(p: &mut P2p) -> Result<(usize, usize), c_int> {
-    spin_until(p, |p| {
-        p.reap_orphans();
-        Ok(p.bsend.used == 0)
-    })?;
-    let b = std::mem::take(&mut p.bsend);
-    Ok((b.buf, b.size))
-}
-
 impl P2p {
     /// Ends what a completed request held: unpacks a receive of `bytes` bytes,
     /// gives buffered-send space back.
     pub(crate) fn release(&mut self, f: Finish, bytes: usize) {
         match f {
             Finish::None => {}
-            Finish::Hold(v, buffered) => {
-                if buffered {
-                    self.bsend.used = self
-                        .bsend
-                        .used
-                        .saturating_sub(v.len() + crate::p2p::BSEND_COST);
-                }
-            }
+            Finish::Hold(..) => {}
+            Finish::Buffered(v, o) => self.bufs.release(o, v.len()),
             Finish::Unpack {
                 tmp,
                 dt,
@@ -582,7 +546,7 @@ pub(crate) fn persistent(
 ) -> Result<MPI_Request, c_int> {
     let c = comm::lookup(comm_h, name)?;
     let count = check_count(count)?;
-    let dt = datatype::lookup_committed(dt)?;
+    let dt = p2p_type(dt, count)?;
     if send {
         send_tag(tag)?;
         send_peer(&c, peer)?;
@@ -660,6 +624,7 @@ pub(crate) fn start(h: MPI_Request, name: &str) -> Result<(), c_int> {
         let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
         r.id = fresh.id;
         r.ready = fresh.ready;
+        r.sent = fresh.sent;
         r.finish = fresh.finish;
         r.active = true;
         Ok(())

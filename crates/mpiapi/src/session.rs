@@ -10,8 +10,10 @@
 //! MPI_ERRORS_RETURN), never to MPI_COMM_WORLD's: a sessions-only program has no
 //! world.
 //!
-//! Not here: the MPI-4.1 per-session buffers (`MPI_Session_attach_buffer` …), which
-//! stay unsupported.
+//! Each session may have a buffer for buffered sends (MPI-4.1,
+//! `MPI_Session_attach_buffer` …; the buffers themselves are `bsend.rs`'s): a
+//! communicator made by MPI_Comm_create_from_group from a group of the session's
+//! process sets uses it when it has none of its own.
 
 use crate::abi::*;
 use crate::ffi::{mpi_fn, put};
@@ -19,7 +21,7 @@ use crate::handles::{base, Table};
 use crate::runtime;
 use myrix_mpi::group::Group;
 use std::ffi::CStr;
-use std::os::raw::{c_char, c_int};
+use std::os::raw::{c_char, c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
 
 /// The process sets every session offers, in the order `MPI_Session_get_nth_pset`
@@ -33,6 +35,14 @@ struct Session {
 }
 
 static SESSIONS: Mutex<Table<Session>> = Mutex::new(Table::new(base::SESSION));
+
+/// Groups made by MPI_Group_from_session_pset, with their session (until it is
+/// finalized): how a communicator made from one finds its session's buffer.
+static GROUP_OF: Mutex<Vec<(MPI_Group, MPI_Session)>> = Mutex::new(Vec::new());
+
+fn group_of() -> MutexGuard<'static, Vec<(MPI_Group, MPI_Session)>> {
+    GROUP_OF.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn sessions() -> MutexGuard<'static, Table<Session>> {
     SESSIONS.lock().unwrap_or_else(|p| p.into_inner())
@@ -169,6 +179,11 @@ mpi_fn! {
         if let Err(c) = check(s) {
             return finish(s, name, Err(c));
         }
+        group_of().retain(|e| e.1 != s);
+        let _ = runtime::with(name, |rt| {
+            crate::p2p::p2p(rt)?.bufs.forget_session(s);
+            Ok(())
+        });
         let r = runtime::close_session();
         let code = finish(s, name, r);
         sessions().remove(s);
@@ -248,6 +263,10 @@ mpi_fn! {
                 return Err(MPI_ERR_ARG);
             }
             let h = crate::group::insert(g)?;
+            let mut gs = group_of();
+            gs.retain(|e| e.0 != h);
+            gs.push((h, session));
+            drop(gs);
             // SAFETY: newgroup is an MPI_Group (checked non-NULL).
             unsafe { put(newgroup, h) }
         });
@@ -329,6 +348,14 @@ mpi_fn! {
             if c != MPI_COMM_NULL && errhandler != MPI_ERRHANDLER_NULL {
                 runtime::set_errhandler(c, errhandler)?;
             }
+            let of = group_of().iter().find(|e| e.0 == group).map(|e| e.1);
+            if let (Some(s), true) = (of, c != MPI_COMM_NULL) {
+                let ctx = crate::comm::lookup(c, name)?.ctx;
+                runtime::with(name, |rt| {
+                    crate::p2p::p2p(rt)?.bufs.note_session(ctx, s);
+                    Ok(())
+                })?;
+            }
             // SAFETY: newcomm is an MPI_Comm (checked non-NULL).
             unsafe { put(newcomm, c) }
         })();
@@ -336,5 +363,97 @@ mpi_fn! {
             Ok(()) => MPI_SUCCESS,
             Err(code) => raise(errhandler, MPI_COMM_NULL, code, name),
         }
+    }
+}
+
+/// `session`'s buffer owner, if the session is valid.
+fn owner(session: MPI_Session) -> Result<crate::bsend::Owner, c_int> {
+    check(session).map(|()| crate::bsend::Owner::Session(session))
+}
+
+fn attach_buffer(
+    session: MPI_Session,
+    buffer: *mut c_void,
+    size: Option<usize>,
+    name: &str,
+) -> c_int {
+    let r = (|| {
+        let (o, n) = (owner(session)?, size.ok_or(MPI_ERR_COUNT)?);
+        runtime::with(name, |rt| {
+            crate::bsend::attach(crate::p2p::p2p(rt)?, o, buffer as usize, n)
+        })
+    })();
+    finish(session, name, r)
+}
+
+/// # Safety
+/// `addr` is NULL or a `void**`, `size` NULL or a `T`.
+unsafe fn detach_buffer<T: TryFrom<usize>>(
+    session: MPI_Session,
+    addr: *mut c_void,
+    size: *mut T,
+    name: &str,
+) -> c_int {
+    let r = (|| {
+        if addr.is_null() || size.is_null() {
+            return Err(MPI_ERR_ARG);
+        }
+        let o = owner(session)?;
+        let d = runtime::with(name, |rt| crate::bsend::detach(crate::p2p::p2p(rt)?, o))?;
+        // SAFETY: non-NULL, the caller's contract.
+        unsafe { crate::bsend::give_back(addr, size, d) }
+    })();
+    finish(session, name, r)
+}
+
+mpi_fn! {
+    fn MPI_Session_attach_buffer / PMPI_Session_attach_buffer(session: MPI_Session, buffer: *mut c_void, size: c_int) -> c_int {
+        attach_buffer(session, buffer, usize::try_from(size).ok(), "MPI_Session_attach_buffer")
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_attach_buffer_c / PMPI_Session_attach_buffer_c(session: MPI_Session, buffer: *mut c_void, size: MPI_Count) -> c_int {
+        attach_buffer(session, buffer, usize::try_from(size).ok(), "MPI_Session_attach_buffer_c")
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_detach_buffer / PMPI_Session_detach_buffer(session: MPI_Session, buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+        // SAFETY: the C contract for the out-parameters.
+        unsafe { detach_buffer(session, buffer_addr, size, "MPI_Session_detach_buffer") }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_detach_buffer_c / PMPI_Session_detach_buffer_c(session: MPI_Session, buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int {
+        // SAFETY: the C contract for the out-parameters.
+        unsafe { detach_buffer(session, buffer_addr, size, "MPI_Session_detach_buffer_c") }
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_flush_buffer / PMPI_Session_flush_buffer(session: MPI_Session) -> c_int {
+        let name = "MPI_Session_flush_buffer";
+        let r = owner(session).and_then(|o| {
+            runtime::with(name, |rt| crate::bsend::flush(crate::p2p::p2p(rt)?, o))
+        });
+        finish(session, name, r)
+    }
+}
+
+mpi_fn! {
+    fn MPI_Session_iflush_buffer / PMPI_Session_iflush_buffer(session: MPI_Session, request: *mut MPI_Request) -> c_int {
+        let name = "MPI_Session_iflush_buffer";
+        let r = (|| {
+            if request.is_null() {
+                return Err(MPI_ERR_ARG);
+            }
+            let o = owner(session)?;
+            let h = runtime::with(name, |rt| crate::bsend::iflush(crate::p2p::p2p(rt)?, o))?;
+            // SAFETY: non-NULL, an MPI_Request by the contract.
+            unsafe { put(request, h) }
+        })();
+        finish(session, name, r)
     }
 }

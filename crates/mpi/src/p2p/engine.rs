@@ -2,8 +2,9 @@
 //! (MPI_THREAD_SERIALIZED at most is the caller's business).
 //!
 //! Decisions the standard leaves open, fixed here:
-//! * A send cannot be cancelled: [`Engine::cancel`] on a send returns `Ok` and the send
-//!   completes normally (`cancelled` false). An unmatched receive is cancelled.
+//! * A send is cancelled by asking its receiver to retract the message, which it does
+//!   if no receive has matched it yet (`super::cancel`); the send completes once the
+//!   receiver has answered, `cancelled` or not. An unmatched receive is cancelled.
 //! * Errors of one request (truncation, a lost peer) are in its [`Status::error`];
 //!   `test`/`wait` return `Err` only for an unknown request.
 //! * A lost peer (`Event::PeerLost`) fails every pending send to it, every receive
@@ -27,7 +28,7 @@ use myrix_rsm::spin::SpinWait;
 use super::fabric::{Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
 use super::hash::IntMap;
 use super::matching::{Matching, Posted};
-use super::request::{recv_status, Phase, Request, UserBuf};
+use super::request::{recv_status, Cancel, Phase, Request, UserBuf};
 use super::slab::Slab;
 use super::unexpected::{Msg, MsgData, Pool};
 use super::{MsgHandle, P2pError, ReqId, SendMode, Status};
@@ -37,6 +38,8 @@ use super::{MsgHandle, P2pError, ReqId, SendMode, Status};
 pub(crate) enum Target {
     Req(u64),
     Msg(u64),
+    /// A control message of the cancel protocol, into `Engine::ctrl_in`.
+    Ctrl,
 }
 
 /// MPI's matching engine over a fabric `F`.
@@ -60,11 +63,17 @@ pub struct Engine<F: Fabric> {
     pub(crate) scratch: Vec<u64>,
     /// Requests running a collective schedule (`coll::nb`), advanced by `progress`.
     pub(crate) colls: Vec<u64>,
+    /// Per destination: messages the fabric accepted for it (the next one's
+    /// `MsgToken::seq` there).
+    pub(crate) sent: Vec<u64>,
+    /// The cancel protocol's messages in flight (sent, and being received).
+    pub(crate) ctrl: super::cancel::CtrlBufs,
 }
 
 impl<F: Fabric> Engine<F> {
     pub fn new(fabric: F) -> Self {
         let eager_limit = fabric.eager_limit();
+        let size_of_fabric = fabric.size();
         Engine {
             me: fabric.rank(),
             size: fabric.size(),
@@ -82,6 +91,8 @@ impl<F: Fabric> Engine<F> {
             spin: SpinWait::new(),
             scratch: Vec::new(),
             colls: Vec::new(),
+            sent: vec![0; size_of_fabric as usize],
+            ctrl: Default::default(),
         }
     }
 
@@ -150,13 +161,15 @@ impl<F: Fabric> Engine<F> {
                     cancelled: false,
                     error: None,
                 };
-                Ok(ReqId(self.reqs.insert(Request::new(
+                let mut req = Request::new(
                     Phase::Done(status),
                     UserBuf {
                         ptr: std::ptr::null_mut(),
                         cap: 0,
                     },
-                ))))
+                );
+                req.seq = self.last_sent(dest);
+                Ok(ReqId(self.reqs.insert(req)))
             }
         }
     }
@@ -194,7 +207,16 @@ impl<F: Fabric> Engine<F> {
         // completes, and the request completes only after `SendDone` (or the loss of
         // `dest`, after which the fabric no longer reads it) — or at once when the
         // fabric says every byte has already left `data`.
-        let Some(id) = unsafe { self.fabric.send_eager(dest, env, data) }? else {
+        let r = unsafe { self.fabric.send_eager(dest, env, data) }?;
+        // The fabric numbers the messages to `dest` as they are accepted.
+        let seq = match self.sent.get_mut(dest as usize) {
+            Some(n) => {
+                *n += 1;
+                *n - 1
+            }
+            None => super::request::NOT_SENT,
+        };
+        let Some(id) = r else {
             return Ok(None);
         };
         let status = Status {
@@ -209,13 +231,16 @@ impl<F: Fabric> Engine<F> {
             dest,
             done: false,
             await_sync: sync,
+            cancel: Cancel::No,
             status,
         };
         let no_buf = UserBuf {
             ptr: std::ptr::null_mut(),
             cap: 0,
         };
-        let key = self.reqs.insert(Request::new(phase, no_buf));
+        let mut req = Request::new(phase, no_buf);
+        req.seq = seq;
+        let key = self.reqs.insert(req);
         self.sends.insert(id, key);
         Ok(Some(ReqId(key)))
     }
@@ -340,11 +365,17 @@ impl<F: Fabric> Engine<F> {
         self.reqs.get(r.0)?.status().cloned()
     }
 
-    /// Cancels `r` if it is a receive no message has matched yet (its status then
-    /// says `cancelled`). A send, or a receive already matched, is left to complete
-    /// normally. Either way the request must still be completed (test/wait) or freed.
+    /// Cancels `r`: a receive no message has matched yet at once; a send by asking
+    /// its receiver to retract the message (`super::cancel`), even when the send is
+    /// already complete here. Its status then says `cancelled`; a receive already
+    /// matched, or a send whose message was, completes normally. Either way the
+    /// request must still be completed (test/wait) or freed.
     pub fn cancel(&mut self, r: ReqId) -> Result<(), P2pError> {
         let req = self.reqs.get(r.0).ok_or(P2pError::UnknownRequest)?;
+        if req.seq != super::request::NOT_SENT {
+            self.cancel_send(r.0);
+            return Ok(());
+        }
         if let Phase::Posted { ctx, src, tag } = req.phase {
             self.matching.remove_posted(ctx, r.0);
             let status = Status {

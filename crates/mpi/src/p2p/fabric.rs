@@ -13,6 +13,10 @@
 //! * [`Fabric::take`] is the match: for a `sync` envelope it is what lets the
 //!   sender's [`Event::SyncMatched`] fire.
 //! * No method blocks: [`Fabric::progress`] does what can be done now and returns.
+//! * A message's [`MsgToken::seq`] is the number of messages its source's fabric
+//!   accepted for this rank before it (calls of [`Fabric::send`] or
+//!   [`Fabric::send_eager`] that returned `Ok`), from 0: the sender can name a message
+//!   to its receiver (the cancel protocol, `super::cancel`).
 
 /// A rank in MPI_COMM_WORLD.
 pub type Rank = u32;

@@ -14,6 +14,7 @@
 //!
 //! * [`engine`] — the public calls (`isend`, `irecv`, `test`, `wait`, …).
 //! * `progress` — turning fabric events into matches and completions; peer loss.
+//! * `cancel` — retracting a send: a request to its receiver, which owns matching.
 //! * `request` / `matching` / `unexpected` / `slab` — one file per piece of state.
 //! * [`blocking`] — `send`, `recv`, `sendrecv`.
 //! * [`api`] — a safe Rust face: scoped borrowed buffers and owned `Vec` buffers.
@@ -21,6 +22,7 @@
 
 pub mod api;
 pub mod blocking;
+mod cancel;
 pub mod engine;
 pub mod fabric;
 mod hash;

@@ -119,6 +119,10 @@ impl<F: Fabric> Engine<F> {
         if self.lost.iter().any(|(r, _)| *r == token.src) {
             return;
         }
+        if env.ctx == super::cancel::CTRL_CTX {
+            self.ctrl_arrived(token, env);
+            return;
+        }
         if let Some(p) = self.matching.take_posted(env.ctx, token.src, env.tag) {
             let key = p.req;
             let status = recv_status(token.src, env.tag, env.len, p.buf.cap);
@@ -148,6 +152,7 @@ impl<F: Fabric> Engine<F> {
             data,
             queued: true,
             claimed: None,
+            retract: None,
         });
         if filling {
             self.takes.insert(token, Target::Msg(m));
@@ -182,11 +187,19 @@ impl<F: Fabric> Engine<F> {
                         return;
                     }
                 };
+                let retract = msg.retract.take().map(|c| (msg.token, c));
                 let Some(key) = msg.claimed else {
                     msg.data = MsgData::Full(data);
+                    if let Some((token, cookie)) = retract {
+                        self.retract_settle(token, cookie);
+                    }
                     return;
                 };
                 self.msgs.remove(m);
+                if let Some((token, cookie)) = retract {
+                    // Matched meanwhile: too late.
+                    self.retract_settle(token, cookie);
+                }
                 let Some(req) = self.reqs.get(key) else {
                     self.pool.put(data);
                     return;
@@ -199,12 +212,16 @@ impl<F: Fabric> Engine<F> {
                 self.pool.put(data);
                 self.complete(key, status);
             }
+            Some(Target::Ctrl) => self.ctrl_received(token),
             None => {}
         }
     }
 
     fn send_event(&mut self, send: SendId, done_event: bool) {
         let Some(&key) = self.sends.get(&send) else {
+            if done_event {
+                self.ctrl.out.remove(&send);
+            }
             return;
         };
         let Some(req) = self.reqs.get_mut(key) else {
@@ -214,6 +231,7 @@ impl<F: Fabric> Engine<F> {
         let Phase::Send {
             done,
             await_sync,
+            cancel,
             status,
             ..
         } = &mut req.phase
@@ -225,7 +243,7 @@ impl<F: Fabric> Engine<F> {
         } else {
             *await_sync = false;
         }
-        if *done && !*await_sync {
+        if super::cancel::send_complete(*done, *await_sync, *cancel) {
             let status = status.clone();
             self.sends.remove(&send);
             self.complete(key, status);

@@ -21,6 +21,20 @@ pub(crate) struct UserBuf {
 // engine to another thread moves the sole user of the pointer with it.
 unsafe impl Send for UserBuf {}
 
+/// A send's retraction (MPI_Cancel of a send; see `super::cancel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cancel {
+    /// Not asked, or answered "too late": the send completes normally.
+    No,
+    /// Asked of the receiver, no answer yet: the send does not complete before it.
+    Asked,
+    /// The receiver removed the message: the send completes cancelled.
+    Cancelled,
+}
+
+/// `Request::seq` of a request that is not a send (or may no longer be retracted).
+pub(crate) const NOT_SENT: u64 = u64::MAX;
+
 /// Where a request is in its life.
 #[derive(Debug)]
 pub(crate) enum Phase {
@@ -30,6 +44,8 @@ pub(crate) enum Phase {
         dest: Rank,
         done: bool,
         await_sync: bool,
+        /// Where a retraction of the message stands (`super::cancel`).
+        cancel: Cancel,
         status: Status,
     },
     /// A receive in its context's posted queue.
@@ -56,6 +72,10 @@ pub(crate) struct Request {
     pub(crate) freed: bool,
     /// The buffer of an owned-buffer request ([`super::api`]); returned at completion.
     pub(crate) owned: Option<Vec<u8>>,
+    /// A send: its message's number among those to its destination (the
+    /// `MsgToken::seq` the receiver knows it by), kept after completion so that
+    /// MPI_Cancel can still retract it; [`NOT_SENT`] otherwise.
+    pub(crate) seq: u64,
 }
 
 impl Request {
@@ -65,6 +85,7 @@ impl Request {
             buf,
             freed: false,
             owned: None,
+            seq: NOT_SENT,
         }
     }
 

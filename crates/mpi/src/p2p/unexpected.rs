@@ -28,6 +28,9 @@ pub(crate) struct Msg {
     pub(crate) queued: bool,
     /// The receive that matched it while its eager data was still `Filling`.
     pub(crate) claimed: Option<u64>,
+    /// A retraction its sender asked for while its data was still `Filling` (the
+    /// cookie to answer with, `super::cancel`), settled once the data is in.
+    pub(crate) retract: Option<u64>,
 }
 
 /// Eager buffers for reuse. A buffer given out has exactly the message's length.
