@@ -141,6 +141,14 @@ impl Buffers {
         self.comm_session.retain(|e| e.1 != s);
     }
 
+    /// Forgets the communicator of context `ctx` (freed): its buffer and its
+    /// session, so a later communicator given the same context id starts without
+    /// either. Sends still charged to it release nothing (`space` finds none).
+    pub(crate) fn forget_comm(&mut self, ctx: u32) {
+        self.comms.retain(|e| e.0 != ctx);
+        self.comm_session.retain(|e| e.0 != ctx);
+    }
+
     fn pending(&mut self, o: Owner) -> usize {
         self.space(o)
             .map_or(0, |s| s.pending.load(Ordering::Relaxed))

@@ -552,6 +552,12 @@ mpi_fn! {
             attr::delete_all(Kind::Comm, h)?;
             crate::coll_hier::forget(h);
             crate::info::forget(h);
+            let ctx = lookup(h, name)?.ctx;
+            // A buffer attached to it is detached with it (its id may be reused).
+            runtime::with(name, |rt| {
+                crate::p2p::p2p(rt)?.bufs.forget_comm(ctx);
+                Ok(())
+            })?;
             remove(h)?;
             // SAFETY: as above.
             unsafe { put(comm, MPI_COMM_NULL) }

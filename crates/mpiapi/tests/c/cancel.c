@@ -172,6 +172,21 @@ int main(int argc, char **argv) {
     OK(MPI_Group_free(&g));
     OK(MPI_Session_finalize(&ses));
 
+    /* A buffer attached to a communicator goes with it: communicators made later,
+     * which may get its context id back, start without one. */
+    for (int k = 0; k < 20; k++) {
+        MPI_Comm a, fresh;
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &a));
+        OK(MPI_Comm_attach_buffer(a, cbuf, csize));
+        OK(MPI_Comm_free(&a));
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &fresh));
+        OK(MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN));
+        rc = MPI_Bsend(s, 10, MPI_BYTE, right, 15, fresh);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_BUFFER, "a freed communicator's buffer reused (%d)", rc);
+        OK(MPI_Comm_free(&fresh));
+    }
+
     OK(MPI_Comm_free(&dup));
     free(cbuf);
     free(battach);
