@@ -142,6 +142,7 @@ for name in myrix mpich ompi; do
 done
 
 : >"$W/res" # lines: name test size value
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$ROUNDS"); do
   order=(myrix mpich ompi)
   k=$(((r - 1) % 3))
@@ -192,7 +193,7 @@ fi
 out=target/bench/mpi_compare$suffix-$(date +%Y%m%d-%H%M%S).txt
 {
   echo "# bench/mpi_compare.sh${suffix:+ --netns}: $where, medians of $ROUNDS interleaved rounds"
-  echo "# $(uname -n), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+  echo "# $(uname -n), $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   for name in myrix mpich ompi; do
     [ -n "${why[$name]:-}" ] && echo "# $name: n/a: ${why[$name]}"
   done
