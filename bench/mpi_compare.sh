@@ -129,7 +129,8 @@ build() { # name compiler...
 }
 want myrix && [ -z "${why[myrix]:-}" ] && build myrix "$MYRIX" mpicc
 want mpich && build mpich mpicc.mpich
-[ -n "$BASE" ] && build base cc -Icrates/mpiapi/include -L"$BASE" -Wl,-rpath,"$BASE" -lmpi_abi
+base_cc() { cc "$@" -Icrates/mpiapi/include -L"$BASE" -Wl,-rpath,"$BASE" -lmpi_abi; } # -l after the source
+[ -n "$BASE" ] && build base base_cc
 want ompi && build ompi mpicc.openmpi
 
 launch() { # name program args...
