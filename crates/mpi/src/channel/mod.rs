@@ -408,6 +408,43 @@ impl ChannelFabric {
     }
 }
 
+impl ChannelFabric {
+    /// `send_eager`'s path through the queue (kept out of line, so the postbox path
+    /// stays small): the send is queued and pumped; done when written whole.
+    ///
+    /// # Safety
+    /// As `Fabric::send_eager`.
+    #[inline(never)]
+    unsafe fn send_eager_queued(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<Option<SendId>, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        let id = unsafe { self.send(dest, env, data) }?;
+        // `send` pumps at once: a message written whole (nothing queued ahead of it)
+        // reported its SendDone last.
+        if matches!(self.pending.last(), Some(Event::SendDone { send }) if *send == id) {
+            self.pending.pop();
+            return Ok(None);
+        }
+        Ok(Some(id))
+    }
+
+    /// The channel to `dest` broke while a send wrote to it: the peer is lost.
+    #[cold]
+    fn lost_on_send(&mut self, dest: Rank, c: Corrupt) -> FabricError {
+        let mut ev = std::mem::take(&mut self.pending);
+        self.lose(dest, c.0.into(), &mut ev);
+        self.pending = ev;
+        FabricError::PeerLost {
+            rank: dest,
+            why: c.0.into(),
+        }
+    }
+}
+
 impl Fabric for ChannelFabric {
     fn rank(&self) -> Rank {
         self.rank
@@ -523,26 +560,11 @@ impl Fabric for ChannelFabric {
                     return Ok(None);
                 }
                 Ok(false) => {}
-                Err(c) => {
-                    let mut ev = std::mem::take(&mut self.pending);
-                    self.lose(dest, c.0.into(), &mut ev);
-                    self.pending = ev;
-                    return Err(FabricError::PeerLost {
-                        rank: dest,
-                        why: c.0.into(),
-                    });
-                }
+                Err(c) => return Err(self.lost_on_send(dest, c)),
             }
         }
         // SAFETY: the caller's contract, forwarded.
-        let id = unsafe { self.send(dest, env, data) }?;
-        // `send` pumps at once: a message written whole (nothing queued ahead of it)
-        // reported its SendDone last.
-        if matches!(self.pending.last(), Some(Event::SendDone { send }) if *send == id) {
-            self.pending.pop();
-            return Ok(None);
-        }
-        Ok(Some(id))
+        unsafe { self.send_eager_queued(dest, env, data) }
     }
 
     unsafe fn recv_now(

@@ -434,6 +434,7 @@ impl Tx {
     /// ahead (the non-overtaking rule) and its postboxes are free, writes it whole now
     /// and returns true (no `SendDone` follows: the buffer is free). Otherwise does
     /// nothing and returns false ([`Tx::push`] it).
+    #[inline]
     pub fn send_short_now(&mut self, env: Envelope, src: SrcBuf) -> Result<bool, Corrupt> {
         if env.sync || env.len > self.short || !self.queue.is_empty() {
             return Ok(false);
@@ -441,11 +442,20 @@ impl Tx {
         let Some(l) = &mut self.link else {
             return Ok(false);
         };
-        if env.len <= pb::FIRST_PAYLOAD_LEN {
-            let sent = l.short_one(&env, &src)?;
-            self.next_seq += u64::from(sent);
-            return Ok(sent);
+        if env.len > pb::FIRST_PAYLOAD_LEN {
+            return self.send_short_boxes(env, src);
         }
+        let sent = l.short_one(&env, &src)?;
+        self.next_seq += u64::from(sent);
+        Ok(sent)
+    }
+
+    /// [`Tx::send_short_now`] of a message over several postboxes (out of line).
+    #[inline(never)]
+    fn send_short_boxes(&mut self, env: Envelope, src: SrcBuf) -> Result<bool, Corrupt> {
+        let Some(l) = &mut self.link else {
+            return Ok(false);
+        };
         let rest = env.len.saturating_sub(pb::FIRST_PAYLOAD_LEN);
         let boxes = 1 + rest.div_ceil(pb::CONT_PAYLOAD_LEN) as u64;
         if l.free_boxes() < boxes && (!l.reclaim() || l.free_boxes() < boxes) {
