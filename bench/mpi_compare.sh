@@ -21,6 +21,9 @@
 #   SIZES=8,1024,1048576 bash bench/mpi_compare.sh
 #   ONLY=mpich,ompi bash bench/mpi_compare.sh # leave out an MPI (myrix, mpich, ompi)
 #   PPARGS="-i 2000 -r 3" BWARGS="-n 50" ...  # more options for pingpong.c / bw.c
+#   BASE=/tmp/old bash bench/mpi_compare.sh   # a fourth column, "base": the same programs
+#       linked against the libmpi_abi.so in /tmp/old (an earlier build, copied aside),
+#       run under the same myrix mpiexec in the same rounds (before/after, interleaved)
 #
 # --netns: the same two ranks in two network namespaces (myrix-ma 10.79.0.1 and
 # myrix-mb 10.79.0.2, joined by a clean veth pair named myrixv0 on both sides; no loss
@@ -68,6 +71,20 @@ fi
 PPARGS=${PPARGS:-} # more options for pingpong (-i, -r, -w) and bw (-n, -r, -w, -W)
 BWARGS=${BWARGS:-}
 ONLY=${ONLY:-myrix,mpich,ompi}
+BASE=${BASE:-}
+names=(myrix mpich ompi)
+if [ -n "$BASE" ]; then
+  [ -f "$BASE/libmpi_abi.so" ] || {
+    echo "mpi_compare.sh: BASE=$BASE holds no libmpi_abi.so" >&2
+    exit 2
+  }
+  [ $MODE = shm ] || {
+    echo "mpi_compare.sh: BASE is for shared memory runs only" >&2
+    exit 2
+  }
+  names+=(base)
+  ONLY=$ONLY,base
+fi
 LIMIT=${LIMIT:-300} # seconds per program run
 
 need=()
@@ -112,6 +129,8 @@ build() { # name compiler...
 }
 want myrix && [ -z "${why[myrix]:-}" ] && build myrix "$MYRIX" mpicc
 want mpich && build mpich mpicc.mpich
+base_cc() { cc "$@" -Icrates/mpiapi/include -L"$BASE" -Wl,-rpath,"$BASE" -lmpi_abi; } # -l after the source
+[ -n "$BASE" ] && build base base_cc
 want ompi && build ompi mpicc.openmpi
 
 launch() { # name program args...
@@ -122,7 +141,7 @@ launch() { # name program args...
     return
   fi
   case $name in
-  myrix) timeout "$LIMIT" "$MYRIX" mpiexec -n 2 "$@" ;;
+  myrix | base) timeout "$LIMIT" "$MYRIX" mpiexec -n 2 "$@" ;;
   mpich) timeout "$LIMIT" mpiexec.mpich -n 2 "$@" ;;
   ompi)
     timeout "$LIMIT" mpirun.openmpi -n 2 --allow-run-as-root --oversubscribe \
@@ -132,7 +151,7 @@ launch() { # name program args...
 }
 
 # A first short run per MPI: one that cannot do point-to-point yet is n/a from here on.
-for name in myrix mpich ompi; do
+for name in "${names[@]}"; do
   want $name || { why[$name]="left out (ONLY=$ONLY)"; continue; }
   [ -n "${why[$name]:-}" ] && continue
   if ! out=$(launch $name "$W/pingpong_$name" -s 8 -i 10 -r 1 2>"$W/probe.err") ||
@@ -142,9 +161,10 @@ for name in myrix mpich ompi; do
 done
 
 : >"$W/res" # lines: name test size value
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$ROUNDS"); do
-  order=(myrix mpich ompi)
-  k=$(((r - 1) % 3))
+  order=("${names[@]}")
+  k=$(((r - 1) % ${#names[@]}))
   order=("${order[@]:$k}" "${order[@]:0:$k}")
   for name in "${order[@]}"; do
     [ -n "${why[$name]:-}" ] && continue
@@ -173,12 +193,19 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
   if (a == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
 table() { # test title
   echo "# $2"
-  printf "%9s %10s %10s %10s %14s %12s\n" size myrix MPICH OpenMPI myrix/OpenMPI myrix/MPICH
+  printf "%9s %10s %10s %10s %14s %12s" size myrix MPICH OpenMPI myrix/OpenMPI myrix/MPICH
+  [ -n "$BASE" ] && printf " %10s %14s %12s" base base/OpenMPI myrix/base
+  echo
   for s in ${SIZES//,/ }; do
     m=$(med myrix "$1" "$s")
     a=$(med mpich "$1" "$s")
     b=$(med ompi "$1" "$s")
-    printf "%9s %10s %10s %10s %14s %12s\n" "$s" "$m" "$a" "$b" "$(ratio "$m" "$b")" "$(ratio "$m" "$a")"
+    printf "%9s %10s %10s %10s %14s %12s" "$s" "$m" "$a" "$b" "$(ratio "$m" "$b")" "$(ratio "$m" "$a")"
+    if [ -n "$BASE" ]; then
+      c=$(med base "$1" "$s")
+      printf " %10s %14s %12s" "$c" "$(ratio "$c" "$b")" "$(ratio "$m" "$c")"
+    fi
+    echo
   done
 }
 
@@ -192,8 +219,9 @@ fi
 out=target/bench/mpi_compare$suffix-$(date +%Y%m%d-%H%M%S).txt
 {
   echo "# bench/mpi_compare.sh${suffix:+ --netns}: $where, medians of $ROUNDS interleaved rounds"
-  echo "# $(uname -n), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-  for name in myrix mpich ompi; do
+  echo "# $(uname -n), $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+  [ -n "$BASE" ] && echo "# base: the same programs linked against $BASE/libmpi_abi.so"
+  for name in "${names[@]}"; do
     [ -n "${why[$name]:-}" ] && echo "# $name: n/a: ${why[$name]}"
   done
   table lat "ping-pong one-way latency, us (ratio < 1: myrix faster)"

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use myrix_mpi::channel::layout::{self, ack, area, kind, postbox as pb, Flag};
-use myrix_mpi::channel::recv::{Rx, Taken};
+use myrix_mpi::channel::recv::{Rx, Sink, Taken};
 use myrix_mpi::channel::send::{Geometry, Link, Tx};
 use myrix_mpi::channel::window::{DstBuf, Mem, SrcBuf};
 use myrix_mpi::p2p::fabric::{Envelope, Event, SendId};
@@ -27,8 +27,51 @@ struct Msg {
     env: Envelope,
 }
 
+/// A receiver's posted receives as the tests see them: claims about half the messages
+/// offered (the envelope's tag names the message: `tag + 5`), each into a buffer of
+/// its own.
+struct Claims {
+    rng: ChaCha8Rng,
+    cur: Option<(u64, Vec<u8>)>,
+    done: Vec<(u64, Vec<u8>)>,
+}
+
+impl Sink for Claims {
+    fn claim(&mut self, _src: u32, env: &Envelope) -> Option<DstBuf> {
+        assert!(
+            self.cur.is_none(),
+            "a claim before the last one was finished"
+        );
+        if !self.rng.gen_bool(0.5) {
+            return None;
+        }
+        let mut buf = vec![0u8; env.len];
+        // SAFETY: (test) the buffer moves into `cur` (its heap memory stays put) and
+        // lives until checked.
+        let dst = unsafe { DstBuf::new(buf.as_mut_ptr(), buf.len()) };
+        self.cur = Some(((env.tag + 5) as u64, buf));
+        Some(dst)
+    }
+
+    fn claimed(&mut self, ok: bool) {
+        assert!(ok);
+        self.done.push(self.cur.take().expect("a claim to finish"));
+    }
+}
+
+/// `fast`: short messages go through `Tx::send_short_now` when it takes them, and the
+/// receiver's polls offer messages to a [`Claims`] sink (`Rx::poll_into`).
 fn run(seed: u64, g: Geometry, short: usize, eager: usize, n: usize) {
+    run_with(seed, g, short, eager, n, false);
+}
+
+fn run_with(seed: u64, g: Geometry, short: usize, eager: usize, n: usize, fast: bool) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut claims = Claims {
+        rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5eed),
+        cur: None,
+        done: Vec::new(),
+    };
     let (mut tx, mut rx) = pair(g, short, eager);
     let msgs: Vec<Msg> = (0..n)
         .map(|i| {
@@ -51,6 +94,7 @@ fn run(seed: u64, g: Geometry, short: usize, eager: usize, n: usize) {
         })
         .collect();
     let mut sent = 0;
+    let (mut written_now, mut claimed) = (0, 0);
     let mut ev = Vec::new();
     let mut arrived: Vec<u64> = Vec::new(); // announced, not taken
     let mut next_arrival = 0u64;
@@ -71,11 +115,22 @@ fn run(seed: u64, g: Geometry, short: usize, eager: usize, n: usize) {
                 let m = &msgs[sent];
                 // SAFETY: (test) `msgs` outlives the machines.
                 let src = unsafe { SrcBuf::new(m.data.as_ptr(), m.data.len()) };
-                tx.push(SendId(sent as u64), m.env, src);
+                if fast {
+                    tx.pump(&mut ev).unwrap(); // so that the queue is often empty
+                }
+                if fast && tx.send_short_now(m.env, src).unwrap() {
+                    done_send[sent] = true; // written whole: no SendDone follows
+                    written_now += 1;
+                } else {
+                    tx.push(SendId(sent as u64), m.env, src);
+                }
                 sent += 1;
             }
             1 => {
                 tx.pump(&mut ev).unwrap();
+            }
+            2 if fast => {
+                rx.poll_into(&mut ev, Some(&mut claims)).unwrap();
             }
             2 => {
                 rx.poll(&mut ev).unwrap();
@@ -104,11 +159,21 @@ fn run(seed: u64, g: Geometry, short: usize, eager: usize, n: usize) {
             }
             _ => {}
         }
+        for (seq, buf) in claims.done.drain(..) {
+            // Claimed messages are never announced, and come in order with the others.
+            assert!(seq >= next_arrival, "claimed {seq} out of order");
+            next_arrival = seq + 1;
+            assert!(!msgs[seq as usize].env.sync && buf.len() == msgs[seq as usize].env.len);
+            check(seq, &buf, &msgs);
+            taken[seq as usize] = true;
+            received[seq as usize] = true;
+            claimed += 1;
+        }
         for e in ev.drain(..) {
             match e {
                 Event::Arrived { token, env } => {
-                    assert_eq!(token.seq, next_arrival, "in order");
-                    next_arrival += 1;
+                    assert!(token.seq >= next_arrival, "in order");
+                    next_arrival = token.seq + 1;
                     assert_eq!(env, msgs[token.seq as usize].env);
                     arrived.push(token.seq);
                 }
@@ -136,6 +201,12 @@ fn run(seed: u64, g: Geometry, short: usize, eager: usize, n: usize) {
     for (i, m) in msgs.iter().enumerate() {
         assert_eq!(matched[i], m.env.sync, "sync {i}");
     }
+    if fast {
+        assert!(
+            written_now > 0 && claimed > 0,
+            "{written_now} written at once, {claimed} claimed"
+        );
+    }
     assert!(
         !tx.busy() || {
             tx.pump(&mut ev).unwrap();
@@ -155,6 +226,27 @@ fn random_interleavings_deliver_every_byte() {
     for seed in 0..20 {
         run(seed, g, 100, 700, 150);
     }
+}
+
+#[test]
+fn short_messages_written_at_once_and_claimed() {
+    // Queue 16: the acks are taken back eight at a time and one by one.
+    let g = Geometry {
+        queue: 16,
+        pool_units: 16,
+        small: 64,
+        large: 128,
+    };
+    for seed in 200..215 {
+        run_with(seed, g, 100, 700, 300, true);
+    }
+    let g = Geometry {
+        queue: 4,
+        pool_units: 4,
+        small: 64,
+        large: 128,
+    };
+    run_with(7, g, 40, 300, 200, true);
 }
 
 #[test]

@@ -101,8 +101,9 @@ struct TxChan {
 }
 
 impl TxChan {
-    /// After a pump: the staged postboxes leave, and the exit flag is updated.
-    #[inline]
+    /// After a pump: the staged postboxes leave, and the exit flag is updated. (Both
+    /// are for other nodes: on shared memory this is two tests, kept inline.)
+    #[inline(always)]
     fn note_busy(&mut self) {
         if let Some(f) = &self.flush {
             f.flush();
@@ -407,6 +408,43 @@ impl ChannelFabric {
     }
 }
 
+impl ChannelFabric {
+    /// `send_eager`'s path through the queue (kept out of line, so the postbox path
+    /// stays small): the send is queued and pumped; done when written whole.
+    ///
+    /// # Safety
+    /// As `Fabric::send_eager`.
+    #[inline(never)]
+    unsafe fn send_eager_queued(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<Option<SendId>, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        let id = unsafe { self.send(dest, env, data) }?;
+        // `send` pumps at once: a message written whole (nothing queued ahead of it)
+        // reported its SendDone last.
+        if matches!(self.pending.last(), Some(Event::SendDone { send }) if *send == id) {
+            self.pending.pop();
+            return Ok(None);
+        }
+        Ok(Some(id))
+    }
+
+    /// The channel to `dest` broke while a send wrote to it: the peer is lost.
+    #[cold]
+    fn lost_on_send(&mut self, dest: Rank, c: Corrupt) -> FabricError {
+        let mut ev = std::mem::take(&mut self.pending);
+        self.lose(dest, c.0.into(), &mut ev);
+        self.pending = ev;
+        FabricError::PeerLost {
+            rank: dest,
+            why: c.0.into(),
+        }
+    }
+}
+
 impl Fabric for ChannelFabric {
     fn rank(&self) -> Rank {
         self.rank
@@ -522,26 +560,11 @@ impl Fabric for ChannelFabric {
                     return Ok(None);
                 }
                 Ok(false) => {}
-                Err(c) => {
-                    let mut ev = std::mem::take(&mut self.pending);
-                    self.lose(dest, c.0.into(), &mut ev);
-                    self.pending = ev;
-                    return Err(FabricError::PeerLost {
-                        rank: dest,
-                        why: c.0.into(),
-                    });
-                }
+                Err(c) => return Err(self.lost_on_send(dest, c)),
             }
         }
         // SAFETY: the caller's contract, forwarded.
-        let id = unsafe { self.send(dest, env, data) }?;
-        // `send` pumps at once: a message written whole (nothing queued ahead of it)
-        // reported its SendDone last.
-        if matches!(self.pending.last(), Some(Event::SendDone { send }) if *send == id) {
-            self.pending.pop();
-            return Ok(None);
-        }
-        Ok(Some(id))
+        unsafe { self.send_eager_queued(dest, env, data) }
     }
 
     unsafe fn recv_now(
@@ -648,7 +671,7 @@ impl ChannelFabric {
     fn poll_all(
         &mut self,
         events: &mut Vec<Event>,
-        mut claim: Option<&mut dyn Claim>,
+        claim: Option<&mut dyn Claim>,
     ) -> Result<bool, FabricError> {
         // The receive side first; an empty poll reads each postbox flag it waits on
         // and a few words of this process's own memory, nothing else.
@@ -680,17 +703,11 @@ impl ChannelFabric {
             moved = true;
             self.scan_inbox(events);
         }
+        // The sink is a concrete type, so the channel's calls to it inline.
+        let mut cs = claim.map(ClaimSink);
         let mut i = 0;
         while i < self.rx_active.len() {
-            let mut cs;
-            let sink: Option<&mut dyn recv::Sink> = match claim.as_deref_mut() {
-                Some(c) => {
-                    cs = ClaimSink(c);
-                    Some(&mut cs)
-                }
-                None => None,
-            };
-            match self.rx_active[i].rx.poll_into(events, sink) {
+            match self.rx_active[i].rx.poll_into(events, cs.as_mut()) {
                 Ok(m) => moved |= m,
                 Err(c) => {
                     let src = self.rx_active[i].src;

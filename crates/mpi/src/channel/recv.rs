@@ -81,6 +81,25 @@ pub struct Rx {
     matches: u64,
 }
 
+/// A postbox's line after its flag word: the envelope and the first payload.
+const LINE_AFTER_FLAG: usize = layout::LINE - pb::CTX;
+
+/// Context, tag and length from a first postbox's line after its flag.
+#[inline]
+fn envelope_of(line: &[u8; LINE_AFTER_FLAG]) -> Result<(u32, i32, usize), Corrupt> {
+    const AT: usize = pb::CTX;
+    let word = |at: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&line[at - AT..][..4]);
+        u32::from_le_bytes(w)
+    };
+    let mut l = [0u8; 8];
+    l.copy_from_slice(&line[pb::LEN - AT..][..8]);
+    let len =
+        usize::try_from(u64::from_le_bytes(l)).map_err(|_| Corrupt("message length too large"))?;
+    Ok((word(pb::CTX), word(pb::TAG) as i32, len))
+}
+
 fn oob(_: super::window::OutOfBounds) -> Corrupt {
     Corrupt("a postbox points outside the channel area")
 }
@@ -207,7 +226,7 @@ impl Rx {
 
     /// Reads what has arrived. Returns whether anything moved.
     pub fn poll(&mut self, ev: &mut Vec<Event>) -> Result<bool, Corrupt> {
-        self.poll_into(ev, None)
+        self.poll_into::<dyn Sink>(ev, None)
     }
 
     /// As [`Rx::poll`], and an eager message whole in its first postbox is first
@@ -215,10 +234,10 @@ impl Rx {
     /// receive's buffer and consumed, never announced, and the poll goes on to the
     /// next message. Offered only while this poll has announced nothing: an announced
     /// message (a rendezvous envelope) must be matched before the messages after it.
-    pub fn poll_into(
+    pub fn poll_into<S: Sink + ?Sized>(
         &mut self,
         ev: &mut Vec<Event>,
-        mut sink: Option<&mut dyn Sink>,
+        mut sink: Option<&mut S>,
     ) -> Result<bool, Corrupt> {
         let mut moved = false;
         loop {
@@ -232,13 +251,20 @@ impl Rx {
             let off = self.head_off();
             match (self.cur, f.kind) {
                 (Cur::Idle, kind::SHORT | kind::LONG | kind::RTS) => {
-                    let ctx = self.area.load_u32(off + pb::CTX).map_err(oob)?;
-                    let tag = self.area.load_u32(off + pb::TAG).map_err(oob)? as i32;
-                    let len = self.len_at(off + pb::LEN)?;
+                    // The envelope (and a short message's payload) with one copy of
+                    // the line after the flag.
+                    let mut line = [0u8; LINE_AFTER_FLAG];
+                    self.area.read(off + pb::CTX, &mut line).map_err(oob)?;
+                    let (ctx, tag, len) = envelope_of(&line)?;
                     let seq = self.next_seq;
                     let sync = f.kind == kind::RTS && f.count & 1 != 0;
                     if let Some(k) = sink.as_deref_mut().filter(|_| f.kind != kind::RTS) {
-                        if self.claim_head(f, ctx, tag, len, k)? {
+                        let claimed = if f.kind == kind::SHORT {
+                            self.claim_line(f, ctx, tag, len, &line, k)?
+                        } else {
+                            self.claim_head(f, ctx, tag, len, k)?
+                        };
+                        if claimed {
                             continue;
                         }
                     }
@@ -376,11 +402,9 @@ impl Rx {
         dst: DstBuf,
     ) -> Result<Option<Envelope>, Corrupt> {
         const AT: usize = pb::CTX;
-        let mut line = [0u8; layout::LINE - AT];
+        let mut line = [0u8; LINE_AFTER_FLAG];
         self.area.read(off + AT, &mut line).map_err(oob)?;
-        let word = |at: usize| -> [u8; 4] { line[at - AT..][..4].try_into().unwrap_or([0; 4]) };
-        let len64 = u64::from_le_bytes(line[pb::LEN - AT..][..8].try_into().unwrap_or([0; 8]));
-        let len = usize::try_from(len64).map_err(|_| Corrupt("message length too large"))?;
+        let (ctx, tag, len) = envelope_of(&line)?;
         if len > pb::FIRST_PAYLOAD_LEN {
             return Ok(None); // continued in the next postboxes: the general path
         }
@@ -388,8 +412,8 @@ impl Rx {
             return Err(Corrupt("inline byte count does not match the message"));
         }
         let env = Envelope {
-            ctx: u32::from_le_bytes(word(pb::CTX)),
-            tag: u32::from_le_bytes(word(pb::TAG)) as i32,
+            ctx,
+            tag,
             len,
             sync: false,
         };
@@ -402,16 +426,50 @@ impl Rx {
         Ok(Some(env))
     }
 
-    /// Offers the eager message at the head (its first postbox `f`, envelope fields
-    /// read) to `sink` if it is whole in that postbox; true once claimed, copied and
-    /// consumed.
-    fn claim_head(
+    /// [`Rx::claim_head`] for a short message, from the copy of its postbox's line:
+    /// offered to `sink` if it is whole in this postbox, then copied from `line`.
+    fn claim_line<S: Sink + ?Sized>(
         &mut self,
         f: Flag,
         ctx: u32,
         tag: i32,
         len: usize,
-        sink: &mut dyn Sink,
+        line: &[u8; LINE_AFTER_FLAG],
+        sink: &mut S,
+    ) -> Result<bool, Corrupt> {
+        if len > pb::FIRST_PAYLOAD_LEN {
+            return Ok(false); // continued in the next postboxes: announced
+        }
+        if f.nbytes as usize != len || f.count != 0 {
+            return Err(Corrupt("inline byte count does not match the message"));
+        }
+        let env = Envelope {
+            ctx,
+            tag,
+            len,
+            sync: false,
+        };
+        let Some(dst) = sink.claim(self.src, &env) else {
+            return Ok(false);
+        };
+        dst.write_slice(&line[pb::FIRST_PAYLOAD - pb::CTX..][..len]);
+        let r = self.consume();
+        sink.claimed(r.is_ok());
+        r?;
+        self.next_seq += 1;
+        Ok(true)
+    }
+
+    /// Offers the eager message at the head (its first postbox `f`, envelope fields
+    /// read) to `sink` if it is whole in that postbox; true once claimed, copied and
+    /// consumed.
+    fn claim_head<S: Sink + ?Sized>(
+        &mut self,
+        f: Flag,
+        ctx: u32,
+        tag: i32,
+        len: usize,
+        sink: &mut S,
     ) -> Result<bool, Corrupt> {
         let whole = match f.kind {
             kind::SHORT => len <= pb::FIRST_PAYLOAD_LEN,

@@ -553,6 +553,26 @@ impl Mem {
         Ok(())
     }
 
+    /// Copies the first `n` bytes of `data` (`n <= N`) to `off`. On shared memory all
+    /// `N` bytes are copied, the caller's padding past `n` included: a copy of a size
+    /// known here is a few moves, with no call into the C library. On a network window
+    /// only the `n` bytes are staged (they travel).
+    #[inline]
+    pub fn write_prefix<const N: usize>(
+        &self,
+        off: usize,
+        data: &[u8; N],
+        n: usize,
+    ) -> Result<(), OutOfBounds> {
+        if self.net_win().is_some() {
+            return self.write(off, data.get(..n).ok_or(OutOfBounds)?);
+        }
+        let p = self.check(off, N, 1)?;
+        // SAFETY: `p..p+N` is in bounds; `data` is this process's memory (as `write`).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, N) };
+        Ok(())
+    }
+
     /// Copies bytes at `off` into `out`.
     #[inline]
     pub fn read(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
@@ -743,121 +763,4 @@ impl DstBuf {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn accesses_are_bounds_checked() {
-        let (a, b) = Mem::heap(128);
-        assert_eq!(a.len(), 128);
-        a.store_u64(120, 7).unwrap();
-        assert_eq!(b.load_u64(120), Ok(7));
-        assert_eq!(a.load_u64(121), Err(OutOfBounds));
-        assert_eq!(a.load_u64(128), Err(OutOfBounds));
-        assert_eq!(a.load_u64(usize::MAX - 3), Err(OutOfBounds));
-        assert_eq!(a.write(100, &[0; 29]), Err(OutOfBounds));
-        a.write(100, &[1; 28]).unwrap();
-        let mut out = [0u8; 4];
-        b.read(124, &mut out).unwrap();
-        assert_eq!(out, [1; 4]);
-        assert_eq!(b.read(125, &mut out), Err(OutOfBounds));
-        b.store_u8(127, 9).unwrap();
-        assert_eq!(a.load_u8(127), Ok(9));
-        assert_eq!(a.load_u8(128), Err(OutOfBounds));
-        a.store_u32(4, 0xabcd).unwrap();
-        assert_eq!(b.load_u32(4), Ok(0xabcd));
-    }
-
-    #[test]
-    fn user_buffers_truncate_and_check() {
-        let (a, _b) = Mem::heap(64);
-        let data = [5u8; 16];
-        // SAFETY: (test) `data` outlives `src`.
-        let src = unsafe { SrcBuf::new(data.as_ptr(), data.len()) };
-        a.write_from(0, &src, 8, 8).unwrap();
-        assert_eq!(a.write_from(0, &src, 9, 8), Err(OutOfBounds));
-        let mut out = [0u8; 4];
-        // SAFETY: (test) `out` outlives `dst`.
-        let dst = unsafe { DstBuf::new(out.as_mut_ptr(), out.len()) };
-        a.read_into(0, &dst, 2, 8).unwrap();
-        src.copy_to(0, &dst, 0, 1);
-        assert_eq!(out, [5, 0, 5, 5]);
-    }
-
-    /// Over RSM's udp controller on loopback (two nodes in this process): postboxes
-    /// written body first then flag, batched into one put, arrive whole; a lazy
-    /// window's acks wait for the flush.
-    #[test]
-    fn network_windows_batch_postboxes_and_stage_acks() {
-        use myrix_rsm::net::node_table::NodeTable;
-        use myrix_rsm::{Controller, ExportFlags, NodeId, Perm};
-        let port = || {
-            std::net::UdpSocket::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        };
-        let boards = [
-            format!("udp:127.0.0.1:{}", port()),
-            format!("udp:127.0.0.1:{}", port()),
-        ];
-        let t = NodeTable::from_pairs([(1, boards[0].as_str()), (2, boards[1].as_str())]).unwrap();
-        let a = Controller::udp(NodeId(1), t.clone()).unwrap();
-        let b = Controller::udp(NodeId(2), t).unwrap();
-        let e = a.export_create(4096, ExportFlags::default()).unwrap();
-        let id = e.publish(None, &[]).unwrap();
-        let local = Mem::export(e);
-        let wait = |off: usize, v: u64| {
-            let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
-            while local.load_u64(off) != Ok(v) {
-                local.poll_net();
-                assert!(
-                    std::time::Instant::now() < end,
-                    "word at {off} never became {v}"
-                );
-            }
-        };
-        let imp = Arc::new(b.import_connect(NodeId(1), id, Perm::RDWR).unwrap());
-        let w = Mem::net_batch(imp.clone());
-        w.write(8, &[1; 56]).unwrap();
-        w.store_u64(0, 11).unwrap();
-        w.write(72, &[2; 56]).unwrap();
-        w.store_u64(64, 22).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        local.poll_net();
-        assert_eq!(local.load_u64(0), Ok(0), "a batch waits for its flush");
-        w.net_flush().unwrap().flush();
-        wait(0, 11);
-        let mut got = [0u8; 128];
-        local.read(0, &mut got).unwrap();
-        assert_eq!(&got[8..64], &[1; 56][..]);
-        assert_eq!(local.load_u64(64), Ok(22));
-        assert_eq!(&got[72..128], &[2; 56][..]);
-        // Data not led by its flag: the data first, then the flag as a put of its own.
-        w.write(1000, &[3; 24]).unwrap();
-        w.store_u64(2048, 33).unwrap();
-        w.net_flush().unwrap().flush();
-        wait(2048, 33);
-        let mut d = [0u8; 24];
-        local.read(1000, &mut d).unwrap();
-        assert_eq!(d, [3; 24]);
-        // Acks: staged until the flush.
-        let acks = Mem::net_lazy(imp);
-        acks.store_u8(3000, 1).unwrap();
-        acks.store_u8(3001, 1).unwrap();
-        acks.store_u64(3008, 44).unwrap(); // a word: the acks, then it
-        wait(3008, 44);
-        assert_eq!(local.load_u8(3001), Ok(1));
-        acks.store_u8(3002, 1).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        local.poll_net();
-        assert_eq!(local.load_u8(3002), Ok(0));
-        acks.net_flush().unwrap().flush();
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while local.load_u8(3002) != Ok(1) {
-            local.poll_net();
-            assert!(std::time::Instant::now() < end);
-        }
-    }
-}
+mod tests;
