@@ -88,6 +88,8 @@ pub fn default_config() -> Config {
     }
 }
 
+/// A polling caller stamps its activity every this many polls ([`Net::mark_polling`]).
+const MARK_POLLS: u32 = 8;
 /// How often the machine's load is looked at ([`Net::may_spin`]).
 const LOAD_RECHECK_NS: u64 = 10_000_000;
 /// The longest a waiting caller sleeps on the sockets before it polls again.
@@ -116,6 +118,7 @@ pub(crate) struct Rail {
 
 impl Rail {
     /// One progress of the endpoint (the caller holds it); returns the frames taken in.
+    /// `polling`: a poll of a loop ([`Endpoint::poll`], the clock read every few polls).
     ///
     /// The UDP transport returns after the first short frame (in a ping-pong, asking
     /// again costs a system call to learn the socket is empty). Under a backlog (two
@@ -125,8 +128,9 @@ impl Rail {
     /// the peer is declared unreachable (seen with every MPI message on one rail after
     /// a fail-over). So then it takes frames in until the socket is empty, at most
     /// [`DRAIN_MAX`] progresses.
-    fn progress(&self, ep: &mut Endpoint) -> usize {
-        let mut got = ep.progress().unwrap_or(0);
+    fn progress(&self, ep: &mut Endpoint, polling: bool) -> usize {
+        let first = if polling { ep.poll() } else { ep.progress() };
+        let mut got = first.unwrap_or(0);
         if got > 0 && self.backlog.load(Ordering::Relaxed) {
             for _ in 1..DRAIN_MAX {
                 let n = ep.progress().unwrap_or(0);
@@ -173,6 +177,9 @@ pub(crate) struct Net {
     /// When (ns since `epoch`) the application last drove an endpoint: while that is
     /// recent the agent leaves the sockets to it.
     pub(crate) app_at: AtomicU64,
+    /// Polls since the last [`Net::mark_polling`] stamp (racy on purpose: a count lost
+    /// between two polling threads only delays a stamp).
+    mark_polls: AtomicU32,
     /// When (ns since `epoch`, 0: never) the machine's load was last looked at, and
     /// whether it then had a core for every busy process ([`Net::may_spin`]).
     load_at: AtomicU64,
@@ -308,6 +315,7 @@ impl Net {
             who: Credentials { uid, gid },
             agent_rounds: AtomicU64::new(0),
             app_at: AtomicU64::new(0),
+            mark_polls: AtomicU32::new(0),
             load_at: AtomicU64::new(0),
             spin_ok: AtomicBool::new(false),
             waiters: AtomicU32::new(0),
@@ -345,6 +353,17 @@ impl Net {
         self.app_at.store(now, Ordering::Relaxed);
     }
 
+    /// [`Net::mark_active`] for a poll of a loop: the clock is read every
+    /// [`MARK_POLLS`] polls only (a stamp a few polls old still says the application
+    /// polls; a clock read per poll was a tenth of an idle poll's instructions).
+    fn mark_polling(&self) {
+        let n = self.mark_polls.load(Ordering::Relaxed).wrapping_add(1);
+        self.mark_polls.store(n, Ordering::Relaxed);
+        if n % MARK_POLLS == 0 || self.app_at.load(Ordering::Relaxed) == 0 {
+            self.mark_active();
+        }
+    }
+
     /// How much longer the application counts as driving the endpoints (it did in the
     /// last [`agent::APP_ACTIVE_NS`]); `None` if it does not.
     pub(crate) fn app_active_for(&self) -> Option<Duration> {
@@ -368,7 +387,7 @@ impl Net {
         self.mark_active();
         let mut got = 0;
         for r in &self.rails {
-            got += r.progress(&mut lock(&r.ep));
+            got += r.progress(&mut lock(&r.ep), false);
         }
         if got > 0 {
             self.took_frames();
@@ -387,12 +406,12 @@ impl Net {
     /// [`Net::progress`] on the rails nobody else is driving right now: a poll of a
     /// wait, where a rail the agent holds is being driven anyway.
     pub(crate) fn try_progress(&self) {
-        self.mark_active();
+        self.mark_polling();
         let mut got = 0;
         for r in &self.rails {
             got += match r.ep.try_lock() {
-                Ok(mut ep) => r.progress(&mut ep),
-                Err(TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner()),
+                Ok(mut ep) => r.progress(&mut ep, true),
+                Err(TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner(), true),
                 Err(TryLockError::WouldBlock) => 0,
             };
         }
