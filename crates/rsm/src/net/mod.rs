@@ -406,12 +406,22 @@ impl Net {
     /// [`Net::progress`] on the rails nobody else is driving right now: a poll of a
     /// wait, where a rail the agent holds is being driven anyway.
     pub(crate) fn try_progress(&self) {
-        self.mark_polling();
+        self.try_progress_at(true);
+    }
+
+    /// [`Net::try_progress`]; `polling`: the polls are close together (a spin), so
+    /// the clock may be read every few of them; else (a poll after a sleep) it is read.
+    fn try_progress_at(&self, polling: bool) {
+        if polling {
+            self.mark_polling();
+        } else {
+            self.mark_active();
+        }
         let mut got = 0;
         for r in &self.rails {
             got += match r.ep.try_lock() {
-                Ok(mut ep) => r.progress(&mut ep, true),
-                Err(TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner(), true),
+                Ok(mut ep) => r.progress(&mut ep, polling),
+                Err(TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner(), polling),
                 Err(TryLockError::WouldBlock) => 0,
             };
         }
@@ -443,6 +453,8 @@ impl Net {
     ) -> Option<T> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut polls = 0u32;
+        // Whether the last poll was followed by a sleep: the next reads the clock.
+        let mut slept = false;
         loop {
             if let Some(v) = f() {
                 return Some(v);
@@ -457,7 +469,8 @@ impl Net {
                 }
                 None => None,
             };
-            self.try_progress();
+            self.try_progress_at(!slept);
+            slept = false;
             polls = polls.saturating_add(1);
             if polls < 64 {
                 std::hint::spin_loop();
@@ -466,6 +479,7 @@ impl Net {
                     std::hint::spin_loop();
                 } else {
                     std::thread::sleep(Duration::from_micros(50));
+                    slept = true;
                 }
             } else {
                 self.waiters.fetch_add(1, Ordering::SeqCst);
@@ -478,6 +492,7 @@ impl Net {
                 let nap = left.map_or(WAIT_BLOCK_MAX, |l| l.min(WAIT_BLOCK_MAX));
                 self.sleep_on_sockets(nap);
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
+                slept = true;
             }
         }
     }
