@@ -40,8 +40,9 @@ use crate::SignalFlags;
 const PUT_PIECE: usize = 1 << 20;
 /// Puts of at least this many bytes are striped across the live rails.
 pub(crate) const STRIPE_MIN: usize = 64 * 1024;
-/// The longest data [`ImportBackend::put_with_flag`] sends with its flag as one write:
-/// far below any board's frame (the engine cuts writes only at its MTU).
+/// The longest data [`ImportBackend::put_with_flag`] sends with its flag as one write
+/// (a stack buffer), if the rails' frames hold it (the engine cuts writes only at its
+/// MTU: `Rail::one_write`).
 const FLAGGED_ONE_WRITE: usize = 504;
 
 /// The rail rules' parameters here: [`RailsConfig`]'s defaults (64 MiB logs, 1024
@@ -509,7 +510,10 @@ impl ImportBackend for NetImport {
 
     fn put_with_flag(&self, offset: usize, flag: u64, data: &[u8]) -> Result<(), RsmError> {
         let off = offset as u64;
-        if data.len() <= FLAGGED_ONE_WRITE {
+        // On every rail, since a fail-over may move the write (a board of a small MTU
+        // would cut it in frames, and the flag, first, would be stored first).
+        let one_write = self.net.rails.iter().map(|r| r.one_write).min();
+        if data.len() <= FLAGGED_ONE_WRITE && one_write.is_some_and(|w| 8 + data.len() <= w) {
             // Flag and data as one write: it fits one frame, which the exporter stores
             // first word last (`memory.rs`), so the flag is seen after the data. One
             // frame, not two, and no copy to the heap.

@@ -114,6 +114,9 @@ pub(crate) struct Rail {
     /// The last progress on the rail took frames in: the socket may hold a backlog
     /// ([`Rail::progress`]).
     backlog: AtomicBool,
+    /// The longest write that travels as one frame on this rail (the engine's MTU less
+    /// a write's head): what a write must fit to be stored first word last.
+    pub(crate) one_write: usize,
 }
 
 impl Rail {
@@ -301,6 +304,7 @@ impl Net {
                 addrs,
                 bytes_put: AtomicU64::new(0),
                 backlog: AtomicBool::new(false),
+                one_write: mtu.saturating_sub(myrix_wire::rsm::WRITE_HEAD),
                 failed: Mutex::new(Default::default()),
             });
         }
