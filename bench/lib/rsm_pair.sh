@@ -1,7 +1,8 @@
 # Two network namespaces joined by one veth pair, for the RSM network benches (source
 # it; needs root). rsm_pair_up NET (e.g. 10.81.0) uses $A, $B, $VA, $VB and $W, set by
 # the caller: addresses NET.1 and NET.2, and the node tables $W/eth.nodes and
-# $W/udp.nodes (node 1 in $A, node 2 in $B). rsm_pair_cleanup kills the caller's
+# $W/udp.nodes (node 1 in $A, node 2 in $B), and $maca/$macb (the boards' MACs, for
+# the bare ping-pong). rsm_pair_cleanup kills the caller's
 # background jobs (a server a failed client left waiting), deletes both namespaces
 # and $W.
 
@@ -13,7 +14,7 @@ rsm_pair_cleanup() {
 }
 
 rsm_pair_up() { # NET
-  local net=$1 ns maca macb
+  local net=$1 ns
   ip netns add "$A"
   ip netns add "$B"
   ip link add "$VA" type veth peer name "$VB"

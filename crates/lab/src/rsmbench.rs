@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use myrix_rsm::spin::SpinWait;
 use myrix_rsm::{
-    Barrier, BarrierMode, BarrierType, Controller, Export, ExportFlags, Import, NodeId, Perm,
-    RsmError, SegmentId,
+    BarrierMode, BarrierType, Controller, Export, ExportFlags, Import, NodeId, Perm, RsmError,
+    SegmentId,
 };
 
 use crate::error::LabError;
@@ -149,21 +149,22 @@ impl Server {
             .import_connect(node, SegmentId(client_seg as u32), Perm::RDWR)
             .map_err(|e| rsm("connect to the client's segment", e))?;
         // Pongs as RSM's raw writes: explicit mode (a put does not wait for its
-        // acknowledgement), one barrier scope for the whole run, the flag ordered
-        // after the data.
+        // acknowledgement), one barrier scope for the whole run, data and flag in one
+        // `put_with_flag` (the flag ordered after the data; one datagram over the
+        // network).
         peer.set_mode(BarrierMode::Explicit)
             .map_err(|e| rsm("mode", e))?;
         let mut bar = peer
             .init_barrier(BarrierType::Segment)
             .map_err(|e| rsm("barrier", e))?;
         bar.open().map_err(|e| rsm("barrier open", e))?;
-        let served = self.pong(&peer, &mut bar, verify);
+        let served = self.pong(&peer, verify);
         // The client may be gone already (its goodbye ends the run).
         let _ = bar.close();
         served
     }
 
-    fn pong(&self, peer: &Import, bar: &mut Barrier, verify: bool) -> Result<(), LabError> {
+    fn pong(&self, peer: &Import, verify: bool) -> Result<(), LabError> {
         let load = |w| self.seg.load_u64(w).map_err(|e| rsm("poll", e));
         let mut buf = vec![0u8; MAX_LEN];
         let mut last = 0u64;
@@ -180,10 +181,8 @@ impl Server {
                         .read(DATA, &mut buf[..len])
                         .map_err(|e| rsm("read", e))?;
                 }
-                peer.put(DATA, &buf[..len]).map_err(|e| rsm("pong", e))?;
-                bar.order().map_err(|e| rsm("pong order", e))?;
-                peer.put_scalars(W_FLAG, &[flag])
-                    .map_err(|e| rsm("pong flag", e))?;
+                peer.put_with_flag(W_FLAG, flag, &buf[..len])
+                    .map_err(|e| rsm("pong", e))?;
                 spin.reset();
                 polls = 0;
                 idle = Instant::now();
@@ -333,8 +332,8 @@ fn measure(
     }
 
     // The put-based ping-pong, as RSM's raw writes (the seed's figure): explicit mode,
-    // so no put waits for its acknowledgement; the flag ordered after the data; the
-    // scope closed (every write in remote memory) after the last round.
+    // so no put waits for its acknowledgement; data and flag in one `put_with_flag`
+    // (the flag ordered after the data: one datagram over the network); the scope closed (every write in remote memory) after the last round.
     server
         .set_mode(BarrierMode::Explicit)
         .map_err(|e| rsm("mode", e))?;
@@ -353,11 +352,9 @@ fn measure(
         if plan.verify {
             pattern(&mut sbuf, len, *seq);
         }
-        server.put(DATA, &sbuf).map_err(|e| rsm("ping", e))?;
-        pp.order().map_err(|e| rsm("ping order", e))?;
         server
-            .put_scalars(W_FLAG, &[flag])
-            .map_err(|e| rsm("ping flag", e))?;
+            .put_with_flag(W_FLAG, flag, &sbuf)
+            .map_err(|e| rsm("ping", e))?;
         wait_flag(mine, server, flag, &mut spin)?;
         if plan.verify {
             mine.read(DATA, &mut rbuf).map_err(|e| rsm("read", e))?;

@@ -96,6 +96,17 @@ pub(crate) trait ImportBackend: Send + Sync {
     /// In bounds, aligned to the element size; each element is one access of its size.
     fn put_scalars(&self, offset: usize, data: Scalars<'_>) -> Result<(), RsmError>;
     fn get_scalars(&self, offset: usize, out: ScalarsMut<'_>) -> Result<(), RsmError>;
+    /// In bounds (`offset` 8-aligned, `8 + data.len()` bytes), writable: `data` at
+    /// `offset + 8`, then `flag` at `offset`, ordered after it
+    /// ([`crate::Import::put_with_flag`]). A backend that can send both at once (the
+    /// network's: one datagram) overrides this.
+    fn put_with_flag(&self, offset: usize, flag: u64, data: &[u8]) -> Result<(), RsmError> {
+        if !data.is_empty() {
+            self.put(offset + 8, data)?;
+            self.order()?;
+        }
+        self.put_scalars(offset, Scalars::U64(&[flag]))
+    }
     /// The segment's memory in this process, if the controller maps (shm only).
     fn map(&self) -> Result<(*mut u8, usize), RsmError> {
         Err(RsmError::MapFailed)

@@ -295,6 +295,20 @@ impl Import {
             .transfer(|b| b.get_scalars(offset, T::wrap_mut(out)))
     }
 
+    /// Writes `data` at `offset + 8`, then the 64-bit `flag` at `offset` (a multiple of
+    /// 8), ordered after it: an exporter that sees `flag` (with
+    /// [`crate::Export::load_u64`]) sees the data. The postbox pattern of a put-based
+    /// ping-pong or a message queue, as one call: over the network both go to the
+    /// exporter in one datagram (one write when they fit a frame), where a put, an
+    /// `order` and a flag put are two. In implicit mode it returns once both are in
+    /// remote memory.
+    pub fn put_with_flag(&self, offset: usize, flag: u64, data: &[u8]) -> Result<(), RsmError> {
+        self.scalar_bounds::<u64>(offset, 1)?;
+        bounds(self.inner.len, offset, data.len().saturating_add(8))?;
+        self.inner.writable()?;
+        self.inner.transfer(|b| b.put_with_flag(offset, flag, data))
+    }
+
     /// Writes a list of 1 to 16 pieces (`BadSgio` otherwise). Every entry is checked
     /// before any is written.
     pub fn putv(&self, ios: &[IoVec<'_>]) -> Result<(), RsmError> {

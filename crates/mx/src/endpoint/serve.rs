@@ -68,6 +68,14 @@ impl<C: Codec> Endpoint<C> {
         Some(p.as_mut())
     }
 
+    /// [`Endpoint::progress`] for a caller that polls in a loop (an RSM exporter polling
+    /// its memory, a wait's polls): the clock is read every few polls, as a blocking
+    /// wait's own polls do, not on every one. The time given to the engines never goes
+    /// back (it is the last reading), only lags by a few polls; timers are milliseconds.
+    pub fn poll(&mut self) -> Result<usize, MxError> {
+        self.progress_lent(None, true)
+    }
+
     /// Sends what the attached protocols have queued (and MX's stalled frame before
     /// it), without receiving: for a protocol's call that only queued frames (a
     /// one-sided write), where a receive would cost a system call before the send.

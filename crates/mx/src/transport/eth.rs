@@ -398,6 +398,9 @@ impl Transport for Eth {
                 }
                 n += 1;
                 let _ = deliver(&Loc::Eth(from), &self.buf[..got]);
+                if got < self.mtu {
+                    break; // as below
+                }
                 continue;
             }
             if got < PREFIX {
@@ -410,6 +413,13 @@ impl Transport for Eth {
             }
             n += 1;
             let _ = deliver(&Loc::Eth(from), &self.buf[PREFIX..PREFIX + len]);
+            // A frame shorter than the MTU returns at once, as the UDP transport does:
+            // asking again would most often cost a whole system call to learn the
+            // socket is empty, on the critical path of a ping-pong (one `recvfrom(2)`
+            // per frame received); a stream of full frames goes on being read.
+            if len < self.mtu {
+                break;
+            }
         }
         Ok(n)
     }

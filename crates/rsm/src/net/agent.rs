@@ -17,6 +17,7 @@
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -147,6 +148,12 @@ pub(crate) struct RsmProtocol {
     spare: Vec<u8>,
     /// The engine's MTU.
     mtu: usize,
+    /// The engine's next deadline (`u64::MAX`: none) as of this protocol's last call
+    /// that held the core: what [`Protocol::poll_timeout`] answers without taking the
+    /// lock (the endpoint asks it on every poll, just before `poll_transmit`, which
+    /// takes the lock and refreshes it). A deadline set by an import's call in between
+    /// is seen one poll later; the agent sleeps on the engine's own deadline.
+    deadline: AtomicU64,
 }
 
 impl RsmProtocol {
@@ -156,7 +163,71 @@ impl RsmProtocol {
             held: None,
             spare: vec![0; mtu],
             mtu,
+            deadline: AtomicU64::new(0),
         }
+    }
+}
+
+impl RsmProtocol {
+    /// The next datagram: the engine's next frame and those after it to the same peer
+    /// that fit ([`bundle`]).
+    fn next_datagram(
+        held: &mut Option<(Addr, usize)>,
+        spare: &mut [u8],
+        mtu: usize,
+        c: &mut Core,
+        now: u64,
+        buf: &mut [u8],
+    ) -> Option<(Loc, usize)> {
+        let head = bundle::HEAD;
+        if buf.len() < head + mtu {
+            // No room for a bundle's head (not the endpoint's own buffer): one frame.
+            if let Some((a, n)) = held.take() {
+                buf[..n].copy_from_slice(&spare[..n]);
+                return Some((a.loc(), n));
+            }
+            return c.engine.poll_transmit(now, buf).map(|(a, n)| (a.loc(), n));
+        }
+        // The first frame goes where it lies in a bundle, so joining costs no copy of it.
+        let (to, first) = match held.take() {
+            Some((a, n)) => {
+                buf[head..head + n].copy_from_slice(&spare[..n]);
+                (a, n)
+            }
+            None => c.engine.poll_transmit(now, &mut buf[head..])?,
+        };
+        let limit = head + mtu;
+        if first > mtu / 2 {
+            // A large frame (a piece of a bulk put): nothing much would join it, and
+            // moving it to the datagram's start would copy it again. It goes as a
+            // bundle of one.
+            bundle::start(buf, first);
+            return Some((to.loc(), head + first));
+        }
+        let mut end = head + first;
+        while let Some((a, n)) = c.engine.poll_transmit(now, spare) {
+            match (a == to)
+                .then(|| bundle::push(buf, end, limit, &spare[..n]))
+                .flatten()
+            {
+                Some(e) => end = e,
+                None => {
+                    *held = Some((a, n));
+                    break;
+                }
+            }
+        }
+        if end == head + first {
+            buf.copy_within(head..end, 0);
+            return Some((to.loc(), first));
+        }
+        bundle::start(buf, first);
+        Some((to.loc(), end))
+    }
+
+    fn note_deadline(&self, c: &Core) {
+        let t = c.engine.poll_timeout().unwrap_or(u64::MAX);
+        self.deadline.store(t, Ordering::Relaxed);
     }
 }
 
@@ -183,66 +254,30 @@ impl Protocol for RsmProtocol {
             c.engine.handle_frame(now, &addr, frame, &mut c.mem);
         }
         c.drain();
+        self.note_deadline(c);
         Verdict::Taken
     }
 
     fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
         let mut c = lock(&self.core);
         c.last_now = now;
-        let head = bundle::HEAD;
-        if buf.len() < head + self.mtu {
-            // No room for a bundle's head (not the endpoint's own buffer): one frame.
-            if let Some((a, n)) = self.held.take() {
-                buf[..n].copy_from_slice(&self.spare[..n]);
-                return Some((a.loc(), n));
-            }
-            return c.engine.poll_transmit(now, buf).map(|(a, n)| (a.loc(), n));
-        }
-        // The first frame goes where it lies in a bundle, so joining costs no copy of it.
-        let (to, first) = match self.held.take() {
-            Some((a, n)) => {
-                buf[head..head + n].copy_from_slice(&self.spare[..n]);
-                (a, n)
-            }
-            None => c.engine.poll_transmit(now, &mut buf[head..])?,
-        };
-        let limit = head + self.mtu;
-        if first > self.mtu / 2 {
-            // A large frame (a piece of a bulk put): nothing much would join it, and
-            // moving it to the datagram's start would copy it again. It goes as a
-            // bundle of one.
-            bundle::start(buf, first);
-            return Some((to.loc(), head + first));
-        }
-        let mut end = head + first;
-        while let Some((a, n)) = c.engine.poll_transmit(now, &mut self.spare) {
-            match (a == to)
-                .then(|| bundle::push(buf, end, limit, &self.spare[..n]))
-                .flatten()
-            {
-                Some(e) => end = e,
-                None => {
-                    self.held = Some((a, n));
-                    break;
-                }
-            }
-        }
-        if end == head + first {
-            buf.copy_within(head..end, 0);
-            return Some((to.loc(), first));
-        }
-        bundle::start(buf, first);
-        Some((to.loc(), end))
+        let r = Self::next_datagram(&mut self.held, &mut self.spare, self.mtu, &mut c, now, buf);
+        self.note_deadline(&c);
+        r
     }
 
     fn poll_timeout(&self) -> Option<u64> {
-        lock(&self.core).engine.poll_timeout()
+        match self.deadline.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            t => Some(t),
+        }
     }
 
     fn handle_timeout(&mut self, now: u64) {
         let mut c = lock(&self.core);
         c.engine.handle_timeout(now);
         c.drain();
+        self.note_deadline(&c);
     }
 }
 
@@ -304,8 +339,8 @@ fn agent_round(net: &Net, rail: usize) -> Next {
         return Next::Nap(left.max(AGENT_NAP_MIN));
     }
     let got = match r.ep.try_lock() {
-        Ok(mut ep) => r.progress(&mut ep),
-        Err(std::sync::TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner()),
+        Ok(mut ep) => r.progress(&mut ep, false),
+        Err(std::sync::TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner(), false),
         Err(std::sync::TryLockError::WouldBlock) => return Next::Nap(AGENT_BUSY_BACKOFF),
     };
     if got > 0 {

@@ -40,6 +40,10 @@ use crate::SignalFlags;
 const PUT_PIECE: usize = 1 << 20;
 /// Puts of at least this many bytes are striped across the live rails.
 pub(crate) const STRIPE_MIN: usize = 64 * 1024;
+/// The longest data [`ImportBackend::put_with_flag`] sends with its flag as one write
+/// (a stack buffer), if the rails' frames hold it (the engine cuts writes only at its
+/// MTU: `Rail::one_write`).
+const FLAGGED_ONE_WRITE: usize = 504;
 
 /// The rail rules' parameters here: [`RailsConfig`]'s defaults (64 MiB logs, 1024
 /// signals kept, a failed rail looked at every 100 ms, 1 s after a refused rejoin).
@@ -401,25 +405,34 @@ impl NetImport {
     }
 
     fn put_bytes(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
+        self.put_runs(&[(offset as u64, data)])
+    }
+
+    /// Puts `runs` in their order, then sends them together: one transmit (one
+    /// datagram per peer while they fit), or in implicit mode one flush for all. Runs
+    /// that are not striped go to the primary rail one after the other, so the engine
+    /// applies them in this order (what [`NetImport::put_with_flag`] relies on).
+    fn put_runs(&self, runs: &[(u64, &[u8])]) -> Result<(), RsmError> {
         let mut st = self.lock();
         self.check_rails(&mut st)?;
-        let off = offset as u64;
-        let k = if st.stripes(data.len()) {
-            None
-        } else {
-            Some(st.primary()?)
-        };
-        self.order_before(&mut st, k, off, data.len())?;
-        // After the order's flushes (a fail-over there changes the live rails).
-        if k.is_some() {
-            // Whole on the primary (what `put_pieces` says), without a list.
-            let p = st.primary()?;
-            self.queue(&mut st, p, off, data, false)?;
-        } else {
-            let pieces = st.put_pieces(off, data.len())?;
-            let striped = pieces.len() > 1;
-            for pc in pieces {
-                self.queue(&mut st, pc.rail, pc.offset, &data[pc.range], striped)?;
+        for &(off, data) in runs {
+            let k = if st.stripes(data.len()) {
+                None
+            } else {
+                Some(st.primary()?)
+            };
+            self.order_before(&mut st, k, off, data.len())?;
+            // After the order's flushes (a fail-over there changes the live rails).
+            if k.is_some() {
+                // Whole on the primary (what `put_pieces` says), without a list.
+                let p = st.primary()?;
+                self.queue(&mut st, p, off, data, false)?;
+            } else {
+                let pieces = st.put_pieces(off, data.len())?;
+                let striped = pieces.len() > 1;
+                for pc in pieces {
+                    self.queue(&mut st, pc.rail, pc.offset, &data[pc.range], striped)?;
+                }
             }
         }
         if self.implicit.load(Ordering::Relaxed) {
@@ -493,6 +506,31 @@ impl ImportBackend for NetImport {
             return self.put_bytes(offset, &v.to_ne_bytes());
         }
         self.put_bytes(offset, &to_bytes(&data))
+    }
+
+    fn put_with_flag(&self, offset: usize, flag: u64, data: &[u8]) -> Result<(), RsmError> {
+        let off = offset as u64;
+        // On every rail, since a fail-over may move the write (a board of a small MTU
+        // would cut it in frames, and the flag, first, would be stored first).
+        let one_write = self.net.rails.iter().map(|r| r.one_write).min();
+        if data.len() <= FLAGGED_ONE_WRITE && one_write.is_some_and(|w| 8 + data.len() <= w) {
+            // Flag and data as one write: it fits one frame, which the exporter stores
+            // first word last (`memory.rs`), so the flag is seen after the data. One
+            // frame, not two, and no copy to the heap.
+            let mut buf = [0u8; 8 + FLAGGED_ONE_WRITE];
+            buf[..8].copy_from_slice(&flag.to_ne_bytes());
+            buf[8..8 + data.len()].copy_from_slice(data);
+            return self.put_runs(&[(off, &buf[..8 + data.len()])]);
+        }
+        if data.len() >= STRIPE_MIN {
+            // Striped data reaches the exporter on several rails: the flag after an
+            // order (the rules flush the stripes first).
+            self.put_bytes(offset + 8, data)?;
+            self.order()?;
+            return self.put_bytes(offset, &flag.to_ne_bytes());
+        }
+        // Data then flag on the primary rail, applied in that order, sent together.
+        self.put_runs(&[(off + 8, data), (off, &flag.to_ne_bytes())])
     }
 
     fn get_scalars(&self, offset: usize, mut out: ScalarsMut<'_>) -> Result<(), RsmError> {

@@ -88,6 +88,8 @@ pub fn default_config() -> Config {
     }
 }
 
+/// A polling caller stamps its activity every this many polls ([`Net::mark_polling`]).
+const MARK_POLLS: u32 = 8;
 /// How often the machine's load is looked at ([`Net::may_spin`]).
 const LOAD_RECHECK_NS: u64 = 10_000_000;
 /// The longest a waiting caller sleeps on the sockets before it polls again.
@@ -112,10 +114,14 @@ pub(crate) struct Rail {
     /// The last progress on the rail took frames in: the socket may hold a backlog
     /// ([`Rail::progress`]).
     backlog: AtomicBool,
+    /// The longest write that travels as one frame on this rail (the engine's MTU less
+    /// a write's head): what a write must fit to be stored first word last.
+    pub(crate) one_write: usize,
 }
 
 impl Rail {
     /// One progress of the endpoint (the caller holds it); returns the frames taken in.
+    /// `polling`: a poll of a loop ([`Endpoint::poll`], the clock read every few polls).
     ///
     /// The UDP transport returns after the first short frame (in a ping-pong, asking
     /// again costs a system call to learn the socket is empty). Under a backlog (two
@@ -125,8 +131,9 @@ impl Rail {
     /// the peer is declared unreachable (seen with every MPI message on one rail after
     /// a fail-over). So then it takes frames in until the socket is empty, at most
     /// [`DRAIN_MAX`] progresses.
-    fn progress(&self, ep: &mut Endpoint) -> usize {
-        let mut got = ep.progress().unwrap_or(0);
+    fn progress(&self, ep: &mut Endpoint, polling: bool) -> usize {
+        let first = if polling { ep.poll() } else { ep.progress() };
+        let mut got = first.unwrap_or(0);
         if got > 0 && self.backlog.load(Ordering::Relaxed) {
             for _ in 1..DRAIN_MAX {
                 let n = ep.progress().unwrap_or(0);
@@ -173,6 +180,9 @@ pub(crate) struct Net {
     /// When (ns since `epoch`) the application last drove an endpoint: while that is
     /// recent the agent leaves the sockets to it.
     pub(crate) app_at: AtomicU64,
+    /// Polls since the last [`Net::mark_polling`] stamp (racy on purpose: a count lost
+    /// between two polling threads only delays a stamp).
+    mark_polls: AtomicU32,
     /// When (ns since `epoch`, 0: never) the machine's load was last looked at, and
     /// whether it then had a core for every busy process ([`Net::may_spin`]).
     load_at: AtomicU64,
@@ -294,6 +304,7 @@ impl Net {
                 addrs,
                 bytes_put: AtomicU64::new(0),
                 backlog: AtomicBool::new(false),
+                one_write: mtu.saturating_sub(myrix_wire::rsm::WRITE_HEAD),
                 failed: Mutex::new(Default::default()),
             });
         }
@@ -308,6 +319,7 @@ impl Net {
             who: Credentials { uid, gid },
             agent_rounds: AtomicU64::new(0),
             app_at: AtomicU64::new(0),
+            mark_polls: AtomicU32::new(0),
             load_at: AtomicU64::new(0),
             spin_ok: AtomicBool::new(false),
             waiters: AtomicU32::new(0),
@@ -345,6 +357,17 @@ impl Net {
         self.app_at.store(now, Ordering::Relaxed);
     }
 
+    /// [`Net::mark_active`] for a poll of a loop: the clock is read every
+    /// [`MARK_POLLS`] polls only (a stamp a few polls old still says the application
+    /// polls; a clock read per poll was a tenth of an idle poll's instructions).
+    fn mark_polling(&self) {
+        let n = self.mark_polls.load(Ordering::Relaxed).wrapping_add(1);
+        self.mark_polls.store(n, Ordering::Relaxed);
+        if n % MARK_POLLS == 0 || self.app_at.load(Ordering::Relaxed) == 0 {
+            self.mark_active();
+        }
+    }
+
     /// How much longer the application counts as driving the endpoints (it did in the
     /// last [`agent::APP_ACTIVE_NS`]); `None` if it does not.
     pub(crate) fn app_active_for(&self) -> Option<Duration> {
@@ -368,7 +391,7 @@ impl Net {
         self.mark_active();
         let mut got = 0;
         for r in &self.rails {
-            got += r.progress(&mut lock(&r.ep));
+            got += r.progress(&mut lock(&r.ep), false);
         }
         if got > 0 {
             self.took_frames();
@@ -387,12 +410,22 @@ impl Net {
     /// [`Net::progress`] on the rails nobody else is driving right now: a poll of a
     /// wait, where a rail the agent holds is being driven anyway.
     pub(crate) fn try_progress(&self) {
-        self.mark_active();
+        self.try_progress_at(true);
+    }
+
+    /// [`Net::try_progress`]; `polling`: the polls are close together (a spin), so
+    /// the clock may be read every few of them; else (a poll after a sleep) it is read.
+    fn try_progress_at(&self, polling: bool) {
+        if polling {
+            self.mark_polling();
+        } else {
+            self.mark_active();
+        }
         let mut got = 0;
         for r in &self.rails {
             got += match r.ep.try_lock() {
-                Ok(mut ep) => r.progress(&mut ep),
-                Err(TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner()),
+                Ok(mut ep) => r.progress(&mut ep, polling),
+                Err(TryLockError::Poisoned(p)) => r.progress(&mut p.into_inner(), polling),
                 Err(TryLockError::WouldBlock) => 0,
             };
         }
@@ -424,6 +457,8 @@ impl Net {
     ) -> Option<T> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut polls = 0u32;
+        // Whether the last poll was followed by a sleep: the next reads the clock.
+        let mut slept = false;
         loop {
             if let Some(v) = f() {
                 return Some(v);
@@ -438,7 +473,8 @@ impl Net {
                 }
                 None => None,
             };
-            self.try_progress();
+            self.try_progress_at(!slept);
+            slept = false;
             polls = polls.saturating_add(1);
             if polls < 64 {
                 std::hint::spin_loop();
@@ -447,6 +483,7 @@ impl Net {
                     std::hint::spin_loop();
                 } else {
                     std::thread::sleep(Duration::from_micros(50));
+                    slept = true;
                 }
             } else {
                 self.waiters.fetch_add(1, Ordering::SeqCst);
@@ -459,6 +496,7 @@ impl Net {
                 let nap = left.map_or(WAIT_BLOCK_MAX, |l| l.min(WAIT_BLOCK_MAX));
                 self.sleep_on_sockets(nap);
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
+                slept = true;
             }
         }
     }
