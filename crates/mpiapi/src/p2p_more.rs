@@ -617,7 +617,12 @@ pub(crate) fn start(h: MPI_Request, name: &str) -> Result<(), c_int> {
             )?
         }
     };
-    // Move the fresh request's state into the persistent handle.
+    adopt(h, tmp, name)
+}
+
+/// Moves the state of the fresh request `tmp` (its engine request, status, what it
+/// holds) into the persistent handle `h`, which becomes active; `tmp` is freed.
+pub(crate) fn adopt(h: MPI_Request, tmp: MPI_Request, name: &str) -> Result<(), c_int> {
     runtime::with(name, |rt| {
         let p = p2p(rt)?;
         let fresh = p.reqs.remove(tmp).ok_or(MPI_ERR_INTERN)?;

@@ -367,15 +367,7 @@ fn pready(h: MPI_Request, parts: impl Iterator<Item = c_int>, name: &str) -> Res
             None,
         )?
     };
-    runtime::with(name, |rt| {
-        let p = p2p(rt)?;
-        let fresh = p.reqs.remove(tmp).ok_or(MPI_ERR_INTERN)?;
-        let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
-        r.id = fresh.id;
-        r.ready = fresh.ready;
-        r.finish = fresh.finish;
-        Ok(())
-    })
+    crate::p2p_more::adopt(h, tmp, name)
 }
 
 fn comm_of(h: MPI_Request) -> MPI_Comm {
