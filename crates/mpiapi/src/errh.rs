@@ -148,8 +148,11 @@ mpi_fn! {
                 return Err(MPI_ERR_ARG);
             }
             let mut e = errh();
-            // Only added classes may get codes (the predefined ones are fixed).
-            if !e.codes.iter().any(|c| c.0 == errorclass && c.1 == errorclass) {
+            // A code goes into an added class or a predefined one (MPICH's
+            // errhan/dynamic_errcode_predefined_errclass), never MPI_SUCCESS's.
+            let known = e.codes.iter().any(|c| c.0 == errorclass && c.1 == errorclass)
+                || (errorclass != MPI_SUCCESS && crate::runtime::error_text(errorclass).is_some());
+            if !known {
                 return Err(MPI_ERR_ARG);
             }
             e.last += 1;

@@ -346,7 +346,13 @@ static void errors(void) {
     CHECK(strcmp(s, "my own error") == 0 && len == 12);
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lastp, &flag));
     CHECK(flag && *lastp >= code);
-    CHECK(MPI_Add_error_code(MPI_ERR_ARG, &code) == MPI_ERR_ARG);
+    /* A code in a predefined class (MPICH's errhan test), never in MPI_SUCCESS's. */
+    int argcode, argcls;
+    OK(MPI_Add_error_code(MPI_ERR_ARG, &argcode));
+    OK(MPI_Error_class(argcode, &argcls));
+    CHECK(argcode != MPI_ERR_ARG && argcls == MPI_ERR_ARG);
+    OK(MPI_Remove_error_code(argcode));
+    CHECK(MPI_Add_error_code(MPI_SUCCESS, &argcode) == MPI_ERR_ARG);
     /* MPI-4.1 removal: a class with a code left is refused; predefined ones too. */
     CHECK(MPI_Remove_error_class(cls) == MPI_ERR_ARG);
     CHECK(MPI_Remove_error_class(MPI_ERR_ARG) == MPI_ERR_ARG);
