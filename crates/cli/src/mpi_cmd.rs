@@ -16,6 +16,11 @@ pub struct MpiexecArgs {
     /// (i mod k)-th; ranks in different namespaces count as different hosts.
     #[arg(long, value_name = "NS,NS...", value_delimiter = ',')]
     netns: Vec<String>,
+    /// End the job (every rank killed, exit status 124) if it is still running after
+    /// this many seconds (1 to 31536000). Default: `MPIEXEC_TIMEOUT` from the
+    /// environment, as MPICH's hydra reads it; else none.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u32).range(1..=MAX_TIMEOUT))]
+    timeout: Option<u32>,
     /// The program and its arguments.
     #[arg(
         required = true,
@@ -35,6 +40,29 @@ pub struct MpiccArgs {
     args: Vec<String>,
 }
 
+/// The longest `--timeout` / `MPIEXEC_TIMEOUT`: a year, in seconds.
+const MAX_TIMEOUT: i64 = 31_536_000;
+
+/// The job's time limit: `--timeout`, else `MPIEXEC_TIMEOUT` (refused unless a whole
+/// number of seconds in range), else none.
+fn time_limit(arg: Option<u32>) -> Result<Option<std::time::Duration>, CliError> {
+    let secs = match (arg, std::env::var_os("MPIEXEC_TIMEOUT")) {
+        (Some(s), _) => u64::from(s),
+        (None, None) => return Ok(None),
+        (None, Some(v)) => v
+            .to_str()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|&s| (1..=MAX_TIMEOUT as u64).contains(&s))
+            .ok_or_else(|| {
+                CliError::Input(format!(
+                    "mpiexec: MPIEXEC_TIMEOUT={}: not a number of seconds between 1 and {MAX_TIMEOUT}",
+                    v.to_string_lossy()
+                ))
+            })?,
+    };
+    Ok(Some(std::time::Duration::from_secs(secs)))
+}
+
 fn code(c: i32) -> ExitCode {
     ExitCode::from(launch::exit_status(c))
 }
@@ -52,6 +80,7 @@ pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
         args: command.collect(),
         env: Vec::new(),
         netns: a.netns,
+        timeout: time_limit(a.timeout)?,
     };
     let outcome = launch::run(&spec).map_err(|e| CliError::Found(format!("mpiexec: {e}")))?;
     if let Some(why) = &outcome.reason {

@@ -183,6 +183,44 @@ fn mpiexec_refuses_bad_arguments() {
             show(&o)
         );
     }
+    for bad in ["0", "x", "99999999999", "-5"] {
+        let mut c = myrix();
+        c.env("MPIEXEC_TIMEOUT", bad)
+            .args(["mpiexec", "-n", "1", "true"]);
+        let o = run(c, Duration::from_secs(30));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "MPIEXEC_TIMEOUT={bad}: {}",
+            show(&o)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("MPIEXEC_TIMEOUT"),
+            "{}",
+            show(&o)
+        );
+    }
+    // The time limit, from the environment as under hydra, and from --timeout.
+    for (var, arg) in [(Some("1"), None), (None, Some("1"))] {
+        let mut c = myrix();
+        if let Some(v) = var {
+            c.env("MPIEXEC_TIMEOUT", v);
+        }
+        c.args(["mpiexec", "-n", "2"]);
+        if let Some(a) = arg {
+            c.args(["--timeout", a]);
+        }
+        c.args(["sleep", "30"]);
+        let t = Instant::now();
+        let o = run(c, Duration::from_secs(30));
+        assert_eq!(o.status.code(), Some(124), "{}", show(&o));
+        assert!(t.elapsed() < Duration::from_secs(15), "{}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("time limit"),
+            "{}",
+            show(&o)
+        );
+    }
     let mut c = myrix();
     c.args(["mpiexec", "-n", "2", "/nonexistent/program"]);
     let o = run(c, Duration::from_secs(30));

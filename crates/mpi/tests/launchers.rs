@@ -93,6 +93,7 @@ fn myrix_launcher() {
                 .into(),
         )],
         netns: vec![],
+        timeout: None,
     };
     let outcome = launch::run(&spec).expect("launch");
     assert_eq!(outcome.code, 0, "{:?}", outcome.reason);
@@ -115,6 +116,7 @@ fn myrix_launcher() {
         args: vec!["abort".into()],
         env: vec![],
         netns: vec![],
+        timeout: None,
     };
     assert_eq!(launch::run(&spec).expect("launch").code, 7);
 }

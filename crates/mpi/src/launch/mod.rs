@@ -20,6 +20,8 @@
 //!   opened before any rank starts: a missing one is one [`LaunchError::Netns`].
 //!   `MPI_LOCALRANKID`/`MPI_LOCALNRANKS` count the ranks of the rank's namespace; the
 //!   library finds the nodes itself anyway (`crate::job::node_identity`).
+//! * A job still running after [`LaunchSpec::timeout`] is ended: every rank killed,
+//!   status [`TIMED_OUT`].
 
 use crate::pmi::server::{Action, Server};
 use crate::pmi::wire::{Decoder, Framing, Message};
@@ -46,7 +48,13 @@ pub struct LaunchSpec {
     /// Network namespaces (names under `/run/netns`): rank `i` runs in
     /// `netns[i % len]`. Empty: the launcher's own.
     pub netns: Vec<String>,
+    /// How long the job may run: past it every rank is killed and the job ends with
+    /// [`TIMED_OUT`] (`MPIEXEC_TIMEOUT`, as hydra reads it).
+    pub timeout: Option<Duration>,
 }
+
+/// The exit status of a job ended by its time limit (as `timeout(1)`'s).
+pub const TIMED_OUT: i32 = 124;
 
 /// Why a job could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -293,6 +301,7 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
         ranks.push(rank);
     }
     drop(tx);
+    let deadline = spec.timeout.map(|t| std::time::Instant::now() + t);
     let mut first_bad: Option<(i32, String)> = None;
     let mut closed = vec![false; spec.ranks as usize];
     // A rank that exited 0 after joining PMI without finalizing, once its connection
@@ -369,6 +378,16 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
         if first_bad.is_none() {
             first_bad = unfinalized(&ranks, &closed, &server);
         }
+        if first_bad.is_none()
+            && running > 0
+            && deadline.is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            let t = spec.timeout.unwrap_or_default().as_secs();
+            first_bad = Some((
+                TIMED_OUT,
+                format!("the job ran past its time limit ({t} s)"),
+            ));
+        }
         if let Some((code, why)) = &first_bad {
             let others = running > 0;
             kill_all(&mut ranks);
@@ -426,6 +445,7 @@ mod tests {
             args: vec!["-c".into(), script.into()],
             env: vec![],
             netns: vec![],
+            timeout: None,
         }
     }
 
@@ -442,6 +462,21 @@ mod tests {
         assert!(check_ranks(0).is_err());
         assert!(check_ranks(4097).is_err());
         assert_eq!(check_ranks(4096).unwrap(), 4096);
+    }
+
+    #[test]
+    fn a_job_past_its_time_limit_is_ended() {
+        let mut spec = sh(2, "sleep 30");
+        spec.timeout = Some(Duration::from_millis(300));
+        let t = std::time::Instant::now();
+        let o = run(&spec).unwrap();
+        assert_eq!(o.code, TIMED_OUT);
+        assert!(o.reason.unwrap().contains("time limit"));
+        assert!(t.elapsed() < Duration::from_secs(10));
+        // A job that ends in time is not touched.
+        spec = sh(2, "exit 0");
+        spec.timeout = Some(Duration::from_secs(30));
+        assert_eq!(run(&spec).unwrap().code, 0);
     }
 
     #[test]
@@ -484,6 +519,7 @@ mod tests {
             args: vec![],
             env: vec![],
             netns: vec![],
+            timeout: None,
         };
         assert!(matches!(run(&spec), Err(LaunchError::Spawn { .. })));
     }
