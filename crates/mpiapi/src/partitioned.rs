@@ -50,8 +50,8 @@ pub(crate) const TAG_BASE: i32 = 0x1000_0000;
 struct Part {
     send: bool,
     partitions: usize,
-    /// Marked ready in this round (sends).
-    ready: Vec<bool>,
+    /// Marked ready in this round (sends): one bit per partition.
+    ready: Vec<u64>,
     nready: usize,
     /// A round is in progress: started and, for a send, not yet issued.
     open: bool,
@@ -101,6 +101,17 @@ fn next_pairing(ctx: u32, peer: Option<u32>, tag: c_int, send: bool) -> u32 {
     let k = *n;
     *n = n.wrapping_add(1);
     k
+}
+
+/// A cleared bitset of `n` bits; MPI_ERR_NO_MEM rather than an abort when a huge
+/// partition count cannot be had (a count of 0 lets any number of partitions pass
+/// the size checks).
+fn bits(n: usize) -> Result<Vec<u64>, c_int> {
+    let words = n.div_ceil(64);
+    let mut v = Vec::new();
+    v.try_reserve_exact(words).map_err(|_| MPI_ERR_NO_MEM)?;
+    v.resize(words, 0);
+    Ok(v)
 }
 
 fn wire_tag(tag: c_int, pairing: u32) -> i32 {
@@ -182,7 +193,7 @@ fn start_round(s: &Shared, out: *mut MPI_Request) -> c_int {
         // and completion take them the other way round).
         let (send, peer, coll, tag, wire_tag, buf, count, dt, pending) = {
             let mut g = lock(s);
-            g.ready.iter_mut().for_each(|r| *r = false);
+            g.ready.fill(0);
             g.nready = 0;
             g.open = true;
             (
@@ -278,11 +289,13 @@ unsafe fn init(
     let tag = send_tag(tag)?;
     let peer = send_peer(&coll, peer)?;
     coll.ctx += 1;
+    // Allocated before the pairing is counted: a refusal must not shift the count.
+    let ready = bits(if send { partitions } else { 0 })?;
     let pairing = next_pairing(coll.ctx, peer, tag, send);
     let state: Shared = Arc::new(Mutex::new(Part {
         send,
         partitions,
-        ready: vec![false; if send { partitions } else { 0 }],
+        ready,
         nready: 0,
         open: false,
         comm_h,
@@ -325,8 +338,12 @@ fn pready(h: MPI_Request, parts: impl Iterator<Item = c_int>, name: &str) -> Res
     }
     for i in parts {
         let i = usize::try_from(i).map_err(|_| MPI_ERR_ARG)?;
-        match g.ready.get_mut(i) {
-            Some(r) if !*r => *r = true,
+        if i >= g.partitions {
+            return Err(MPI_ERR_ARG);
+        }
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        match g.ready.get_mut(word) {
+            Some(w) if *w & bit == 0 => *w |= bit,
             _ => return Err(MPI_ERR_ARG),
         }
         g.nready += 1;

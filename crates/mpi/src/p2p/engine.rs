@@ -73,10 +73,10 @@ pub struct Engine<F: Fabric> {
 impl<F: Fabric> Engine<F> {
     pub fn new(fabric: F) -> Self {
         let eager_limit = fabric.eager_limit();
-        let size_of_fabric = fabric.size();
+        let size = fabric.size();
         Engine {
             me: fabric.rank(),
-            size: fabric.size(),
+            size,
             eager_limit,
             fabric,
             reqs: Slab::new(),
@@ -91,7 +91,7 @@ impl<F: Fabric> Engine<F> {
             spin: SpinWait::new(),
             scratch: Vec::new(),
             colls: Vec::new(),
-            sent: vec![0; size_of_fabric as usize],
+            sent: vec![0; size as usize],
             ctrl: Default::default(),
         }
     }
