@@ -4,25 +4,12 @@
 //! and deferred data, every message is either cancelled at its sender or received
 //! exactly once, never both, never neither.
 
-use myrix_mpi::p2p::loopnet::{LoopConfig, LoopFabric, LoopNet};
-use myrix_mpi::p2p::{Engine, ReqId, SendMode, Status};
+mod common;
+
+use common::{drive, irecv, net, wait, E, EAGER};
+use myrix_mpi::p2p::{ReqId, SendMode};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-type E = Engine<LoopFabric>;
-
-const EAGER: usize = 64;
-
-fn net(n: u32, seed: u64) -> (LoopNet, Vec<E>) {
-    LoopNet::engines(
-        n,
-        LoopConfig {
-            seed,
-            eager_limit: EAGER,
-            ..LoopConfig::default()
-        },
-    )
-}
 
 /// The bytes of message `id`: its id in the first byte, so a receive tells which
 /// message it got.
@@ -38,31 +25,9 @@ fn pattern(id: u8, len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn drive(es: &mut [E], mut done: impl FnMut(&mut [E]) -> bool) {
-    for _ in 0..100_000 {
-        if done(es) {
-            return;
-        }
-        for e in es.iter_mut() {
-            e.progress().unwrap();
-        }
-    }
-    panic!("no progress");
-}
-
-fn wait(es: &mut [E], rank: usize, r: ReqId) -> Status {
-    drive(es, |es| es[rank].is_complete(r));
-    es[rank].test(r).unwrap().unwrap()
-}
-
 fn isend(es: &mut [E], from: usize, to: u32, tag: i32, d: &[u8], m: SendMode) -> ReqId {
     // SAFETY: every test keeps `d` alive until the send is complete.
     unsafe { es[from].isend(to, 0, tag, d.as_ptr(), d.len(), m) }.unwrap()
-}
-
-fn irecv(es: &mut [E], at: usize, src: Option<u32>, tag: Option<i32>, b: &mut [u8]) -> ReqId {
-    // SAFETY: every test keeps `b` alive and untouched until the receive is complete.
-    unsafe { es[at].irecv(src, 0, tag, b.as_mut_ptr(), b.len()) }.unwrap()
 }
 
 const LENS: [usize; 6] = [0, 1, EAGER, EAGER + 1, 3000, 20_000];

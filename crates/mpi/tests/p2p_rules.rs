@@ -1,53 +1,17 @@
 //! The point-to-point rules, one at a time, over the loop network.
 
-use myrix_mpi::p2p::loopnet::{LoopConfig, LoopFabric, LoopNet};
-use myrix_mpi::p2p::{Engine, P2pError, ReqId, SendMode, Status};
+mod common;
 
-type E = Engine<LoopFabric>;
-
-const EAGER: usize = 64;
-
-fn net(n: u32, seed: u64) -> (LoopNet, Vec<E>) {
-    LoopNet::engines(
-        n,
-        LoopConfig {
-            seed,
-            eager_limit: EAGER,
-            ..LoopConfig::default()
-        },
-    )
-}
+use common::{drive, irecv, net, wait, E, EAGER};
+use myrix_mpi::p2p::{P2pError, ReqId, SendMode};
 
 fn pattern(id: u8, len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(31) ^ id).collect()
 }
 
-/// Progresses every engine until `done` holds (bounded: a hang fails the test).
-fn drive(es: &mut [E], mut done: impl FnMut(&mut [E]) -> bool) {
-    for _ in 0..100_000 {
-        if done(es) {
-            return;
-        }
-        for e in es.iter_mut() {
-            e.progress().unwrap();
-        }
-    }
-    panic!("no progress");
-}
-
-fn wait(es: &mut [E], rank: usize, r: ReqId) -> Status {
-    drive(es, |es| es[rank].is_complete(r));
-    es[rank].test(r).unwrap().unwrap()
-}
-
 fn isend(es: &mut [E], from: usize, to: u32, ctx: u32, tag: i32, d: &[u8], m: SendMode) -> ReqId {
     // SAFETY: every test keeps `d` alive until the send is complete.
     unsafe { es[from].isend(to, ctx, tag, d.as_ptr(), d.len(), m) }.unwrap()
-}
-
-fn irecv(es: &mut [E], at: usize, src: Option<u32>, tag: Option<i32>, b: &mut [u8]) -> ReqId {
-    // SAFETY: every test keeps `b` alive and untouched until the receive is complete.
-    unsafe { es[at].irecv(src, 0, tag, b.as_mut_ptr(), b.len()) }.unwrap()
 }
 
 #[test]
