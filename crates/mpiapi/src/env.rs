@@ -232,17 +232,23 @@ int_conversions! {
 }
 
 mpi_fn! {
-    /// MPI_Alloc_mem: memory from the C heap, aligned for any type (`info` is not
-    /// looked at). Freed by MPI_Free_mem.
-    fn MPI_Alloc_mem / PMPI_Alloc_mem(size: MPI_Aint, _info: MPI_Info, baseptr: *mut std::os::raw::c_void) -> c_int {
+    /// MPI_Alloc_mem: whole pages from the C heap, page-aligned (or aligned to the
+    /// info key `mpi_minimum_memory_alignment` when that is a larger power of two).
+    /// Whole pages because memory from MPI_Alloc_mem is what programs expose in
+    /// windows, and a window's memory is shared in place page by page: two windows
+    /// over two small blocks of one page could not both be made. Freed by MPI_Free_mem.
+    fn MPI_Alloc_mem / PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut std::os::raw::c_void) -> c_int {
         let r = (|| {
             let n = usize::try_from(size).map_err(|_| MPI_ERR_ARG)?;
             if baseptr.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            // SAFETY: malloc of at least one byte; NULL is checked.
-            let p = unsafe { libc::malloc(n.max(1)) };
-            if p.is_null() {
+            let align = alloc_alignment(crate::info::pairs_or_empty(info)?)?;
+            let len = n.max(1).checked_next_multiple_of(page_size()).ok_or(MPI_ERR_NO_MEM)?;
+            let mut p: *mut std::os::raw::c_void = std::ptr::null_mut();
+            // SAFETY: `p` is a valid out-pointer; `align` is a power of two and a
+            // multiple of the pointer size (at least a page).
+            if unsafe { libc::posix_memalign(&mut p, align, len) } != 0 || p.is_null() {
                 return Err(MPI_ERR_NO_MEM);
             }
             // SAFETY: baseptr is a `void *` out-parameter (a pointer to a pointer),
@@ -251,6 +257,35 @@ mpi_fn! {
             Ok(())
         })();
         finish(MPI_COMM_WORLD, "MPI_Alloc_mem", r)
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no memory effects.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p)
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096)
+}
+
+/// The largest alignment MPI_Alloc_mem honours (a hint beyond it is refused: the
+/// rounding would waste more memory than any program means to ask for).
+const MAX_ALLOC_ALIGN: usize = 1 << 30;
+
+/// MPI_Alloc_mem's alignment: a page, or the hint `mpi_minimum_memory_alignment`
+/// (MPI-4.1) when it is larger. A hint that is not a power of two is MPI_ERR_INFO_VALUE.
+fn alloc_alignment(hints: crate::info::Pairs) -> Result<usize, c_int> {
+    let page = page_size();
+    match hints
+        .iter()
+        .find(|(k, _)| k == "mpi_minimum_memory_alignment")
+    {
+        None => Ok(page),
+        Some((_, v)) => match v.trim().parse::<usize>() {
+            Ok(a) if a.is_power_of_two() && a <= MAX_ALLOC_ALIGN => Ok(a.max(page)),
+            _ => Err(MPI_ERR_INFO_VALUE),
+        },
     }
 }
 

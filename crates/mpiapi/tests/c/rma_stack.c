@@ -1,10 +1,10 @@
 /* Window memory on the caller's stack (as MPICH's rma tests use it): MPI_Win_create
  * of small and page-spanning stack arrays, a dynamic window with a stack array
  * attached, attachments sharing a page with each other (puts, gets and accumulates
- * across the cut between them), and a lock right after a
- * fence no access used. Between the calls the program recurses deeply and checks
- * its own frames, so a stack the library corrupted shows up as a wrong sum or a
- * crash. Prints "rma_stack ok RANK". */
+ * across the cut between them), a lock right after a fence no access used, and
+ * many windows over small MPI_Alloc_mem blocks. Between the calls the program
+ * recurses deeply and checks its own frames, so a stack the library corrupted
+ * shows up as a wrong sum or a crash. Prints "rma_stack ok RANK". */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +206,55 @@ static void __attribute__((noinline)) attach_across_pages(void) {
     free(buf);
 }
 
+/* Many windows at once, each over its own small MPI_Alloc_mem block (4000 bytes,
+ * as programs allocate window memory): all must be created, and each keeps its own
+ * data. Then the alignment hint of MPI-4.1 and its refusal. */
+static void __attribute__((noinline)) many_alloc_mem_windows(void) {
+    enum { NWIN = 40, NINT = 1000 };
+    int *base[NWIN];
+    MPI_Win win[NWIN];
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int w = 0; w < NWIN; w++) {
+        CHECK(MPI_Alloc_mem(NINT * sizeof(int), MPI_INFO_NULL, &base[w]) == MPI_SUCCESS,
+              "MPI_Alloc_mem %d", w);
+        for (int i = 0; i < NINT; i++)
+            base[w][i] = -1;
+        CHECK(MPI_Win_create(base[w], NINT * sizeof(int), sizeof(int), MPI_INFO_NULL,
+                             MPI_COMM_WORLD, &win[w]) == MPI_SUCCESS,
+              "MPI_Win_create over MPI_Alloc_mem block %d", w);
+    }
+    for (int w = 0; w < NWIN; w++) {
+        int v[2] = {rank * 1000 + w, w};
+        MPI_Win_fence(0, win[w]);
+        MPI_Put(v, 2, MPI_INT, right, (MPI_Aint)(NINT - 2), 2, MPI_INT, win[w]);
+        MPI_Win_fence(0, win[w]);
+    }
+    for (int w = 0; w < NWIN; w++) {
+        CHECK(base[w][NINT - 2] == left * 1000 + w && base[w][NINT - 1] == w,
+              "window %d holds %d,%d, not %d,%d", w, base[w][NINT - 2], base[w][NINT - 1],
+              left * 1000 + w, w);
+        CHECK(base[w][0] == -1, "window %d: the put wrote outside its target", w);
+    }
+    for (int w = 0; w < NWIN; w++) {
+        MPI_Win_free(&win[w]);
+        MPI_Free_mem(base[w]);
+    }
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_minimum_memory_alignment", "65536");
+    void *p = NULL;
+    CHECK(MPI_Alloc_mem(10, info, &p) == MPI_SUCCESS && ((size_t)p % 65536) == 0,
+          "MPI_Alloc_mem with a 64 KiB alignment hint gave %p", p);
+    MPI_Free_mem(p);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Info_set(info, "mpi_minimum_memory_alignment", "3000");
+    int err = MPI_Alloc_mem(10, info, &p), cls = -1;
+    MPI_Error_class(err, &cls);
+    CHECK(cls == MPI_ERR_INFO_VALUE, "an alignment of 3000 gave class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Info_free(&info);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -217,6 +266,7 @@ int main(int argc, char **argv) {
         dynamic_on_stack();
         attach_across_pages();
     }
+    many_alloc_mem_windows();
     check_deep();
     int bad = 0;
     MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
