@@ -9,9 +9,11 @@
 //! budget, counted here; a send that does not fit fails with MPI_ERR_BUFFER. A flush
 //! or a detach waits until every buffered send charged to that buffer has left it.
 //!
-//! Communicator buffers are keyed by the communicator's context id, and a
-//! communicator knows its session only when MPI_Comm_create_from_group made it
-//! (not a dup or split of it).
+//! Communicator buffers are keyed by the communicator's context id. A communicator
+//! belongs to the session whose group MPI_Comm_create_from_group made it from, and
+//! so does every communicator derived from it (dup, idup, split, create, merge):
+//! [`SESSION_OF`], kept apart from the runtime's lock so `comm::install` can record
+//! it from wherever a communicator is made.
 
 use crate::abi::*;
 use crate::comm;
@@ -21,7 +23,32 @@ use crate::p2p::{insert, p2p, spin_until, CStatus, Finish, P2p, BSEND_COST};
 use crate::runtime;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Communicators that belong to a session: (context id, session). A leaf lock:
+/// nothing else is taken while it is held.
+static SESSION_OF: Mutex<Vec<(u32, MPI_Session)>> = Mutex::new(Vec::new());
+
+fn session_of() -> MutexGuard<'static, Vec<(u32, MPI_Session)>> {
+    SESSION_OF.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Records that the communicator of context `ctx` belongs to session `s`.
+pub(crate) fn note_session(ctx: u32, s: MPI_Session) {
+    let mut v = session_of();
+    v.retain(|e| e.0 != ctx);
+    v.push((ctx, s));
+}
+
+/// A communicator made from the one of context `parent` (dup, split…) on context
+/// `child` belongs to the parent's session, if it has one.
+pub(crate) fn inherit_session(parent: u32, child: u32) {
+    let mut v = session_of();
+    v.retain(|e| e.0 != child);
+    if let Some(&(_, s)) = v.iter().find(|e| e.0 == parent) {
+        v.push((child, s));
+    }
+}
 
 /// `MPI_BUFFER_AUTOMATIC`'s address (mpi.h: `((void*)2)`).
 pub(crate) const AUTOMATIC: usize = 2;
@@ -66,8 +93,6 @@ pub(crate) struct Buffers {
     process: Option<Space>,
     comms: Vec<(u32, Space)>,
     sessions: Vec<(MPI_Session, Space)>,
-    /// Communicators made from a session's group: (context id, session).
-    comm_session: Vec<(u32, MPI_Session)>,
 }
 
 impl Buffers {
@@ -88,8 +113,9 @@ impl Buffers {
         if self.comms.iter().any(|e| e.0 == ctx) {
             return Some(Owner::Comm(ctx));
         }
-        if let Some(&(_, s)) = self.comm_session.iter().find(|e| e.0 == ctx) {
-            if self.sessions.iter().any(|e| e.0 == s) {
+        if !self.sessions.is_empty() {
+            let s = session_of().iter().find(|e| e.0 == ctx).map(|e| e.1);
+            if let Some(s) = s.filter(|s| self.sessions.iter().any(|e| e.0 == *s)) {
                 return Some(Owner::Session(s));
             }
         }
@@ -129,16 +155,10 @@ impl Buffers {
         }
     }
 
-    /// Records that the communicator of context `ctx` belongs to session `s`.
-    pub(crate) fn note_session(&mut self, ctx: u32, s: MPI_Session) {
-        self.comm_session.retain(|e| e.0 != ctx);
-        self.comm_session.push((ctx, s));
-    }
-
     /// Forgets session `s` (finalized): its buffer and its communicators.
     pub(crate) fn forget_session(&mut self, s: MPI_Session) {
         self.sessions.retain(|e| e.0 != s);
-        self.comm_session.retain(|e| e.1 != s);
+        session_of().retain(|e| e.1 != s);
     }
 
     /// Forgets the communicator of context `ctx` (freed): its buffer and its
@@ -146,7 +166,7 @@ impl Buffers {
     /// either. Sends still charged to it release nothing (`space` finds none).
     pub(crate) fn forget_comm(&mut self, ctx: u32) {
         self.comms.retain(|e| e.0 != ctx);
-        self.comm_session.retain(|e| e.0 != ctx);
+        session_of().retain(|e| e.0 != ctx);
     }
 
     fn pending(&mut self, o: Owner) -> usize {

@@ -227,7 +227,9 @@ fn rank_size(comm: MPI_Comm, name: &str) -> Result<(c_int, c_int), c_int> {
 }
 
 /// Stores a new communicator of `ranks` (world ranks in communicator order; world
-/// rank `me` among them) on context `ctx`, inheriting `parent`'s error handler. The
+/// rank `me` among them) on context `ctx`, inheriting `parent`'s error handler and
+/// session (`MPI_Comm_idup`, which installs before its context is agreed, passes the
+/// session on itself). The
 /// context goes back to the pool if the table is full.
 pub(crate) fn install(
     parent: MPI_Comm,
@@ -236,7 +238,14 @@ pub(crate) fn install(
     me: u32,
 ) -> Result<MPI_Comm, c_int> {
     let errh = runtime::errhandler(parent).unwrap_or(MPI_ERRORS_ARE_FATAL);
-    install_with(errh, ctx, ranks, me)
+    let h = install_with(errh, ctx, ranks, me)?;
+    // WORLD and SELF belong to no session (and their lookup may need the runtime).
+    if ctx != NO_CTX && parent != MPI_COMM_WORLD && parent != MPI_COMM_SELF {
+        if let Ok(p) = lookup(parent, "") {
+            crate::bsend::inherit_session(p.ctx, ctx);
+        }
+    }
+    Ok(h)
 }
 
 /// [`install`] with error handler `errh`.

@@ -234,6 +234,8 @@ impl Agree {
 struct Done {
     agree: Arc<Mutex<Agree>>,
     targets: Vec<MPI_Comm>,
+    /// The parent's context: the new communicator joins its session (if any).
+    parent_ctx: u32,
 }
 
 impl Done {
@@ -248,6 +250,9 @@ impl Done {
                 let mut out = Ok(());
                 for (&h, &x) in self.targets.iter().zip(&xs) {
                     out = out.and(comm::set_ctx(h, x));
+                }
+                if let Some(&x) = xs.first() {
+                    crate::bsend::inherit_session(self.parent_ctx, x);
                 }
                 out
             }
@@ -409,6 +414,7 @@ fn start(comm_h: MPI_Comm, parent: &CommRef, name: &str) -> Result<(MPI_Comm, MP
         let done: Box<dyn Hook> = Box::new(Done {
             agree: agree.clone(),
             targets,
+            parent_ctx: parent.ctx,
         });
         runtime::with(name, |rt| {
             let p = p2p(rt)?;

@@ -350,11 +350,7 @@ mpi_fn! {
             }
             let of = group_of().iter().find(|e| e.0 == group).map(|e| e.1);
             if let (Some(s), true) = (of, c != MPI_COMM_NULL) {
-                let ctx = crate::comm::lookup(c, name)?.ctx;
-                runtime::with(name, |rt| {
-                    crate::p2p::p2p(rt)?.bufs.note_session(ctx, s);
-                    Ok(())
-                })?;
+                crate::bsend::note_session(crate::comm::lookup(c, name)?.ctx, s);
             }
             // SAFETY: newcomm is an MPI_Comm (checked non-NULL).
             unsafe { put(newcomm, c) }

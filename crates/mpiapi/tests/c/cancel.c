@@ -165,6 +165,22 @@ int main(int argc, char **argv) {
     OK(MPI_Bsend(s, 1000, MPI_BYTE, right, 14, sc));
     OK(MPI_Recv(r, 1000, MPI_BYTE, left, 14, sc, MPI_STATUS_IGNORE));
     CHECK(same(r, 1000, 6), "bad bytes through the session's buffer");
+    /* Communicators derived from it belong to the session too. */
+    MPI_Comm sdup, ssplit, sidup;
+    MPI_Request dq;
+    OK(MPI_Comm_dup(sc, &sdup));
+    OK(MPI_Comm_split(sc, 0, rank, &ssplit));
+    OK(MPI_Comm_idup(sc, &sidup, &dq));
+    OK(MPI_Wait(&dq, MPI_STATUS_IGNORE));
+    MPI_Comm derived[3] = {sdup, ssplit, sidup};
+    for (int k = 0; k < 3; k++) {
+        OK(MPI_Session_flush_buffer(ses));
+        fill(s, 500, 20 + k);
+        OK(MPI_Bsend(s, 500, MPI_BYTE, right, 16, derived[k]));
+        OK(MPI_Recv(r, 500, MPI_BYTE, left, 16, derived[k], MPI_STATUS_IGNORE));
+        CHECK(same(r, 500, 20 + k), "bad bytes through the session's buffer (derived %d)", k);
+        OK(MPI_Comm_free(&derived[k]));
+    }
     OK(MPI_Session_flush_buffer(ses));
     OK(MPI_Session_detach_buffer(ses, &b, &bs));
     CHECK(b == cbuf && bs == csize, "Session_detach_buffer gave %p %d", b, bs);
