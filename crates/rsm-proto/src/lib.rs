@@ -12,6 +12,7 @@
 //!   (`myrix_wire::rsm`) and time in, frames, deadlines and events out, reliable over
 //!   lossy transports through the MX engine's reliability layer
 //!   (`myrix_mx_proto::reliability`). `docs/rsm.md` describes the protocol.
+//! * [`hash`] — the cheap keyed hash of the engine's tables.
 //! * [`rails`] — one import over several rails (an engine each): striping, the order
 //!   of writes across rails, fail-over, rejoin, the barrier that reports a fail-over.
 //!
@@ -27,6 +28,7 @@
 pub mod acl;
 pub mod engine;
 pub mod error;
+pub mod hash;
 pub mod rails;
 pub mod types;
 

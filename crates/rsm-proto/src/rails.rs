@@ -278,12 +278,17 @@ impl Rails {
 
     /// The live rails `which` selects that hold unflushed writes or signals.
     pub fn to_flush(&self, which: impl Fn(usize) -> bool) -> Vec<usize> {
-        (0..self.rails.len())
-            .filter(|&k| {
-                let r = &self.rails[k];
-                which(k) && r.live && !(r.log.is_empty() && r.signals.is_empty())
-            })
-            .collect()
+        let mut out = Vec::new();
+        self.to_flush_into(which, &mut out);
+        out
+    }
+
+    /// [`Rails::to_flush`], appended to `out` (a list the caller reuses).
+    pub fn to_flush_into(&self, which: impl Fn(usize) -> bool, out: &mut Vec<usize>) {
+        out.extend((0..self.rails.len()).filter(|&k| {
+            let r = &self.rails[k];
+            which(k) && r.live && !(r.log.is_empty() && r.signals.is_empty())
+        }));
     }
 
     /// A flush of rail index `k` completed: successfully, or with an error that is not

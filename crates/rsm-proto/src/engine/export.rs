@@ -11,7 +11,7 @@
 //! Must never touch memory outside a checked range, whatever a frame says; must never
 //! take a signal's sender from the frame.
 
-use std::collections::HashSet;
+use crate::hash::FastSet;
 
 use super::flow::{DataKind, Item, Pending, NO_BUF};
 use super::import::check_range;
@@ -25,7 +25,7 @@ pub(super) struct Export {
     pub(super) acl: Acl,
     pub(super) owner: Credentials,
     /// Its connections.
-    pub(super) conns: HashSet<u32>,
+    pub(super) conns: FastSet<u32>,
 }
 
 /// An importer's connection to one of our segments.
@@ -59,7 +59,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             Export {
                 acl,
                 owner,
-                conns: HashSet::new(),
+                conns: FastSet::default(),
             },
         );
         Ok(())

@@ -60,7 +60,7 @@ mod peers;
 mod timers;
 mod types;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::hash::Hash;
 
 pub use config::{Config, MAX_READ_BLOCK};
@@ -68,6 +68,7 @@ pub use memory::{Memory, NoMemory};
 pub use types::{Event, FlushId, GetId, Import, SignalTarget, Stats};
 
 use crate::error::RsmError;
+use crate::hash::FastMap;
 use crate::types::{NodeId, SegmentId};
 use export::{ExpConn, Export};
 use flow::Bufs;
@@ -84,22 +85,22 @@ pub struct Engine<A> {
     node: NodeId,
     session: u32,
     peers: Vec<Peer<A>>,
-    peer_of: HashMap<A, u32>,
+    peer_of: FastMap<A, u32>,
     /// Nodes the driver vouches for by address ([`Engine::add_node`]).
-    node_of: HashMap<A, NodeId>,
-    imports: HashMap<u32, ImpConn>,
-    gets: HashMap<u32, Get>,
+    node_of: FastMap<A, NodeId>,
+    imports: FastMap<u32, ImpConn>,
+    gets: FastMap<u32, Get>,
     /// Flush token → import.
-    flushes: HashMap<u32, u32>,
-    exports: HashMap<SegmentId, Export>,
-    exp_conns: HashMap<u32, ExpConn>,
+    flushes: FastMap<u32, u32>,
+    exports: FastMap<SegmentId, Export>,
+    exp_conns: FastMap<u32, ExpConn>,
     next_id: u32,
     bufs: Bufs,
     txq: VecDeque<Tx>,
     timers: Timers,
     events: VecDeque<Event<A>>,
     /// Signal events queued and not yet polled, per target (for no-accumulate).
-    signals_pending: HashMap<SignalTarget, u32>,
+    signals_pending: FastMap<SignalTarget, u32>,
     stats: Stats,
 }
 
@@ -121,19 +122,19 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             node,
             session,
             peers: Vec::new(),
-            peer_of: HashMap::new(),
-            node_of: HashMap::new(),
-            imports: HashMap::new(),
-            gets: HashMap::new(),
-            flushes: HashMap::new(),
-            exports: HashMap::new(),
-            exp_conns: HashMap::new(),
+            peer_of: FastMap::default(),
+            node_of: FastMap::default(),
+            imports: FastMap::default(),
+            gets: FastMap::default(),
+            flushes: FastMap::default(),
+            exports: FastMap::default(),
+            exp_conns: FastMap::default(),
             next_id: 1,
             bufs: Bufs::default(),
             txq: VecDeque::new(),
             timers: Timers::default(),
             events: VecDeque::new(),
-            signals_pending: HashMap::new(),
+            signals_pending: FastMap::default(),
             stats: Stats::default(),
         }
     }

@@ -5,7 +5,9 @@
 //! Must never know a frame's layout; must never let a frame from an unknown address
 //! create state unless it is a connect (and then only up to [`super::Config::max_peers`]).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use crate::hash::FastSet;
 
 use myrix_mx_proto::reliability::Session;
 
@@ -34,9 +36,9 @@ pub(super) struct Peer<A> {
     /// Read-reply bytes held for the peer (exporter side).
     pub(super) reply_buffered: usize,
     /// Our imports of the peer's segments.
-    pub(super) imports: HashSet<u32>,
+    pub(super) imports: FastSet<u32>,
     /// Connections the peer holds to our segments.
-    pub(super) exports: HashSet<u32>,
+    pub(super) exports: FastSet<u32>,
     /// The earliest deadline this peer has on the timer heap.
     pub(super) armed: Option<u64>,
     /// Items sequenced to the peer and frames delivered from it, counted past the
@@ -70,8 +72,8 @@ impl<A> Peer<A> {
             reads_in_flight: 0,
             queued: 0,
             reply_buffered: 0,
-            imports: HashSet::new(),
-            exports: HashSet::new(),
+            imports: FastSet::default(),
+            exports: FastSet::default(),
             armed: None,
             tx_count: 0,
             rx_count: 0,

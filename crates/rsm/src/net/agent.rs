@@ -14,7 +14,6 @@
 //! Lock order: the endpoint, then the core. Code holding the core never takes the
 //! endpoint.
 
-use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +23,7 @@ use std::time::{Duration, Instant};
 use myrix_mx::protocol::Protocol;
 use myrix_mx::transport::{Loc, Verdict};
 use myrix_rsm_proto::engine::{Engine, Event, SignalTarget};
+use myrix_rsm_proto::hash::{FastMap, FastSet};
 use myrix_rsm_proto::{NodeId, RsmError};
 
 use super::bundle;
@@ -60,13 +60,13 @@ impl Addr {
 pub(crate) struct Core {
     pub(crate) engine: Engine<Addr>,
     pub(crate) mem: Segments,
-    pub(crate) connects: HashMap<u32, Result<u64, RsmError>>,
-    pub(crate) gets: HashMap<u32, Result<Vec<u8>, RsmError>>,
-    pub(crate) flushes: HashMap<u32, Result<(), RsmError>>,
+    pub(crate) connects: FastMap<u32, Result<u64, RsmError>>,
+    pub(crate) gets: FastMap<u32, Result<Vec<u8>, RsmError>>,
+    pub(crate) flushes: FastMap<u32, Result<(), RsmError>>,
     /// Where signals for a target go (the handle's mailbox).
-    pub(crate) mailboxes: HashMap<SignalTarget, Arc<Mailbox>>,
+    pub(crate) mailboxes: FastMap<SignalTarget, Arc<Mailbox>>,
     /// Peers the engine declared unreachable (for the next connect to retry afresh).
-    pub(crate) unreachable: HashSet<Addr>,
+    pub(crate) unreachable: FastSet<Addr>,
     /// This core's rail.
     pub(crate) rail: usize,
     /// Fault injection: every frame in and out is dropped (a dead link).
@@ -81,11 +81,11 @@ impl Core {
         Core {
             engine,
             mem: Segments::default(),
-            connects: HashMap::new(),
-            gets: HashMap::new(),
-            flushes: HashMap::new(),
-            mailboxes: HashMap::new(),
-            unreachable: HashSet::new(),
+            connects: FastMap::default(),
+            gets: FastMap::default(),
+            flushes: FastMap::default(),
+            mailboxes: FastMap::default(),
+            unreachable: FastSet::default(),
             rail,
             down: false,
             last_now: 0,

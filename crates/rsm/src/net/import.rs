@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use myrix_rsm_proto::engine::SignalTarget;
+use myrix_rsm_proto::engine::{FlushId, SignalTarget};
 use myrix_rsm_proto::rails::{Rails, RailsConfig};
 use myrix_rsm_proto::{BarrierMode, NodeId, Perm, RsmError, SegmentId};
 
@@ -63,7 +63,29 @@ pub(crate) struct NetImport {
     len: usize,
     mailbox: Arc<Mailbox>,
     implicit: AtomicBool,
-    st: Mutex<Rails>,
+    st: Mutex<State>,
+}
+
+/// The rail rules of an import, and the lists its flushes reuse (an implicit-mode put
+/// flushes every time: no allocation per put).
+struct State {
+    rails: Rails,
+    /// Rails to flush, and the flushes under way ([`NetImport::flush`]).
+    want: Vec<usize>,
+    flushes: Vec<(usize, FlushId)>,
+}
+
+impl std::ops::Deref for State {
+    type Target = Rails;
+    fn deref(&self) -> &Rails {
+        &self.rails
+    }
+}
+
+impl std::ops::DerefMut for State {
+    fn deref_mut(&mut self) -> &mut Rails {
+        &mut self.rails
+    }
 }
 
 impl NetImport {
@@ -168,7 +190,11 @@ impl NetImport {
             len,
             mailbox,
             implicit: AtomicBool::new(true),
-            st: Mutex::new(Rails::new(rails_config(), &rails, now)),
+            st: Mutex::new(State {
+                rails: Rails::new(rails_config(), &rails, now),
+                want: Vec::new(),
+                flushes: Vec::new(),
+            }),
         };
         let st = me.lock();
         me.register_mailbox(&st);
@@ -176,7 +202,7 @@ impl NetImport {
         Ok(me)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Rails> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.st)
     }
 
@@ -209,7 +235,7 @@ impl NetImport {
 
     /// Rail `k` failed: it is dropped, and its unflushed writes and signals are
     /// replayed on the new primary rail.
-    fn fail_over(&self, st: &mut Rails, k: usize) -> Result<(), RsmError> {
+    fn fail_over(&self, st: &mut State, k: usize) -> Result<(), RsmError> {
         lock(&self.net.rails[st.rail(k)].failed).insert(self.node);
         let replay = st.fail(k, now_ns(&self.net))?;
         self.register_mailbox(st);
@@ -226,7 +252,7 @@ impl NetImport {
     /// starts a connect on each the rules say is due and, once one is answered, flushes
     /// every live rail (what they carry goes first) and makes the rail live again.
     /// Never waits for a connect.
-    fn rejoin(&self, st: &mut Rails) -> Result<(), RsmError> {
+    fn rejoin(&self, st: &mut State) -> Result<(), RsmError> {
         let now = now_ns(&self.net);
         for (k, imp) in st.rejoins() {
             let rail = st.rail(k);
@@ -267,7 +293,7 @@ impl NetImport {
     }
 
     /// Posts a signal on rail `k`, kept for a replay until the rail's next flush.
-    fn post_signal(&self, st: &mut Rails, k: usize, no_accumulate: bool) -> Result<(), RsmError> {
+    fn post_signal(&self, st: &mut State, k: usize, no_accumulate: bool) -> Result<(), RsmError> {
         lock(&self.net.rails[st.rail(k)].core)
             .engine
             .signal(st.import(k), no_accumulate)?;
@@ -280,7 +306,7 @@ impl NetImport {
     /// Finds rails the engine gave up on and fails them over, and takes up again those
     /// that came back ([`NetImport::rejoin`]); `ConnAborted` on every live rail (the
     /// segment was unpublished) is returned as is.
-    fn check_rails(&self, st: &mut Rails) -> Result<(), RsmError> {
+    fn check_rails(&self, st: &mut State) -> Result<(), RsmError> {
         for k in 0..st.len() {
             if !st.is_live(k) {
                 continue;
@@ -302,7 +328,7 @@ impl NetImport {
     /// queue is full.
     fn queue(
         &self,
-        st: &mut Rails,
+        st: &mut State,
         k: usize,
         off: u64,
         data: &[u8],
@@ -342,12 +368,17 @@ impl NetImport {
     /// Flushes the live rails `which` selects that hold unflushed writes, failing over
     /// those found unreachable (and flushing where their writes went). The first other
     /// error (a refused write: `BarrierFailure`; `ConnAborted`) is returned after all.
-    fn flush(&self, st: &mut Rails, which: impl Fn(usize) -> bool) -> Result<(), RsmError> {
+    fn flush(&self, st: &mut State, which: impl Fn(usize) -> bool) -> Result<(), RsmError> {
         let mut first_err = None;
-        let mut want = st.to_flush(which);
+        // The import's reused lists, taken (a fail-over below may flush again: that
+        // one starts with empty lists of its own) and given back at the end.
+        let mut want = std::mem::take(&mut st.want);
+        let mut flushes = std::mem::take(&mut st.flushes);
+        want.clear();
+        st.rails.to_flush_into(which, &mut want);
         while !want.is_empty() {
-            let mut flushes = Vec::new();
-            for k in std::mem::take(&mut want) {
+            flushes.clear();
+            for &k in &want {
                 if !st.is_live(k) {
                     continue;
                 }
@@ -361,9 +392,10 @@ impl NetImport {
                     }
                 }
             }
+            want.clear();
             // Out now; the wait takes the answers in.
             self.net.transmit();
-            for (k, f) in flushes {
+            for &(k, f) in &flushes {
                 let r = self
                     .net
                     .wait(st.rail(k), None, |c| c.flushes.remove(&f.0))
@@ -385,6 +417,8 @@ impl NetImport {
                 }
             }
         }
+        st.want = want;
+        st.flushes = flushes;
         first_err.map_or(Ok(()), Err)
     }
 
@@ -392,7 +426,7 @@ impl NetImport {
     /// `k` (`None`: a striped put).
     fn order_before(
         &self,
-        st: &mut Rails,
+        st: &mut State,
         k: Option<usize>,
         off: u64,
         n: usize,

@@ -17,9 +17,8 @@
 //! always do), so a flag word at the start of such a put is published after its data
 //! with no second put (MPI's network channel relies on it).
 
-use std::collections::HashMap;
-
 use myrix_rsm_proto::engine::Memory;
+use myrix_rsm_proto::hash::FastMap;
 use myrix_rsm_proto::SegmentId;
 
 /// One segment's memory: `ptr..ptr + len`, kept as integers so the table is `Send`.
@@ -32,7 +31,7 @@ pub(crate) struct Range {
 /// Published segments' memory; see the module docs.
 #[derive(Debug, Default)]
 pub(crate) struct Segments {
-    map: HashMap<SegmentId, Range>,
+    map: FastMap<SegmentId, Range>,
 }
 
 impl Segments {

@@ -65,6 +65,7 @@ use std::time::{Duration, Instant};
 
 use myrix_mx::Endpoint;
 use myrix_rsm_proto::engine::{Config, Engine};
+use myrix_rsm_proto::hash::FastMap;
 use myrix_rsm_proto::{Credentials, NodeId, Perm, RsmError, SegmentId};
 
 use crate::backend::{CtlrBackend, ExportBackend, ImportBackend};
@@ -101,7 +102,7 @@ pub(crate) struct Rail {
     pub(crate) ep: Mutex<Endpoint>,
     pub(crate) core: Arc<Mutex<Core>>,
     /// Where each node is on this rail (nodes with fewer boards are absent).
-    addrs: HashMap<NodeId, Addr>,
+    addrs: FastMap<NodeId, Addr>,
     /// Put bytes this process queued on the rail.
     pub(crate) bytes_put: AtomicU64,
     /// Nodes an import failed over from on this rail: later connects leave the rail
@@ -269,7 +270,7 @@ impl Net {
         let mut rails = Vec::new();
         let mut fds = Vec::new();
         for (r, board) in boards.iter().enumerate() {
-            let mut addrs = HashMap::new();
+            let mut addrs = FastMap::default();
             for n in table.nodes() {
                 if let Some(b) = table.boards(n).and_then(|bs| bs.get(r)) {
                     addrs.insert(
