@@ -492,6 +492,17 @@ mod tests {
     }
 
     #[test]
+    fn interfaces_are_read_from_this_namespace_and_bad_names_refused() {
+        let lo = iface_hw("lo").unwrap();
+        assert_eq!(lo.arphrd, libc::ARPHRD_LOOPBACK);
+        assert_eq!(lo.mac, [0; 6]);
+        assert!(lo.mtu > 0);
+        for bad in ["", "no-such-iface0", "sixteen-bytes-xx", "a\0b"] {
+            assert!(iface_hw(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn macs_parse_in_both_spellings_and_nothing_else() {
         let m = [0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee];
         assert_eq!(parse_mac("02:aa:bb:cc:dd:ee"), Some(m));
