@@ -36,7 +36,11 @@
 #   Open MPI  mpirun.openmpi -n 2 --host 10.79.0.1,10.79.0.2 --mca plm_rsh_agent NSSSH
 #             --mca btl self,tcp --mca pml ob1 --bind-to none (btl and oob on myrixv0)
 #   myrix     the myrix-built programs under the same hydra command (the library speaks
-#             PMI-1 to hydra; myrix mpiexec starts ranks on this host only)
+#             PMI-1 to hydra; myrix mpiexec starts ranks on this host only), twice:
+#             column "myrix" over RSM's raw-Ethernet controller (MYRIX_MPI_NET=eth) and
+#             column "myrix-udp" over its UDP controller (MYRIX_MPI_NET=udp), both in
+#             the same interleaved rounds (hydra passes the launcher's environment on;
+#             a probe with a bad MYRIX_MPI_NET must fail, or the columns are n/a)
 # (bench/lib/netns_pair.sh). The launchers run in myrix-ma. Results go to target/bench/mpi_compare-netns-<date>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -73,6 +77,10 @@ BWARGS=${BWARGS:-}
 ONLY=${ONLY:-myrix,mpich,ompi}
 BASE=${BASE:-}
 names=(myrix mpich ompi)
+if [ $MODE = netns ]; then # myrix twice: eth and udp (the latter left out with myrix)
+  names=(myrix mpich ompi myrixudp)
+  [[ ",$ONLY," == *",myrix,"* ]] && ONLY=$ONLY,myrixudp
+fi
 if [ -n "$BASE" ]; then
   [ -f "$BASE/libmpi_abi.so" ] || {
     echo "mpi_compare.sh: BASE=$BASE holds no libmpi_abi.so" >&2
@@ -128,6 +136,11 @@ build() { # name compiler...
   done
 }
 want myrix && [ -z "${why[myrix]:-}" ] && build myrix "$MYRIX" mpicc
+if [[ " ${names[*]} " == *" myrixudp "* ]]; then # the same programs, another controller
+  if [ -n "${why[myrix]:-}" ]; then why[myrixudp]=${why[myrix]}; else
+    for p in pingpong bw; do cp "$W/${p}_myrix" "$W/${p}_myrixudp"; done
+  fi
+fi
 want mpich && build mpich mpicc.mpich
 base_cc() { cc "$@" -Icrates/mpiapi/include -L"$BASE" -Wl,-rpath,"$BASE" -lmpi_abi; } # -l after the source
 [ -n "$BASE" ] && build base base_cc
@@ -137,7 +150,11 @@ launch() { # name program args...
   local name=$1
   shift
   if [ $MODE = netns ]; then
-    netns_pair_launch "$name" "$@"
+    case $name in
+    myrix) MYRIX_MPI_NET=${NET_MYRIX:-eth} netns_pair_launch myrix "$@" ;;
+    myrixudp) MYRIX_MPI_NET=udp netns_pair_launch myrix "$@" ;;
+    *) netns_pair_launch "$name" "$@" ;;
+    esac
     return
   fi
   case $name in
@@ -159,6 +176,12 @@ for name in "${names[@]}"; do
     why[$name]="cannot run the ping-pong: $(grep -v '^$' "$W/probe.err" | head -1)"
   fi
 done
+
+if [ $MODE = netns ] && [ -z "${why[myrix]:-}" ] &&
+  NET_MYRIX=bogus launch myrix "$W/pingpong_myrix" -s 8 -i 10 -r 1 >/dev/null 2>&1; then
+  why[myrix]="MYRIX_MPI_NET did not reach the ranks (a bad value ran)"
+  why[myrixudp]=${why[myrix]}
+fi
 
 : >"$W/res" # lines: name test size value
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -195,6 +218,7 @@ table() { # test title
   echo "# $2"
   printf "%9s %10s %10s %10s %14s %12s" size myrix MPICH OpenMPI myrix/OpenMPI myrix/MPICH
   [ -n "$BASE" ] && printf " %10s %14s %12s" base base/OpenMPI myrix/base
+  [ $MODE = netns ] && printf " %10s %14s" myrix-udp udp/OpenMPI
   echo
   for s in ${SIZES//,/ }; do
     m=$(med myrix "$1" "$s")
@@ -205,6 +229,10 @@ table() { # test title
       c=$(med base "$1" "$s")
       printf " %10s %14s %12s" "$c" "$(ratio "$c" "$b")" "$(ratio "$m" "$c")"
     fi
+    if [ $MODE = netns ]; then
+      c=$(med myrixudp "$1" "$s")
+      printf " %10s %14s" "$c" "$(ratio "$c" "$b")"
+    fi
     echo
   done
 }
@@ -214,7 +242,7 @@ suffix=""
 where="2 ranks on one host (shared memory)"
 if [ $MODE = netns ]; then
   suffix=-netns
-  where="2 ranks in two network namespaces (veth; MPICH: UCX over TCP, Open MPI: btl tcp)"
+  where="2 ranks in two network namespaces (veth; myrix: RSM eth, myrix-udp: RSM udp, MPICH: UCX over TCP, Open MPI: btl tcp)"
 fi
 out=target/bench/mpi_compare$suffix-$(date +%Y%m%d-%H%M%S).txt
 {

@@ -193,7 +193,7 @@ impl std::fmt::Debug for ChannelFabric {
 
 impl ChannelFabric {
     /// Opens the fabric of a job launched with PMI: exports the inbox on `shm`,
-    /// publishes the card with this rank's node identity and UDP endpoint, barriers,
+    /// publishes the card with this rank's node identity and network endpoints, barriers,
     /// reads the others' cards, assigns node ids (the job's layout is set from them),
     /// and when the ranks are on several nodes opens the network side ([`net`]) and
     /// barriers again.
@@ -212,16 +212,8 @@ impl ChannelFabric {
         };
         let ident = crate::job::node_identity();
         // Only needed if the job spans nodes; an error is reported then.
-        let ep = net::local_endpoint();
-        let mine = format!(
-            "{ident}|{}|{}",
-            ep.as_ref().map_or("-".to_string(), |a| a
-                .iter()
-                .map(|a| a.to_string())
-                .collect::<Vec<_>>()
-                .join(",")),
-            me.encode()
-        );
+        let ep = net::local_card();
+        let mine = format!("{ident}|{}|{}", ep.as_deref().unwrap_or("-"), me.encode());
         job.publish("chan", &mine).map_err(pmi)?;
         job.barrier().map_err(pmi)?;
         let (mut cards, mut idents, mut addrs) = (Vec::new(), Vec::new(), Vec::new());
@@ -239,12 +231,7 @@ impl ChannelFabric {
                 return Err(bad());
             };
             idents.push(id.to_string());
-            // One address per rail, comma-separated.
-            addrs.push(
-                addr.split(',')
-                    .map(|a| a.parse::<std::net::SocketAddr>().ok())
-                    .collect::<Option<Vec<_>>>(),
-            );
+            addrs.push(addr.to_string());
             cards.push(Some(Card::decode(card).ok_or_else(bad)?));
         }
         f.node_of = crate::job::assign_nodes(&idents);
@@ -255,12 +242,7 @@ impl ChannelFabric {
             // the others would wait for this one).
             let opened = match ep {
                 Err(e) => Err(FabricError::Other(e)),
-                Ok(_) => match addrs.iter().position(|a| a.is_none()) {
-                    Some(r) => Err(FabricError::Other(format!(
-                        "rank {r} has no UDP endpoint: it could not bind one"
-                    ))),
-                    None => f.open_net(&addrs.into_iter().flatten().collect::<Vec<_>>()),
-                },
+                Ok(_) => f.open_net(&addrs),
             };
             job.barrier().map_err(pmi)?;
             opened?;
@@ -268,9 +250,9 @@ impl ChannelFabric {
         Ok(f)
     }
 
-    /// Opens the network controller with every rank at `addrs[rank]` (one per rail) and exports this
-    /// rank's network inbox ([`net::NET_INBOX`]).
-    fn open_net(&mut self, addrs: &[Vec<std::net::SocketAddr>]) -> Result<(), FabricError> {
+    /// Opens the network controller from every rank's network card (`addrs[rank]`,
+    /// [`net::local_card`]) and exports this rank's network inbox ([`net::NET_INBOX`]).
+    fn open_net(&mut self, addrs: &[String]) -> Result<(), FabricError> {
         let ctl = net::open_controller(self.rank, addrs)
             .map_err(|e| FabricError::Other(format!("network controller: {e}")))?;
         let page = ctl.attr().page_size;

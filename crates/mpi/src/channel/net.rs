@@ -1,16 +1,21 @@
 //! The channel between nodes: ranks whose [`crate::job::node_identity`] differs (another
-//! host, or another network namespace of this one) talk through RSM's `udp` network
-//! controller instead of `shm`.
+//! host, or another network namespace of this one) talk through one of RSM's network
+//! controllers instead of `shm`: `eth` (raw Ethernet, `AF_PACKET`) or `udp`, as
+//! `MYRIX_MPI_NET` (`auto`, `eth`, `udp`) and what the ranks can do decide ([`card`]:
+//! `auto` takes `eth` when every rank can open a packet socket on an interface of its
+//! own, all in one subnet, else `udp`).
 //!
-//! * **Which address.** Each rank binds a UDP port on the IPv4 address of
-//!   `MYRIX_MPI_IFACE` if set (a comma list: one port per interface, each a rail of
-//!   the controller, striped and failed over by it), else of the first interface (in `getifaddrs(3)` order)
-//!   that is up, not loopback and has an IPv4 address, else `127.0.0.1`. In a network
-//!   namespace that is its veth end. The port is chosen by the kernel (a bind to port 0,
-//!   released and bound again by the controller: another process could take it in
-//!   between, which fails the job's start with the bind's error).
-//! * **The node table** is built in memory from the addresses every rank publishes
-//!   through PMI at `MPI_Init`: RSM node `rank + 1` is the rank's endpoint (a node of
+//! * **Which interface.** Each rank's rails are the interfaces `MYRIX_MPI_IFACE` names
+//!   (a comma list: one board per interface, each a rail of the controller, striped
+//!   and failed over by it), else the first interface (in `getifaddrs(3)` order) that
+//!   is up, not loopback and has an IPv4 address, else (UDP only) `127.0.0.1`. In a
+//!   network namespace that is its veth end. Over `udp` a rank binds a port on each
+//!   interface's address, chosen by the kernel (a bind to port 0, released and bound
+//!   again by the controller: another process could take it in between, which fails
+//!   the job's start with the bind's error); over `eth` its board is the interface and
+//!   its MAC address.
+//! * **The node table** is built in memory from the boards every rank publishes
+//!   through PMI at `MPI_Init` ([`local_card`]): RSM node `rank + 1` is the rank's endpoint (a node of
 //!   a network controller is one process). No file, no `MYRIX_RSM_NODES`.
 //! * **When.** Only a job whose ranks are on more than one node opens it: all ranks
 //!   compute the same node ids, so they agree, and open it between two PMI barriers (an
@@ -37,10 +42,11 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Once, Weak};
 
-use myrix_rsm::net::node_table::NodeTable;
 use myrix_rsm::{BarrierType, Controller, Import, NodeId, SegmentId};
 
 use crate::p2p::fabric::Rank;
+
+pub mod card;
 
 /// The segment id of every rank's network inbox.
 pub const NET_INBOX: SegmentId = SegmentId(SegmentId::USER_BASE | 0x4d50_0001);
@@ -90,10 +96,24 @@ pub fn rank_of_node(node: NodeId) -> Option<Rank> {
     node.0.checked_sub(1)
 }
 
+/// An interface's IPv4 address as `getifaddrs(3)` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IfaceAddr {
+    pub name: String,
+    pub ip: Ipv4Addr,
+    /// The length of its network prefix (from the netmask).
+    pub prefix: u8,
+}
+
 /// The IPv4 address of interface `name`, or of the first up, non-loopback interface
 /// with one when `name` is None; None if there is none.
-#[allow(unsafe_code)]
 pub fn iface_ipv4(name: Option<&str>) -> Option<Ipv4Addr> {
+    iface_addr(name).map(|a| a.ip)
+}
+
+/// [`iface_ipv4`] with the interface's name and prefix length.
+#[allow(unsafe_code)]
+pub fn iface_addr(name: Option<&str>) -> Option<IfaceAddr> {
     let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `head` with a list we free below.
     if unsafe { libc::getifaddrs(&mut head) } != 0 {
@@ -124,7 +144,18 @@ pub fn iface_ipv4(name: Option<&str>) -> Option<Ipv4Addr> {
             None => up && !lo && !ip.is_loopback(),
         };
         if take {
-            found = Some(ip);
+            let prefix = if ifa.ifa_netmask.is_null() {
+                32
+            } else {
+                // SAFETY: the netmask of an AF_INET address is a sockaddr_in.
+                let m = unsafe { &*(ifa.ifa_netmask as *const libc::sockaddr_in) };
+                u32::from_be(m.sin_addr.s_addr).count_ones() as u8
+            };
+            found = Some(IfaceAddr {
+                name: iname.into_owned(),
+                ip,
+                prefix,
+            });
             break;
         }
     }
@@ -133,25 +164,41 @@ pub fn iface_ipv4(name: Option<&str>) -> Option<Ipv4Addr> {
     found
 }
 
-/// The addresses this rank's UDP endpoints bind, one per rail (see the module docs):
-/// each interface's address and a port free now. `MYRIX_MPI_IFACE` may name several
-/// interfaces, comma-separated (`eth0,eth1`): rail `r` joins every rank's `r`-th.
-pub fn local_endpoint() -> Result<Vec<SocketAddr>, String> {
-    let ips = match std::env::var("MYRIX_MPI_IFACE") {
+/// The interfaces of this rank's rails (see the module docs): `MYRIX_MPI_IFACE`'s
+/// (comma-separated, each with an IPv4 address, at most 8), else the first up,
+/// non-loopback one with an IPv4 address, else none (then `127.0.0.1`).
+pub fn rail_ifaces() -> Result<Vec<IfaceAddr>, String> {
+    let ifs = match std::env::var("MYRIX_MPI_IFACE") {
         Ok(list) if !list.trim().is_empty() => list
             .split(',')
             .map(|name| {
                 let name = name.trim();
-                iface_ipv4(Some(name)).ok_or_else(|| {
+                iface_addr(Some(name)).ok_or_else(|| {
                     format!("MYRIX_MPI_IFACE={list:?}: {name:?}: no such interface with an IPv4 address")
                 })
             })
             .collect::<Result<Vec<_>, _>>()?,
-        _ => vec![iface_ipv4(None).unwrap_or(Ipv4Addr::LOCALHOST)],
+        _ => iface_addr(None).into_iter().collect(),
     };
-    if ips.len() > 8 {
+    if ifs.len() > 8 {
         return Err("MYRIX_MPI_IFACE: at most 8 interfaces (rails)".into());
     }
+    Ok(ifs)
+}
+
+/// The addresses this rank's UDP endpoints bind, one per rail (see the module docs):
+/// each interface's address and a port free now. `MYRIX_MPI_IFACE` may name several
+/// interfaces, comma-separated (`eth0,eth1`): rail `r` joins every rank's `r`-th.
+pub fn local_endpoint() -> Result<Vec<SocketAddr>, String> {
+    udp_endpoints(&rail_ifaces()?)
+}
+
+fn udp_endpoints(ifs: &[IfaceAddr]) -> Result<Vec<SocketAddr>, String> {
+    let ips: Vec<Ipv4Addr> = if ifs.is_empty() {
+        vec![Ipv4Addr::LOCALHOST]
+    } else {
+        ifs.iter().map(|a| a.ip).collect()
+    };
     ips.into_iter()
         .map(|ip| {
             let s =
@@ -159,6 +206,36 @@ pub fn local_endpoint() -> Result<Vec<SocketAddr>, String> {
             s.local_addr().map_err(|e| format!("UDP port on {ip}: {e}"))
         })
         .collect()
+}
+
+/// What this rank publishes with its card for the network side (see [`card`]): the
+/// `MYRIX_MPI_NET` choice, its UDP endpoints and, unless the choice is `udp`, its
+/// raw-Ethernet boards when it can open a packet socket on every rail's interface.
+/// An error (a bad `MYRIX_MPI_NET` or `MYRIX_MPI_IFACE`, no UDP port, `eth` chosen
+/// without the right to raw sockets) is reported if the job spans nodes.
+pub fn local_card() -> Result<String, String> {
+    let kind = card::net_kind()?;
+    let ifs = rail_ifaces()?;
+    let udp = if kind == card::NetKind::Eth {
+        Vec::new()
+    } else {
+        udp_endpoints(&ifs)?
+    };
+    let eth = if kind == card::NetKind::Udp || ifs.is_empty() {
+        None
+    } else {
+        match card::probe_eth(&ifs) {
+            Ok(b) => Some(b),
+            Err(e) if kind == card::NetKind::Eth => return Err(format!("MYRIX_MPI_NET=eth: {e}")),
+            Err(_) => None,
+        }
+    };
+    if kind == card::NetKind::Eth && eth.is_none() {
+        return Err(
+            "MYRIX_MPI_NET=eth: no interface for raw Ethernet (set MYRIX_MPI_IFACE)".into(),
+        );
+    }
+    Ok(card::NetCard { kind, udp, eth }.encode())
 }
 
 /// The network controller this process opened for the job (None on one node): other
@@ -169,26 +246,27 @@ pub fn controller() -> Option<Controller> {
 
 static NET_CTL: std::sync::OnceLock<Controller> = std::sync::OnceLock::new();
 
-/// Opens the `udp` controller as `me`'s node, every rank at its published addresses
-/// (one board per rail).
-pub fn open_controller(me: Rank, addrs: &[Vec<SocketAddr>]) -> Result<Controller, String> {
-    let boards: Vec<String> = addrs
+/// Opens the network controller as `me`'s node from every rank's published
+/// [`local_card`] (`-` for a rank that could not make one): `eth` or `udp` as
+/// [`card::choose`] decides, every rank at its published boards (one per rail).
+pub fn open_controller(me: Rank, cards: &[String]) -> Result<Controller, String> {
+    let cards = cards
         .iter()
-        .map(|a| {
-            a.iter()
-                .map(|a| format!("udp:{a}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+        .enumerate()
+        .map(|(r, c)| {
+            card::NetCard::decode(c).ok_or_else(|| {
+                format!("rank {r} has no network endpoint (it could not make one: see its error)")
+            })
         })
-        .collect();
-    let table = NodeTable::from_pairs(
-        boards
-            .iter()
-            .enumerate()
-            .map(|(r, b)| (node_of_rank(r as Rank).0, b.as_str())),
+        .collect::<Result<Vec<_>, _>>()?;
+    let (kind, table) = card::choose(&cards)?;
+    let c = Controller::net(
+        kind,
+        node_of_rank(me),
+        table,
+        myrix_rsm::net::default_config(),
     )
-    .map_err(|e| e.to_string())?;
-    let c = Controller::udp(node_of_rank(me), table).map_err(|e| e.to_string())?;
+    .map_err(|e| format!("{kind}: {e}"))?;
     let _ = NET_CTL.set(c.clone());
     Ok(c)
 }

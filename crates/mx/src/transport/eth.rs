@@ -57,8 +57,52 @@ pub struct Eth {
     host_peers: bool,
 }
 
-fn sysfs(ifname: &str, what: &str) -> io::Result<String> {
-    std::fs::read_to_string(format!("/sys/class/net/{ifname}/{what}")).map(|s| s.trim().into())
+/// An interface's hardware address, MTU and link type (`ARPHRD_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IfaceHw {
+    pub mac: [u8; 6],
+    pub mtu: usize,
+    pub arphrd: u16,
+}
+
+/// [`IfaceHw`] of interface `ifname` in this process's network namespace (ioctls on a
+/// throwaway socket; no privilege needed).
+pub fn iface_hw(ifname: &str) -> io::Result<IfaceHw> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidInput, "not an interface name");
+    if ifname.is_empty() || ifname.len() >= libc::IFNAMSIZ || ifname.contains('\0') {
+        return Err(bad());
+    }
+    // SAFETY: plain socket(2); the descriptor is owned at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by socket(2) and is not owned elsewhere.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: ifreq is plain data; all-zero is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(ifname.bytes()) {
+        *d = s as libc::c_char;
+    }
+    // SAFETY: SIOCGIFHWADDR fills the ifreq it is given.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut req) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the union's member SIOCGIFHWADDR wrote.
+    let sa = unsafe { req.ifr_ifru.ifru_hwaddr };
+    let mut mac = [0u8; 6];
+    for (d, s) in mac.iter_mut().zip(sa.sa_data.iter()) {
+        *d = *s as u8;
+    }
+    let arphrd = sa.sa_family;
+    // SAFETY: SIOCGIFMTU fills the ifreq it is given (the name is unchanged).
+    let mtu = if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFMTU, &mut req) } < 0 {
+        1500
+    } else {
+        // SAFETY: the union's member SIOCGIFMTU wrote.
+        unsafe { req.ifr_ifru.ifru_mtu }.max(0) as usize
+    };
+    Ok(IfaceHw { mac, mtu, arphrd })
 }
 
 /// `aa:bb:cc:dd:ee:ff` or `aabbccddeeff`.
@@ -108,14 +152,12 @@ impl Eth {
         if ifindex == 0 {
             return Err(bad("no such network interface"));
         }
-        let mac = sysfs(ifname, "address")
-            .ok()
-            .and_then(|s| parse_mac(&s))
-            .ok_or_else(|| bad("no Ethernet address"))?;
-        let link_mtu: usize = sysfs(ifname, "mtu")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1500);
+        // From the kernel of this process's network namespace: `/sys/class/net` shows
+        // the namespace that mounted it, not one entered with `setns(2)` (`myrix
+        // mpiexec --netns`), where it has no such interface or another of that name.
+        let hw = iface_hw(ifname).map_err(|e| bad(&format!("no Ethernet address: {e}")))?;
+        let mac = hw.mac;
+        let link_mtu = hw.mtu;
         // SAFETY: plain socket(2); the descriptor is owned at once.
         let fd = unsafe {
             libc::socket(
@@ -196,7 +238,7 @@ impl Eth {
             out: vec![0; 65_536],
             whole,
             // ARPHRD_LOOPBACK.
-            loopback: sysfs(ifname, "type").ok().as_deref() == Some("772"),
+            loopback: hw.arphrd == libc::ARPHRD_LOOPBACK,
             looped: Default::default(),
             host_peers,
         })
@@ -447,6 +489,17 @@ mod tests {
         assert_eq!(out.len(), 100);
         assert_eq!((&out[..6], &out[6..12]), (&d[..], &s[..]));
         assert_eq!(out[12..], whole[12..]);
+    }
+
+    #[test]
+    fn interfaces_are_read_from_this_namespace_and_bad_names_refused() {
+        let lo = iface_hw("lo").unwrap();
+        assert_eq!(lo.arphrd, libc::ARPHRD_LOOPBACK);
+        assert_eq!(lo.mac, [0; 6]);
+        assert!(lo.mtu > 0);
+        for bad in ["", "no-such-iface0", "sixteen-bytes-xx", "a\0b"] {
+            assert!(iface_hw(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
