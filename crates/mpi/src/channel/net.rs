@@ -1,9 +1,9 @@
 //! The channel between nodes: ranks whose [`crate::job::node_identity`] differs (another
 //! host, or another network namespace of this one) talk through one of RSM's network
 //! controllers instead of `shm`: `eth` (raw Ethernet, `AF_PACKET`) or `udp`, as
-//! `MYRIX_MPI_NET` (`auto`, `eth`, `udp`) and what the ranks can do decide ([`card`]:
-//! `auto` takes `eth` when every rank can open a packet socket on an interface of its
-//! own, all in one subnet, else `udp`).
+//! `MYRIX_MPI_NET` (`udp`, the default, `eth`, `auto`) and what the ranks can do decide
+//! ([`card`]: `auto` takes `eth` when every rank can open a packet socket on an
+//! interface of its own, all in one subnet, else `udp`).
 //!
 //! * **Which interface.** Each rank's rails are the interfaces `MYRIX_MPI_IFACE` names
 //!   (a comma list: one board per interface, each a rail of the controller, striped

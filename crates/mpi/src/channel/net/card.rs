@@ -49,8 +49,11 @@ impl NetKind {
 /// `MYRIX_MPI_NET`'s value (None: unset).
 pub fn parse_net_kind(v: Option<&str>) -> Result<NetKind, String> {
     match v.map(str::trim) {
-        None | Some("") | Some("auto") => Ok(NetKind::Auto),
-        Some("udp") => Ok(NetKind::Udp),
+        // UDP by default: its batched sends (segmentation offload) move large messages
+        // 2× faster than raw Ethernet's frame per system call, which gains only 12 %
+        // at 8 B (docs/mpi.md, "Across namespaces").
+        None | Some("") | Some("udp") => Ok(NetKind::Udp),
+        Some("auto") => Ok(NetKind::Auto),
         Some("eth") => Ok(NetKind::Eth),
         Some(other) => Err(format!("MYRIX_MPI_NET={other:?}: must be eth, udp or auto")),
     }
@@ -307,8 +310,8 @@ mod tests {
 
     #[test]
     fn net_kind_values_and_refusals() {
-        assert_eq!(parse_net_kind(None), Ok(NetKind::Auto));
-        assert_eq!(parse_net_kind(Some("")), Ok(NetKind::Auto));
+        assert_eq!(parse_net_kind(None), Ok(NetKind::Udp));
+        assert_eq!(parse_net_kind(Some("")), Ok(NetKind::Udp));
         assert_eq!(parse_net_kind(Some(" eth ")), Ok(NetKind::Eth));
         assert_eq!(parse_net_kind(Some("udp")), Ok(NetKind::Udp));
         assert_eq!(parse_net_kind(Some("auto")), Ok(NetKind::Auto));
