@@ -44,7 +44,7 @@ const MAX_GROUP: usize = 1 << 16;
 
 /// Which side of the exchange this group is.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
+pub(crate) enum Role {
     Accept,
     Connect,
     /// MPI_Comm_join: decided by the cards.
@@ -133,12 +133,13 @@ fn roots(
     Ok((local_first, entries, or))
 }
 
-/// Accept, connect or join, collective over `lc`; `wire` is called at `root` only.
-fn connect_groups(
+/// Accept, connect or join, collective over `lc`; `wire` is called at `root` only
+/// (with the socket it owns, if any, kept open until the roots are done).
+pub(crate) fn connect_groups<K>(
     lc: CommRef,
     root: c_int,
     role: Role,
-    wire: impl FnOnce() -> Result<Wire, c_int>,
+    wire: impl FnOnce() -> Result<(Wire, K), c_int>,
     errh: MPI_Errhandler,
     name: &str,
 ) -> Result<MPI_Comm, c_int> {
@@ -181,7 +182,7 @@ fn connect_groups(
     let mut head = [0u8; 12];
     let mut body = Vec::new();
     if lc.rank as usize == root {
-        match wire().and_then(|w| roots(&w, role, &all, &lor)) {
+        match wire().and_then(|(w, _keep)| roots(&w, role, &all, &lor)) {
             Ok((first, entries, bits)) => {
                 head[4..8].copy_from_slice(&u32::from(first).to_le_bytes());
                 head[8..].copy_from_slice(&((entries.len() / ENTRY) as u32).to_le_bytes());
@@ -276,7 +277,6 @@ unsafe fn accept_connect(
             None
         };
         let deadline = Instant::now() + port::timeout();
-        let mut keep = None;
         let wire = || {
             let p = pname.ok_or(MPI_ERR_INTERN)?;
             let s = match role {
@@ -287,8 +287,7 @@ unsafe fn accept_connect(
                 fd: s.as_raw_fd(),
                 deadline,
             };
-            keep = Some(s);
-            Ok(w)
+            Ok((w, s))
         };
         let h = connect_groups(lc, root, role, wire, errh(comm), name)?;
         // SAFETY: newcomm is an MPI_Comm (checked non-NULL).
@@ -353,7 +352,7 @@ mpi_fn! {
             }
             let lc = lookup(MPI_COMM_SELF, name)?;
             let deadline = Instant::now() + port::timeout();
-            let h = connect_groups(lc, 0, Role::Join, || Ok(Wire { fd, deadline }), errh(MPI_COMM_SELF), name)?;
+            let h = connect_groups(lc, 0, Role::Join, || Ok((Wire { fd, deadline }, ())), errh(MPI_COMM_SELF), name)?;
             // SAFETY: intercomm is an MPI_Comm (checked non-NULL).
             unsafe { put(intercomm, h) }
         })();
@@ -408,7 +407,8 @@ mpi_fn! {
 
 /// MPI_Comm_disconnect's share: the processes of other jobs in `c` (an
 /// intercommunicator's remote group) are retired after its closing barrier.
-pub fn retire(c: &CommRef) {
+pub fn retire(c: &CommRef, h: MPI_Comm) {
+    crate::dynproc_spawn::forget_parent(h);
     let _ = runtime::with("MPI_Comm_disconnect", |rt| {
         let job = rt.job.size;
         if let Some(p) = rt.p2p.as_mut() {
@@ -423,6 +423,7 @@ pub fn retire(c: &CommRef) {
 /// At MPI_Finalize: every process of another job is retired (the jobs end
 /// independently) and the ports still open are closed.
 pub fn at_finalize() {
+    crate::dynproc_spawn::wait_children();
     let _ = runtime::with("MPI_Finalize", |rt| {
         let (job, size) = (rt.job.size, rt.p2p.as_ref().map_or(0, |p| p.engine.size()));
         if let Some(p) = rt.p2p.as_mut() {

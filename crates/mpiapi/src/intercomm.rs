@@ -491,18 +491,6 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    /// The intercommunicator to the parent of a spawned process: MPI_COMM_NULL, as
-    /// for every process MPI_Comm_spawn did not start (myrix has no MPI_Comm_spawn:
-    /// every process is started by the launcher).
-    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
-        let name = "MPI_Comm_get_parent";
-        // SAFETY: parent is NULL or an MPI_Comm.
-        let r = runtime::check(name).and_then(|()| unsafe { put(parent, MPI_COMM_NULL) });
-        finish(MPI_COMM_WORLD, name, r)
-    }
-}
-
 extern "C" {
     fn PMPI_Barrier(comm: MPI_Comm) -> c_int;
     fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int;
@@ -530,7 +518,7 @@ mpi_fn! {
         // Processes of another job (accept/connect/join) end on their own now.
         if let Ok(c) = lookup(h, "MPI_Comm_disconnect") {
             if c.inter.is_some() {
-                crate::dynproc::retire(&c);
+                crate::dynproc::retire(&c, h);
             }
         }
         // SAFETY: the caller's handle pointer.

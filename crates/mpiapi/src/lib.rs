@@ -59,6 +59,7 @@ pub mod comm_group;
 pub mod comm_idup;
 pub mod datatype;
 pub mod dynproc;
+pub mod dynproc_spawn;
 pub mod env;
 pub mod errh;
 pub mod ffi;

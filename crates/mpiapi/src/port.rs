@@ -136,28 +136,23 @@ pub fn close_all() {
     }
 }
 
-/// Waits until `fd` is ready for `events` or `deadline` passes.
-fn wait(fd: RawFd, events: i16, deadline: Instant) -> Result<(), c_int> {
+/// Whether `fd` gets ready for `events` before `until`.
+fn ready(fd: RawFd, events: i16, until: Instant) -> Result<bool, c_int> {
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            crate::ffi::say!(
-                "myrix MPI: the other side did not answer within {} s \
-                 (MYRIX_MPI_PORT_TIMEOUT)",
-                timeout().as_secs()
-            );
-            return Err(MPI_ERR_PORT);
+            return Ok(false);
         }
         let mut p = libc::pollfd {
             fd,
             events,
             revents: 0,
         };
-        let ms = left.as_millis().min(1000) as c_int;
+        let ms = left.as_millis().clamp(1, 1000) as c_int;
         // SAFETY: one valid pollfd.
         let n = unsafe { libc::poll(&mut p, 1, ms) };
         if n > 0 {
-            return Ok(());
+            return Ok(true);
         }
         if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return Err(MPI_ERR_OTHER);
@@ -165,9 +160,36 @@ fn wait(fd: RawFd, events: i16, deadline: Instant) -> Result<(), c_int> {
     }
 }
 
+/// Waits until `fd` is ready for `events`; `MPI_ERR_PORT` once `deadline` passes.
+fn wait(fd: RawFd, events: i16, deadline: Instant) -> Result<(), c_int> {
+    if ready(fd, events, deadline)? {
+        return Ok(());
+    }
+    Err(timed_out())
+}
+
+/// Says the other side did not come in time; `MPI_ERR_PORT`.
+fn timed_out() -> c_int {
+    crate::ffi::say!(
+        "myrix MPI: the other side did not answer within {} s (MYRIX_MPI_PORT_TIMEOUT)",
+        timeout().as_secs()
+    );
+    MPI_ERR_PORT
+}
+
 /// The listener of a port this process opened, waiting for one client (at most
 /// until `deadline`).
 pub fn accept(name: &str, deadline: Instant) -> Result<UnixStream, c_int> {
+    accept_watching(name, deadline, &mut || None)
+}
+
+/// As [`accept`], giving up (`MPI_ERR_PORT`, with the reason printed) as soon as
+/// `gone` names one: the client can no longer come (a spawn's launcher ended).
+pub fn accept_watching(
+    name: &str,
+    deadline: Instant,
+    gone: &mut dyn FnMut() -> Option<String>,
+) -> Result<UnixStream, c_int> {
     let l = ports()
         .as_ref()
         .and_then(|m| m.get(name))
@@ -182,7 +204,15 @@ pub fn accept(name: &str, deadline: Instant) -> Result<UnixStream, c_int> {
                 return Ok(s);
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                wait(l.as_raw_fd(), libc::POLLIN, deadline)?
+                if let Some(why) = gone() {
+                    crate::ffi::say!("myrix MPI: no client will come to the port: {why}");
+                    return Err(MPI_ERR_PORT);
+                }
+                // Short waits, so `gone` is asked often.
+                let step = deadline.min(Instant::now() + Duration::from_millis(50));
+                if !ready(l.as_raw_fd(), libc::POLLIN, step)? && Instant::now() >= deadline {
+                    return Err(timed_out());
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return Err(MPI_ERR_PORT),

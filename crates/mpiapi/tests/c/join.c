@@ -6,6 +6,7 @@
  *
  * Over the intercommunicator: a message each way, then MPI_Intercomm_merge and an
  * allreduce. Each process prints "join ok <rank>". */
+#define _DEFAULT_SOURCE
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>

@@ -10,6 +10,7 @@
  * Over the new intercommunicator: point-to-point both ways, a bcast from each side's
  * root, an allreduce, then MPI_Intercomm_merge (the server's group first) and an
  * allreduce over the merged communicator. Each rank prints "ports ok <rank>". */
+#define _DEFAULT_SOURCE
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
