@@ -78,7 +78,10 @@ pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
         ranks,
         program,
         args: command.collect(),
-        env: Vec::new(),
+        // MPI_Comm_spawn starts its children with this same binary.
+        env: std::env::current_exe()
+            .map(|exe| vec![("MYRIX_MPIEXEC".into(), exe.into_os_string())])
+            .unwrap_or_default(),
         netns: a.netns,
         timeout: time_limit(a.timeout)?,
     };

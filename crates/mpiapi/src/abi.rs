@@ -294,6 +294,11 @@ pub const MPI_ERR_RMA_SYNC: c_int = 50;
 pub const MPI_ERR_SIZE: c_int = 52;
 pub const MPI_ERR_WIN: c_int = 56;
 pub const MPI_ERR_RMA_FLAVOR: c_int = 57;
+// Dynamic processes (`dynproc.rs`).
+pub const MPI_ERR_NAME: c_int = 38;
+pub const MPI_ERR_PORT: c_int = 43;
+pub const MPI_ERR_SERVICE: c_int = 51;
+pub const MPI_ERR_SPAWN: c_int = 53;
 
 pub const MPI_MODE_NOCHECK: c_int = 1024;
 pub const MPI_MODE_NOPRECEDE: c_int = 2048;

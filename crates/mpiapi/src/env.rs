@@ -32,7 +32,8 @@ fn host_name() -> String {
 mpi_fn! {
     /// MPI_Init: joins the job (PMI from the environment, or a singleton).
     fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-        let r = runtime::init(MPI_THREAD_SINGLE, "MPI_Init").map(drop);
+        let r = runtime::init(MPI_THREAD_SINGLE, "MPI_Init")
+            .and_then(|_| crate::dynproc_spawn::connect_parent());
         finish(MPI_COMM_WORLD, "MPI_Init", r)
     }
 }
@@ -41,6 +42,7 @@ mpi_fn! {
     /// MPI_Init_thread: as MPI_Init; `provided` is at most MPI_THREAD_SERIALIZED.
     fn MPI_Init_thread / PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
         let r = runtime::init(required, "MPI_Init_thread").and_then(|p| {
+            crate::dynproc_spawn::connect_parent()?;
             // SAFETY: provided is NULL or an int, by the C contract.
             unsafe { put(provided, p) }
         });

@@ -54,7 +54,7 @@ impl Inter {
 }
 
 /// Bytes of a used-id bitmap.
-const BITMAP: usize = CAPACITY / 8;
+pub(crate) const BITMAP: usize = CAPACITY / 8;
 
 /// Whether `comm` is an intercommunicator (the predefined ones never are).
 pub fn is_inter(comm: MPI_Comm) -> bool {
@@ -69,7 +69,7 @@ fn u32s(b: &[u8]) -> impl Iterator<Item = u32> + '_ {
 /// Makes the intercommunicator of `local` and `remote` (world ranks; this process,
 /// world rank `me`, in `local`) once its hidden both-groups communicator `mh`
 /// exists: agrees on the new contexts over `mh` (collective over both groups).
-fn build(
+pub(crate) fn build(
     errh: MPI_Errhandler,
     local: Vec<u32>,
     remote: Vec<u32>,
@@ -101,7 +101,7 @@ fn build(
 }
 
 /// Installs the hidden both-groups communicator on `ctx` (already agreed).
-fn merged(
+pub(crate) fn merged(
     ctx: u32,
     local: &[u32],
     remote: &[u32],
@@ -116,7 +116,7 @@ fn merged(
     comm::install_with(MPI_ERRORS_RETURN, ctx, ranks, me)
 }
 
-fn errh(comm: MPI_Comm) -> MPI_Errhandler {
+pub(crate) fn errh(comm: MPI_Comm) -> MPI_Errhandler {
     runtime::errhandler(comm).unwrap_or(MPI_ERRORS_ARE_FATAL)
 }
 
@@ -491,18 +491,6 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    /// The intercommunicator to the parent of a spawned process: MPI_COMM_NULL, as
-    /// for every process MPI_Comm_spawn did not start (myrix has no MPI_Comm_spawn:
-    /// every process is started by the launcher).
-    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
-        let name = "MPI_Comm_get_parent";
-        // SAFETY: parent is NULL or an MPI_Comm.
-        let r = runtime::check(name).and_then(|()| unsafe { put(parent, MPI_COMM_NULL) });
-        finish(MPI_COMM_WORLD, name, r)
-    }
-}
-
 extern "C" {
     fn PMPI_Barrier(comm: MPI_Comm) -> c_int;
     fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int;
@@ -526,6 +514,12 @@ mpi_fn! {
         let rc = unsafe { PMPI_Barrier(h) };
         if rc != MPI_SUCCESS {
             return rc;
+        }
+        // Processes of another job (accept/connect/join) end on their own now.
+        if let Ok(c) = lookup(h, "MPI_Comm_disconnect") {
+            if c.inter.is_some() {
+                crate::dynproc::retire(&c, h);
+            }
         }
         // SAFETY: the caller's handle pointer.
         unsafe { PMPI_Comm_free(comm) }

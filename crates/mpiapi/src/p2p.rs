@@ -36,14 +36,18 @@ pub struct P2p {
 /// The transport for this job: in-process for a singleton; postboxes in RSM
 /// segments otherwise.
 pub fn open_fabric(job: &mut myrix_mpi::Job) -> Result<Fabric, String> {
-    if job.size == 1 {
-        let (_, mut f) = myrix_mpi::p2p::loopnet::LoopNet::new(1, Default::default());
-        return Ok(Box::new(f.pop().ok_or("no fabric")?));
-    }
     use myrix_mpi::channel::{ChannelConfig, ChannelFabric};
     let cfg = ChannelConfig::from_env().map_err(|e| e.to_string())?;
-    let f = ChannelFabric::open(job, &cfg).map_err(|e| e.to_string())?;
-    Ok(Box::new(f))
+    match ChannelFabric::open(job, &cfg) {
+        Ok(f) => Ok(Box::new(f)),
+        // A process alone can do without segments (it then cannot reach other
+        // jobs' processes: MPI_Comm_accept/connect/join say so).
+        Err(_) if job.size == 1 => {
+            let (_, mut f) = myrix_mpi::p2p::loopnet::LoopNet::new(1, Default::default());
+            Ok(Box::new(f.pop().ok_or("no fabric")?))
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 // SAFETY: the raw pointers a P2p holds are C callers' buffers, touched only while

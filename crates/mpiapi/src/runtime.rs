@@ -246,6 +246,7 @@ pub fn close_session() -> Result<(), c_int> {
 fn teardown(name: &str) -> Result<(), c_int> {
     // Every rank reaches here before any tears down the segments its peers write
     // into; buffered sends still in flight are delivered first.
+    crate::dynproc::at_finalize();
     let world = crate::comm::lookup(MPI_COMM_WORLD, name)?;
     myrix_mpi::coll::barrier(&mut crate::coll_glue::pt2pt(&world)).map_err(|e| {
         crate::ffi::say!("myrix MPI: {name}: the closing barrier failed: {e}");

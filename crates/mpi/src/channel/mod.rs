@@ -44,6 +44,7 @@
 pub mod config;
 pub mod connect;
 pub mod directory;
+mod dynamic;
 pub mod layout;
 pub mod net;
 mod peers;
@@ -167,6 +168,11 @@ pub struct ChannelFabric {
     watch_next: usize,
     /// The network controller's side, when the job spans several nodes ([`net`]).
     net: Option<Box<NetSide>>,
+    /// Processes of other jobs, ranks `job_size..size` ([`dynamic`]).
+    dyn_peers: Vec<dynamic::DynPeer>,
+    /// The job's own ranks; the inbox has `slots` (more, for other jobs' processes).
+    job_size: Rank,
+    slots: Rank,
 }
 
 /// The network controller and this rank's inbox on it.
@@ -308,7 +314,8 @@ impl ChannelFabric {
         }
         let ctl = Controller::get("shm").map_err(|e| rsm("shm controller", e))?;
         let page = ctl.attr().page_size;
-        let len = layout::round_up(layout::inbox::len(size), page);
+        let slots = size.saturating_add(dynamic::DYN_SLOTS);
+        let len = layout::round_up(layout::inbox::len(slots), page);
         let e = ctl
             .export_create(len, ExportFlags::default())
             .map_err(|e| rsm("inbox", e))?;
@@ -343,6 +350,9 @@ impl ChannelFabric {
             polls: 0,
             watch_next: 0,
             net: None,
+            dyn_peers: Vec::new(),
+            job_size: size,
+            slots,
         })
     }
 
@@ -626,6 +636,18 @@ impl Fabric for ChannelFabric {
         claim: &mut dyn Claim,
     ) -> Result<bool, FabricError> {
         self.poll_all(events, Some(claim))
+    }
+
+    fn card(&self) -> Option<String> {
+        Some(self.dyn_card())
+    }
+
+    fn add_peers(&mut self, peers: &[crate::p2p::fabric::NewPeer]) -> Result<Rank, FabricError> {
+        self.dyn_add(peers)
+    }
+
+    fn retire(&mut self, r: Rank) {
+        self.dyn_retire(r)
     }
 }
 

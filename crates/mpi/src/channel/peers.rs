@@ -48,7 +48,6 @@ impl ChannelFabric {
 
     /// Moves the connection to `dest` on as far as it goes now.
     pub(super) fn connect_step(&mut self, dest: Rank) -> Result<(), FabricError> {
-        let me = self.rank;
         let Some(p) = self.peers[dest as usize].as_deref() else {
             return Ok(());
         };
@@ -57,7 +56,9 @@ impl ChannelFabric {
                 state: TxState::Fresh,
                 ..
             }) => {
-                let card = if self.net.is_some() && self.remote(dest) {
+                let card = if let Some(d) = self.dyn_peer(dest) {
+                    d.card
+                } else if self.net.is_some() && self.remote(dest) {
                     Card {
                         node: net::node_of_rank(dest),
                         inbox: net::NET_INBOX,
@@ -82,9 +83,10 @@ impl ChannelFabric {
                     None => (self.ctl.local_node(), self.inbox_id),
                 };
                 let req = Request::from_config(node, ack_id, inbox_id, &self.cfg);
+                let slot = self.slot_there(dest);
                 let p = self.peer(dest);
                 let (_, inbox) = p.inbox.as_ref().expect("imported above");
-                req.write(inbox, me)
+                req.write(inbox, slot)
                     .map_err(|_| FabricError::Other(format!("inbox of rank {dest} too short")))?;
                 p.tx.as_mut().expect("tx exists").state = TxState::Requested { ack };
                 Ok(())
@@ -175,7 +177,7 @@ impl ChannelFabric {
                 .map_err(|e| format!("its inbox: {e}"))?;
             self.peer(src).inbox = Some(inbox);
         }
-        let me = self.rank;
+        let me = self.slot_there(src);
         let Some(g) = req.geometry() else {
             let (_, inbox) = self.peer(src).inbox.as_ref().expect("imported above");
             let _ = Reply {
@@ -235,7 +237,9 @@ impl ChannelFabric {
             }
         }
         self.tx_active.retain(|&d| d != r);
-        ev.push(Event::PeerLost { rank: r, why });
+        if !self.dyn_peer(r).is_some_and(|d| d.retired) {
+            ev.push(Event::PeerLost { rank: r, why });
+        }
     }
 
     /// Checks one peer's imports (round robin).

@@ -114,6 +114,22 @@ impl<F: Fabric> Engine<F> {
         self.size
     }
 
+    /// Appends processes of other jobs as ranks (MPI's dynamic processes; see
+    /// [`Fabric::add_peers`]); returns the first new rank.
+    pub fn add_peers(&mut self, peers: &[super::fabric::NewPeer]) -> Result<Rank, P2pError> {
+        self.check_usable()?;
+        let first = self.fabric.add_peers(peers)?;
+        self.size = self.fabric.size();
+        self.sent.resize(self.size as usize, 0);
+        Ok(first)
+    }
+
+    /// Rank `r` (another job's process) was disconnected: its exit is not a loss.
+    pub fn retire(&mut self, r: Rank) {
+        self.fabric.retire(r);
+        self.lost.retain(|(l, _)| *l != r);
+    }
+
     /// Whether nonblocking collective schedules are running (a wait that does not
     /// drive this engine must then call [`Engine::progress`] now and then).
     pub fn has_schedules(&self) -> bool {

@@ -90,6 +90,15 @@ pub trait Claim {
     fn claimed(&mut self, ok: bool);
 }
 
+/// A process of another job joining this fabric (MPI's dynamic processes: ports,
+/// spawn, join): its card (as [`Fabric::card`] gave it there) and this process's
+/// rank in that process's numbering (the slot it writes there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPeer {
+    pub card: String,
+    pub slot_there: Rank,
+}
+
 /// Moves messages between the ranks of a job.
 pub trait Fabric {
     /// This process's rank.
@@ -181,6 +190,27 @@ pub trait Fabric {
         let _ = claim;
         self.progress(events)
     }
+
+    /// What a process of another job needs to reach this one ([`NewPeer::card`]);
+    /// `None` when this transport cannot take such processes.
+    fn card(&self) -> Option<String> {
+        None
+    }
+
+    /// Appends `peers` (processes of other jobs) as ranks `size()..size() + n`;
+    /// returns the first. Either all are added or none.
+    fn add_peers(&mut self, peers: &[NewPeer]) -> Result<Rank, FabricError> {
+        let _ = peers;
+        Err(FabricError::Other(
+            "this transport cannot reach processes of another job".into(),
+        ))
+    }
+
+    /// Rank `r` (added by [`Fabric::add_peers`]) was disconnected: its later exit is
+    /// no loss to report.
+    fn retire(&mut self, r: Rank) {
+        let _ = r;
+    }
 }
 
 /// A boxed fabric is a fabric: the C library picks its transport at run time.
@@ -240,5 +270,14 @@ impl<F: Fabric + ?Sized> Fabric for Box<F> {
         claim: &mut dyn Claim,
     ) -> Result<bool, FabricError> {
         (**self).progress_claiming(events, claim)
+    }
+    fn card(&self) -> Option<String> {
+        (**self).card()
+    }
+    fn add_peers(&mut self, peers: &[NewPeer]) -> Result<Rank, FabricError> {
+        (**self).add_peers(peers)
+    }
+    fn retire(&mut self, r: Rank) {
+        (**self).retire(r)
     }
 }
