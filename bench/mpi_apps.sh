@@ -7,12 +7,16 @@
 #   LULESH 2  (github.com/LLNL/LULESH)          shock hydrodynamics, cube rank counts
 #             (1, 8, 27…); figure: FOM (zones/s); check: the final origin energy is the
 #             same under every MPI and every rank count, and its symmetry error is small
+#   NPB IS    (NAS Parallel Benchmarks 3.4, NPB3.4-MPI/IS) integer sort: bucket
+#             exchange by MPI_Alltoall(v); figure: "Mop/s total"; check: "Verification
+#             = SUCCESSFUL"; power-of-two rank counts only
 # The sources are not part of myrix and this script fetches nothing: give the
 # directories of copies you obtained yourself (a git clone, or a tarball):
 #
 #   bash bench/mpi_apps.sh --hpcg DIR [--lulesh DIR]
 #   RANKS="1 2 4" ROUNDS=3 HPCG_N=32 HPCG_TIME=10 bash bench/mpi_apps.sh --hpcg DIR
 #   LULESH_RANKS="1 8" LULESH_S=20 LULESH_I=100 bash bench/mpi_apps.sh --lulesh DIR
+#   NPB_CLASS=A bash bench/mpi_apps.sh --npb DIR     # DIR: the NPB3.4-MPI directory
 #   ONLY=myrix bash bench/mpi_apps.sh --hpcg DIR    # leave out MPIs (myrix, mpich, ompi)
 #   bash bench/mpi_apps.sh --netns --hpcg DIR       # 2 ranks in two network namespaces
 #
@@ -28,25 +32,26 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-HPCG_SRC="" LULESH_SRC="" MODE=shm
+HPCG_SRC="" LULESH_SRC="" NPB_SRC="" MODE=shm
 while [ $# -gt 0 ]; do
   case $1 in
   --hpcg) HPCG_SRC=$(realpath "${2:?--hpcg needs a directory}") && shift ;;
   --lulesh) LULESH_SRC=$(realpath "${2:?--lulesh needs a directory}") && shift ;;
+  --npb) NPB_SRC=$(realpath "${2:?--npb needs a directory}") && shift ;;
   --netns) MODE=netns ;;
   -h | --help)
     sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
-    echo "usage: bash bench/mpi_apps.sh [--netns] [--hpcg DIR] [--lulesh DIR]   (see --help)" >&2
+    echo "usage: bash bench/mpi_apps.sh [--netns] [--hpcg DIR] [--lulesh DIR] [--npb DIR]   (see --help)" >&2
     exit 2
     ;;
   esac
   shift
 done
-if [ -z "$HPCG_SRC$LULESH_SRC" ]; then
-  echo "mpi_apps.sh: give --hpcg DIR and/or --lulesh DIR (sources you obtained; see --help)" >&2
+if [ -z "$HPCG_SRC$LULESH_SRC$NPB_SRC" ]; then
+  echo "mpi_apps.sh: give --hpcg DIR, --lulesh DIR and/or --npb DIR (sources you obtained; see --help)" >&2
   exit 2
 fi
 [ -n "$HPCG_SRC" ] && [ ! -f "$HPCG_SRC/src/main.cpp" ] && {
@@ -55,6 +60,10 @@ fi
 }
 [ -n "$LULESH_SRC" ] && [ ! -f "$LULESH_SRC/lulesh.cc" ] && {
   echo "mpi_apps.sh: $LULESH_SRC does not look like LULESH (no lulesh.cc)" >&2
+  exit 2
+}
+[ -n "$NPB_SRC" ] && [ ! -f "$NPB_SRC/IS/is.c" ] && {
+  echo "mpi_apps.sh: $NPB_SRC does not look like NPB3.4-MPI (no IS/is.c)" >&2
   exit 2
 }
 if [ $MODE = netns ] && [ "$(id -u)" != 0 ]; then
@@ -73,6 +82,11 @@ HPCG_N=${HPCG_N:-32}
 HPCG_TIME=${HPCG_TIME:-10}
 LULESH_S=${LULESH_S:-20}
 LULESH_I=${LULESH_I:-100}
+NPB_CLASS=${NPB_CLASS:-A}
+if ! [[ $NPB_CLASS =~ ^[SWABC]$ ]]; then
+  echo "mpi_apps.sh: NPB_CLASS=$NPB_CLASS is not one of S W A B C" >&2
+  exit 2
+fi
 ONLY=${ONLY:-myrix,mpich,ompi}
 LIMIT=${LIMIT:-600}
 for v in ROUNDS HPCG_N HPCG_TIME LULESH_S LULESH_I; do
@@ -99,7 +113,7 @@ cleanup() {
 trap cleanup EXIT
 [ $MODE = netns ] && netns_pair_up "$W"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MYRIX=$PWD/target/release/myrix
+MYRIX=${CARGO_TARGET_DIR:-$PWD/target}/release/myrix # cargo builds there
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 declare -A why
 
@@ -113,6 +127,13 @@ cxx() { # mpi -> the C++ wrapper command
   ompi) echo mpicxx.openmpi ;;
   esac
 }
+cc() { # mpi -> the C wrapper command
+  case $1 in
+  myrix) echo "$MYRIX mpicc" ;;
+  mpich) echo mpicc.mpich ;;
+  ompi) echo mpicc.openmpi ;;
+  esac
+}
 for m in myrix mpich ompi; do
   want $m || continue
   [ -n "${why[$m]:-}" ] && continue
@@ -123,6 +144,14 @@ for m in myrix mpich ompi; do
   if [ -n "$LULESH_SRC" ] && ! $(cxx $m) -O3 -DUSE_MPI=1 -DUSE_OMP=0 -I"$LULESH_SRC" \
     "$LULESH_SRC"/lulesh{,-comm,-viz,-util,-init}.cc -o "$W/lulesh_$m" 2>"$W/cc_$m.err"; then
     why[$m]="LULESH does not compile: $(grep -m1 error "$W/cc_$m.err")"
+  fi
+  if [ -n "$NPB_SRC" ]; then # NPB's own make, in a copy, with this MPI's wrapper
+    cp -r "$NPB_SRC" "$W/npb_$m" && mkdir -p "$W/npb_$m/bin" &&
+      printf 'MPICC = %s\nCLINK = $(MPICC)\nCFLAGS = -O3\nCLINKFLAGS = $(CFLAGS)\nCC = gcc\nBINDIR = ../bin\nRAND = randi8\n' \
+        "$(cc $m)" >"$W/npb_$m/config/make.def"
+    if ! make -C "$W/npb_$m" IS CLASS="$NPB_CLASS" >"$W/cc_$m.err" 2>&1; then
+      why[$m]="NPB IS does not compile: $(grep -m1 -i error "$W/cc_$m.err")"
+    fi
   fi
 done
 
@@ -178,6 +207,18 @@ lulesh() { # mpi ranks
   echo "lulesh $1 $2 $fom" >>"$W/res"
   echo "lulesh $1 $2 energy=$e maxreldiff=$diff" >>"$W/check"
 }
+npb_is() { # mpi ranks
+  local out f
+  out=$(launch "$1" "$2" "$W/npb_$1/bin/is.$NPB_CLASS.x" 2>&1)
+  local st=$?
+  f=$(echo "$out" | awk '/Mop\/s total/ {print $NF}')
+  if [ $st != 0 ] || ! echo "$out" | grep -q "Verification *= *SUCCESSFUL"; then
+    echo "npb is $1 -n $2: failed or not verified (status $st): $(echo "$out" | tail -3 | tr '\n' ' ')" >&2
+    bad=1
+    return
+  fi
+  echo "npb_is $1 $2 $f" >>"$W/res"
+}
 
 for r in $(seq "$ROUNDS"); do
   order=(myrix mpich ompi)
@@ -187,6 +228,7 @@ for r in $(seq "$ROUNDS"); do
     want $m && [ -z "${why[$m]:-}" ] || continue
     if [ -n "$HPCG_SRC" ]; then for n in $RANKS; do hpcg $m "$n"; done; fi
     if [ -n "$LULESH_SRC" ]; then for n in $LULESH_RANKS; do lulesh $m "$n"; done; fi
+    if [ -n "$NPB_SRC" ]; then for n in $RANKS; do npb_is $m "$n"; done; fi
   done
   echo "round $r of $ROUNDS done" >&2
 done
@@ -233,6 +275,10 @@ out=target/bench/mpi_apps$([ $MODE = netns ] && echo -netns)-$(date +%Y%m%d-%H%M
     echo
     table lulesh "$LULESH_RANKS" "LULESH FOM, zones/s, ${LULESH_S}^3 elements in all, $LULESH_I iterations"
     echo "# LULESH final origin energy under every MPI and rank count: $(sed 's/.*energy=\([^ ]*\).*/\1/' "$W/check" | sort -u | tr '\n' ' ')"
+  fi
+  if [ -n "$NPB_SRC" ]; then
+    echo
+    table npb_is "$RANKS" "NPB IS class $NPB_CLASS, Mop/s total (every run verified)"
   fi
 } | tee "$out"
 echo "written to $out" >&2
