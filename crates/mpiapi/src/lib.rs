@@ -61,6 +61,7 @@ pub mod datatype;
 pub mod env;
 pub mod errh;
 pub mod ffi;
+pub mod fortran;
 pub mod greq;
 pub mod group;
 pub mod handles;
