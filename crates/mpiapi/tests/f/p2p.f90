@@ -60,5 +60,5 @@ program p2p
   if (MPI_WTIME() < t0) call MPI_ABORT(MPI_COMM_WORLD, 7, ierr)
   call MPI_FINALIZE(ierr)
   if (ierr /= MPI_SUCCESS) stop 1
-  if (rank == 0) print '(a)', 'p2p ok'
+  print '(a,i0)', 'p2p ok ', rank
 end program
