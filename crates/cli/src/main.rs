@@ -78,6 +78,9 @@ enum Cmd {
     Mpicc(mpi_cmd::MpiccArgs),
     /// Compile and link a C++ MPI program against myrix's libmpi_abi (`-show` prints the command).
     Mpicxx(mpi_cmd::MpiccArgs),
+    /// Compile and link a Fortran MPI program against myrix's libmpi_abi (`mpif.h`, `use mpi`).
+    #[command(visible_aliases = ["mpif77", "mpif90"])]
+    Mpifort(mpi_cmd::MpiccArgs),
     /// MX as C programs see it: `myrix mx info` lists boards, NIC ids and the peer table.
     #[command(subcommand)]
     Mx(mx_cmd::MxCmd),
@@ -175,6 +178,7 @@ fn main() -> ExitCode {
         Cmd::Mpiexec(a) => mpi_cmd::mpiexec(a),
         Cmd::Mpicc(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::C),
         Cmd::Mpicxx(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::Cxx),
+        Cmd::Mpifort(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::Fortran),
         Cmd::Mx(c) => mx_cmd::run(c).map(|()| ExitCode::SUCCESS),
     };
     match res {

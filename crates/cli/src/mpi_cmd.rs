@@ -95,9 +95,10 @@ pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
 /// Compiles and links against libmpi_abi.so (or prints the command with `-show`);
 /// `lang` picks the C or the C++ compiler (`myrix mpicc`, `myrix mpicxx`).
 pub fn mpicc(a: MpiccArgs, lang: wrapper::Lang) -> Result<ExitCode, CliError> {
-    let me = match lang {
-        wrapper::Lang::C => "mpicc",
-        wrapper::Lang::Cxx => "mpicxx",
+    let (me, lang_name, compiler_vars) = match lang {
+        wrapper::Lang::C => ("mpicc", "C", "MYRIX_MPICC_CC or CC"),
+        wrapper::Lang::Cxx => ("mpicxx", "C++", "MYRIX_MPICXX_CXX or CXX"),
+        wrapper::Lang::Fortran => ("mpifort", "Fortran", "MYRIX_MPIFORT_FC or FC"),
     };
     let env = |k: &str| std::env::var(k).ok();
     let mut show = false;
@@ -108,15 +109,10 @@ pub fn mpicc(a: MpiccArgs, lang: wrapper::Lang) -> Result<ExitCode, CliError> {
             "--help" | "-help" => {
                 crate::out(&format!(
                     "Usage: myrix {me} [-show] COMPILER ARGS...\n\
-                     Compiles and links a {} program against myrix's mpi.h and libmpi_abi.so\n\
+                     Compiles and links a {lang_name} program against myrix's headers and libmpi_abi.so\n\
                      (with an rpath: no LD_LIBRARY_PATH needed). -show prints the command.\n\
-                     Environment: {} (the compiler), MYRIX_MPI_INCLUDE, MYRIX_MPI_LIBDIR.\n",
-                    if me == "mpicc" { "C" } else { "C++" },
-                    if me == "mpicc" {
-                        "MYRIX_MPICC_CC or CC"
-                    } else {
-                        "MYRIX_MPICXX_CXX or CXX"
-                    },
+                     Environment: {compiler_vars} (the compiler), MYRIX_MPI_INCLUDE, MYRIX_MPI_LIBDIR{}.\n",
+                    if lang == wrapper::Lang::Fortran { ", MYRIX_MPI_MODCACHE (where the mpi module is compiled)" } else { "" },
                 ))?;
                 return Ok(ExitCode::SUCCESS);
             }
@@ -129,7 +125,19 @@ pub fn mpicc(a: MpiccArgs, lang: wrapper::Lang) -> Result<ExitCode, CliError> {
         .parent()
         .ok_or_else(|| CliError::Input(format!("{me}: the executable has no directory")))?;
     let loc = wrapper::locate(dir, &env).map_err(|e| CliError::Input(format!("{me}: {e}")))?;
-    let line = wrapper::command_line(&wrapper::compiler(&env, lang), &loc, &args);
+    let compiler = wrapper::compiler(&env, lang);
+    let mut line = wrapper::command_line(&compiler, &loc, &args);
+    if lang == wrapper::Lang::Fortran {
+        // `use mpi` needs mpi.mod, which only this compiler version reads.
+        let dir = wrapper::fortran_module(&compiler, &loc.include, &env)
+            .map_err(|e| CliError::Input(format!("{me}: {e}")))?;
+        line.insert(compiler.len() + 1, format!("-I{}", dir.display()));
+        // Without explicit interfaces a choice buffer is passed as INTEGER here and
+        // REAL there, which gfortran 10+ refuses unless told (as MPICH's wrapper does).
+        if compiler.iter().any(|w| w.contains("gfortran")) {
+            line.insert(compiler.len(), "-fallow-argument-mismatch".to_string());
+        }
+    }
     if show {
         crate::out(&format!("{}\n", wrapper::shell_words(&line)))?;
         return Ok(ExitCode::SUCCESS);

@@ -8,7 +8,8 @@
 //! 3. `libmpi_abi.so` next to the executable or in its `deps/` directory (the newer).
 //!
 //! The compiler is `MYRIX_MPICC_CC`, else `CC`, else `cc` (for `myrix mpicxx`:
-//! `MYRIX_MPICXX_CXX`, else `CXX`, else `c++`), split into words (`CC="ccache
+//! `MYRIX_MPICXX_CXX`, else `CXX`, else `c++`; for `myrix mpifort`:
+//! `MYRIX_MPIFORT_FC`, else `FC`, else `gfortran`), split into words (`CC="ccache
 //! cc"` works). `CC`/`CXX` is ignored when it names an MPI wrapper (a word ending in `mpicc`,
 //! `mpicxx`, `mpic++`, `mpiCC`, or the `myrix` executable): autoconf exports `CC=<the wrapper>` to the commands it
 //! runs, and following it would make the wrapper call itself.
@@ -98,11 +99,13 @@ pub fn command_line(cc: &[String], loc: &Locations, args: &[String]) -> Vec<Stri
     v
 }
 
-/// The language a wrapper compiles: `myrix mpicc` (C) or `myrix mpicxx` (C++).
+/// The language a wrapper compiles: `myrix mpicc` (C), `myrix mpicxx` (C++) or
+/// `myrix mpifort` (Fortran, also `mpif77`, `mpif90`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
     C,
     Cxx,
+    Fortran,
 }
 
 impl Lang {
@@ -111,6 +114,7 @@ impl Lang {
         match self {
             Lang::C => ("MYRIX_MPICC_CC", "CC", "cc"),
             Lang::Cxx => ("MYRIX_MPICXX_CXX", "CXX", "c++"),
+            Lang::Fortran => ("MYRIX_MPIFORT_FC", "FC", "gfortran"),
         }
     }
 }
@@ -125,9 +129,11 @@ pub fn compiler(env: &dyn Fn(&str) -> Option<String>, lang: Lang) -> Vec<String>
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or(x);
-            ["mpicc", "mpicxx", "mpic++", "mpiCC"]
-                .iter()
-                .any(|m| name.ends_with(m))
+            [
+                "mpicc", "mpicxx", "mpic++", "mpiCC", "mpifort", "mpif77", "mpif90",
+            ]
+            .iter()
+            .any(|m| name.ends_with(m))
                 || name == "myrix"
         })
     };
@@ -158,6 +164,70 @@ pub fn shell_words(words: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Where the `mpi` module (`mpi.mod`) compiled by `fc` from `include/mpi.f90` is,
+/// compiling it first if no cached copy exists. A `.mod` file is only readable by
+/// the compiler version that wrote it, so the cache directory is named by a hash of
+/// `fc --version` and of `mpif.h`/`mpi.f90`: under `MYRIX_MPI_MODCACHE`, else
+/// `$XDG_CACHE_HOME/myrix/mpi-mod`, else `$HOME/.cache/myrix/mpi-mod`. The module is
+/// compiled into a fresh directory renamed into place, so concurrent first uses
+/// do not see a half-written file. The `-J` option is gfortran's.
+pub fn fortran_module(
+    fc: &[String],
+    include: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let root = env("MYRIX_MPI_MODCACHE")
+        .map(PathBuf::from)
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| Path::new(&d).join("myrix/mpi-mod")))
+        .or_else(|| env("HOME").map(|d| Path::new(&d).join(".cache/myrix/mpi-mod")))
+        .ok_or("no cache directory for the mpi module: set MYRIX_MPI_MODCACHE")?;
+    let version = std::process::Command::new(&fc[0])
+        .args(&fc[1..])
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("running {} --version: {e}", fc[0]))?;
+    let source = include.join("mpi.f90");
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    fc.hash(&mut h);
+    version.stdout.hash(&mut h);
+    for f in [source.clone(), include.join("mpif.h")] {
+        std::fs::read(&f)
+            .map_err(|e| format!("reading {}: {e}", f.display()))?
+            .hash(&mut h);
+    }
+    let dir = root.join(format!("{:016x}", h.finish()));
+    if dir.join("mpi.mod").is_file() {
+        return Ok(dir);
+    }
+    let tmp = root.join(format!("tmp.{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
+    let status = std::process::Command::new(&fc[0])
+        .args(&fc[1..])
+        .arg(format!("-I{}", include.display()))
+        .arg("-J")
+        .arg(&tmp)
+        .arg("-c")
+        .arg(&source)
+        .arg("-o")
+        .arg(tmp.join("mpi.o"))
+        .status()
+        .map_err(|e| format!("running {}: {e}", fc[0]))?;
+    if !status.success() || !tmp.join("mpi.mod").is_file() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(format!("{} could not compile {}", fc[0], source.display()));
+    }
+    // Another process may have won the race: its copy is as good as ours.
+    if std::fs::rename(&tmp, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    if dir.join("mpi.mod").is_file() {
+        Ok(dir)
+    } else {
+        Err(format!("cannot place the mpi module in {}", dir.display()))
+    }
 }
 
 #[cfg(test)]
@@ -207,6 +277,10 @@ mod tests {
         assert_eq!(compiler(&cxx, Lang::Cxx).join(" "), "c++");
         let cxx = |k: &str| (k == "CXX").then(|| "g++-12".to_string());
         assert_eq!(compiler(&cxx, Lang::Cxx).join(" "), "g++-12");
+        let fc = |k: &str| (k == "FC").then(|| "/x/bin/mpif90".to_string());
+        assert_eq!(compiler(&fc, Lang::Fortran).join(" "), "gfortran");
+        let fc = |k: &str| (k == "FC").then(|| "gfortran-12".to_string());
+        assert_eq!(compiler(&fc, Lang::Fortran).join(" "), "gfortran-12");
     }
 
     #[test]

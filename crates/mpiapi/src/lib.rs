@@ -63,6 +63,7 @@ pub mod dynproc_spawn;
 pub mod env;
 pub mod errh;
 pub mod ffi;
+pub mod fortran;
 pub mod greq;
 pub mod group;
 pub mod handles;
