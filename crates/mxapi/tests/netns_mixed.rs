@@ -5,7 +5,8 @@
 //! ways. The namespaces are the test's own (`mxa<pid>`, `mxb<pid>`, veths `mxva<pid>`,
 //! `mxvb<pid>`), made by `.ci/netns.sh` with loss, duplication and reordering, and
 //! deleted, with every process killed, when the test ends, passing or not. The same
-//! again with `MX_DISABLE_SHMEM=1`: the local client then goes through the NIC.
+//! again with `MYRIX_OMX_WIRE=mx` (Open-MX's MX-compatible wire mode), and with
+//! `MX_DISABLE_SHMEM=1`: the local client then goes through the NIC.
 //!
 //! Needs root and `MYRIX_NETNS=1`; #[ignore]d:
 //! `MYRIX_NETNS=1 cargo test -p myrix-mxapi --test netns_mixed -- --ignored`.
@@ -254,6 +255,11 @@ fn one_endpoint_serves_a_local_and_a_remote_peer_across_namespaces() {
     // echoes went out; the local client's traffic did not add to either.
     assert!((2000..40_000).contains(&rx), "{rx} frames received");
     assert!((2000..40_000).contains(&tx), "{tx} frames sent");
+
+    // MYRIX_OMX_WIRE=mx: the remote client in Open-MX's MX-compatible wire mode.
+    let (rx3, tx3) = serve_two(&mut g, &exe, &[("MYRIX_OMX_WIRE", "mx")]);
+    assert!((2000..40_000).contains(&rx3), "{rx3} frames received");
+    assert!((2000..40_000).contains(&tx3), "{tx3} frames sent");
 
     // MX_DISABLE_SHMEM: the local client goes through the NIC as well: its messages
     // and the server's echoes leave through the veth (to the interface's own MAC).
