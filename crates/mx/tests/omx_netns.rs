@@ -3,9 +3,11 @@
 //! its loss, duplication and reordering, deleted when done, also on panic):
 //! * refusals on the wire: a connect to an endpoint id nobody has open ends with
 //!   ENDPT_CLOSED (`Code::NoEndpoint`), one past Open-MX's 32 ids with BAD_ENDPT
-//!   (`Code::BadEndpoint`), and a send to an endpoint that closed after the connect
-//!   with ENDPT_CLOSED, each well before its timeout: the other host's remaining
-//!   endpoint answers for the interface (`transport::eth_driver`);
+//!   (`Code::BadEndpoint`), a send to an endpoint that closed after the connect with
+//!   ENDPT_CLOSED, and one to an endpoint reopened since (another instance) with
+//!   BAD_SESSION (`Code::PeerReset`), each well before its timeout: the other host's
+//!   remaining endpoint answers for the interface (`transport::eth_driver`), the
+//!   reopened one for itself;
 //! * the MX-compatible wire mode (`OmxMxWireEndpoint`): every message class both ways
 //!   with every byte checked, and the frames captured on the veth decode field by
 //!   field with that mode's layouts.
@@ -161,22 +163,30 @@ fn refusals_on_the_wire_between_namespaces() {
     let Some(_pair) = Pair::up() else { return };
     let [a, b, va, vb, _] = names();
     let mut server = Side::spawn(&b, "refuse-server", &[("MYRIX_OMX_IFACE", vb)]);
-    let addr = server.said();
+    let (addr, addr8) = (server.said(), server.said());
     let mut client = Side::spawn(
         &a,
         "refuse-client",
-        &[("MYRIX_OMX_IFACE", va), ("MYRIX_OMX_PEER", addr)],
+        &[
+            ("MYRIX_OMX_IFACE", va),
+            ("MYRIX_OMX_PEER", addr),
+            ("MYRIX_OMX_PEER8", addr8),
+        ],
     );
     assert_eq!(client.said(), "connected");
     server.tell("close");
     assert_eq!(server.said(), "closed");
     client.tell("send");
     assert_eq!(client.said(), "refused");
+    server.tell("reopen");
+    assert_eq!(server.said(), "reopened");
+    client.tell("send");
+    assert_eq!(client.said(), "bad session");
     server.tell("count");
     let refused: u64 = server.said().parse().unwrap();
-    // The two connects and the send, at least (more when a NACK was lost and the
+    // The two connects and the two sends, at least (more when a NACK was lost and the
     // frame resent).
-    assert!(refused >= 3, "the server's host refused {refused} frames");
+    assert!(refused >= 4, "the server's host refused {refused} frames");
     client.finish();
     server.finish();
 }
@@ -204,14 +214,17 @@ fn child() {
     };
     match role.as_str() {
         "refuse-server" => {
-            // Endpoint 5 is the client's peer; 7 stays open to answer for the host
-            // once 5 closes.
+            // Endpoints 5 and 8 are the client's peers; 7 stays open to answer for the
+            // host once 5 closes.
             let mut keep = OmxEndpoint::open_omx(&board, 7, KEY).unwrap();
             let mut ep = Some(OmxEndpoint::open_omx(&board, 5, KEY).unwrap());
+            let mut other = OmxEndpoint::open_omx(&board, 8, KEY).unwrap();
             let mut refused = 0;
             say(&ep.as_ref().unwrap().addr().to_string());
+            say(&other.addr().to_string());
             loop {
                 keep.progress().unwrap();
+                other.progress().unwrap();
                 if let Some(e) = ep.as_mut() {
                     e.progress().unwrap();
                 }
@@ -220,8 +233,14 @@ fn child() {
                         refused += ep.take().unwrap().refused();
                         say("closed");
                     }
+                    Ok(c) if c == "reopen" => {
+                        refused += other.refused();
+                        drop(other);
+                        other = OmxEndpoint::open_omx(&board, 8, KEY).unwrap();
+                        say("reopened");
+                    }
                     Ok(c) if c == "count" => {
-                        say(&(refused + keep.refused()).to_string());
+                        say(&(refused + keep.refused() + other.refused()).to_string());
                     }
                     Ok(c) => panic!("unknown command {c}"),
                     Err(std::sync::mpsc::TryRecvError::Empty) => {}
@@ -247,14 +266,21 @@ fn child() {
             refused_connect(&mut ep, 6, Code::NoEndpoint);
             refused_connect(&mut ep, 40, Code::BadEndpoint);
             let p = ep.connect(&peer, KEY, T).unwrap();
+            let eight: EndpointAddr = std::env::var("MYRIX_OMX_PEER8").unwrap().parse().unwrap();
+            let p8 = ep.connect(&eight, KEY, T).unwrap();
             say("connected");
-            assert_eq!(commands.recv().unwrap(), "send");
-            let start = Instant::now();
-            let r = ep.isend(p, &[&[7u8; 100]], 1, 0).unwrap();
-            let (st, _) = ep.wait(r, T).unwrap().expect("the send ended");
-            assert_eq!(st.code, Code::NoEndpoint);
-            assert!(start.elapsed() < T / 3, "{:?}", start.elapsed());
+            let refused_send = |ep: &mut OmxEndpoint, p, want: Code| {
+                assert_eq!(commands.recv().unwrap(), "send");
+                let start = Instant::now();
+                let r = ep.isend(p, &[&[7u8; 100]], 1, 0).unwrap();
+                let (st, _) = ep.wait(r, T).unwrap().expect("the send ended");
+                assert_eq!(st.code, want);
+                assert!(start.elapsed() < T / 3, "{:?}", start.elapsed());
+            };
+            refused_send(&mut ep, p, Code::NoEndpoint);
             say("refused");
+            refused_send(&mut ep, p8, Code::PeerReset);
+            say("bad session");
             // Until the test closes our input.
             while commands.recv().is_ok() {}
         }

@@ -3,14 +3,21 @@
 //! (`engine::refusal`: ENDPT_CLOSED, or BAD_ENDPT past Open-MX's 32 ids) by the one
 //! endpoint that answers for the interface (`transport::eth_driver`), so the sender's
 //! request ends at once with `MX_STATUS_ENDPOINT_CLOSED` / `MX_STATUS_BAD_ENDPOINT`.
+//! A frame for this endpoint's id carrying the session of another instance of it (one
+//! that closed: the sender has not connected to this one) is answered by this
+//! endpoint with NACK BAD_SESSION, as Open-MX's driver checks a frame's session against
+//! the endpoint's (`MX_STATUS_BAD_SESSION` for the sender); frames of a known peer with
+//! a stale session are the engine's to answer.
 //! The engine drops such frames; the poll's delivery hands them here, and the NACKs
 //! leave after the poll, off the path of the frames that are ours.
 
 use super::*;
-use crate::engine::{refusal, unopened_reason, OMX_ENDPOINT_MAX};
+use crate::engine::{refusal, unopened_reason, INSTANCE_BITS, OMX_ENDPOINT_MAX};
+use myrix_wire::mx::NACK_BAD_SESSION;
 
 /// A frame the engine dropped: held for refusal when it is another host's frame for
-/// another endpoint id of this interface (one the host may not have open).
+/// another endpoint id of this interface (one the host may not have open), or for
+/// another instance of this endpoint.
 #[inline(always)]
 pub(super) fn consider<C: Codec>(
     engine: &Engine<Loc, C>,
@@ -27,9 +34,16 @@ pub(super) fn consider<C: Codec>(
 #[inline(never)]
 fn hold<C: Codec>(engine: &Engine<Loc, C>, d: &mut Driver, from: &Loc, frame: &[u8]) {
     let Ok(r) = C::parse(frame) else { return };
+    let h = r.header;
     // This host's own frames (the loopback, `omx+nic:`) are never refused: its
     // endpoints see each other's frames on the interface.
-    if r.header.dst_endpoint != engine.endpoint() && r.header.nic != engine.nic() {
+    if h.nic == engine.nic() {
+        return;
+    }
+    let other_instance = C::RECEIVER_SESSION
+        && C::carries_session(r.body.kind())
+        && (h.session ^ engine.session()) & INSTANCE_BITS != 0;
+    if h.dst_endpoint != engine.endpoint() || other_instance {
         d.hold(from, frame);
     }
 }
@@ -49,10 +63,13 @@ impl<C: Codec> Endpoint<C> {
         for (from, frame) in &pending {
             let Ok(r) = C::parse(frame) else { continue };
             let id = r.header.dst_endpoint;
-            if d.is_open(id) || !d.answers() {
+            let reason = if id == self.engine.endpoint() {
+                NACK_BAD_SESSION
+            } else if d.is_open(id) || !d.answers() {
                 continue;
-            }
-            let reason = unopened_reason(id, OMX_ENDPOINT_MAX);
+            } else {
+                unopened_reason(id, OMX_ENDPOINT_MAX)
+            };
             let Some(n) = refusal::<C>(frame, self.engine.nic(), reason, &mut buf) else {
                 continue;
             };
