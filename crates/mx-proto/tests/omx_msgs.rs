@@ -417,3 +417,57 @@ fn a_stream_past_the_region_table_completes_under_loss() {
     assert_eq!(finish(&mut t, reqs, 0), 256);
     assert_eq!(t.engines[0].regions_held() + t.engines[1].regions_held(), 0);
 }
+
+/// NOTIFY carries the length the receiver took (Open-MX's `total_length`), in both wire
+/// modes, under loss, duplication and reordering: a rendezvous into a shorter buffer
+/// ends the send with that length as its transfer length (as Open-MX's sender reports
+/// it), a whole one with the message's; myrix's own layout has no such field and the
+/// send keeps its length.
+#[test]
+fn notify_carries_the_length_pulled() {
+    fn run<C: myrix_wire::codec::Codec>(mtu: usize, mode: Option<wire::WireMode>) {
+        let cfg = Config {
+            mtu,
+            ..Config::default()
+        };
+        let mut net = NetConfig::lossy(0.1, 7);
+        net.duplicate = 0.05;
+        let (mut t, peers) = mesh_with::<C>(2, &cfg, net);
+        t.tap = Some(Vec::new());
+        for (i, (len, room)) in [(100_000, 60_000), (100_000, 100_000), (70_000, 0)]
+            .into_iter()
+            .enumerate()
+        {
+            let i = i as u64;
+            let s = t.engines[0]
+                .isend(t.now, peers[0][1], &[&pattern(i, len)], i, 0, false)
+                .unwrap();
+            let r = t.engines[1]
+                .irecv(t.now, RecvBuf::One(vec![0; room]), i, u64::MAX, 0)
+                .unwrap();
+            let (st, buf) = wait_buf(&mut t, 1, r);
+            assert_eq!(st.xfer_len, room);
+            assert_eq!(buf.unwrap().to_vec(), pattern(i, len)[..room]);
+            let st = wait(&mut t, 0, s);
+            assert_eq!(st.code, Code::Success);
+            let want = if C::NOTIFY_LENGTH { room } else { len };
+            assert_eq!(st.xfer_len, want, "send {i} of {len} into {room}");
+        }
+        let Some(mode) = mode else { return };
+        let notified: BTreeSet<u32> = (t.tap.as_ref().unwrap().iter())
+            .filter(|(s, _, _)| *s == 1)
+            .filter_map(
+                |(_, _, f)| match wire::Repr::parse_bytes(f, mode).ok()?.body {
+                    wire::Body::Notify(n) => Some(n.total_length),
+                    _ => None,
+                },
+            )
+            .collect();
+        assert_eq!(notified, BTreeSet::from([0, 60_000, 100_000]));
+        assert_eq!(t.engines[0].stats().bad_frames, 0);
+    }
+    use myrix_wire::codec::{Mx, OmxMxWire};
+    run::<Omx>(omx::MTU, Some(wire::WireMode::Default));
+    run::<OmxMxWire>(OmxMxWire::MTU, Some(wire::WireMode::MxCompat));
+    run::<Mx>(9000, None);
+}

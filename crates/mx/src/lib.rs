@@ -30,7 +30,7 @@ pub mod raw;
 pub mod sys;
 pub mod transport;
 
-pub use endpoint::{Completion, Endpoint, MxError, OmxEndpoint, ProgressThread};
+pub use endpoint::{Completion, Endpoint, MxError, OmxEndpoint, OmxMxWireEndpoint, ProgressThread};
 pub use myrix_mx_proto::{addr, engine, reliability, testnet};
 pub use myrix_mx_proto::{
     AddrError, Code, Config, DirectRecv, EndpointAddr, Engine, Error, Handled, HandlerAction, Lent,

@@ -17,7 +17,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use myrix_mx::{Config, Endpoint, MxError, OmxEndpoint, PeerId, Request};
+use myrix_mx::{Config, Endpoint, MxError, OmxEndpoint, OmxMxWireEndpoint, PeerId, Request};
 
 use crate::init::{fail, fail_with, guard, lock, need_init, Mode};
 use crate::mxep::MxEp;
@@ -348,13 +348,17 @@ fn open(board: u32, eid: u8, key: u32, p: &Params) -> Result<Opened, MxError> {
     // Open-MX's frames on the board's interface; local peers through shared memory
     // unless MX_DISABLE_SHMEM sends them through the NIC too.
     let omx = |cfg| -> Result<Opened, MxError> {
-        if env.disable_shmem {
-            let c = claim(&iface, eid)?;
-            let ep = OmxEndpoint::open_omx_with(&format!("omx+nic:{iface}"), eid, key, cfg)?;
-            return Ok((MxEp::Omx(ep), false, Some(c)));
-        }
-        let ep = OmxEndpoint::open_omx_with(&format!("omx+shm:{iface}"), eid, key, cfg)?;
-        Ok((MxEp::Omx(ep), true, None))
+        let (board, shm_local, c) = if env.disable_shmem {
+            (format!("omx+nic:{iface}"), false, Some(claim(&iface, eid)?))
+        } else {
+            (format!("omx+shm:{iface}"), true, None)
+        };
+        let ep = if env.mx_wire {
+            MxEp::OmxMx(OmxMxWireEndpoint::open_omx_with(&board, eid, key, cfg)?)
+        } else {
+            MxEp::Omx(OmxEndpoint::open_omx_with(&board, eid, key, cfg)?)
+        };
+        Ok((ep, shm_local, c))
     };
     match env.mode {
         Mode::Shm => shm(cfg),

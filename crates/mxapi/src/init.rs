@@ -8,6 +8,9 @@
 //! * `MX_DISABLE_SELF`, `MX_DISABLE_SHMEM`: accepted; see [`Env`] for what they do.
 //! * `MYRIX_MX_PEERS`, `MYRIX_MX_IFACES`: see [`crate::naming`].
 //! * `MYRIX_MX_TRANSPORT=auto|shm|eth|omx`: see [`Mode`].
+//! * `MYRIX_OMX_WIRE=mx`: Open-MX's frames in its MX-compatible wire mode (what
+//!   Open-MX built with `--enable-mx-wire` speaks: native MX's frames); `default` or
+//!   unset: Open-MX's default mode. See [`Env::mx_wire`].
 
 /// How endpoints reach their peers (`MYRIX_MX_TRANSPORT`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,6 +53,11 @@ pub struct Env {
     /// The default error handler returns instead of aborting.
     pub errors_return: bool,
     pub mode: Mode,
+    /// `MYRIX_OMX_WIRE=mx`: endpoints that speak Open-MX's frames speak them in its
+    /// MX-compatible wire mode (4 KiB medium fragments, 4096-byte pull replies, a
+    /// 4144-byte MTU), Open-MX's `--enable-mx-wire` chosen at run time. Every peer must
+    /// be in the same mode: the two modes' frames do not mix.
+    pub mx_wire: bool,
 }
 
 struct Lib {
@@ -66,6 +74,7 @@ static LIB: Mutex<Lib> = Mutex::new(Lib {
         disable_shmem: false,
         errors_return: false,
         mode: Mode::Auto,
+        mx_wire: false,
     },
 });
 
@@ -106,6 +115,14 @@ fn read_env() -> Env {
             Ok(other) => {
                 eprintln!("MX: MYRIX_MX_TRANSPORT={other:?} is not auto, shm, eth or omx: auto");
                 Mode::Auto
+            }
+        },
+        mx_wire: match std::env::var("MYRIX_OMX_WIRE").as_deref().map(str::trim) {
+            Err(_) | Ok("" | "default") => false,
+            Ok("mx") => true,
+            Ok(other) => {
+                eprintln!("MX: MYRIX_OMX_WIRE={other:?} is not default or mx: default");
+                false
             }
         },
     }

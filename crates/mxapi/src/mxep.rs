@@ -7,13 +7,15 @@ use std::time::Duration;
 
 use myrix_mx::engine::UnexpectedHandler;
 use myrix_mx::{
-    Completion, Endpoint, EndpointAddr, MxError, OmxEndpoint, PeerId, RecvBuf, Request, Stats,
-    Status,
+    Completion, Endpoint, EndpointAddr, MxError, OmxEndpoint, OmxMxWireEndpoint, PeerId, RecvBuf,
+    Request, Stats, Status,
 };
 
 pub enum MxEp {
     Mx(Endpoint),
     Omx(OmxEndpoint),
+    /// Open-MX's MX-compatible wire mode (`MYRIX_OMX_WIRE=mx`).
+    OmxMx(OmxMxWireEndpoint),
 }
 
 macro_rules! both {
@@ -21,6 +23,7 @@ macro_rules! both {
         match $self {
             MxEp::Mx($e) => $x,
             MxEp::Omx($e) => $x,
+            MxEp::OmxMx($e) => $x,
         }
     };
 }

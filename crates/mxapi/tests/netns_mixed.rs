@@ -5,7 +5,8 @@
 //! ways. The namespaces are the test's own (`mxa<pid>`, `mxb<pid>`, veths `mxva<pid>`,
 //! `mxvb<pid>`), made by `.ci/netns.sh` with loss, duplication and reordering, and
 //! deleted, with every process killed, when the test ends, passing or not. The same
-//! again with `MX_DISABLE_SHMEM=1`: the local client then goes through the NIC.
+//! again with `MYRIX_OMX_WIRE=mx` (Open-MX's MX-compatible wire mode), and with
+//! `MX_DISABLE_SHMEM=1`: the local client then goes through the NIC.
 //!
 //! Needs root and `MYRIX_NETNS=1`; #[ignore]d:
 //! `MYRIX_NETNS=1 cargo test -p myrix-mxapi --test netns_mixed -- --ignored`.
@@ -255,6 +256,27 @@ fn one_endpoint_serves_a_local_and_a_remote_peer_across_namespaces() {
     assert!((2000..40_000).contains(&rx), "{rx} frames received");
     assert!((2000..40_000).contains(&tx), "{tx} frames sent");
 
+    // MYRIX_OMX_WIRE=mx: the remote client in Open-MX's MX-compatible wire mode, each
+    // process capturing its frames (MYRIX_PCAP). (With `default` instead, the check of
+    // the PULLs fails.)
+    let tmp = std::env::temp_dir();
+    let prefix = format!("myrix-mixed-mx-{}-", std::process::id());
+    let pcap = tmp.join(format!("{prefix}{{pid}}.pcap"));
+    let (rx3, tx3) = serve_two(
+        &mut g,
+        &exe,
+        &[
+            ("MYRIX_OMX_WIRE", "mx"),
+            ("MYRIX_PCAP", pcap.to_str().unwrap()),
+        ],
+    );
+    assert!((2000..40_000).contains(&rx3), "{rx3} frames received");
+    assert!((2000..40_000).contains(&tx3), "{tx3} frames sent");
+    assert!(
+        pulls_in_mx_compat_layout(&tmp, &prefix) > 0,
+        "no PULL captured"
+    );
+
     // MX_DISABLE_SHMEM: the local client goes through the NIC as well: its messages
     // and the server's echoes leave through the veth (to the interface's own MAC).
     let (rx2, tx2) = serve_two(&mut g, &exe, &[("MX_DISABLE_SHMEM", "1")]);
@@ -263,4 +285,37 @@ fn one_endpoint_serves_a_local_and_a_remote_peer_across_namespaces() {
         tx2 > tx + 4000,
         "{tx2} frames sent without shared memory, {tx} with"
     );
+}
+
+/// Reads the captures named `prefix…` in `dir` (deleting them): every PULL in them is
+/// in the MX-compatible mode's 32-byte layout, where the default mode's 44-byte one
+/// has its `block_length` (never 0) at body bytes 36..40: there the MX-compatible
+/// frame has its padding. Returns the PULLs seen.
+fn pulls_in_mx_compat_layout(dir: &std::path::Path, prefix: &str) -> usize {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    let mut pulls = 0;
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let b = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        // pcap: a 24-byte file header, then per record 16 bytes (its captured length
+        // at 8..12) and the frame; little-endian as written here.
+        assert_eq!(b[..4], 0xa1b2_c3d4u32.to_le_bytes(), "{name}");
+        let mut at = 24;
+        while at + 16 <= b.len() {
+            let len = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+            let f = &b[at + 16..at + 16 + len];
+            at += 16 + len;
+            // Open-MX's head: MACs, EtherType 0x86DF, peer index; then the packet type.
+            if f.len() >= 60 && f[12..14] == [0x86, 0xdf] && f[16] == 41 {
+                pulls += 1;
+                assert_eq!(f[16 + 36..16 + 40], [0; 4], "{name}: a default-mode PULL");
+            }
+        }
+    }
+    pulls
 }

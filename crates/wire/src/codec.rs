@@ -121,6 +121,19 @@ pub trait Codec {
     /// MX-compatible mode: 4096, less than its MTU's room).
     const PULL_REPLY_MAX: usize = usize::MAX;
 
+    /// Largest frame of the layout, whatever the link allows (Open-MX: 9000 bytes, or
+    /// 4144 in its MX-compatible mode).
+    const FRAME_MAX: usize = usize::MAX;
+
+    /// Medium fragments sit in slots of this many bytes (fragment `i` at `i` × slot:
+    /// Open-MX's 8 KiB, or 4 KiB in its MX-compatible mode); 0 where fragments follow
+    /// one another.
+    const MEDIUM_SLOT: usize = 0;
+
+    /// NOTIFY carries the length the receiver pulled (Open-MX's `total_length`), which
+    /// the sender checks against its message and reports as its transfer length.
+    const NOTIFY_LENGTH: bool = false;
+
     /// Frames of `kind` carry the header's `ack`; when not, the engine ignores it.
     #[inline(always)]
     fn carries_ack(_kind: Kind) -> bool {

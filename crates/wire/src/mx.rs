@@ -383,8 +383,11 @@ pub enum Body<'a> {
         offset: u32,
         data: &'a [u8],
     },
+    /// `length`: what the receiver took of the message (Open-MX's `total_length`;
+    /// myrix's layout has no room for it and reads 0: [`crate::codec::Codec::NOTIFY_LENGTH`]).
     Notify {
         handle: u32,
+        length: u32,
     },
     Ack,
     /// The receiver refused a frame ([`NACK_BAD_SESSION`]…): a sequenced one by its
@@ -493,6 +496,7 @@ impl<'a> Repr<'a> {
             },
             Kind::Notify => Body::Notify {
                 handle: be32(&f[field::notify::HANDLE]),
+                length: 0,
             },
             Kind::Ack => Body::Ack,
             Kind::Nack => Body::Nack {
@@ -694,7 +698,7 @@ pub fn emit_head(
             f[field::pull_reply::RECV_HANDLE].copy_from_slice(&recv_handle.to_be_bytes());
             f[field::pull_reply::OFFSET].copy_from_slice(&offset.to_be_bytes());
         }
-        Body::Notify { handle } => {
+        Body::Notify { handle, .. } => {
             f[field::notify::HANDLE].copy_from_slice(&handle.to_be_bytes());
         }
         Body::Ack => {}

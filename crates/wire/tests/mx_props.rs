@@ -80,7 +80,7 @@ fn body(data: &[u8]) -> impl Strategy<Value = Body<'_>> {
             offset,
             data,
         }),
-        any::<u32>().prop_map(|handle| Body::Notify { handle }),
+        any::<u32>().prop_map(|handle| Body::Notify { handle, length: 0 }),
         Just(Body::Ack),
         (any::<u8>(), any::<u16>(), any::<u32>()).prop_map(|(reason, seq, handle)| Body::Nack {
             reason,

@@ -74,7 +74,10 @@ fn every_event_round_trips_through_open_mx_frames() {
             offset: 65536,
             data: &data[..150],
         },
-        Body::Notify { handle: 0x1a07 },
+        Body::Notify {
+            handle: 0x1a07,
+            length: 0x0102_0304,
+        },
         Body::Connect {
             key: 0x5eed,
             index: 3,
@@ -139,8 +142,9 @@ fn every_event_round_trips_through_open_mx_frames() {
             // `struct omx_pkt_notify`: total_length 8, pulled_rdma_id 12, _seqnum 13.
             omx::Body::Notify(n) => {
                 let b = &frame[omx::HEAD_LEN..];
-                assert_eq!(&b[8..14], &[0, 0, 0, 0, 7, 0x1a]);
+                assert_eq!(&b[8..14], &[1, 2, 3, 4, 7, 0x1a]);
                 assert_eq!((n.rdma_id, n.rdma_seqnum), (7, 0x1a));
+                assert_eq!(n.total_length, 0x0102_0304);
             }
             // 65536 = 7 × 8968 + 2760: frame 7 of the reply grid, 2760 bytes in.
             omx::Body::Pull(p) => {
@@ -234,13 +238,14 @@ proptest::proptest! {
         seqnum in proptest::prelude::any::<u8>(),
         wide in 256u32..,
         offset in 1u16..,
+        length in proptest::num::u32::ANY,
     ) {
         let h = header();
         let name = id as u32 | (seqnum as u32) << 8;
         let bodies = [
             Body::Rndv { match_info: 3, msg_len: 1 << 20, handle: name },
             Body::Pull { handle: name, recv_handle: 9, offset: 0, length: 4096 },
-            Body::Notify { handle: name },
+            Body::Notify { handle: name, length },
         ];
         for body in bodies {
             let frame = emit(&h, &body, &[]);
@@ -326,7 +331,10 @@ fn events_open_mx_cannot_carry_are_refused() {
             offset: 0,
             length: 1,
         },
-        Body::Notify { handle: 0x1_0000 },
+        Body::Notify {
+            handle: 0x1_0000,
+            length: 0,
+        },
     ] {
         assert!(Omx::emit_head(&h, &body, &mut buf, 0).is_err(), "{body:?}");
     }

@@ -249,8 +249,8 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                         };
                         C::emit_head(&h, &body, buf, 0).ok()?
                     }
-                    SeqWhat::Notify { handle } => {
-                        C::emit_head(&h, &Body::Notify { handle }, buf, 0).ok()?
+                    SeqWhat::Notify { handle, length } => {
+                        C::emit_head(&h, &Body::Notify { handle, length }, buf, 0).ok()?
                     }
                 };
                 if !last {

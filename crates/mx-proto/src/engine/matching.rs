@@ -78,9 +78,10 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let r = &mut self.reqs[idx];
         let buf = r.recv.as_mut().expect("receive has a buffer");
         r.xfer_len = u.msg_len.min(buf.len());
+        let xfer = r.xfer_len;
         buf.write_at(0, &u.data[..u.received]);
         if u.handle != NO_HANDLE {
-            self.queue_notify(u.peer, u.handle);
+            self.queue_notify(u.peer, u.handle, xfer);
         }
         let mut data = u.data;
         data.clear();
@@ -320,8 +321,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                     Some(h) => {
                         let r = self.bind_match(h, peer, match_info, msg_len);
                         r.xfer_len = msg_len.min(r.recv.as_ref().map_or(0, |b| b.len()));
+                        let xfer = r.xfer_len;
                         if handle != NO_HANDLE {
-                            self.queue_notify(peer, handle);
+                            self.queue_notify(peer, handle, xfer);
                         }
                         RxTarget::Recv(h)
                     }

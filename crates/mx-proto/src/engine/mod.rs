@@ -471,15 +471,23 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 msg_len,
                 handle,
             } => self.on_rndv(now, peer, match_info, msg_len as usize, handle),
-            Body::Notify { handle } => {
+            Body::Notify { handle, length } => {
                 if C::NOTIFY_ACK_NOW && !self.cfg.reliable_transport {
                     // The ack leaves with the sequence number this NOTIFY moves it to.
                     self.queue_ack(peer);
                 }
                 let large = self.cfg.medium_max;
                 let handle = self.send_of(handle).unwrap_or(NO_HANDLE);
+                let mut too_long = false;
                 if let Some(r) = self.req_mut(handle) {
                     if r.kind == ReqKind::Send && r.peer == peer && r.need_notify {
+                        // The length taken, where the layout carries it: the send's
+                        // transfer length, as Open-MX's sender reports it; more than was
+                        // sent is a bad frame (the send still ended: it was pulled).
+                        if C::NOTIFY_LENGTH {
+                            too_long = length as usize > r.msg_len;
+                            r.xfer_len = r.msg_len.min(length as usize);
+                        }
                         r.need_notify = false;
                         if r.msg_len > large {
                             // Pulled means delivered, whatever became of the rendezvous ack.
@@ -489,6 +497,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                             self.complete(handle, Code::Success);
                         }
                     }
+                }
+                if too_long {
+                    self.stats.bad_frames += 1;
                 }
                 Handled::Accepted
             }

@@ -297,12 +297,13 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
 
     pub(super) fn finish_pull(&mut self, h: u32) {
         let r = &mut self.reqs[Request(h).index()];
-        let (peer, handle) = (
+        let (peer, handle, xfer) = (
             r.peer,
             r.pull.as_ref().map_or(NO_HANDLE, |p| p.sender_handle),
+            r.xfer_len,
         );
         r.pull = None;
-        self.queue_notify(peer, handle);
+        self.queue_notify(peer, handle, xfer);
         self.finish_recv(h);
     }
 }

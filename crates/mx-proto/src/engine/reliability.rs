@@ -19,8 +19,10 @@ pub(super) enum SeqWhat {
     Rndv {
         req: u32,
     },
+    /// `length`: what the receive took, for codecs whose NOTIFY carries it.
     Notify {
         handle: u32,
+        length: u32,
     },
 }
 
@@ -89,10 +91,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         }
     }
 
-    pub(super) fn queue_notify(&mut self, peer: u16, handle: u32) {
+    pub(super) fn queue_notify(&mut self, peer: u16, handle: u32, length: usize) {
+        let length = length as u32;
         let seq = self.peers[peer as usize]
             .rel
-            .push(SeqWhat::Notify { handle });
+            .push(SeqWhat::Notify { handle, length });
         self.txq.push_back(Tx::Seq { peer, seq, frag: 0 });
     }
 }

@@ -41,13 +41,16 @@ use crate::engine::{
 };
 use crate::protocol::Protocol;
 use crate::transport::{
-    eth::Eth, loopback::Loopback, omxshm::OmxShm, shm::Shm, udp::Udp, AnyTransport, Loc, Transport,
-    Verdict,
+    eth::Eth, eth_driver::Driver, loopback::Loopback, omxshm::OmxShm, shm::Shm, udp::Udp,
+    AnyTransport, Loc, Transport, Verdict,
 };
-use myrix_wire::codec::{Mx, Omx};
+use myrix_wire::codec::{Mx, Omx, OmxMxWire};
 use myrix_wire::protocol as tag;
 
 mod complete;
+mod omx;
+mod refuse;
+pub use omx::OmxMxWireEndpoint;
 mod serve;
 mod shared;
 mod spin;
@@ -101,6 +104,9 @@ pub struct Endpoint<C: Codec = Mx> {
     watch: Option<PeerId>,
     /// Every frame sent and received, written to a pcap file ([`crate::capture`]).
     capture: Option<Box<Capture>>,
+    /// Open-MX boards: this endpoint's share of Open-MX's driver on its interface
+    /// (refusals of frames for endpoints not open: [`refuse`]).
+    driver: Option<Box<Driver>>,
 }
 
 /// What a lossless transport does with a frame the engine had no room for.
@@ -202,41 +208,17 @@ impl Endpoint {
     }
 }
 
-impl OmxEndpoint {
-    /// Opens endpoint `id` on `omx:IFNAME`: raw Ethernet frames in Open-MX's layout
-    /// (`myrix_wire::codec::Omx`); the NIC id is the interface's MAC address.
-    /// `omx+shm:IFNAME` adds the host's shared memory for local peers
-    /// ([`crate::transport::omxshm`]): the peer's address picks the path.
-    /// `omx+nic:IFNAME` reaches the host's other endpoints on the interface through it
-    /// ([`crate::transport::eth`]).
-    pub fn open_omx(board: &str, id: u8, key: u32) -> Result<OmxEndpoint, MxError> {
-        Self::open_omx_with(board, id, key, Config::default())
-    }
-
-    /// As [`OmxEndpoint::open_omx`], with protocol parameters. Mediums are sent in
-    /// Open-MX's 8 KiB fragment slots; where the link's MTU is too small for one, a
-    /// medium is one frame and longer messages go by rendezvous.
-    pub fn open_omx_with(
-        board: &str,
-        id: u8,
-        key: u32,
-        cfg: Config,
-    ) -> Result<OmxEndpoint, MxError> {
-        if !["omx:", "omx+shm:", "omx+nic:"]
-            .iter()
-            .any(|p| board.starts_with(p))
-        {
-            return Err(MxError::Board(format!(
-                "{board} (an OmxEndpoint opens omx:, omx+shm: or omx+nic:IFNAME)"
-            )));
-        }
-        Self::open_codec(board, id, key, cfg)
-    }
-}
-
 impl<C: Codec> Endpoint<C> {
     fn open_codec(board: &str, id: u8, key: u32, mut cfg: Config) -> Result<Self, MxError> {
         let session: u32 = rand::thread_rng().gen_range(1..=u32::MAX);
+        // Open-MX's frames: the id is claimed on the interface, and frames for ids not
+        // open there are refused as Open-MX's driver does (`transport::eth_driver`).
+        let driver = match board.split_once(':') {
+            Some((b, iface)) if C::NACKS && b.starts_with("omx") => {
+                Some(Box::new(Driver::open(iface, id)?))
+            }
+            _ => None,
+        };
         let (transport, nic): (AnyTransport, u64) = match board {
             "self" | "self:" => (AnyTransport::Loopback(Loopback::default()), host_nic()),
             "shm" | "shm:" => {
@@ -269,14 +251,14 @@ impl<C: Codec> Endpoint<C> {
             }
             _ => return Err(MxError::Board(board.to_string())),
         };
-        cfg.mtu = transport.mtu();
-        if board.starts_with("omx") {
-            // Medium fragment i starts at i × 8 KiB in Open-MX: with a smaller MTU, a
-            // medium is a single frame.
+        cfg.mtu = transport.mtu().min(C::FRAME_MAX);
+        if C::MEDIUM_SLOT > 0 {
+            // Medium fragment i starts at i × 8 KiB in Open-MX (4 KiB in its
+            // MX-compatible mode): with a smaller MTU, a medium is a single frame.
             let room = cfg
                 .mtu
                 .saturating_sub(C::head_len(myrix_wire::mx::Kind::Medium));
-            cfg.medium_frag = myrix_wire::codec::omx::MEDIUM_FRAG;
+            cfg.medium_frag = C::MEDIUM_SLOT;
             if room < cfg.medium_frag {
                 cfg.medium_max = cfg.medium_max.min(room);
             }
@@ -311,6 +293,7 @@ impl<C: Codec> Endpoint<C> {
             others: Vec::new(),
             watch: None,
             capture,
+            driver,
         })
     }
 
@@ -367,13 +350,18 @@ impl<C: Codec> Endpoint<C> {
         let now = self.clock(spinning);
         let engine = &mut self.engine;
         let others = &mut self.others;
+        let driver = &mut self.driver;
         let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
                 }
             }
-            verdict(engine.handle_frame(now, from, frame))
+            let h = engine.handle_frame(now, from, frame);
+            if h == Handled::Dropped {
+                refuse::consider(engine, driver, from, frame);
+            }
+            verdict(h)
         };
         // Capture off: the loop is the one without it.
         let n = match self.capture.as_deref_mut() {
@@ -390,13 +378,18 @@ impl<C: Codec> Endpoint<C> {
         let now = self.now();
         let engine = &mut self.engine;
         let others = &mut self.others;
+        let driver = &mut self.driver;
         let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
                 if let Some(v) = offer_other(others, now, from, frame) {
                     return v;
                 }
             }
-            verdict(engine.handle_frame_direct(now, from, frame, d))
+            let h = engine.handle_frame_direct(now, from, frame, d);
+            if h == Handled::Dropped {
+                refuse::consider(engine, driver, from, frame);
+            }
+            verdict(h)
         };
         // Capture off: the loop is the one without it.
         let n = match self.capture.as_deref_mut() {
@@ -422,6 +415,9 @@ impl<C: Codec> Endpoint<C> {
         }
         if !self.others.is_empty() {
             self.serve_others(now)?;
+        }
+        if self.driver.as_ref().is_some_and(|d| !d.pending.is_empty()) {
+            self.send_refusals()?;
         }
         Ok(())
     }

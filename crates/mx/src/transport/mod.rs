@@ -16,6 +16,7 @@
 use std::io;
 
 pub mod eth;
+pub mod eth_driver;
 pub mod loopback;
 pub mod omxshm;
 pub mod shm;

@@ -16,7 +16,7 @@
 //! | `Rndv` | RNDV | region name `id \| seqnum << 8` ([`Codec::REGIONS`]) in `pulled_rdma_id`, `_seqnum`; `_offset` 0 |
 //! | `Pull` | PULL | region in `rdma_id`, `rdma_seqnum`; `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
 //! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length`, `frame_seqnum` = `msg_offset` / 8968 mod 256 |
-//! | `Notify` | NOTIFY | region in `rdma_id`, `rdma_seqnum`; `total_length` 0 |
+//! | `Notify` | NOTIFY | region in `rdma_id`, `rdma_seqnum`; `total_length` = `length` (pulled) |
 //! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, sessions, `target_recv_seqnum_start` = header `ack`, `connect_seqnum` = request's low byte, `lib_seqnum` 0 |
 //! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
 //! | `Nack` | NACK_LIB (by `lib_seqnum`) / NACK_MCP (by `src_pull_handle`, `src_magic`) | `nack_type` = reason |
@@ -31,9 +31,7 @@
 //!
 //! Where MX's engine state does not hold what Open-MX's fields mean (each a gap an
 //! Open-MX peer would notice; see `docs/mx.md`):
-//! * NOTIFY's `total_length` (Open-MX: the length pulled, which its sender reports as
-//!   the send's `xfer_length`) is 0: MX's notify event has no length. The connect's
-//!   request handle keeps only its low byte (`connect_seqnum`); the engine finds its
+//! * The connect's request handle keeps only its low byte (`connect_seqnum`); the engine finds its
 //!   connect by it and the replier.
 //! * Eager frames have no room for the handle of a synchronous send: such sends go by
 //!   rendezvous ([`Codec::EAGER_NOTIFY`] is false), as Open-MX sends them.
@@ -275,16 +273,15 @@ fn to_omx<'a>(
             dst_magic: h.dst_endpoint as u32,
             data,
         }),
-        Body::Notify { handle } => {
+        Body::Notify { handle, length } => {
             let (rdma_id, rdma_seqnum) = region_of(handle)?;
             omx::Body::Notify(NotifyRepr {
                 dst_endpoint: endpoints.0,
                 src_endpoint: endpoints.1,
                 src_generation: 0,
                 session: h.session,
-                // Open-MX's receiver puts the length it pulled here; MX's notify event
-                // does not carry it.
-                total_length: 0,
+                // The length the receiver pulled, as Open-MX's receiver fills it.
+                total_length: length,
                 rdma_id,
                 rdma_seqnum,
                 lib_seqnum: h.seq,
@@ -476,6 +473,7 @@ fn from_omx<'a>(r: &omx::Repr<'a>, mode: WireMode) -> Result<Repr<'a>, Error> {
             ),
             body: Body::Notify {
                 handle: region_name(n.rdma_id, n.rdma_seqnum),
+                length: n.total_length,
             },
         },
         omx::Body::Connect(c) => {
@@ -557,6 +555,9 @@ impl<const MX_WIRE: bool> Codec for OmxCodec<MX_WIRE> {
     const MESSAGE_SEQ: bool = true;
     const PULL_REPLY_MAX: usize = Self::MODE.pull_reply_max();
     const NOTIFY_ACK_NOW: bool = MX_WIRE;
+    const FRAME_MAX: usize = Self::MTU;
+    const MEDIUM_SLOT: usize = Self::MEDIUM_FRAG;
+    const NOTIFY_LENGTH: bool = true;
 
     fn head_len(kind: Kind) -> usize {
         omx::HEAD_LEN
