@@ -123,6 +123,29 @@ impl<T> Table<T> {
         Some(true)
     }
 
+    /// As [`Table::discard_if`] with `pred` always true, but the object is forgotten
+    /// in its slot, not dropped: for a caller that knows it owns no memory (else it
+    /// leaks), so that freeing it runs no drop glue. Whether `h` named a live object.
+    #[inline(always)]
+    pub fn forget(&mut self, h: Handle) -> bool {
+        let Some((i, gen)) = self.index(h) else {
+            return false;
+        };
+        let Some(s) = self.slots.get_mut(i).filter(|s| s.gen == gen) else {
+            return false;
+        };
+        if s.value.is_none() {
+            return false;
+        }
+        // SAFETY: `s.value` is a valid place; writing over it without dropping the
+        // object only leaks what that owned (nothing, by the caller's word). Unlike
+        // `mem::forget(s.value.take())`, nothing is copied out.
+        unsafe { std::ptr::write(&mut s.value, None) };
+        s.gen = if s.gen >= GEN_MAX { 0 } else { s.gen + 1 };
+        self.free.push(i);
+        true
+    }
+
     /// Takes the object out; its handle becomes stale.
     pub fn remove(&mut self, h: Handle) -> Option<T> {
         let (i, gen) = self.index(h)?;
@@ -166,6 +189,11 @@ mod tests {
         assert_eq!(t.discard_if(c, |&v| v == 5), Some(false));
         assert_eq!(t.discard_if(c, |&v| v == 4), Some(true));
         assert_eq!(t.discard_if(c, |_| true), None);
+        assert_eq!(t.len(), 1);
+        let d = t.insert(6).unwrap();
+        assert!(t.forget(d));
+        assert!(!t.forget(d));
+        assert_eq!(t.get(d), None);
         assert_eq!(t.len(), 1);
     }
 }

@@ -257,6 +257,7 @@ pub(crate) fn report(name: &str, e: &P2pError) -> c_int {
     error_code(e)
 }
 
+#[inline]
 pub(crate) fn comm_rank_of(ranks: &[u32], world: u32) -> c_int {
     if ranks.get(world as usize) == Some(&world) {
         return world as c_int;
@@ -267,6 +268,7 @@ pub(crate) fn comm_rank_of(ranks: &[u32], world: u32) -> c_int {
         .map_or(MPI_ANY_SOURCE, |p| p as c_int)
 }
 
+#[inline]
 pub(crate) fn cstatus(ranks: &[u32], s: &Status) -> CStatus {
     CStatus {
         source: comm_rank_of(ranks, s.source),
@@ -642,6 +644,43 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
             Ok(Some(complete(p, h, st)))
         }
     }
+}
+
+/// Tests request `h` once, as [`test_one`], and says whether it stays (persistent).
+/// The common case — an active request that is not persistent and has nothing to
+/// finish — costs one lookup in each table: its status comes from the engine (or
+/// from the handle, for a send finished inside `MPI_Isend`) and the handle is
+/// dropped in its slot.
+#[inline]
+pub(crate) fn take_one(p: &mut P2p, h: MPI_Request) -> Result<Option<(CStatus, bool)>, c_int> {
+    if let Some(r) = p.reqs.get(h) {
+        if r.active && r.persist.is_none() && matches!(r.finish, Finish::None) {
+            let st = match r.id {
+                None => r.ready.unwrap_or_else(CStatus::empty),
+                Some(id) => match p.engine.try_take(id) {
+                    Ok(Some(s)) => cstatus(&r.ranks, &s),
+                    Ok(None) => return Ok(None),
+                    Err(e) => CStatus {
+                        error: error_code(&e),
+                        ..CStatus::empty()
+                    },
+                },
+            };
+            // Nothing left in it owns memory unless its ranks are shared: then the
+            // reference count is dropped as usual.
+            if matches!(r.ranks, Ranks::Static(_)) {
+                p.reqs.forget(h);
+            } else {
+                p.reqs.discard_if(h, |_| true);
+            }
+            return Ok(Some((st, false)));
+        }
+    }
+    let Some(st) = test_one(p, h)? else {
+        return Ok(None);
+    };
+    let persistent = h != MPI_REQUEST_NULL && p.reqs.get(h).is_some();
+    Ok(Some((st, persistent)))
 }
 
 /// Completes the C side of request `h` whose engine request ended with `r`.

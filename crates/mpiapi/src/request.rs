@@ -28,8 +28,7 @@ mpi_fn! {
             let (got, persistent) = runtime::with("MPI_Test", |rt| {
                 let p = p2p(rt)?;
                 let _ = p.engine.progress().map_err(|e| report("MPI_Test", &e))?;
-                let got = test_one(p, h)?;
-                Ok((got, p.reqs.get(h).is_some()))
+                Ok(take_one(p, h)?.map_or((None, false), |(s, k)| (Some(s), k)))
             })?;
             // SAFETY: flag is non-NULL and an int by the contract.
             unsafe { flag.write(c_int::from(got.is_some())) };
@@ -135,9 +134,10 @@ pub(crate) unsafe fn waitall(
             while next < n {
                 // SAFETY: next < n; read again, as it is written back below.
                 let h = unsafe { reqs.add(next).read() };
-                let Some(s) = test_one(p, h)? else { break };
+                let Some((s, persistent)) = take_one(p, h)? else {
+                    break;
+                };
                 failed |= s.error != MPI_SUCCESS;
-                let persistent = h != MPI_REQUEST_NULL && p.reqs.get(h).is_some();
                 // SAFETY: next < n; the contract for both arrays.
                 unsafe { store_at(reqs, sts, next, &s, persistent) };
                 next += 1;

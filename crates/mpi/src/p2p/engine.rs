@@ -354,12 +354,17 @@ impl<F: Fabric> Engine<F> {
     /// request, `Ok(None)` leaves a pending one, `Err` names no live request.
     #[inline]
     pub fn try_take(&mut self, r: ReqId) -> Result<Option<Status>, P2pError> {
-        // The status is taken out in the slot (no move of the whole request).
-        let take = |r: &mut Request| match &mut r.phase {
-            Phase::Done(s) => Some(std::mem::replace(s, DONE_EMPTY)),
-            _ => None,
+        // The status is taken out in the slot (no move of the whole request), and
+        // an owned buffer dropped: what is left owns nothing, so the slot is
+        // emptied without the request's drop glue.
+        let take = |r: &mut Request| {
+            drop(r.owned.take());
+            match &mut r.phase {
+                Phase::Done(s) => Some(std::mem::replace(s, DONE_EMPTY)),
+                _ => None,
+            }
         };
-        match self.reqs.take_with(r.0, Request::is_done, take) {
+        match self.reqs.take_emptied(r.0, Request::is_done, take) {
             Ok(s) => Ok(s.flatten()),
             Err(()) => Err(P2pError::UnknownRequest),
         }

@@ -103,6 +103,7 @@ impl Request {
 
 /// The status of a receive that matched a message of `len` bytes from `src`/`tag`
 /// into a buffer of `cap` bytes.
+#[inline]
 pub(crate) fn recv_status(src: Rank, tag: i32, len: usize, cap: usize) -> Status {
     Status {
         source: src,

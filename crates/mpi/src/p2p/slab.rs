@@ -30,8 +30,10 @@ impl<T> Slab<T> {
         self.len
     }
 
-    /// Stores `val`; returns its key (never 0: generations start at 1).
-    #[inline]
+    /// Stores `val`; returns its key (never 0: generations start at 1). Always
+    /// inlined: out of line, the value is built on the caller's stack and copied
+    /// into its slot by a call to `memcpy` (once per message).
+    #[inline(always)]
     pub(crate) fn insert(&mut self, val: T) -> u64 {
         self.len += 1;
         if let Some(i) = self.free.pop() {
@@ -67,10 +69,12 @@ impl<T> Slab<T> {
     }
 
     /// Frees the value at `key` if `pred` holds for it, with one lookup and no move
-    /// of the value: `take` gets what it needs from it in its slot, then it is dropped
-    /// there. `Err(())` when `key` does not resolve, `Ok(None)` when `pred` said no.
-    #[inline]
-    pub(crate) fn take_with<R>(
+    /// of the value: `take` gets what it needs from it in its slot. The value is then
+    /// forgotten, not dropped: `take` must leave nothing in it that owns memory (or
+    /// it leaks), which keeps the value's drop glue off a path that has emptied it.
+    /// `Err(())` when `key` does not resolve, `Ok(None)` when `pred` said no.
+    #[inline(always)]
+    pub(crate) fn take_emptied<R>(
         &mut self,
         key: u64,
         pred: impl FnOnce(&T) -> bool,
@@ -85,7 +89,10 @@ impl<T> Slab<T> {
             Some(_) => return Ok(None),
             None => return Err(()),
         };
-        s.val = None;
+        // SAFETY: `s.val` is a valid place; writing over it without dropping the
+        // value only leaks what it still owns (nothing, by `take`'s contract), and
+        // copies nothing out (as `mem::forget(s.val.take())` would).
+        unsafe { std::ptr::write(&mut s.val, None) };
         s.gen = s.gen.wrapping_add(1).max(1);
         self.free.push(i as u32);
         self.len -= 1;
@@ -135,9 +142,9 @@ mod tests {
         assert_eq!(s.remove(a), None);
         assert_eq!(s.len(), 1);
         let c = s.insert(5);
-        assert_eq!(s.take_with(c, |&v| v == 4, |v| *v), Ok(None));
-        assert_eq!(s.take_with(c, |&v| v == 5, |v| *v + 1), Ok(Some(6)));
-        assert_eq!(s.take_with(c, |_| true, |v| *v), Err(()));
+        assert_eq!(s.take_emptied(c, |&v| v == 4, |v| *v), Ok(None));
+        assert_eq!(s.take_emptied(c, |&v| v == 5, |v| *v + 1), Ok(Some(6)));
+        assert_eq!(s.take_emptied(c, |_| true, |v| *v), Err(()));
         assert_eq!(s.len(), 1);
     }
 }
