@@ -10,7 +10,7 @@ use crate::abi::*;
 use crate::coll::args::{elem, pack, unpack, Dt};
 use crate::datatype;
 use std::os::raw::{c_int, c_void};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Tag of the messages of this module on the node's communicator.
 const TAG: c_int = 25;
@@ -88,7 +88,7 @@ fn nbytes(n: c_int, t: &Dt) -> Option<usize> {
 
 /// What MPI_Gather and MPI_Scatter by levels decide before moving anything.
 struct Rooted {
-    l: std::sync::Arc<Levels>,
+    l: Arc<Levels>,
     root: usize,
     /// Bytes of each rank's block.
     b: usize,
@@ -101,8 +101,8 @@ struct Rooted {
     displs: Vec<c_int>,
 }
 
-/// The levels or the flat path for a rooted collective of blocks: `None` for the
-/// flat path (no levels, a root the flat path refuses, a buffer above
+/// The levels `l` or the flat path for a rooted collective of blocks: `None` for the
+/// flat path (a root the flat path refuses, a buffer above
 /// [`move_max`]); `Some(Err)` for a bad argument of this rank's own, returned from
 /// here, never left to the flat path, whose peers in the levels would wait for it.
 /// `each`: the (count, type) every rank passes (Gather's send side, Scatter's
@@ -112,17 +112,13 @@ struct Rooted {
 /// the root's other type is wrong; the root checks `other` against it
 /// (MPI_ERR_TRUNCATE).
 fn rooted(
+    l: Arc<Levels>,
     name: &str,
     comm_h: MPI_Comm,
     root: c_int,
     ((ec, et), in_place): ((c_int, MPI_Datatype), bool),
     (oc, ot): (c_int, MPI_Datatype),
 ) -> Option<Result<Rooted, c_int>> {
-    let l = match levels(comm_h, name) {
-        Ok(Some(l)) => l,
-        Ok(None) => return None,
-        Err(e) => return Some(Err(e)),
-    };
     let root = usize::try_from(root).ok().filter(|&r| r < l.size())?; // else the flat path reports it
     let at_root = l.me == root;
     let other = if at_root {
@@ -182,6 +178,12 @@ pub(crate) unsafe fn gather(
     let name = "MPI_Gather";
     let in_place = send as usize == MPI_IN_PLACE;
     // Every rank's send side (none at an in-place root); the root's receive side.
+    // Communicators on one node (the usual case) leave here, at one look-up.
+    let l = match levels(comm_h, name) {
+        Ok(Some(l)) => l,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(e)),
+    };
     let Rooted {
         l,
         root,
@@ -190,7 +192,14 @@ pub(crate) unsafe fn gather(
         other: rtt,
         counts,
         displs,
-    } = try_some!(rooted(name, comm_h, root, ((sc, st), in_place), (rc, rt))?);
+    } = try_some!(rooted(
+        l,
+        name,
+        comm_h,
+        root,
+        ((sc, st), in_place),
+        (rc, rt)
+    )?);
     let (me, n) = (l.me, l.size());
     let bc = c_count(b)?;
     let root_node = l.node_of[root];
@@ -310,6 +319,12 @@ pub(crate) unsafe fn scatter(
     let name = "MPI_Scatter";
     // Every rank's receive side (none at an in-place root); the root's send side.
     let in_place = recv as usize == MPI_IN_PLACE;
+    // Communicators on one node (the usual case) leave here, at one look-up.
+    let l = match levels(comm_h, name) {
+        Ok(Some(l)) => l,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(e)),
+    };
     let Rooted {
         l,
         root,
@@ -318,7 +333,14 @@ pub(crate) unsafe fn scatter(
         other: stt,
         counts,
         displs,
-    } = try_some!(rooted(name, comm_h, root, ((rc, rt), in_place), (sc, st))?);
+    } = try_some!(rooted(
+        l,
+        name,
+        comm_h,
+        root,
+        ((rc, rt), in_place),
+        (sc, st)
+    )?);
     let (me, n) = (l.me, l.size());
     let bc = c_count(b)?;
     let root_node = l.node_of[root];
