@@ -18,8 +18,10 @@
 #   ONLY=myrix,ompi COLLARGS="-i 500 -r 3" bash bench/mpi_coll.sh
 #   MYRIX_ENV="MYRIX_MPI_COLL=p2p" bash bench/mpi_coll.sh   # myrix's point-to-point algorithms
 #   TESTS=gatherv,scatterv,allgatherv,alltoallv,iallreduce,ibcast NPS=2 bash bench/mpi_coll.sh
+# NOBUILD=1: use the myrix binary and library as they are (no cargo build first).
 # TESTS: coll.c's -t list (default allreduce,bcast,alltoall,barrier; also reduce, gather,
-# scatter, allgather, the v-forms and iallreduce, ibcast). MYRIX: the myrix binary
+# scatter, allgather, the v-forms and the nonblocking iallreduce, ibcast, ibarrier,
+# ireduce, iallgather, ialltoall). MYRIX: the myrix binary
 # (default $CARGO_TARGET_DIR or target, release/myrix; built first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +51,7 @@ declare -A why
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for name in myrix mpich ompi; do want $name || why[$name]="left out (ONLY=$ONLY)"; done
 
-if want myrix && ! cargo build --release -q -p myrix-cli -p myrix-mpiapi; then
+if want myrix && [ "${NOBUILD:-0}" != 1 ] && ! cargo build --release -q -p myrix-cli -p myrix-mpiapi; then
   why[myrix]="cargo build --release -p myrix-cli -p myrix-mpiapi failed"
 fi
 build() { # name compiler...
@@ -111,12 +113,12 @@ table() { # test np
   echo "# $1, $2 ranks$([ "$2" -gt "$cores" ] && echo " (oversubscribed: $cores cores)"), us per call (ratio < 1: myrix faster)"
   printf "%9s %10s %10s %10s %12s %9s %11s\n" size myrix MPICH OpenMPI myrix/best spread spread-best
   local sizes=${SIZES//,/ }
-  [ "$1" = barrier ] && sizes=0
+  case $1 in barrier | ibarrier) sizes=0 ;; esac
   for s in $sizes; do
     local sz=$s
     case $1 in
-    alltoall* | gather* | scatter* | allgather*) sz=$((s / $2 * $2)) ;;
-    allreduce | reduce | iallreduce) sz=$((s / 8 * 8)) ;;
+    alltoall* | gather* | scatter* | allgather* | ialltoall | iallgather) sz=$((s / $2 * $2)) ;;
+    allreduce | reduce | iallreduce | ireduce) sz=$((s / 8 * 8)) ;;
     esac
     m=$(med myrix "$2" "$1" "$sz")
     a=$(med mpich "$2" "$1" "$sz")

@@ -11,8 +11,8 @@
  *                 size is the root's or each rank's whole receive or send buffer,
  *                 split evenly among the ranks; root 0); gatherv, scatterv,
  *                 allgatherv, alltoallv (the same blocks through the v-forms, every
- *                 count alike), iallreduce, ibcast (the nonblocking call and
- *                 MPI_Wait)
+ *                 count alike), iallreduce, ibcast, ibarrier, ireduce, iallgather,
+ *                 ialltoall (the nonblocking call and MPI_Wait)
  *   -s 8,64,1024  the sizes in bytes (default: 8, 32, 128, ... times FACTOR, to MAX)
  *   -M 1048576    the largest size of the default list (default 1 MiB)
  *   -f 4          the factor between sizes of the default list (default 4)
@@ -37,11 +37,11 @@ static int rank, nranks;
 static char *sbuf, *rbuf;
 static int *vcounts, *vdispls; /* the v-forms' counts and displacements */
 
-#define NTESTS 14
+#define NTESTS 18
 
 /* The test whose result check and size rule test t shares. */
 static int base(int t) {
-    static const int b[NTESTS] = {0, 1, 2, 3, 4, 5, 6, 7, 5, 6, 7, 2, 0, 1};
+    static const int b[NTESTS] = {0, 1, 2, 3, 4, 5, 6, 7, 5, 6, 7, 2, 0, 1, 3, 4, 7, 2};
     return b[t];
 }
 
@@ -120,7 +120,24 @@ static void once(int t, long size) {
     }
     default: {
         MPI_Request q;
-        check(MPI_Ibcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD, &q), "MPI_Ibcast");
+        const char *what = "MPI_Ibcast";
+        int e;
+        if (t == 13)
+            e = MPI_Ibcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+        else if (t == 14)
+            what = "MPI_Ibarrier", e = MPI_Ibarrier(MPI_COMM_WORLD, &q);
+        else if (t == 15)
+            what = "MPI_Ireduce", e = MPI_Ireduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM,
+                                                 0, MPI_COMM_WORLD, &q);
+        else if (t == 16)
+            what = "MPI_Iallgather", e = MPI_Iallgather(sbuf, (int)(size / nranks), MPI_BYTE, rbuf,
+                                                       (int)(size / nranks), MPI_BYTE,
+                                                       MPI_COMM_WORLD, &q);
+        else
+            what = "MPI_Ialltoall", e = MPI_Ialltoall(sbuf, (int)(size / nranks), MPI_BYTE, rbuf,
+                                                     (int)(size / nranks), MPI_BYTE,
+                                                     MPI_COMM_WORLD, &q);
+        check(e, what);
         check(MPI_Wait(&q, MPI_STATUS_IGNORE), "MPI_Wait");
     }
     }
@@ -179,7 +196,7 @@ int main(int argc, char **argv) {
     static const char *names[NTESTS] = {
         "allreduce", "bcast",    "alltoall",   "barrier",   "reduce",     "gather", "scatter",
         "allgather", "gatherv",  "scatterv",   "allgatherv", "alltoallv", "iallreduce",
-        "ibcast"};
+        "ibcast",    "ibarrier", "ireduce",    "iallgather", "ialltoall"};
     long sizes[MAX_SIZES];
     int nsizes = 0, tests[NTESTS] = {1, 1, 1, 1};
     long max = 1L << 20, factor = 4, iters = 2000, reps = 5;
@@ -240,8 +257,8 @@ int main(int argc, char **argv) {
     for (int t = 0; t < NTESTS; t++) {
         if (!tests[t]) continue;
         int bt = base(t);
-        for (int k = 0; k < (t == 3 ? 1 : nsizes); k++) {
-            long size = t == 3 ? 0 : sizes[k];
+        for (int k = 0; k < (bt == 3 ? 1 : nsizes); k++) {
+            long size = bt == 3 ? 0 : sizes[k];
             if (bt == 2 || bt >= 5) size = size / nranks * nranks;
             if (bt == 0 || bt == 4) size = size / 8 * 8;
             long it = size <= 4096 ? iters : iters * 4096 / size;

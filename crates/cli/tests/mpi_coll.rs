@@ -55,6 +55,25 @@ fn collectives_split_among_ranks_in_small_slots() {
     }
 }
 
+/// `coll_small.c`: Gatherv, Scatterv, Alltoallv of blocks around the 48 bytes that
+/// ride in the first step's line, and Gather, Scatter, Reduce of predefined types
+/// (the hot paths in the caller's buffers), every root, on 2, 3 and 4 ranks, through
+/// shared memory and point-to-point.
+#[test]
+fn small_blocks_through_the_fast_paths() {
+    let exe = build("coll_small");
+    for how in ["shm", "p2p"] {
+        for n in [2usize, 3, 4] {
+            let mut c = myrix();
+            c.env("MYRIX_MPI_COLL", how)
+                .args(["mpiexec", "-n", &n.to_string()])
+                .arg(&exe);
+            let o = run(c, Duration::from_secs(120));
+            assert_every_rank(&o, "coll_small", n);
+        }
+    }
+}
+
 /// `coll_random.c`, built once.
 fn coll_random() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
@@ -207,6 +226,48 @@ fn a_bad_type_at_the_root_ends_the_job_by_levels_as_flat() {
                     !String::from_utf8_lossy(&o.stdout).contains(&format!("no error (rank {root}")),
                     "{what}"
                 );
+            }
+        }
+    }
+}
+
+/// Under MPI_ERRORS_RETURN, a root whose own side alone is bad (Gather's receive
+/// type, Scatter's send type: MPI_DATATYPE_NULL or twice as wide; Reduce: a NULL
+/// receive buffer) still takes the collective's steps (`coll_stand.rs`): every rank
+/// returns, the root with the error and the others with MPI_SUCCESS, and the world
+/// still works after (a barrier and an allreduce). Flat, through shared memory and
+/// point-to-point, on 2 and 4 ranks.
+#[test]
+fn a_bad_root_side_under_errors_return_ends_on_every_rank() {
+    let exe = build("coll_badroot");
+    for (coll, kind, code) in [
+        ("gather", "null", "MPI_ERR_TYPE"),
+        ("gather", "wide", "MPI_ERR_TRUNCATE"),
+        ("scatter", "null", "MPI_ERR_TYPE"),
+        ("scatter", "wide", "MPI_ERR_TRUNCATE"),
+        ("reduce", "null", "MPI_ERR_BUFFER"),
+    ] {
+        for how in ["shm", "p2p"] {
+            for (n, root) in [(2usize, 1usize), (4, 0)] {
+                let mut c = myrix();
+                c.env("MYRIX_MPI_COLL", how)
+                    .env("MYRIX_MPI_COLL_HIER", "0")
+                    .args(["mpiexec", "-n", &n.to_string()])
+                    .arg(&exe)
+                    .args([coll, kind, &root.to_string(), "return"]);
+                let o = run(c, Duration::from_secs(60));
+                let what = format!("{coll} {kind} {how} n={n} root {root}");
+                assert_every_rank(&o, "coll_badroot", n);
+                let text = String::from_utf8_lossy(&o.stdout);
+                for r in 0..n {
+                    let want = if r == root { code } else { "MPI_SUCCESS" };
+                    let line = format!("coll_badroot: rank {r} returned {want}");
+                    assert!(
+                        text.lines().any(|l| l.starts_with(&line)),
+                        "{what}: no {line:?}: {}",
+                        show(&o)
+                    );
+                }
             }
         }
     }

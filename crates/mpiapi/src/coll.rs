@@ -18,6 +18,8 @@ pub mod args;
 mod fast;
 #[path = "coll_shm.rs"]
 pub mod shm;
+#[path = "coll_stand.rs"]
+mod stand;
 #[path = "coll_vshm.rs"]
 mod vshm;
 pub(crate) use a2a::PMPI_Alltoallv;
@@ -128,6 +130,10 @@ unsafe fn reduce(
 ) -> Result<(), c_int> {
     let name = "MPI_Reduce";
     let c = comm_ref(comm, name)?;
+    // SAFETY: the C contract, forwarded.
+    if let Some(r) = unsafe { fast::reduce_builtin(send, recv, cnt, dt, opx, root, &c) } {
+        return r;
+    }
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
     let root = check_root(root, &c)?;
@@ -144,10 +150,25 @@ unsafe fn reduce(
         unsafe { pack(send.cast(), n, t) }?
     };
     let mut out = vec![0u8; if me == root { data.len() } else { 0 }];
-    if me == root {
-        need(recv, n, t)?;
+    // A bad receive buffer at the root: its steps still taken (`coll_stand.rs`).
+    let bad = if me == root {
+        need(recv, n, t).err()
+    } else {
+        None
+    };
+    let shm = shm::get(&c, Which::Reduce, data.len());
+    if let Some(e) = bad {
+        let _ = match &shm {
+            Some(s) => red.run(name, |rop| {
+                shm::lock(s).reduce(root, &data, &mut out, t.size().max(1), rop)
+            }),
+            None => red.run(name, |rop| {
+                coll::reduce(&mut pt2pt(&c), root, &data, &mut out, rop)
+            }),
+        };
+        return Err(e);
     }
-    if let Some(s) = shm::get(&c, Which::Reduce, data.len()) {
+    if let Some(s) = shm {
         let elem = t.size().max(1);
         if me == root {
             // SAFETY: recvbuf holds n elements at the root (its contribution was
@@ -408,6 +429,15 @@ unsafe fn gather(
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
     let c = comm_ref(comm, name)?;
+    // SAFETY: the C contract, forwarded.
+    if let Some(r) = unsafe {
+        match rcounts {
+            None => fast::gather_predefined(send, sc, st, recv, rc, rt, root, &c),
+            Some(v) => fast::gatherv_predefined(send, sc, st, recv, v, rt, root, &c),
+        }
+    } {
+        return r;
+    }
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let mut p = pt2pt(&c);
@@ -423,29 +453,44 @@ unsafe fn gather(
         }
         return run(name, coll::gatherv(&mut p, root, &data, &mut [], &[], &[]));
     }
-    let rt = datatype::lookup(rt)?;
-    let (el, by, displs) = match rcounts {
-        None => {
-            let each = count(rc)?;
-            let (el, by) = counts(&vec![rc; size], &rt)?;
-            (el, by, regular(size, each)?)
+    // The root's own side; when only it is bad, the root still takes the steps
+    // (`coll_stand.rs`).
+    // SAFETY: the C contract for the buffers and arrays.
+    let side = (|| unsafe {
+        let rt = datatype::lookup(rt)?;
+        let (el, by, displs) = match rcounts {
+            None => {
+                let each = count(rc)?;
+                let (el, by) = counts(&vec![rc; size], &rt)?;
+                (el, by, regular(size, each)?)
+            }
+            Some((cs, ds)) => {
+                let (cs, ds) = (ints(cs, size)?, ints(ds, size)?);
+                let (el, by) = counts(cs, &rt)?;
+                (el, by, ds.to_vec())
+            }
+        };
+        let data = contribution(send, sc, st, recv, Some((displs[me] as isize, el[me], &rt)))?;
+        if data.len() != by[me] {
+            return Err(MPI_ERR_TRUNCATE);
         }
-        Some((cs, ds)) => {
-            // SAFETY: recvcounts and displs hold one int per rank.
-            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
-            let (el, by) = counts(cs, &rt)?;
-            (el, by, ds.to_vec())
+        for i in 0..size {
+            need(elem(recv, displs[i] as isize, &rt)?.cast(), el[i], &rt)?;
+        }
+        Ok((rt, el, by, displs, data))
+    })();
+    let (rt, el, by, displs, data) = match side {
+        Ok(v) => v,
+        Err(e) => {
+            if rcounts.is_none() && !in_place(send) {
+                // SAFETY: sendbuf holds sendcount elements.
+                if let Ok(data) = unsafe { contribution(send, sc, st, recv, None) } {
+                    stand::gather(&c, root, &data);
+                }
+            }
+            return Err(e);
         }
     };
-    // SAFETY: the C contract for the buffers.
-    let data =
-        unsafe { contribution(send, sc, st, recv, Some((displs[me] as isize, el[me], &rt))) }?;
-    if data.len() != by[me] {
-        return Err(MPI_ERR_TRUNCATE);
-    }
-    for i in 0..size {
-        need(elem(recv, displs[i] as isize, &rt)?.cast(), el[i], &rt)?;
-    }
     let (pd, total) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
     let mut out = vec![0u8; total];
     match rcounts
@@ -454,7 +499,7 @@ unsafe fn gather(
     {
         Some(Some(s)) => run(name, shm::lock(&s).gather(root, &data, &mut out))?,
         Some(None) => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
-        None => match vshm::gatherv(&c, name, root, &data, Some((&by, &pd, &mut out))) {
+        None => match vshm::gatherv(&c, name, root, &data, Some((&|q| (pd[q], by[q]), &mut out))) {
             Some(r) => r?,
             None => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
         },
@@ -506,6 +551,15 @@ unsafe fn scatter(
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
     let c = comm_ref(comm, name)?;
+    // SAFETY: the C contract, forwarded.
+    if let Some(r) = unsafe {
+        match scounts {
+            None => fast::scatter_predefined(send, sc, st, recv, rc, rt, root, &c),
+            Some(v) => fast::scatterv_predefined(send, v, st, recv, rc, rt, root, &c),
+        }
+    } {
+        return r;
+    }
     let root = check_root(root, &c)?;
     let (me, size) = (c.rank as usize, c.ranks.len());
     let mut p = pt2pt(&c);
@@ -536,29 +590,42 @@ unsafe fn scatter(
         // SAFETY: recvbuf is valid for recvcount elements.
         return unsafe { unpack(&out, recv.cast(), rn, &rt) };
     }
-    let st = datatype::lookup(st)?;
-    let (el, by, displs) = match scounts {
-        None => {
-            let each = count(sc)?;
-            let (el, by) = counts(&vec![sc; size], &st)?;
-            (el, by, regular(size, each)?)
+    // The root's own side; when only it is bad, the root still takes the steps
+    // (`coll_stand.rs`).
+    // SAFETY: the C contract for the buffers and arrays.
+    let side = (|| unsafe {
+        let st = datatype::lookup(st)?;
+        let (el, by, displs) = match scounts {
+            None => {
+                let each = count(sc)?;
+                let (el, by) = counts(&vec![sc; size], &st)?;
+                (el, by, regular(size, each)?)
+            }
+            Some((cs, ds)) => {
+                let (cs, ds) = (ints(cs, size)?, ints(ds, size)?);
+                let (el, by) = counts(cs, &st)?;
+                (el, by, ds.to_vec())
+            }
+        };
+        let data = pack_blocks(send, &el, &displs, &st)?;
+        let (pd, _) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
+        if let Some(rt) = &rt {
+            if bytes(rn, rt)? != by[me] {
+                return Err(MPI_ERR_TRUNCATE);
+            }
         }
-        Some((cs, ds)) => {
-            // SAFETY: sendcounts and displs hold one int per rank.
-            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
-            let (el, by) = counts(cs, &st)?;
-            (el, by, ds.to_vec())
+        Ok((by, pd, data))
+    })();
+    let (by, pd, data) = match side {
+        Ok(v) => v,
+        Err(e) => {
+            if let (None, Some(rt)) = (scounts, &rt) {
+                stand::scatter(&c, root, bytes(rn, rt)?);
+            }
+            return Err(e);
         }
     };
-    // SAFETY: sendbuf holds the blocks the root names.
-    let data = unsafe { pack_blocks(send, &el, &displs, &st) }?;
-    let (pd, _) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
     let mut out = vec![0u8; by[me]];
-    if let Some(rt) = &rt {
-        if bytes(rn, rt)? != by[me] {
-            return Err(MPI_ERR_TRUNCATE);
-        }
-    }
     match scounts
         .is_none()
         .then(|| shm::get(&c, Which::Scatter, by[me]))
@@ -568,13 +635,15 @@ unsafe fn scatter(
             name,
             coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
         )?,
-        None => match vshm::scatterv(&c, name, root, Some((&by, &pd, &data)), &mut out) {
-            Some(r) => r?,
-            None => run(
-                name,
-                coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
-            )?,
-        },
+        None => {
+            match vshm::scatterv(&c, name, root, Some((&|q| (pd[q], by[q]), &data)), &mut out) {
+                Some(r) => r?,
+                None => run(
+                    name,
+                    coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
+                )?,
+            }
+        }
     }
     match rt {
         // SAFETY: recvbuf is valid for recvcount elements.

@@ -72,6 +72,13 @@ unsafe fn alltoall(
             return r;
         }
     }
+    if let (Some(sv), Some(rv)) = (scd, rcd) {
+        // SAFETY: the C contract for the buffers and arrays.
+        let fast = unsafe { super::fast::alltoallv_predefined(send, sv, st, recv, rv, rt, &c) };
+        if let Some(r) = fast {
+            return r;
+        }
+    }
     // SAFETY: the C contract for the arrays.
     let r = unsafe { side(size, rt, rc, rcd) }?;
     let data = if in_place(send) {
@@ -121,7 +128,11 @@ unsafe fn alltoall(
         let regular = scd.is_none() && rcd.is_none() && d.len() == total;
         // The v-form through the segment when the blocks are alike enough.
         let v = (scd.is_some() || rcd.is_some())
-            .then(|| super::vshm::alltoallv(&c, name, &d, (&s.by, &sd), &mut out, (&r.by, &rd)))
+            .then(|| {
+                super::vshm::alltoallv(&c, name, &d, &|q| (sd[q], s.by[q]), &mut out, &|q| {
+                    (rd[q], r.by[q])
+                })
+            })
             .flatten();
         match (v, regular.then(|| shm::get(&c, Which::Alltoall, total))) {
             (Some(res), _) => res?,
@@ -138,7 +149,11 @@ unsafe fn alltoall(
     let mut out = vec![0u8; total];
     let v = rcd
         .is_some()
-        .then(|| super::vshm::alltoallv(&c, name, &data, (&r.by, &rd), &mut out, (&r.by, &rd)))
+        .then(|| {
+            super::vshm::alltoallv(&c, name, &data, &|q| (rd[q], r.by[q]), &mut out, &|q| {
+                (rd[q], r.by[q])
+            })
+        })
         .flatten();
     match (
         v,

@@ -1,16 +1,21 @@
 //! The hot paths of the blocking collectives: predefined types (and, for
-//! MPI_Allreduce, predefined ops) through a communicator's shared segment in the
-//! caller's own buffers, with no table lookup, reference count, scratch buffer or
-//! per-rank array. Each returns None when it does not apply; the general path in
-//! `coll.rs` then runs and reports any argument error, so these never decide an
-//! error code of their own beyond what the shared-memory collective returns.
+//! MPI_Allreduce and MPI_Reduce, predefined ops) through a communicator's shared
+//! segment in the caller's own buffers (Allreduce, Reduce, Alltoall(v), Gather(v),
+//! Scatter(v)), with no table lookup, reference count, scratch buffer or
+//! per-rank array. Each returns None when it does not apply, before any step; the
+//! general path in `coll.rs` then runs and reports any argument error, so these
+//! never decide an error code of their own beyond what the collective returns. The
+//! v-forms, once they took the segment's first step, finish on their own (through
+//! point-to-point when the segment refuses the sizes, as the general path would).
 
 use super::args::*;
 use super::shm::{self, Which};
+use super::vshm::{self, Blocks};
 use crate::abi::*;
+use crate::coll_glue::pt2pt;
 use crate::comm::CommRef;
 use crate::datatype;
-use myrix_mpi::coll::ReduceOp;
+use myrix_mpi::coll::{self, ReduceOp};
 use std::os::raw::{c_int, c_void};
 
 /// The hot path of MPI_Allreduce: a predefined type and op, through shared memory
@@ -87,4 +92,344 @@ pub(super) unsafe fn alltoall_predefined(
     let (d, o) = unsafe { (contig(send, sn, s).ok()??, contig(recv, rn, r).ok()??) };
     let r = run("MPI_Alltoall", shm::lock(&sh).alltoall(d, o));
     Some(r)
+}
+
+/// The hot path of MPI_Reduce: a predefined type and op, through shared memory in
+/// the caller's buffers (not in place); None when it does not apply.
+///
+/// # Safety
+/// The C contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn reduce_builtin(
+    send: *const c_void,
+    recv: *mut c_void,
+    cnt: c_int,
+    dt: MPI_Datatype,
+    opx: MPI_Op,
+    root: c_int,
+    c: &CommRef,
+) -> Option<Result<(), c_int>> {
+    let (t, basic, bop) = (
+        datatype::predefined_ref(dt)?,
+        datatype::predefined(dt)?,
+        crate::op::builtin(opx)?,
+    );
+    let n = count(cnt).ok()?;
+    let root = check_root(root, c).ok()?;
+    if in_place(send) || myrix_mpi::op::reduce(bop, basic, &[], &mut []).is_err() {
+        return None;
+    }
+    let at_root = c.rank as usize == root;
+    // SAFETY: recvbuf holds n elements at the root, apart from sendbuf.
+    let out: &mut [u8] = if at_root {
+        // SAFETY: as above.
+        unsafe { contig(recv, n, t) }.ok()??
+    } else {
+        &mut []
+    };
+    let s = shm::get(c, Which::Reduce, bytes(n, t).ok()?)?;
+    // SAFETY: sendbuf holds n elements.
+    let data = unsafe { contig(send, n, t) }.ok()??;
+    let mut err = None;
+    let mut f = |input: &[u8], inout: &mut [u8]| {
+        if err.is_none() {
+            err = myrix_mpi::op::reduce(bop, basic, input, inout).err();
+        }
+    };
+    let mut rop = ReduceOp {
+        op: &mut f,
+        commutative: myrix_mpi::op::is_commutative(bop),
+    };
+    let elem = t.size().max(1);
+    let r = run(
+        "MPI_Reduce",
+        shm::lock(&s).reduce(root, data, out, elem, &mut rop),
+    );
+    Some(r.and(err.map_or(Ok(()), |_| Err(MPI_ERR_INTERN))))
+}
+
+/// The hot path of MPI_Gather: predefined types whose blocks have the same bytes
+/// on both sides, through shared memory in the caller's buffers (not in place);
+/// None when it does not apply (the general path then also reports any error).
+///
+/// # Safety
+/// The C contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gather_predefined(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: &CommRef,
+) -> Option<Result<(), c_int>> {
+    let root = check_root(root, c).ok()?;
+    let s = datatype::predefined_ref(st)?;
+    let sn = count(sc).ok()?;
+    let b = bytes(sn, s).ok()?;
+    if in_place(send) {
+        return None;
+    }
+    // SAFETY: the root's recvbuf holds size × recvcount elements, apart from sendbuf.
+    let out: &mut [u8] = if c.rank as usize == root {
+        let r = datatype::predefined_ref(rt)?;
+        let rn = count(rc).ok()?;
+        if bytes(rn, r).ok()? != b {
+            return None;
+        }
+        // SAFETY: as above.
+        unsafe { contig(recv, rn.checked_mul(c.ranks.len())?, r) }.ok()??
+    } else {
+        &mut []
+    };
+    let sh = shm::get(c, Which::Gather, b)?;
+    // SAFETY: sendbuf holds sendcount elements.
+    let data = unsafe { contig(send, sn, s) }.ok()??;
+    let r = run("MPI_Gather", shm::lock(&sh).gather(root, data, out));
+    Some(r)
+}
+
+/// The hot path of MPI_Scatter; see [`gather_predefined`].
+///
+/// # Safety
+/// The C contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn scatter_predefined(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: &CommRef,
+) -> Option<Result<(), c_int>> {
+    let root = check_root(root, c).ok()?;
+    let at_root = c.rank as usize == root;
+    if at_root && in_place(recv) {
+        return None;
+    }
+    let r = datatype::predefined_ref(rt)?;
+    let rn = count(rc).ok()?;
+    let b = bytes(rn, r).ok()?;
+    // SAFETY: the root's sendbuf holds size × sendcount elements, apart from recvbuf.
+    let data: &[u8] = if at_root {
+        let s = datatype::predefined_ref(st)?;
+        let sn = count(sc).ok()?;
+        if bytes(sn, s).ok()? != b {
+            return None;
+        }
+        // SAFETY: as above.
+        unsafe { contig(send, sn.checked_mul(c.ranks.len())?, s) }.ok()??
+    } else {
+        &[]
+    };
+    let sh = shm::get(c, Which::Scatter, b)?;
+    // SAFETY: recvbuf holds recvcount elements.
+    let out = unsafe { contig(recv, rn, r) }.ok()??;
+    let r = run("MPI_Scatter", shm::lock(&sh).scatter(root, data, out));
+    Some(r)
+}
+
+/// The elements from a buffer's start that blocks of `cs` elements at `ds` span;
+/// None when a count or displacement is negative (the general path takes those).
+fn span(cs: &[c_int], ds: &[c_int]) -> Option<usize> {
+    cs.iter().zip(ds).try_fold(0usize, |end, (&k, &d)| {
+        let (k, d) = (usize::try_from(k).ok()?, usize::try_from(d).ok()?);
+        Some(end.max(d.checked_add(k)?))
+    })
+}
+
+/// The blocks `at` names, as the point-to-point algorithms take them.
+fn listed(n: usize, at: Blocks) -> (Vec<usize>, Vec<usize>) {
+    (
+        (0..n).map(|q| at(q).1).collect(),
+        (0..n).map(|q| at(q).0).collect(),
+    )
+}
+
+/// The hot path of MPI_Gatherv: predefined types, the caller's buffers (not in
+/// place), no packing nor per-rank tables; None when it does not apply.
+///
+/// # Safety
+/// The C contract for the buffers and arrays.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gatherv_predefined(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    (rcs, rds): (*const c_int, *const c_int),
+    rt: MPI_Datatype,
+    root: c_int,
+    c: &CommRef,
+) -> Option<Result<(), c_int>> {
+    let name = "MPI_Gatherv";
+    let root = check_root(root, c).ok()?;
+    let (s, sn) = (datatype::predefined_ref(st)?, count(sc).ok()?);
+    let (n, me) = (c.ranks.len(), c.rank as usize);
+    if in_place(send) {
+        return None;
+    }
+    if me != root {
+        // SAFETY: sendbuf holds sendcount elements.
+        let data = unsafe { contig(send, sn, s) }.ok()??;
+        return Some(match vshm::gatherv(c, name, root, data, None) {
+            Some(r) => r,
+            None => run(
+                name,
+                coll::gatherv(&mut pt2pt(c), root, data, &mut [], &[], &[]),
+            ),
+        });
+    }
+    let r = datatype::predefined_ref(rt)?;
+    // SAFETY: recvcounts and displs hold one int per rank.
+    let (cs, ds) = unsafe { (ints(rcs, n).ok()?, ints(rds, n).ok()?) };
+    let sz = r.size();
+    if bytes(sn, s).ok()? != (cs[me].max(0) as usize).checked_mul(sz)? {
+        return None;
+    }
+    // SAFETY: recvbuf holds the blocks (span elements from its start), apart from
+    // sendbuf, which holds sendcount elements.
+    let (out, data) = unsafe {
+        (
+            contig(recv, span(cs, ds)?, r).ok()??,
+            contig(send, sn, s).ok()??,
+        )
+    };
+    let at = |q: usize| (ds[q] as usize * sz, cs[q] as usize * sz);
+    Some(
+        match vshm::gatherv(c, name, root, data, Some((&at, &mut *out))) {
+            Some(r) => r,
+            None => {
+                let (by, pd) = listed(n, &at);
+                run(
+                    name,
+                    coll::gatherv(&mut pt2pt(c), root, data, out, &by, &pd),
+                )
+            }
+        },
+    )
+}
+
+/// The hot path of MPI_Scatterv; see [`gatherv_predefined`].
+///
+/// # Safety
+/// The C contract for the buffers and arrays.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn scatterv_predefined(
+    send: *const c_void,
+    (scs, sds): (*const c_int, *const c_int),
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: &CommRef,
+) -> Option<Result<(), c_int>> {
+    let name = "MPI_Scatterv";
+    let root = check_root(root, c).ok()?;
+    let (n, me) = (c.ranks.len(), c.rank as usize);
+    if me == root && in_place(recv) {
+        return None;
+    }
+    let (r, rn) = (datatype::predefined_ref(rt)?, count(rc).ok()?);
+    if me != root {
+        // SAFETY: recvbuf holds recvcount elements.
+        let out = unsafe { contig(recv, rn, r) }.ok()??;
+        return Some(match vshm::scatterv(c, name, root, None, &mut *out) {
+            Some(r) => r,
+            None => run(
+                name,
+                coll::scatterv(&mut pt2pt(c), root, &[], &[], &[], out),
+            ),
+        });
+    }
+    let s = datatype::predefined_ref(st)?;
+    // SAFETY: sendcounts and displs hold one int per rank.
+    let (cs, ds) = unsafe { (ints(scs, n).ok()?, ints(sds, n).ok()?) };
+    let sz = s.size();
+    if bytes(rn, r).ok()? != (cs[me].max(0) as usize).checked_mul(sz)? {
+        return None;
+    }
+    // SAFETY: sendbuf holds the blocks (span elements from its start), apart from
+    // recvbuf, which holds recvcount elements.
+    let (data, out) = unsafe {
+        (
+            &*contig(send, span(cs, ds)?, s).ok()??,
+            contig(recv, rn, r).ok()??,
+        )
+    };
+    let at = |q: usize| (ds[q] as usize * sz, cs[q] as usize * sz);
+    Some(
+        match vshm::scatterv(c, name, root, Some((&at, data)), &mut *out) {
+            Some(r) => r,
+            None => {
+                let (by, pd) = listed(n, &at);
+                run(
+                    name,
+                    coll::scatterv(&mut pt2pt(c), root, data, &by, &pd, out),
+                )
+            }
+        },
+    )
+}
+
+/// The hot path of MPI_Alltoallv: predefined types, the caller's buffers (not in
+/// place), no packing nor per-rank tables; None when it does not apply.
+///
+/// # Safety
+/// The C contract for the buffers and arrays.
+pub(super) unsafe fn alltoallv_predefined(
+    send: *const c_void,
+    (scs, sds): (*const c_int, *const c_int),
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    (rcs, rds): (*const c_int, *const c_int),
+    rt: MPI_Datatype,
+    c: &CommRef,
+) -> Option<Result<(), c_int>> {
+    let name = "MPI_Alltoallv";
+    if in_place(send) {
+        return None;
+    }
+    let (s, r) = (datatype::predefined_ref(st)?, datatype::predefined_ref(rt)?);
+    let (n, me) = (c.ranks.len(), c.rank as usize);
+    // SAFETY: each array holds one int per rank.
+    let (scs, sds, rcs, rds) = unsafe {
+        (
+            ints(scs, n).ok()?,
+            ints(sds, n).ok()?,
+            ints(rcs, n).ok()?,
+            ints(rds, n).ok()?,
+        )
+    };
+    let (ss, rs) = (s.size(), r.size());
+    if (scs[me].max(0) as usize).checked_mul(ss)? != (rcs[me].max(0) as usize).checked_mul(rs)? {
+        return None;
+    }
+    // SAFETY: the buffers hold the blocks (span elements from their starts) and do
+    // not overlap (not in place).
+    let (data, out) = unsafe {
+        (
+            &*contig(send, span(scs, sds)?, s).ok()??,
+            contig(recv, span(rcs, rds)?, r).ok()??,
+        )
+    };
+    let sat = |q: usize| (sds[q] as usize * ss, scs[q] as usize * ss);
+    let rat = |q: usize| (rds[q] as usize * rs, rcs[q] as usize * rs);
+    Some(
+        match vshm::alltoallv(c, name, data, &sat, &mut *out, &rat) {
+            Some(r) => r,
+            None => {
+                let ((sby, spd), (rby, rpd)) = (listed(n, &sat), listed(n, &rat));
+                run(
+                    name,
+                    coll::alltoallv(&mut pt2pt(c), data, &sby, &spd, out, &rby, &rpd),
+                )
+            }
+        },
+    )
 }

@@ -1,28 +1,75 @@
 //! MPI_Gatherv, MPI_Scatterv and MPI_Alltoallv through the communicator's shared
-//! segment (`coll::shm`), whose protocol needs every rank to take the same steps:
-//! so the ranks first learn every block's size in one small step (Gatherv: an
-//! allgather of each rank's byte count; Scatterv: the root's counts broadcast;
-//! Alltoallv: an allgather of each rank's largest block and total), then move
-//! blocks padded to the largest with the regular gather, scatter or alltoall. The
+//! segment (`coll::shm`), whose protocol needs every rank to take the same steps.
+//!
+//! The first step carries the sizes in a line (a *head*, [`INLINE`] bytes): Gatherv
+//! each rank's byte count, Scatterv the root's counts, Alltoallv each rank's largest
+//! block and total; **small blocks ride in the same head** after the sizes, so a
+//! call of small blocks is one step, as the regular forms are. Whether they did is
+//! decided from what the heads say, so every rank decides alike. Larger blocks then
+//! move padded to the largest with the regular gather, scatter or alltoall. The
 //! padding costs nothing when the counts are alike (the usual case) and is refused
 //! when it would more than double the bytes moved (plus [`SLACK`]): the
 //! point-to-point algorithms then, chosen alike on every rank since every rank
 //! knows the same sizes. A rank whose counts disagree with the others' (an
 //! erroneous program) still takes every step, then returns MPI_ERR_TRUNCATE.
+//!
+//! Blocks are named by a function from a rank to (offset, bytes) in a byte buffer,
+//! so callers with a contiguous predefined type pass the user's buffer itself.
 
 use super::args::run;
 use super::shm::{self, Which};
 use crate::abi::*;
 use crate::comm::CommRef;
+use myrix_mpi::coll::shm::INLINE;
 use std::os::raw::c_int;
 
 /// Padding allowed beyond twice the bytes moved.
 const SLACK: usize = 64 * 1024;
 
-fn le(v: &[u8]) -> Vec<usize> {
-    v.chunks_exact(8)
-        .map(|x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])) as usize)
-        .collect()
+/// Where rank `q`'s block lies in a byte buffer: (offset, bytes).
+pub(super) type Blocks<'a> = &'a dyn Fn(usize) -> (usize, usize);
+
+/// Heads of up to this many ranks live on the stack.
+const STACK_RANKS: usize = 8;
+
+/// A zeroed scratch buffer of `len` bytes, on the stack when small.
+struct Scratch {
+    stack: [u8; STACK_RANKS * INLINE],
+    heap: Vec<u8>,
+    len: usize,
+}
+
+impl Scratch {
+    fn new(len: usize) -> Scratch {
+        Scratch {
+            stack: [0; STACK_RANKS * INLINE],
+            heap: if len > STACK_RANKS * INLINE {
+                vec![0; len]
+            } else {
+                Vec::new()
+            },
+            len,
+        }
+    }
+    fn buf(&mut self) -> &mut [u8] {
+        if self.len > STACK_RANKS * INLINE {
+            &mut self.heap
+        } else {
+            &mut self.stack[..self.len]
+        }
+    }
+}
+
+fn u64_at(v: &[u8], at: usize) -> usize {
+    v.get(at..at + 8)
+        .and_then(|x| x.try_into().ok())
+        .map_or(0, |x| u64::from_le_bytes(x) as usize)
+}
+
+fn u32_at(v: &[u8], at: usize) -> usize {
+    v.get(at..at + 4)
+        .and_then(|x| x.try_into().ok())
+        .map_or(0, |x| u32::from_le_bytes(x) as usize)
 }
 
 fn worth(padded: Option<usize>, moved: usize) -> bool {
@@ -30,139 +77,245 @@ fn worth(padded: Option<usize>, moved: usize) -> bool {
 }
 
 /// Gatherv of packed `data` (this rank's block) to `root`, whose `out` holds the
-/// blocks of `by` bytes at `pd` (`by` and `pd` at the root only); `None`: not
-/// through the segment (the caller then runs the point-to-point algorithm).
+/// blocks `at(q)` (`root_side` at the root only); `None`: not through the segment
+/// (the caller then runs the point-to-point algorithm).
 pub(super) fn gatherv(
     c: &CommRef,
     name: &str,
     root: usize,
     data: &[u8],
-    root_side: Option<(&[usize], &[usize], &mut [u8])>,
+    root_side: Option<(Blocks, &mut [u8])>,
 ) -> Option<Result<(), c_int>> {
     let s = shm::get(c, Which::Gather, 0)?;
     let mut g = shm::lock(&s);
-    let n = g.size();
-    let mut cs = vec![0u8; 8 * n];
-    if let Err(e) = run(
-        name,
-        g.allgather(&(data.len() as u64).to_le_bytes(), &mut cs),
-    ) {
+    let (n, me) = (g.size(), g.rank());
+    // Head: the count, then the block when it fits.
+    const CARRY: usize = INLINE - 8;
+    let mut head = [0u8; INLINE];
+    head[..8].copy_from_slice(&(data.len() as u64).to_le_bytes());
+    if data.len() <= CARRY {
+        head[8..8 + data.len()].copy_from_slice(data);
+    }
+    let mut heads = Scratch::new(INLINE * n);
+    let hs = heads.buf();
+    // The root's own block never moves. With two ranks the one block that does is
+    // the other rank's, whose size it knows: a gather (that rank need not wait for
+    // the root). With more, each rank must know every other's size to choose alike.
+    let r = if n == 2 {
+        g.gather(root, &head, if me == root { hs } else { &mut [] })
+    } else {
+        g.allgather(&head, hs)
+    };
+    if let Err(e) = run(name, r) {
         return Some(Err(e));
     }
-    let counts = le(&cs);
-    let m = counts.iter().copied().max().unwrap_or(0);
-    if !worth(m.checked_mul(n), counts.iter().sum()) {
-        return None;
+    let count = |q: usize| {
+        if q == me {
+            data.len()
+        } else {
+            u64_at(hs, q * INLINE)
+        }
+    };
+    let movers = || (0..n).filter(|&q| q != root);
+    let m = movers().map(count).max().unwrap_or(0);
+    let inline = m <= CARRY;
+    let mut all = Vec::new();
+    if !inline {
+        if !worth(m.checked_mul(n - 1), movers().map(count).sum()) {
+            return None;
+        }
+        let mut block = data.to_vec();
+        block.resize(m, 0);
+        if root_side.is_some() {
+            all = vec![0u8; m * n];
+        }
+        if let Err(e) = run(name, g.gather(root, &block, &mut all)) {
+            return Some(Err(e));
+        }
     }
-    let mut block = data.to_vec();
-    block.resize(m, 0);
-    let mut all = vec![0u8; if root_side.is_some() { m * n } else { 0 }];
-    if let Err(e) = run(name, g.gather(root, &block, &mut all)) {
-        return Some(Err(e));
-    }
-    let Some((by, pd, out)) = root_side else {
+    let Some((at, out)) = root_side else {
         return Some(Ok(()));
     };
     let mut bad = false;
     for q in 0..n {
-        bad |= by[q] != counts[q];
-        let k = by[q].min(counts[q]);
-        out[pd[q]..pd[q] + k].copy_from_slice(&all[q * m..q * m + k]);
+        let (o, b) = at(q);
+        let (from, k) = if q == root {
+            (data, b.min(data.len()))
+        } else if inline {
+            (&hs[q * INLINE + 8..(q + 1) * INLINE], b.min(count(q)))
+        } else {
+            (&all[q * m..(q + 1) * m], b.min(count(q)))
+        };
+        bad |= b != count(q);
+        out[o..o + k].copy_from_slice(&from[..k]);
     }
     Some(if bad { Err(MPI_ERR_TRUNCATE) } else { Ok(()) })
 }
 
-/// Scatterv: the root's blocks (`by` bytes at `pd` of packed `data`) to every
-/// rank's `out` (its own block's bytes); see [`gatherv`].
+/// Scatterv: the root's blocks (`at(q)` of `data`, `root_side` at the root) to
+/// every rank's `out` (its own block's bytes); see [`gatherv`].
 pub(super) fn scatterv(
     c: &CommRef,
     name: &str,
     root: usize,
-    root_side: Option<(&[usize], &[usize], &[u8])>,
+    root_side: Option<(Blocks, &[u8])>,
     out: &mut [u8],
 ) -> Option<Result<(), c_int>> {
     let s = shm::get(c, Which::Scatter, 0)?;
     let mut g = shm::lock(&s);
-    let n = g.size();
-    let mut cs = vec![0u8; 8 * n];
-    if let Some((by, _, _)) = &root_side {
-        for (q, b) in by.iter().enumerate() {
-            cs[8 * q..8 * q + 8].copy_from_slice(&(*b as u64).to_le_bytes());
-        }
-    }
-    if let Err(e) = run(name, g.bcast(root, &mut cs)) {
-        return Some(Err(e));
-    }
-    let counts = le(&cs);
-    let m = counts.iter().copied().max().unwrap_or(0);
-    if !worth(m.checked_mul(n), counts.iter().sum()) {
-        return None;
-    }
-    let mut send = Vec::new();
-    if let Some((by, pd, data)) = &root_side {
-        send = vec![0u8; m * n];
+    let (n, me) = (g.size(), g.rank());
+    // Head: every rank's count, then the others' blocks end to end when they fit.
+    let hlen = (8 * n).max(INLINE);
+    let mut heads = Scratch::new(hlen);
+    let hs = heads.buf();
+    let fits = |hs: &[u8]| {
+        (0..n)
+            .filter(|&q| q != root)
+            .try_fold(8 * n, |a, q| a.checked_add(u64_at(hs, 8 * q)))
+            .is_some_and(|t| t <= hlen)
+    };
+    if let Some((at, data)) = &root_side {
         for q in 0..n {
-            send[q * m..q * m + by[q]].copy_from_slice(&data[pd[q]..pd[q] + by[q]]);
+            hs[8 * q..8 * q + 8].copy_from_slice(&(at(q).1 as u64).to_le_bytes());
+        }
+        if fits(hs) {
+            let mut w = 8 * n;
+            for q in (0..n).filter(|&q| q != root) {
+                let (o, b) = at(q);
+                hs[w..w + b].copy_from_slice(&data[o..o + b]);
+                w += b;
+            }
         }
     }
-    let mut block = vec![0u8; m];
-    if let Err(e) = run(name, g.scatter(root, &send, &mut block)) {
+    if let Err(e) = run(name, g.bcast(root, hs)) {
         return Some(Err(e));
     }
-    let me = g.rank();
-    let k = out.len().min(counts[me]);
-    out[..k].copy_from_slice(&block[..k]);
-    Some(if out.len() != counts[me] {
+    let count = |q: usize| u64_at(hs, 8 * q);
+    let mine = count(me);
+    let k = out.len().min(mine);
+    if me == root {
+        // The root's own block never moves.
+        if let Some((at, data)) = &root_side {
+            let o = at(me).0;
+            out[..k].copy_from_slice(&data[o..o + k]);
+        }
+    } else if fits(hs) {
+        let w = 8 * n + (0..me).filter(|&q| q != root).map(count).sum::<usize>();
+        out[..k].copy_from_slice(&hs[w..w + k]);
+    }
+    if !fits(hs) {
+        let m = (0..n).map(count).max().unwrap_or(0);
+        if !worth(m.checked_mul(n), (0..n).map(count).sum()) {
+            return None;
+        }
+        let mut send = Vec::new();
+        if let Some((at, data)) = &root_side {
+            send = vec![0u8; m * n];
+            for q in 0..n {
+                let (o, b) = at(q);
+                send[q * m..q * m + b].copy_from_slice(&data[o..o + b]);
+            }
+        }
+        let mut block = vec![0u8; m];
+        if let Err(e) = run(name, g.scatter(root, &send, &mut block)) {
+            return Some(Err(e));
+        }
+        if me != root {
+            out[..k].copy_from_slice(&block[..k]);
+        }
+    }
+    Some(if out.len() != mine {
         Err(MPI_ERR_TRUNCATE)
     } else {
         Ok(())
     })
 }
 
-/// Alltoallv of packed blocks: this rank's `sby` bytes at `spd` of `data` to each
-/// rank, whose `rby` bytes at `rpd` of `out` receive them; see [`gatherv`].
+/// Alltoallv of packed blocks: this rank's blocks `sat(q)` of `data` to each rank,
+/// whose blocks `rat(q)` of `out` receive them; see [`gatherv`].
 pub(super) fn alltoallv(
     c: &CommRef,
     name: &str,
     data: &[u8],
-    (sby, spd): (&[usize], &[usize]),
+    sat: Blocks,
     out: &mut [u8],
-    (rby, rpd): (&[usize], &[usize]),
+    rat: Blocks,
 ) -> Option<Result<(), c_int>> {
     let s = shm::get(c, Which::Alltoall, 0)?;
     let mut g = shm::lock(&s);
-    let n = g.size();
-    let mine = [
-        sby.iter().copied().max().unwrap_or(0) as u64,
-        sby.iter().sum::<usize>() as u64,
-    ];
-    let mut cs = vec![0u8; 16 * n];
-    let mut me16 = [0u8; 16];
-    me16[..8].copy_from_slice(&mine[0].to_le_bytes());
-    me16[8..].copy_from_slice(&mine[1].to_le_bytes());
-    if let Err(e) = run(name, g.allgather(&me16, &mut cs)) {
+    let (n, me) = (g.size(), g.rank());
+    // Head: this rank's largest block and total (u32, saturated), then its blocks
+    // padded to its largest when they all fit.
+    let mx = (0..n).map(|q| sat(q).1).max().unwrap_or(0);
+    let tot: usize = (0..n).map(|q| sat(q).1).sum();
+    let sat32 = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+    let fits = |mx: usize| mx.checked_mul(n).is_some_and(|b| 8 + b <= INLINE);
+    let mut head = [0u8; INLINE];
+    head[..4].copy_from_slice(&sat32(mx).to_le_bytes());
+    head[4..8].copy_from_slice(&sat32(tot).to_le_bytes());
+    if fits(mx) {
+        for q in 0..n {
+            let (o, b) = sat(q);
+            head[8 + q * mx..8 + q * mx + b].copy_from_slice(&data[o..o + b]);
+        }
+    }
+    let mut heads = Scratch::new(INLINE * n);
+    let hs = heads.buf();
+    if let Err(e) = run(name, g.allgather(&head, hs)) {
         return Some(Err(e));
     }
-    let v = le(&cs);
-    let m = v.iter().step_by(2).copied().max().unwrap_or(0);
-    let moved: usize = v.iter().skip(1).step_by(2).sum();
+    let mxq = |q: usize| u32_at(hs, q * INLINE);
+    // A block longer than any sent: the ranks' counts disagree.
+    let mut bad = false;
+    if (0..n).all(|q| fits(mxq(q))) {
+        for q in 0..n {
+            let (o, b) = rat(q);
+            bad |= b > mxq(q);
+            let k = b.min(mxq(q));
+            let at = q * INLINE + 8 + me * mxq(q);
+            out[o..o + k].copy_from_slice(&hs[at..at + k]);
+        }
+        return Some(if bad { Err(MPI_ERR_TRUNCATE) } else { Ok(()) });
+    }
+    let (mut m, mut moved) = (0, 0usize);
+    let saturated = (0..n)
+        .any(|q| mxq(q) == u32::MAX as usize || u32_at(hs, q * INLINE + 4) == u32::MAX as usize);
+    if saturated {
+        // Sizes beyond 32 bits: a second step with them whole.
+        let mut cs = vec![0u8; 16 * n];
+        let mut me16 = [0u8; 16];
+        me16[..8].copy_from_slice(&(mx as u64).to_le_bytes());
+        me16[8..].copy_from_slice(&(tot as u64).to_le_bytes());
+        if let Err(e) = run(name, g.allgather(&me16, &mut cs)) {
+            return Some(Err(e));
+        }
+        for q in 0..n {
+            m = m.max(u64_at(&cs, 16 * q));
+            moved = moved.saturating_add(u64_at(&cs, 16 * q + 8));
+        }
+    } else {
+        for q in 0..n {
+            m = m.max(mxq(q));
+            moved += u32_at(hs, q * INLINE + 4);
+        }
+    }
     if !worth(m.checked_mul(n).and_then(|x| x.checked_mul(n)), moved) {
         return None;
     }
     let mut send = vec![0u8; m * n];
     for q in 0..n {
-        send[q * m..q * m + sby[q]].copy_from_slice(&data[spd[q]..spd[q] + sby[q]]);
+        let (o, b) = sat(q);
+        send[q * m..q * m + b].copy_from_slice(&data[o..o + b]);
     }
     let mut all = vec![0u8; m * n];
     if let Err(e) = run(name, g.alltoall(&send, &mut all)) {
         return Some(Err(e));
     }
-    // A block longer than any sent: the ranks' counts disagree.
-    let mut bad = false;
     for q in 0..n {
-        bad |= rby[q] > m;
-        let k = rby[q].min(m);
-        out[rpd[q]..rpd[q] + k].copy_from_slice(&all[q * m..q * m + k]);
+        let (o, b) = rat(q);
+        bad |= b > m;
+        let k = b.min(m);
+        out[o..o + k].copy_from_slice(&all[q * m..q * m + k]);
     }
     Some(if bad { Err(MPI_ERR_TRUNCATE) } else { Ok(()) })
 }

@@ -10,7 +10,7 @@ use crate::abi::*;
 use crate::coll::args::{elem, pack, unpack, Dt};
 use crate::datatype;
 use std::os::raw::{c_int, c_void};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Tag of the messages of this module on the node's communicator.
 const TAG: c_int = 25;
@@ -86,6 +86,80 @@ fn nbytes(n: c_int, t: &Dt) -> Option<usize> {
     usize::try_from(n).ok()?.checked_mul(t.size())
 }
 
+/// What MPI_Gather and MPI_Scatter by levels decide before moving anything.
+struct Rooted {
+    l: Arc<Levels>,
+    root: usize,
+    /// Bytes of each rank's block.
+    b: usize,
+    /// The type of the side every rank passes (None at an in-place root).
+    each: Option<Dt>,
+    /// The type of the root's other side (None elsewhere).
+    other: Option<Dt>,
+    /// Per node: its ranks' bytes and where they start, end to end.
+    counts: Vec<c_int>,
+    displs: Vec<c_int>,
+}
+
+/// The levels `l` or the flat path for a rooted collective of blocks: `None` for the
+/// flat path (a root the flat path refuses, a buffer above
+/// [`move_max`]); `Some(Err)` for a bad argument of this rank's own, returned from
+/// here, never left to the flat path, whose peers in the levels would wait for it.
+/// `each`: the (count, type) every rank passes (Gather's send side, Scatter's
+/// receive side) and whether it is MPI_IN_PLACE (allowed at the root only);
+/// `other`: the root's other side. Every rank sizes its block from `each` (the
+/// root from `other` when in place), so the choice is the same everywhere even when
+/// the root's other type is wrong; the root checks `other` against it
+/// (MPI_ERR_TRUNCATE).
+fn rooted(
+    l: Arc<Levels>,
+    name: &str,
+    comm_h: MPI_Comm,
+    root: c_int,
+    ((ec, et), in_place): ((c_int, MPI_Datatype), bool),
+    (oc, ot): (c_int, MPI_Datatype),
+) -> Option<Result<Rooted, c_int>> {
+    let root = usize::try_from(root).ok().filter(|&r| r < l.size())?; // else the flat path reports it
+    let at_root = l.me == root;
+    let other = if at_root {
+        Some(try_some!(datatype::lookup(ot)))
+    } else {
+        None
+    };
+    let each = if in_place {
+        None
+    } else {
+        Some(try_some!(datatype::lookup(et)))
+    };
+    let b = match (&each, &other) {
+        (Some(t), _) => try_some!(nbytes(ec, t).ok_or(MPI_ERR_COUNT)),
+        (None, Some(t)) => try_some!(nbytes(oc, t).ok_or(MPI_ERR_COUNT)),
+        (None, None) => return Some(Err(MPI_ERR_BUFFER)),
+    };
+    if let Some(t) = &other {
+        if nbytes(oc, t) != Some(b) {
+            return Some(Err(MPI_ERR_TRUNCATE));
+        }
+    }
+    if too_big(comm_h, name, b.checked_mul(l.size())?) {
+        return None;
+    }
+    let (counts, displs) = node_blocks(&l, |_| b)?;
+    c_count(b)?;
+    note(comm_h, name, "levels", || {
+        format!("of {b} bytes a rank by levels ({} nodes)", l.nodes())
+    });
+    Some(Ok(Rooted {
+        l,
+        root,
+        b,
+        each,
+        other,
+        counts,
+        displs,
+    }))
+}
+
 /// MPI_Gather by levels, or `None`.
 ///
 /// # Safety
@@ -102,57 +176,32 @@ pub(crate) unsafe fn gather(
     comm_h: MPI_Comm,
 ) -> Option<Result<(), c_int>> {
     let name = "MPI_Gather";
+    let in_place = send as usize == MPI_IN_PLACE;
+    // Every rank's send side (none at an in-place root); the root's receive side.
+    // Communicators on one node (the usual case) leave here, at one look-up.
     let l = match levels(comm_h, name) {
         Ok(Some(l)) => l,
         Ok(None) => return None,
         Err(e) => return Some(Err(e)),
     };
-    let root = usize::try_from(root).ok().filter(|&r| r < l.size())?; // else the flat path reports it
+    let Rooted {
+        l,
+        root,
+        b,
+        each: stt,
+        other: rtt,
+        counts,
+        displs,
+    } = try_some!(rooted(
+        l,
+        name,
+        comm_h,
+        root,
+        ((sc, st), in_place),
+        (rc, rt)
+    )?);
     let (me, n) = (l.me, l.size());
-    let in_place = send as usize == MPI_IN_PLACE;
-    // Each rank's bytes: the root knows them from its receive side, the others from
-    // their send side; the standard makes them equal.
-    // A bad argument of this rank's own is an error here, never the flat path:
-    // the others would wait in the levels for it (the module docs).
-    let rtt = if me == root {
-        Some(try_some!(datatype::lookup(rt)))
-    } else {
-        None
-    };
-    let stt = if in_place {
-        None
-    } else {
-        Some(try_some!(datatype::lookup(st)))
-    };
-    // Each rank's bytes from its send side (the root's too, unless in place), so
-    // the choice below is the same everywhere even when the root's receive type is
-    // wrong; the root checks its receive side against it.
-    // Each rank's bytes from its receive side (the root's too, unless in place), so
-    // the choice below is the same everywhere even when the root's send type is
-    // wrong; the root checks its send side against it.
-    let b = match (&rtt, &stt) {
-        (Some(t), _) => try_some!(nbytes(rc, t).ok_or(MPI_ERR_COUNT)),
-        (None, Some(t)) => try_some!(nbytes(sc, t).ok_or(MPI_ERR_COUNT)),
-        (None, None) => return Some(Err(MPI_ERR_BUFFER)),
-    };
-    if let Some(t) = &stt {
-        if nbytes(sc, t) != Some(b) {
-            return Some(Err(MPI_ERR_TRUNCATE));
-        }
-    }
-    if let Some(t) = &rtt {
-        if nbytes(rc, t) != Some(b) {
-            return Some(Err(MPI_ERR_TRUNCATE));
-        }
-    }
-    if too_big(comm_h, name, b.checked_mul(n)?) {
-        return None;
-    }
-    let (counts, displs) = node_blocks(&l, |_| b)?;
     let bc = c_count(b)?;
-    note(comm_h, name, "levels", || {
-        format!("of {b} bytes a rank by levels ({} nodes)", l.nodes())
-    });
     let root_node = l.node_of[root];
     let mine = l.node_of[me];
     let null = std::ptr::null_mut();
@@ -268,55 +317,37 @@ pub(crate) unsafe fn scatter(
     comm_h: MPI_Comm,
 ) -> Option<Result<(), c_int>> {
     let name = "MPI_Scatter";
+    // Every rank's receive side (none at an in-place root); the root's send side.
+    let in_place = recv as usize == MPI_IN_PLACE;
+    // Communicators on one node (the usual case) leave here, at one look-up.
     let l = match levels(comm_h, name) {
         Ok(Some(l)) => l,
         Ok(None) => return None,
         Err(e) => return Some(Err(e)),
     };
-    let root = usize::try_from(root).ok().filter(|&r| r < l.size())?;
+    let Rooted {
+        l,
+        root,
+        b,
+        each: rtt,
+        other: stt,
+        counts,
+        displs,
+    } = try_some!(rooted(
+        l,
+        name,
+        comm_h,
+        root,
+        ((rc, rt), in_place),
+        (sc, st)
+    )?);
     let (me, n) = (l.me, l.size());
-    let keep = !(me == root && recv as usize == MPI_IN_PLACE);
-    let stt = if me == root {
-        Some(try_some!(datatype::lookup(st)))
-    } else {
-        None
-    };
-    let rtt = if keep {
-        Some(try_some!(datatype::lookup(rt)))
-    } else {
-        None
-    };
-    // Each rank's bytes from its receive side (the root's too, unless in place), so
-    // the choice below is the same everywhere even when the root's send type is
-    // wrong; the root checks its send side against it.
-    let b = match (&rtt, &stt) {
-        (Some(t), _) => try_some!(nbytes(rc, t).ok_or(MPI_ERR_COUNT)),
-        (None, Some(t)) => try_some!(nbytes(sc, t).ok_or(MPI_ERR_COUNT)),
-        (None, None) => return Some(Err(MPI_ERR_BUFFER)),
-    };
-    if let Some(t) = &stt {
-        if nbytes(sc, t) != Some(b) {
-            return Some(Err(MPI_ERR_TRUNCATE));
-        }
-    }
-    if too_big(comm_h, name, b.checked_mul(n)?) {
-        return None;
-    }
-    let (counts, displs) = node_blocks(&l, |_| b)?;
     let bc = c_count(b)?;
-    note(comm_h, name, "levels", || {
-        format!("of {b} bytes a rank by levels ({} nodes)", l.nodes())
-    });
     let root_node = l.node_of[root];
     let mine = l.node_of[me];
     // SAFETY: the caller's buffers (the C contract); our own vectors.
     Some(unsafe {
         (|| {
-            if let Some(t) = &rtt {
-                if nbytes(rc, t) != Some(b) {
-                    return Err(MPI_ERR_TRUNCATE);
-                }
-            }
             let here = mine == root_node;
             let byte = MPI_BYTE;
             let mut all = Vec::new();
