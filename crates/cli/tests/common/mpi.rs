@@ -57,6 +57,25 @@ pub fn show(o: &Output) -> String {
 
 /// A program of `crates/mpiapi/tests/c/` built with `myrix mpicc`.
 pub fn build(name: &str) -> PathBuf {
+    // Once per program and test process: two tests building the same program at once
+    // would overwrite the executable while the other runs it (EACCES/ETXTBSY).
+    type Once = std::sync::Arc<std::sync::OnceLock<PathBuf>>;
+    static BUILT: std::sync::Mutex<Vec<(String, Once)>> = std::sync::Mutex::new(Vec::new());
+    let once: Once = {
+        let mut b = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+        match b.iter().find(|e| e.0 == name) {
+            Some(e) => e.1.clone(),
+            None => {
+                let o = Once::default();
+                b.push((name.to_string(), o.clone()));
+                o
+            }
+        }
+    };
+    once.get_or_init(|| compile(name)).clone()
+}
+
+fn compile(name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../mpiapi/tests/c")
         .join(format!("{name}.c"));
