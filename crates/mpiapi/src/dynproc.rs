@@ -26,10 +26,10 @@ use crate::coll::args::coll_code;
 use crate::coll_glue::pt2pt;
 use crate::comm::{self, lookup, CommRef};
 use crate::ffi::{finish, mpi_fn, put};
-use crate::intercomm::{build, errh, merged, BITMAP};
+use crate::intercomm::{build, errh, local_used_ids, merged, BITMAP};
 use crate::port::{self, Wire};
 use crate::runtime;
-use myrix_mpi::coll::{self, ReduceOp};
+use myrix_mpi::coll;
 use myrix_mpi::p2p::fabric::NewPeer;
 use myrix_mpi::p2p::Fabric;
 use std::os::fd::AsRawFd;
@@ -164,18 +164,7 @@ pub(crate) fn connect_groups<K>(
     let mut lp = pt2pt(&lc);
     // The whole agreement runs under the pool's lock, like comm.rs's.
     let mut pool = comm::pool();
-    let mut or = |i: &[u8], o: &mut [u8]| o.iter_mut().zip(i).for_each(|(o, i)| *o |= *i);
-    let mut lor = vec![0u8; BITMAP];
-    coll::allreduce(
-        &mut lp,
-        pool.bitmap(),
-        &mut lor,
-        &mut ReduceOp {
-            op: &mut or,
-            commutative: true,
-        },
-    )
-    .map_err(|e| coll_code(&e, name))?;
+    let lor = local_used_ids(&mut lp, &pool, name)?;
     let mut all = vec![0u8; ENTRY * n];
     coll::allgather(&mut lp, &mine, &mut all).map_err(|e| coll_code(&e, name))?;
     // The root's news: status, local_first, remote count; then the entries and bits.

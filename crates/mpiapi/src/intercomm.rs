@@ -56,6 +56,24 @@ impl Inter {
 /// Bytes of a used-id bitmap.
 pub(crate) const BITMAP: usize = CAPACITY / 8;
 
+/// The OR of the local group's used-id bitmaps (collective over `lp`'s group), the
+/// first step of agreeing on ids with another group. The caller holds `pool`'s lock
+/// for the whole agreement.
+pub(crate) fn local_used_ids(
+    lp: &mut crate::coll_glue::Glue,
+    pool: &myrix_mpi::commctx::ContextPool,
+    name: &str,
+) -> Result<Vec<u8>, c_int> {
+    let mut or = |i: &[u8], o: &mut [u8]| o.iter_mut().zip(i).for_each(|(o, i)| *o |= *i);
+    let mut lor = vec![0u8; BITMAP];
+    let mut op = ReduceOp {
+        op: &mut or,
+        commutative: true,
+    };
+    coll::allreduce(lp, pool.bitmap(), &mut lor, &mut op).map_err(|e| coll_code(&e, name))?;
+    Ok(lor)
+}
+
 /// Whether `comm` is an intercommunicator (the predefined ones never are).
 pub fn is_inter(comm: MPI_Comm) -> bool {
     comm != MPI_COMM_WORLD && comm != MPI_COMM_SELF && comm::comms_is_inter(comm)
@@ -209,18 +227,7 @@ fn create_inter(
     let mut lp = pt2pt(&lc);
     // The whole agreement runs under the pool's lock, like comm.rs's.
     let mut pool = comm::pool();
-    let mut or = |i: &[u8], o: &mut [u8]| o.iter_mut().zip(i).for_each(|(o, i)| *o |= *i);
-    let mut lor = vec![0u8; BITMAP];
-    coll::allreduce(
-        &mut lp,
-        pool.bitmap(),
-        &mut lor,
-        &mut ReduceOp {
-            op: &mut or,
-            commutative: true,
-        },
-    )
-    .map_err(|e| coll_code(&e, name))?;
+    let lor = local_used_ids(&mut lp, &pool, name)?;
     // The leader's broadcast: status, local_first, remote size, remote world ranks
     // (room for a whole world), the OR of both groups' bitmaps.
     let len = 12 + 4 * world + BITMAP;
