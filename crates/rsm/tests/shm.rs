@@ -370,9 +370,10 @@ fn caller_memory_unmapped_before_the_export_is_destroyed() {
                 .unwrap()
         };
         e.publish(None, &[]).unwrap();
-        assert_eq!(unsafe { libc::munmap(p.cast(), 2 * PAGE) }, 0);
         if reuse {
             // Something else of the program's now lives at half the address range.
+            // MAP_FIXED replaces the first page in one step: munmap then mmap would
+            // leave a moment in which another test's thread could map there.
             let q = unsafe {
                 libc::mmap(
                     p.cast(),
@@ -384,11 +385,13 @@ fn caller_memory_unmapped_before_the_export_is_destroyed() {
                 )
             };
             assert_eq!(q.cast::<u8>(), p);
+            assert_eq!(unsafe { libc::munmap(p.add(PAGE).cast(), PAGE) }, 0);
             unsafe { *p = 9 };
             drop(e);
             assert_eq!(unsafe { *p }, 9, "the new mapping is left alone");
             unsafe { libc::munmap(p.cast(), PAGE) };
         } else {
+            assert_eq!(unsafe { libc::munmap(p.cast(), 2 * PAGE) }, 0);
             drop(e);
         }
     }

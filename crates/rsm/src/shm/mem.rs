@@ -87,6 +87,20 @@ pub(crate) unsafe fn free_guarded(user: *mut u8, len: usize) {
 /// Whether every byte of `ptr..ptr+len` is mapped readable and writable, from the
 /// kernel's list of this process's mappings (`/proc/self/maps`, sorted by address).
 pub(crate) fn is_mapped(ptr: *mut u8, len: usize) -> bool {
+    mapped_as(ptr, len, |perms| perms.starts_with("rw"))
+}
+
+/// Whether every byte of `ptr..ptr+len` is still a shared, writable mapping: what
+/// sharing in place made of it. Memory the program freed and reused since is
+/// private ("rw-p"), or not mapped at all.
+fn is_shared_in_place(ptr: *mut u8, len: usize) -> bool {
+    mapped_as(ptr, len, |perms| {
+        perms.starts_with("rw") && perms.as_bytes().get(3) == Some(&b's')
+    })
+}
+
+/// Whether every byte of `ptr..ptr+len` is mapped with permissions `ok` accepts.
+fn mapped_as(ptr: *mut u8, len: usize, ok: impl Fn(&str) -> bool) -> bool {
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
         return false;
     };
@@ -105,7 +119,7 @@ pub(crate) fn is_mapped(ptr: *mut u8, len: usize) -> bool {
         if b <= at {
             continue;
         }
-        if a > at || !perms.starts_with("rw") {
+        if a > at || !ok(perms) {
             return false;
         }
         at = b;
@@ -315,10 +329,10 @@ pub(crate) unsafe fn unshare_in_place(ptr: *mut u8, len: usize) -> Result<(), Rs
     // A program may free the memory before the segment that shares it (MPICH's
     // rma/test3 frees a window's buffer before MPI_Win_free). If the allocator gave
     // pages back to the kernel there is nothing to keep: copying from them would
-    // fault, or overlap the kernel's next mapping, which may reuse the address.
-    // msync fails with ENOMEM on a range that is not wholly mapped.
-    // SAFETY: msync only inspects the mappings of the range.
-    if unsafe { libc::msync(ptr.cast(), len, libc::MS_ASYNC) } != 0 {
+    // fault, and another thread may already have a mapping of its own there (the
+    // kernel reuses addresses), which must not be touched. Ours is shared; a
+    // program's is private.
+    if !is_shared_in_place(ptr, len) {
         return Ok(());
     }
     if on_this_threads_stack(ptr, len) {
