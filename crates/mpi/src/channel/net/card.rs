@@ -138,13 +138,14 @@ impl NetCard {
             }
             _ => "-".to_string(),
         };
-        format!("{};{udp};{eth}", self.kind.word())
+        // '+' between fields: PMI-2 (Slurm's srun) ends a value at ';', PMI-1 at ' '.
+        format!("{}+{udp}+{eth}", self.kind.word())
     }
 
     /// The field [`NetCard::encode`] wrote; None for anything else (`-`: the rank
     /// could not make one).
     pub fn decode(s: &str) -> Option<NetCard> {
-        let mut it = s.split(';');
+        let mut it = s.split('+');
         let (Some(kind), Some(udp), Some(eth), None) = (it.next(), it.next(), it.next(), it.next())
         else {
             return None;
@@ -340,7 +341,7 @@ mod tests {
         let s = c.encode();
         assert_eq!(
             s,
-            "auto;10.0.0.1:4000,10.0.1.1:4001;veth0@02:00:00:00:00:01@10.0.0.1/24,\
+            "auto+10.0.0.1:4000,10.0.1.1:4001+veth0@02:00:00:00:00:01@10.0.0.1/24,\
              veth1@02:00:00:00:00:02@10.0.1.1/24"
         );
         assert_eq!(NetCard::decode(&s), Some(c));
@@ -354,16 +355,16 @@ mod tests {
             "-",
             "",
             "auto",
-            "auto;-",
-            "auto;-;-;-",
-            "tcp;-;-",
-            "auto;10.0.0.1;-",
-            "auto;-;veth0@02:00:00:00:00:01",
-            "auto;-;veth0@zz@10.0.0.1/24",
-            "auto;-;veth0@02:00:00:00:00:01@10.0.0.1/33",
-            "auto;-;@02:00:00:00:00:01@10.0.0.1/24",
-            "auto;-;a@b@c@d",
-            "auto;-;veth0@02:00:00:00:00:01@10.0.0.1/24,",
+            "auto+-",
+            "auto+-+-+-",
+            "tcp+-+-",
+            "auto+10.0.0.1+-",
+            "auto+-+veth0@02:00:00:00:00:01",
+            "auto+-+veth0@zz@10.0.0.1/24",
+            "auto+-+veth0@02:00:00:00:00:01@10.0.0.1/33",
+            "auto+-+@02:00:00:00:00:01@10.0.0.1/24",
+            "auto+-+a@b@c@d",
+            "auto+-+veth0@02:00:00:00:00:01@10.0.0.1/24,",
         ] {
             assert_eq!(NetCard::decode(bad), None, "{bad:?}");
         }
