@@ -457,19 +457,7 @@ unsafe fn gather(
     // (`coll_stand.rs`).
     // SAFETY: the C contract for the buffers and arrays.
     let side = (|| unsafe {
-        let rt = datatype::lookup(rt)?;
-        let (el, by, displs) = match rcounts {
-            None => {
-                let each = count(rc)?;
-                let (el, by) = counts(&vec![rc; size], &rt)?;
-                (el, by, regular(size, each)?)
-            }
-            Some((cs, ds)) => {
-                let (cs, ds) = (ints(cs, size)?, ints(ds, size)?);
-                let (el, by) = counts(cs, &rt)?;
-                (el, by, ds.to_vec())
-            }
-        };
+        let (rt, el, by, displs) = root_blocks(rt, rc, rcounts, size)?;
         let data = contribution(send, sc, st, recv, Some((displs[me] as isize, el[me], &rt)))?;
         if data.len() != by[me] {
             return Err(MPI_ERR_TRUNCATE);
@@ -594,19 +582,7 @@ unsafe fn scatter(
     // (`coll_stand.rs`).
     // SAFETY: the C contract for the buffers and arrays.
     let side = (|| unsafe {
-        let st = datatype::lookup(st)?;
-        let (el, by, displs) = match scounts {
-            None => {
-                let each = count(sc)?;
-                let (el, by) = counts(&vec![sc; size], &st)?;
-                (el, by, regular(size, each)?)
-            }
-            Some((cs, ds)) => {
-                let (cs, ds) = (ints(cs, size)?, ints(ds, size)?);
-                let (el, by) = counts(cs, &st)?;
-                (el, by, ds.to_vec())
-            }
-        };
+        let (st, el, by, displs) = root_blocks(st, sc, scounts, size)?;
         let data = pack_blocks(send, &el, &displs, &st)?;
         let (pd, _) = coll::packed_displs(&by).map_err(|e| coll_code(&e, name))?;
         if let Some(rt) = &rt {
@@ -758,4 +734,34 @@ mpi_fn! {
         // SAFETY: the C contract for the buffers and arrays.
         finish(comm, name, unsafe { allgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm) })
     }
+}
+
+/// The root's blocks of a rooted collective: its datatype, and per rank the
+/// elements, bytes and displacement, from the regular count `n` or the v-form's
+/// `(counts, displs)` arrays.
+///
+/// # Safety
+/// The v-form's arrays hold one int per rank.
+#[allow(clippy::type_complexity)]
+unsafe fn root_blocks(
+    dt: MPI_Datatype,
+    n: c_int,
+    v: Option<(*const c_int, *const c_int)>,
+    size: usize,
+) -> Result<(Dt, Vec<usize>, Vec<usize>, Vec<c_int>), c_int> {
+    let dt = datatype::lookup(dt)?;
+    let (el, by, displs) = match v {
+        None => {
+            let each = count(n)?;
+            let (el, by) = counts(&vec![n; size], &dt)?;
+            (el, by, regular(size, each)?)
+        }
+        Some((cs, ds)) => {
+            // SAFETY: the caller's promise.
+            let (cs, ds) = unsafe { (ints(cs, size)?, ints(ds, size)?) };
+            let (el, by) = counts(cs, &dt)?;
+            (el, by, ds.to_vec())
+        }
+    };
+    Ok((dt, el, by, displs))
 }
