@@ -20,7 +20,7 @@
 //! collective context, which nothing else uses: 20 bits of the program's tag and 8 of
 //! the count. Two pairs alias only when both are in flight at once between the same
 //! ranks on one communicator with tags equal modulo 2^20 and init counts equal modulo
-//! 256 (docs/mpi.md).
+//! 256 (docs/mpi-features.md, "Partitioned communication").
 //!
 //! Must never: keep the caller's buffer past MPI_Request_free, or let a partitioned
 //! message match an ordinary receive (the collective context keeps them apart).

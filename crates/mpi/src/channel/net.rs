@@ -53,7 +53,7 @@ pub const NET_INBOX: SegmentId = SegmentId(SegmentId::USER_BASE | 0x4d50_0001);
 
 /// Default largest message sent inline to a rank on another node: 16 postboxes, which
 /// a batch window puts as one frame (the pool protocol takes two: the block, then the
-/// postbox). Measured across two namespaces (`docs/mpi.md`, "Across namespaces"):
+/// postbox). Measured across two namespaces (`docs/mpi-net.md`, "Across namespaces"):
 /// frames per message 2.0 (96 B) to 2.45 (880 B) inline against 3.0 in the pool.
 pub const NET_SHORT_DEFAULT: usize = 880;
 

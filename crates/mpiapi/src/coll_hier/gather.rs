@@ -53,7 +53,7 @@ pub(super) fn node_blocks(
 /// `MYRIX_MPI_HIER_MOVE_MAX`: the largest whole buffer (the root's in MPI_Gather and
 /// MPI_Scatter, every rank's in MPI_Allgather(v)), in bytes, those go by levels
 /// with; `k`/`m` suffixes; default 256 KiB. Above it the extra copies through the
-/// leaders cost more than the messages they save (docs/mpi.md has the figures).
+/// leaders cost more than the messages they save (docs/mpi-coll.md has the figures).
 fn move_max() -> usize {
     static M: OnceLock<usize> = OnceLock::new();
     *M.get_or_init(|| super::env_size("MYRIX_MPI_HIER_MOVE_MAX").unwrap_or(256 * 1024))

@@ -51,7 +51,7 @@ pub fn parse_net_kind(v: Option<&str>) -> Result<NetKind, String> {
     match v.map(str::trim) {
         // UDP by default: its batched sends (segmentation offload) move large messages
         // 2× faster than raw Ethernet's frame per system call, which gains only 12 %
-        // at 8 B (docs/mpi.md, "Across namespaces").
+        // at 8 B (docs/mpi-net.md, "Across namespaces").
         None | Some("") | Some("udp") => Ok(NetKind::Udp),
         Some("auto") => Ok(NetKind::Auto),
         Some("eth") => Ok(NetKind::Eth),
