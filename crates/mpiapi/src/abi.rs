@@ -53,6 +53,7 @@ pub const MPI_ERR_OTHER: c_int = 16;
 pub const MPI_ERR_INTERN: c_int = 17;
 pub const MPI_ERR_KEYVAL: c_int = 36;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
+pub const MPI_ERR_ABI: c_int = 62;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 55;
 pub const MPI_ERR_LASTCODE: c_int = 16383;
 

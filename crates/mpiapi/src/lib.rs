@@ -49,6 +49,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod abi_fortran;
 pub mod attr;
 pub(crate) mod bsend;
 pub mod coll;

@@ -93,6 +93,17 @@ fn abi_sizes_and_values() {
 }
 
 #[test]
+fn fortran_type_registration() {
+    let o = run(&build("abi_fortran"), &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("abi_fortran ok"),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
 fn singleton_hello() {
     let exe = build("hello");
     let o = run(&exe, &[]);
