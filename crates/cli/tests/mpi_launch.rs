@@ -147,26 +147,21 @@ fn point_to_point_under_myrix_mpiexec() {
 }
 
 #[test]
-fn unsupported_functions_say_so_and_are_fatal_by_default() {
+fn errors_return_or_end_the_job_by_default() {
     let mut c = myrix();
-    c.args(["mpiexec", "-n", "2"])
-        .arg(hello())
-        .arg("unsupported");
+    c.args(["mpiexec", "-n", "2"]).arg(hello()).arg("fatal");
     let o = run(c, Duration::from_secs(60));
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
+    // MPI_ERR_COMM (5) returned, then fatal: the job ends with that code.
+    assert!(out.contains("MPI_Comm_rank returned 5"), "{}", show(&o));
     assert!(
-        out.contains("MPI_Register_datarep returned 55"),
-        "{}",
-        show(&o)
-    );
-    assert!(
-        err.contains("MPI_Register_datarep is not implemented yet"),
+        err.contains("MPI_Comm_rank failed") && err.contains("MPI_ERRORS_ARE_FATAL"),
         "{}",
         show(&o)
     );
     assert!(!out.contains("still running"), "{}", show(&o));
-    assert_eq!(o.status.code(), Some(55), "{}", show(&o));
+    assert_eq!(o.status.code(), Some(5), "{}", show(&o));
 }
 
 #[test]

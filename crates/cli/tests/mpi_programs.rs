@@ -202,6 +202,14 @@ fn mpi_io_over_posix_files() {
     every_rank_ok("io", &[1, 2, 4]);
 }
 
+/// MPI-IO data representations (`io_datarep.c`) at 1 and 3 ranks: external32 and
+/// a registered representation converted on the way in and out, checked on disk and
+/// read back, and their refusals.
+#[test]
+fn mpi_io_data_representations() {
+    every_rank_ok("io_datarep", &[1, 3]);
+}
+
 /// MPI-4 partitioned communication (`partitioned.c`) at 1 to 4 ranks: equal and
 /// different partition counts on the two sides, partitions marked out of order with
 /// each marking call, MPI_Parrived before the wait (strided buffers too), requests

@@ -616,6 +616,26 @@ impl Datatype {
         None
     }
 
+    /// Calls `f` for the basic types one element's type signature is made of (a pair
+    /// type gives its two halves): each at least once, maybe more, in no promised
+    /// order. Visits each part once, whatever its count, so it is cheap on any type.
+    pub fn for_each_basic(&self, f: &mut impl FnMut(Basic)) {
+        match self.0.basic {
+            Some(b) => match b.pair_parts() {
+                Some((v, i, _)) => {
+                    f(v);
+                    f(i);
+                }
+                None => f(b),
+            },
+            None => {
+                for (part, _) in self.0.parts.iter() {
+                    part.for_each_basic(f);
+                }
+            }
+        }
+    }
+
     /// The one basic type every element of this type is made of, if there is one
     /// (what a predefined reduction needs).
     pub fn uniform_basic(&self) -> Option<Basic> {

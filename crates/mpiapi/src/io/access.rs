@@ -1,4 +1,5 @@
-//! Data access: the one transfer engine every read and write goes through, and the
+//! Data access: the one transfer engine every read and write goes through (a view
+//! whose representation converts hands it to [`datarep`](super::datarep)), and the
 //! individual file pointer's MPI_File_seek / MPI_File_get_position.
 //!
 //! A transfer walks the view's file blocks for the access's bytes and moves each
@@ -49,7 +50,7 @@ fn write_full(file: &std::fs::File, buf: &[u8], off: u64) -> Result<(), c_int> {
 
 /// Moves the bytes of view range `start .. start + mem.len()` between the file
 /// and `mem`; returns the bytes moved (fewer when a read meets the end of file).
-fn move_bytes(
+pub(crate) fn move_bytes(
     f: &FileObj,
     v: &view::View,
     start: u64,
@@ -79,6 +80,7 @@ fn move_bytes(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` (readable for writes, writable for reads).
+#[allow(clippy::too_many_arguments)]
 unsafe fn transfer(
     f: &FileObj,
     v: &view::View,
@@ -86,8 +88,13 @@ unsafe fn transfer(
     buf: *mut u8,
     count: usize,
     dt: &Datatype,
+    dth: MPI_Datatype,
     write: bool,
 ) -> Result<u64, c_int> {
+    // SAFETY: the caller's contract.
+    if let Some(r) = unsafe { datarep::transfer(f, v, start, buf, count, dt, dth, write) } {
+        return r;
+    }
     let total: usize = (count as u128 * dt.size() as u128)
         .try_into()
         .map_err(|_| MPI_ERR_COUNT)?;
@@ -177,6 +184,7 @@ pub(crate) unsafe fn data(
     if matches!(w, Where::Ordered) {
         agree(&f.cref, checked.as_ref().map(|_| ()).map_err(|&e| e), name)?;
     }
+    let dth = dt;
     let (dt, count, etypes) = checked?;
     let v = f.state().view.clone();
     let start = match w {
@@ -192,7 +200,7 @@ pub(crate) unsafe fn data(
         shared::fcntl_lock(&f.file, lock, 0, 0)?;
     }
     // SAFETY: the caller's contract for buf.
-    let moved = unsafe { transfer(&f, &v, s, buf.cast(), count, &dt, write) };
+    let moved = unsafe { transfer(&f, &v, s, buf.cast(), count, &dt, dth, write) };
     if atomic {
         shared::fcntl_lock(&f.file, libc::F_UNLCK, 0, 0)?;
     }

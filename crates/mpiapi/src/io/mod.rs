@@ -13,6 +13,8 @@
 //!   atomicity, the error handler functions;
 //! * [`view`] — file views (displacement, etype, filetype from the datatype's
 //!   flattened map) and the walk from view positions to file blocks;
+//! * [`datarep`] — data representations: native, internal, external32 and the
+//!   program's own (MPI_Register_datarep), and the converting transfer;
 //! * [`access`] — the transfer engine (memory packed through the datatype code in
 //!   bounded pieces, file blocks through the view) and the individual and
 //!   explicit-offset calls;
@@ -24,6 +26,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod access;
+pub mod datarep;
 pub mod forms;
 pub mod open;
 pub mod shared;
@@ -63,6 +66,8 @@ pub const MPI_MAX_DATAREP_STRING: usize = 128;
 pub const MPI_ERR_ACCESS: c_int = 20;
 pub const MPI_ERR_AMODE: c_int = 21;
 pub const MPI_ERR_BAD_FILE: c_int = 23;
+pub const MPI_ERR_CONVERSION: c_int = 25;
+pub const MPI_ERR_DUP_DATAREP: c_int = 27;
 pub const MPI_ERR_FILE_EXISTS: c_int = 28;
 pub const MPI_ERR_FILE: c_int = 30;
 pub const MPI_ERR_IO: c_int = 35;

@@ -1,5 +1,6 @@
 //! File views (MPI_File_set_view / get_view): a displacement, an etype and a
-//! filetype tiled from the displacement on, in the "native" representation only.
+//! filetype tiled from the displacement on, and a data representation
+//! ([`datarep`](super::datarep)).
 //! The filetype's layout is its flattened map (`Datatype::runs`, the same map
 //! packing uses): a view position (in bytes of the view's data stream) is found in
 //! its tile by a binary search over the runs' byte prefix, then the walk goes on
@@ -60,6 +61,8 @@ pub struct View {
     before: Vec<u64>,
     /// Where the contiguous filetype's data starts (its true lb).
     first: u64,
+    /// How data is represented in the file.
+    pub(crate) rep: super::datarep::Rep,
 }
 
 impl View {
@@ -76,6 +79,7 @@ impl View {
             runs: None,
             before: Vec::new(),
             first: 0,
+            rep: super::datarep::Rep::Native,
         }
     }
 
@@ -118,6 +122,7 @@ impl View {
             runs: None,
             before: Vec::new(),
             first: 0,
+            rep: super::datarep::Rep::Native,
         };
         if ft.is_contiguous() {
             v.first = u64::try_from(ft.true_lb()).map_err(|_| MPI_ERR_IO)?;
@@ -281,21 +286,17 @@ fn displacement(f: &FileObj, disp: MPI_Offset, name: &str) -> Result<u64, c_int>
     u64::try_from(disp).map_err(|_| MPI_ERR_ARG)
 }
 
-/// Whether `datarep` is "native" (the only representation supported).
+/// The representation `datarep` names (`MPI_ERR_UNSUPPORTED_DATAREP` if none).
 ///
 /// # Safety
 /// `datarep` is NULL or a NUL-terminated string.
-unsafe fn check_datarep(datarep: *const c_char) -> Result<(), c_int> {
+unsafe fn check_datarep(datarep: *const c_char) -> Result<super::datarep::Rep, c_int> {
     if datarep.is_null() {
         return Err(MPI_ERR_ARG);
     }
     // SAFETY: a NUL-terminated string by the C contract.
     let d = unsafe { CStr::from_ptr(datarep) }.to_bytes();
-    if d.eq_ignore_ascii_case(b"native") {
-        Ok(())
-    } else {
-        Err(MPI_ERR_UNSUPPORTED_DATAREP)
-    }
+    super::datarep::Rep::by_name(d)
 }
 
 mpi_fn! {
@@ -305,19 +306,26 @@ mpi_fn! {
         let name = "MPI_File_set_view";
         let r = lookup(fh).and_then(|f| {
             // SAFETY: the C contract for datarep.
-            let mine = unsafe { check_datarep(datarep) }
-                .and_then(|()| crate::info::pairs_or_empty(info))
-                .and_then(|hints| {
-                    if f.state().split.is_some() {
-                        return Err(MPI_ERR_IO);
-                    }
-                    Ok(hints)
-                });
-            let hints = mine.clone();
+            let mine = unsafe { check_datarep(datarep) }.and_then(|rep| {
+                let hints = crate::info::pairs_or_empty(info)?;
+                if f.state().split.is_some() {
+                    return Err(MPI_ERR_IO);
+                }
+                Ok((rep, hints))
+            });
+            let (rep, hints) = match &mine {
+                Ok((rep, hints)) => (rep.clone(), Ok(hints.clone())),
+                Err(e) => (super::datarep::Rep::Native, Err(*e)),
+            };
             agree(&f.cref, mine.map(|_| ()), name)?;
             let d = displacement(&f, disp, name);
             let writable = f.amode & MPI_MODE_RDONLY == 0;
-            let v = d.and_then(|d| View::new(d, etype, filetype, writable));
+            let v = d.and_then(|d| View::new(d, etype, filetype, writable)).and_then(|mut v| {
+                rep.check_type(&*datatype::lookup(etype)?)?;
+                rep.check_type(&*datatype::lookup(filetype)?)?;
+                v.rep = rep;
+                Ok(v)
+            });
             let ok = v.as_ref().map(|_| ()).map_err(|&e| e);
             agree(&f.cref, ok, name)?;
             let v = v?;
@@ -357,7 +365,7 @@ mpi_fn! {
                 put(disp, v.disp as MPI_Offset)?;
                 put(etype, e)?;
                 put(filetype, t)?;
-                std::ptr::copy_nonoverlapping(c"native".as_ptr().cast::<u8>(), datarep.cast::<u8>(), 7);
+                super::datarep::put_name(&v.rep, datarep)?;
             }
             Ok(())
         });
@@ -365,10 +373,10 @@ mpi_fn! {
     }
 }
 
-/// The extent of `dt` in the file (native: its extent in memory).
+/// The extent of `dt` in the file under the view's representation.
 fn type_extent(fh: MPI_File, dt: MPI_Datatype) -> Result<i64, c_int> {
-    lookup(fh)?;
-    Ok(datatype::lookup(dt)?.extent() as i64)
+    let rep = lookup(fh)?.state().view.rep.clone();
+    rep.extent(&*datatype::lookup(dt)?)
 }
 
 mpi_fn! {

@@ -1,6 +1,7 @@
 /* myrix MPI test: rank, size, processor name, a barrier, the version queries and
  * error handling. With an argument "abort" rank 1 (or 0 when alone) calls MPI_Abort(7);
- * with "unsupported" a function that is not implemented yet is called. */
+ * with "fatal" a call fails under MPI_ERRORS_RETURN, then under the default
+ * MPI_ERRORS_ARE_FATAL. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,12 +57,12 @@ int main(int argc, char **argv)
     if (rank == 0) printf("error %d: %s\n", bad, err);
     fflush(stdout);
 
-    if (argc > 1 && strcmp(argv[1], "unsupported") == 0) {
-        int rc = MPI_Register_datarep("x", NULL, NULL, NULL, NULL);
-        printf("rank %d: MPI_Register_datarep returned %d\n", rank, rc);
+    if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
+        int rc = MPI_Comm_rank(MPI_COMM_NULL, &ssize);
+        printf("rank %d: MPI_Comm_rank returned %d\n", rank, rc);
         fflush(stdout);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-        MPI_Register_datarep("x", NULL, NULL, NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_NULL, &ssize);
         printf("rank %d: still running after a fatal error\n", rank);
         fflush(stdout);
         return 18;

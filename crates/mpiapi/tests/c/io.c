@@ -254,7 +254,7 @@ static void management(const char *path) {
     FAILS(MPI_File_seek(fh, -5, MPI_SEEK_SET), MPI_ERR_ARG);
     FAILS(MPI_File_write(fh, &x, -1, MPI_INT, &st), MPI_ERR_COUNT);
     FAILS(MPI_File_write(fh, &x, 1, MPI_DATATYPE_NULL, &st), MPI_ERR_TYPE);
-    FAILS(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL),
+    FAILS(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "no-such-rep", MPI_INFO_NULL),
           MPI_ERR_UNSUPPORTED_DATAREP);
     FAILS(MPI_File_set_view(fh, 0, MPI_INT, MPI_BYTE, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
     FAILS(MPI_File_read_all_end(fh, &x, &st), MPI_ERR_IO);
@@ -342,11 +342,10 @@ static void refusals(const char *path, const char *missing) {
         OK(MPI_File_delete(path, MPI_INFO_NULL));
         FAILS(MPI_File_delete(path, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
     }
-    /* Not implemented: says so, with MPI_ERR_UNSUPPORTED_OPERATION. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* A representation needs its extent function (io_datarep.c tests the rest);
+     * the error goes to MPI_FILE_NULL's handler, MPI_ERRORS_RETURN here. */
     FAILS(MPI_Register_datarep("mine", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, NULL, NULL),
-          MPI_ERR_UNSUPPORTED_OPERATION);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+          MPI_ERR_ARG);
 }
 
 int main(int argc, char **argv) {
