@@ -127,3 +127,23 @@ fn partial_unpack_and_pack_pieces() {
     assert_eq!(&dst[..4], &[0, -1, 2, -1]);
     assert_eq!(dst[4].to_ne_bytes()[0], 4i16.to_ne_bytes()[0]);
 }
+
+#[test]
+fn for_each_basic_names_the_signature_types() {
+    let pair = Datatype::basic(Basic::DoubleInt);
+    let v = Datatype::vector(3, 2, 4, &Datatype::basic(Basic::Short)).unwrap();
+    let s = Datatype::create_struct(&[1, 2, 1], &[0, 8, 32], &[int(), pair, v]).unwrap();
+    let mut seen = Vec::new();
+    s.for_each_basic(&mut |b| {
+        if !seen.contains(&b) {
+            seen.push(b)
+        }
+    });
+    seen.sort_by_key(|b| b.index());
+    let mut want = vec![Basic::Int, Basic::Double, Basic::Short];
+    want.sort_by_key(|b| b.index());
+    assert_eq!(seen, want);
+    let mut one = Vec::new();
+    Datatype::basic(Basic::Float).for_each_basic(&mut |b| one.push(b));
+    assert_eq!(one, vec![Basic::Float]);
+}
