@@ -233,48 +233,57 @@ pub struct Wire {
 }
 
 impl Wire {
-    fn write_all(&self, mut b: &[u8]) -> Result<(), c_int> {
-        while !b.is_empty() {
-            wait(self.fd, libc::POLLOUT, self.deadline)?;
-            // SAFETY: b is valid for b.len() bytes; MSG_NOSIGNAL: no SIGPIPE.
-            let n = unsafe { libc::send(self.fd, b.as_ptr().cast(), b.len(), libc::MSG_NOSIGNAL) };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if matches!(
+    /// Moves `len` bytes with `io(at)` (a send or receive of the bytes from `at` on,
+    /// returning the system call's result), waiting for `events` before each try. An
+    /// interrupted or would-block call tries again; a closed peer (0 bytes) or any other
+    /// error is MPI_ERR_PORT.
+    fn pump(
+        &self,
+        events: i16,
+        len: usize,
+        mut io: impl FnMut(usize) -> isize,
+    ) -> Result<(), c_int> {
+        let mut at = 0;
+        while at < len {
+            wait(self.fd, events, self.deadline)?;
+            let n = io(at);
+            if n > 0 {
+                at += n as usize;
+                continue;
+            }
+            let e = std::io::Error::last_os_error();
+            let again = n < 0
+                && matches!(
                     e.kind(),
                     std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                ) {
-                    continue;
-                }
+                );
+            if !again {
                 return Err(MPI_ERR_PORT);
             }
-            b = &b[n as usize..];
         }
         Ok(())
     }
 
+    fn write_all(&self, b: &[u8]) -> Result<(), c_int> {
+        self.pump(libc::POLLOUT, b.len(), |at| {
+            // SAFETY: b[at..] is valid for its length; MSG_NOSIGNAL: no SIGPIPE.
+            unsafe {
+                libc::send(
+                    self.fd,
+                    b[at..].as_ptr().cast(),
+                    b.len() - at,
+                    libc::MSG_NOSIGNAL,
+                )
+            }
+        })
+    }
+
     fn read_exact(&self, b: &mut [u8]) -> Result<(), c_int> {
-        let mut at = 0;
-        while at < b.len() {
-            wait(self.fd, libc::POLLIN, self.deadline)?;
-            // SAFETY: the tail of b is valid for writing b.len() - at bytes.
-            let n = unsafe { libc::recv(self.fd, b[at..].as_mut_ptr().cast(), b.len() - at, 0) };
-            if n == 0 {
-                return Err(MPI_ERR_PORT);
-            }
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                ) {
-                    continue;
-                }
-                return Err(MPI_ERR_PORT);
-            }
-            at += n as usize;
-        }
-        Ok(())
+        let len = b.len();
+        self.pump(libc::POLLIN, len, |at| {
+            // SAFETY: the tail of b is valid for writing len - at bytes.
+            unsafe { libc::recv(self.fd, b[at..].as_mut_ptr().cast(), len - at, 0) }
+        })
     }
 
     /// Sends `mine` and returns the other side's message (both send first: the
