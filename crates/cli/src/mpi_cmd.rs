@@ -2,7 +2,7 @@
 //! `myrix_mpi::launch` and `myrix_mpi::wrapper`.
 
 use crate::CliError;
-use myrix_mpi::launch::{self, LaunchSpec};
+use myrix_mpi::launch::{self, App, LaunchSpec};
 use myrix_mpi::wrapper;
 use std::ffi::OsString;
 use std::process::{Command, ExitCode};
@@ -16,12 +16,17 @@ pub struct MpiexecArgs {
     /// (i mod k)-th; ranks in different namespaces count as different hosts.
     #[arg(long, value_name = "NS,NS...", value_delimiter = ',')]
     netns: Vec<String>,
+    /// Working directory of the ranks (of the first program; later ones take their
+    /// own `-wdir DIR` after `:`).
+    #[arg(long, visible_alias = "wd", value_name = "DIR")]
+    wdir: Option<std::path::PathBuf>,
     /// End the job (every rank killed, exit status 124) if it is still running after
     /// this many seconds (1 to 31536000). Default: `MPIEXEC_TIMEOUT` from the
     /// environment, as MPICH's hydra reads it; else none.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u32).range(1..=MAX_TIMEOUT))]
     timeout: Option<u32>,
-    /// The program and its arguments.
+    /// The program and its arguments; ` : -n M prog2 args…` adds more programs to the
+    /// job (MPMD: one MPI_COMM_WORLD, MPI_APPNUM numbers the programs).
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -69,15 +74,11 @@ fn code(c: i32) -> ExitCode {
 
 /// Runs the job; the exit status is the job's.
 pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
-    let ranks = launch::check_ranks(a.n).map_err(|e| CliError::Input(e.to_string()))?;
-    let mut command = a.command.into_iter();
-    let program = command
-        .next()
-        .ok_or_else(|| CliError::Input("mpiexec: no program given".into()))?;
+    let apps = apps(a.n, a.wdir, a.command)?;
+    let total: u64 = apps.iter().map(|a| u64::from(a.ranks)).sum();
+    launch::check_ranks(total).map_err(|e| CliError::Input(format!("mpiexec: {e}")))?;
     let spec = LaunchSpec {
-        ranks,
-        program,
-        args: command.collect(),
+        apps,
         // MPI_Comm_spawn starts its children with this same binary.
         env: std::env::current_exe()
             .map(|exe| vec![("MYRIX_MPIEXEC".into(), exe.into_os_string())])
@@ -90,6 +91,69 @@ pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
         eprintln!("myrix mpiexec: {why}");
     }
     Ok(code(outcome.code))
+}
+
+/// The job's programs: the first from `-n` and the command, then one per
+/// ` : [-n N] [-wdir DIR] prog args…` segment of the command (hydra's MPMD form;
+/// `-np`/`--np` and `--wdir`/`-wd` too). Each needs its own `-n`.
+fn apps(
+    n: u64,
+    wdir: Option<std::path::PathBuf>,
+    command: Vec<OsString>,
+) -> Result<Vec<App>, CliError> {
+    let bad = |m: String| CliError::Input(format!("mpiexec: {m}"));
+    let count = |n: u64| launch::check_ranks(n).map_err(|e| bad(e.to_string()));
+    let mut segments = command.split(|a| a == ":");
+    let first = segments.next().unwrap_or(&[]);
+    let (program, args) = first
+        .split_first()
+        .ok_or_else(|| bad("no program given".into()))?;
+    let mut apps = vec![App {
+        ranks: count(n)?,
+        program: program.clone(),
+        args: args.to_vec(),
+        wdir,
+    }];
+    for (i, seg) in segments.enumerate() {
+        let which = i + 2;
+        let mut it = seg.iter().peekable();
+        let (mut ranks, mut wdir) = (None, None);
+        while let Some(opt) = it.peek().and_then(|a| a.to_str()) {
+            let value = match opt {
+                "-n" | "-np" | "--np" | "-wdir" | "--wdir" | "-wd" => {
+                    it.next();
+                    it.next()
+                        .ok_or_else(|| bad(format!("program {which}: {opt} needs a value")))?
+                }
+                _ => break,
+            };
+            if opt.ends_with("wdir") || opt == "-wd" {
+                wdir = Some(std::path::PathBuf::from(value));
+            } else {
+                let v = value
+                    .to_str()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "program {which}: {opt} {}: not a number",
+                            value.to_string_lossy()
+                        ))
+                    })?;
+                ranks = Some(count(v)?);
+            }
+        }
+        let ranks = ranks.ok_or_else(|| bad(format!("program {which} (after ':') needs -n N")))?;
+        let program = it
+            .next()
+            .ok_or_else(|| bad(format!("program {which} (after ':'): no program given")))?;
+        apps.push(App {
+            ranks,
+            program: program.clone(),
+            args: it.cloned().collect(),
+            wdir,
+        });
+    }
+    Ok(apps)
 }
 
 /// Compiles and links against libmpi_abi.so (or prints the command with `-show`);

@@ -129,7 +129,7 @@ fn spawn_starts_children_that_find_their_parents() {
         let o = run(job(n, &exe, &[&k.to_string()]), Duration::from_secs(100));
         assert_spawned(&o, n, k);
     }
-    // spawn_multiple with one command twice: 1 + 2 children in one job.
+    // spawn_multiple of two commands: 1 + 2 children in one job, MPI_APPNUM 0 and 1.
     let o = run(job(2, &exe, &["multi"]), Duration::from_secs(100));
     assert_spawned(&o, 2, 3);
     // Without a launcher: myrix from PATH.

@@ -135,6 +135,44 @@ fn myrix_mpiexec() {
     );
 }
 
+/// MPMD: `mpiexec -n 2 hello : -n 1 hello x`: one job of 3 ranks, MPI_APPNUM 0, 0, 1.
+#[test]
+fn myrix_mpiexec_runs_several_programs_in_one_job() {
+    let mut c = myrix();
+    c.args(["mpiexec", "-n", "2"])
+        .arg(hello())
+        .args([":", "-n", "1", "--wdir", "/"])
+        .arg(hello())
+        .arg("x");
+    let o = run(c, Duration::from_secs(60));
+    check_ranks(&o, 3);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for (r, a) in [(0, 0), (1, 0), (2, 1)] {
+        assert!(
+            text.contains(&format!("rank {r} appnum {a}\n")),
+            "{}",
+            show(&o)
+        );
+    }
+    for (args, needle) in [
+        (vec![":", "/bin/true"], "needs -n N"),
+        (vec![":", "-n", "0", "/bin/true"], "between 1 and 4096"),
+        (vec![":", "-n", "4096", "/bin/true"], "between 1 and 4096"),
+        (vec![":", "-n"], "needs a value"),
+        (vec![":", "-n", "1"], "no program given"),
+    ] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", "1", "/bin/true"]).args(&args);
+        let o = run(c, Duration::from_secs(30));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(needle),
+            "{args:?}: {}",
+            show(&o)
+        );
+    }
+}
+
 #[test]
 fn point_to_point_under_myrix_mpiexec() {
     check_p2p(&run(Command::new(p2p()), Duration::from_secs(60)), 1);

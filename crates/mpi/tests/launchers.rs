@@ -3,7 +3,7 @@
 //! `MYRIX_SLURM=1` says `.ci/slurm.sh up` ran), and no launcher (singleton). The
 //! program is `examples/job_info.rs`, which cargo builds for the tests.
 
-use myrix_mpi::launch::{self, LaunchSpec};
+use myrix_mpi::launch::{self, App, LaunchSpec};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -80,12 +80,14 @@ fn myrix_launcher() {
     // The launcher's output is inherited, so run it in a child: this test binary with
     // a filter would be awkward; the example's own output is checked through sh.
     let spec = LaunchSpec {
-        ranks: 4,
-        program: "/bin/sh".into(),
-        args: vec![
-            "-c".into(),
-            format!("exec {} > \"$OUT.$PMI_RANK\"", example().display()).into(),
-        ],
+        apps: vec![App::new(
+            4,
+            "/bin/sh",
+            vec![
+                "-c".into(),
+                format!("exec {} > \"$OUT.$PMI_RANK\"", example().display()).into(),
+            ],
+        )],
         env: vec![(
             "OUT".into(),
             std::env::temp_dir()
@@ -111,9 +113,7 @@ fn myrix_launcher() {
     check_lines(&o, 4, "Pmi1");
 
     let spec = LaunchSpec {
-        ranks: 3,
-        program: example().into(),
-        args: vec!["abort".into()],
+        apps: vec![App::new(3, example(), vec!["abort".into()])],
         env: vec![],
         netns: vec![],
         timeout: None,

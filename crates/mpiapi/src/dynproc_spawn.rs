@@ -15,9 +15,10 @@
 //!   `array_of_errcodes` at once, not a wait until the port's time-out.
 //! * Info keys: `wdir` is the children's working directory; every other key (`host`,
 //!   `path`, `file`, `arch`, …) is ignored: the children run on this host.
-//! * `MPI_Comm_spawn_multiple` starts one job, so its commands must be one program
-//!   with one argument list (their counts are added); different commands are
-//!   `MPI_ERR_UNSUPPORTED_OPERATION` (`myrix mpiexec` has no MPMD form yet).
+//! * `MPI_Comm_spawn_multiple` starts one job in `myrix mpiexec`'s MPMD form
+//!   (`-n a prog1 … : -n b prog2 …`), so the children share one `MPI_COMM_WORLD` in
+//!   command order and each has its command's index as `MPI_APPNUM`; each command's
+//!   `wdir` is its ranks' directory.
 //! * The children's launcher dies with the spawning process (`PR_SET_PDEATHSIG`), so
 //!   none outlives it: `MPI_Finalize` at the parent first waits (at most the port's
 //!   time-out) for the children's jobs to end.
@@ -75,14 +76,21 @@ fn launcher() -> Result<PathBuf, c_int> {
         })
 }
 
-/// Starts the children's job.
-fn start(c: &Cmd, port: &str) -> Result<Child, c_int> {
+/// Starts the children's job: one program, or several in the MPMD form.
+fn start(cmds: &[Cmd], port: &str) -> Result<Child, c_int> {
     let mut cmd = Command::new(launcher()?);
-    cmd.args(["mpiexec", "-n", &c.n.to_string()])
-        .arg(&c.program)
-        .args(&c.args)
-        .env(PARENT_PORT, port)
-        .stdin(Stdio::null());
+    cmd.arg("mpiexec");
+    for (i, c) in cmds.iter().enumerate() {
+        if i > 0 {
+            cmd.arg(":");
+        }
+        cmd.args(["-n", &c.n.to_string()]);
+        if let Some(d) = &c.wdir {
+            cmd.args(["--wdir", d]);
+        }
+        cmd.arg(&c.program).args(&c.args);
+    }
+    cmd.env(PARENT_PORT, port).stdin(Stdio::null());
     for k in [
         "PMI_FD",
         "PMI_PORT",
@@ -92,9 +100,6 @@ fn start(c: &Cmd, port: &str) -> Result<Child, c_int> {
         "PMI_SIZE",
     ] {
         cmd.env_remove(k);
-    }
-    if let Some(d) = &c.wdir {
-        cmd.current_dir(d);
     }
     // This process's end of its own launcher's socket must not leak into the
     // children's launcher.
@@ -183,7 +188,7 @@ unsafe fn cmd_of(
 
 /// The spawn, collective over `comm`; `cmd` is called at `root` only.
 fn spawn(
-    cmd: impl FnOnce() -> Result<Cmd, c_int>,
+    cmd: impl FnOnce() -> Result<Vec<Cmd>, c_int>,
     root: c_int,
     comm: MPI_Comm,
     name: &str,
@@ -275,7 +280,7 @@ mpi_fn! {
             Err(MPI_ERR_ARG)
         } else {
             // SAFETY: the C contract (read at the root only).
-            spawn(|| unsafe { cmd_of(command, argv, maxprocs, info) }, root, comm, name)
+            spawn(|| unsafe { cmd_of(command, argv, maxprocs, info) }.map(|c| vec![c]), root, comm, name)
         };
         // SAFETY: the C contract.
         unsafe { finish_spawn(r, intercomm, array_of_errcodes, maxprocs, comm, name) }
@@ -283,7 +288,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    /// One job: the commands must be the same program with the same arguments.
+    /// One job of the commands in order (MPMD), at most 4096 processes in all.
     fn MPI_Comm_spawn_multiple / PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
         let name = "MPI_Comm_spawn_multiple";
         // The total, for the error codes (NULL arrays give 0).
@@ -293,11 +298,12 @@ mpi_fn! {
         } else {
             0
         };
-        let cmds = || -> Result<Cmd, c_int> {
+        let cmds = || -> Result<Vec<Cmd>, c_int> {
             if !(1..=MAX_PROCS).contains(&count) || array_of_commands.is_null() || array_of_maxprocs.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            let mut all: Option<Cmd> = None;
+            let mut all: Vec<Cmd> = Vec::new();
+            let mut n: u32 = 0;
             for i in 0..count as usize {
                 // SAFETY: arrays of `count` entries by the C contract.
                 let (c, a, m, inf) = unsafe {
@@ -310,18 +316,10 @@ mpi_fn! {
                 };
                 // SAFETY: as above.
                 let c = unsafe { cmd_of(c, a, m, inf) }?;
-                match &mut all {
-                    None => all = Some(c),
-                    Some(a) if a.program == c.program && a.args == c.args && a.wdir == c.wdir => {
-                        a.n = a.n.checked_add(c.n).filter(|&n| n <= MAX_PROCS as u32).ok_or(MPI_ERR_ARG)?;
-                    }
-                    Some(_) => {
-                        crate::ffi::say!("myrix MPI: {name}: different commands in one spawn are not supported yet");
-                        return Err(MPI_ERR_UNSUPPORTED_OPERATION);
-                    }
-                }
+                n = n.checked_add(c.n).filter(|&n| n <= MAX_PROCS as u32).ok_or(MPI_ERR_ARG)?;
+                all.push(c);
             }
-            all.ok_or(MPI_ERR_ARG)
+            Ok(all)
         };
         let r = if intercomm.is_null() { Err(MPI_ERR_ARG) } else { spawn(cmds, root, comm, name) };
         // SAFETY: the C contract.

@@ -2,6 +2,10 @@
 //! of a socketpair on `PMI_FD`, and serves PMI-1 on the other ends
 //! ([`crate::pmi::server`]).
 //!
+//! * A job may run several programs (MPMD, `mpiexec -n 1 a : -n 4 b`): the
+//!   [`App`]s of [`LaunchSpec::apps`] get consecutive ranks of one `MPI_COMM_WORLD`
+//!   and their index as application number (PMI `get_appnum`, `MPI_APPNUM`).
+//!
 //! * The job's exit status is the first non-zero status of a rank (a rank killed by
 //!   signal `s` counts as `128 + s`), or the code a rank passed to `abort`.
 //! * A rank that aborts, is killed by a signal or exits non-zero ends the job: the
@@ -37,12 +41,33 @@ use std::time::Duration;
 /// The most ranks `myrix mpiexec` starts on one host.
 pub const MAX_RANKS: u32 = 4096;
 
-/// What to start.
+/// One program of a job and how many ranks run it.
 #[derive(Debug, Clone)]
-pub struct LaunchSpec {
+pub struct App {
     pub ranks: u32,
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// The ranks' working directory; `None`: the launcher's.
+    pub wdir: Option<std::path::PathBuf>,
+}
+
+impl App {
+    /// `ranks` ranks of `program args…` in the launcher's directory.
+    pub fn new(ranks: u32, program: impl Into<OsString>, args: Vec<OsString>) -> App {
+        App {
+            ranks,
+            program: program.into(),
+            args,
+            wdir: None,
+        }
+    }
+}
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    /// The programs, in rank order (at least one).
+    pub apps: Vec<App>,
     /// Extra environment for every rank.
     pub env: Vec<(OsString, OsString)>,
     /// Network namespaces (names under `/run/netns`): rank `i` runs in
@@ -71,6 +96,29 @@ pub enum LaunchError {
     Socket { rank: u32, err: std::io::Error },
     #[error("network namespace {name:?} (/run/netns/{name}): {err}")]
     Netns { name: String, err: std::io::Error },
+    #[error("no program to start")]
+    NoApp,
+}
+
+impl LaunchSpec {
+    /// The job's size: every app's ranks (saturating; [`check_ranks`] refuses it
+    /// past [`MAX_RANKS`]).
+    pub fn ranks(&self) -> u64 {
+        self.apps.iter().map(|a| u64::from(a.ranks)).sum()
+    }
+
+    /// The app running rank `rank`, and its index.
+    fn app_of(&self, rank: u32) -> (usize, &App) {
+        let mut first = 0u32;
+        for (i, a) in self.apps.iter().enumerate() {
+            if rank < first + a.ranks {
+                return (i, a);
+            }
+            first += a.ranks;
+        }
+        let last = self.apps.len() - 1;
+        (last, &self.apps[last])
+    }
 }
 
 /// Opens `/run/netns/<name>` for each name (a name with a `/` or empty is refused).
@@ -160,6 +208,7 @@ fn kill_all(ranks: &mut [Rank]) {
 
 fn spawn_rank(
     spec: &LaunchSpec,
+    size: u32,
     rank: u32,
     kvsname: &str,
     netns: &[std::fs::File],
@@ -167,18 +216,22 @@ fn spawn_rank(
     let (ours, theirs) = UnixStream::pair().map_err(|err| LaunchError::Socket { rank, err })?;
     let fd = theirs.as_raw_fd();
     let (ns_fd, local, nlocal) = match netns.len() as u32 {
-        0 => (None, rank, spec.ranks),
+        0 => (None, rank, size),
         k => (
             Some(netns[(rank % k) as usize].as_raw_fd()),
             rank / k,
-            spec.ranks / k + u32::from(rank % k < spec.ranks % k),
+            size / k + u32::from(rank % k < size % k),
         ),
     };
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
+    let (_, app) = spec.app_of(rank);
+    let mut cmd = Command::new(&app.program);
+    if let Some(d) = &app.wdir {
+        cmd.current_dir(d);
+    }
+    cmd.args(&app.args)
         .env("PMI_FD", fd.to_string())
         .env("PMI_RANK", rank.to_string())
-        .env("PMI_SIZE", spec.ranks.to_string())
+        .env("PMI_SIZE", size.to_string())
         .env("MPI_LOCALRANKID", local.to_string())
         .env("MPI_LOCALNRANKS", nlocal.to_string())
         .env("MYRIX_MPI_KVSNAME", kvsname)
@@ -216,7 +269,7 @@ fn spawn_rank(
     }
     let child = cmd.spawn().map_err(|err| LaunchError::Spawn {
         rank,
-        program: spec.program.to_string_lossy().into_owned(),
+        program: app.program.to_string_lossy().into_owned(),
         err,
     })?;
     drop(theirs);
@@ -265,7 +318,13 @@ pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
 }
 
 fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
-    check_ranks(u64::from(spec.ranks))?;
+    if spec.apps.is_empty() {
+        return Err(LaunchError::NoApp);
+    }
+    let size = check_ranks(spec.ranks())?;
+    if let Some(a) = spec.apps.iter().find(|a| a.ranks == 0) {
+        return Err(LaunchError::Ranks(u64::from(a.ranks)));
+    }
     static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let kvsname = format!(
         "myrix_{}_{}",
@@ -273,11 +332,14 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
         JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     let netns = open_netns(&spec.netns)?;
-    let mut server = Server::new(spec.ranks, &kvsname);
+    let mut server = Server::new(size, &kvsname);
+    if spec.apps.len() > 1 {
+        server.set_appnums((0..size).map(|r| spec.app_of(r).0 as u32).collect());
+    }
     let (tx, rx) = mpsc::channel();
-    let mut ranks: Vec<Rank> = Vec::with_capacity(spec.ranks as usize);
-    for r in 0..spec.ranks {
-        let rank = match spawn_rank(spec, r, &kvsname, &netns) {
+    let mut ranks: Vec<Rank> = Vec::with_capacity(size as usize);
+    for r in 0..size {
+        let rank = match spawn_rank(spec, size, r, &kvsname, &netns) {
             Ok(rank) => rank,
             Err(e) => {
                 kill_all(&mut ranks);
@@ -303,7 +365,7 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
     drop(tx);
     let deadline = spec.timeout.map(|t| std::time::Instant::now() + t);
     let mut first_bad: Option<(i32, String)> = None;
-    let mut closed = vec![false; spec.ranks as usize];
+    let mut closed = vec![false; size as usize];
     // A rank that exited 0 after joining PMI without finalizing, once its connection
     // is closed (so every message it sent has been handled).
     let unfinalized = |ranks: &[Rank], closed: &[bool], server: &Server| {
@@ -440,9 +502,7 @@ mod tests {
     /// when tests run in parallel.
     fn sh(n: u32, script: &str) -> LaunchSpec {
         LaunchSpec {
-            ranks: n,
-            program: "/bin/bash".into(),
-            args: vec!["-c".into(), script.into()],
+            apps: vec![App::new(n, "/bin/bash", vec!["-c".into(), script.into()])],
             env: vec![],
             netns: vec![],
             timeout: None,
@@ -512,11 +572,54 @@ mod tests {
     }
 
     #[test]
+    fn mpmd_apps_share_one_job_with_their_numbers() {
+        // Each rank asks its application number over PMI and checks it, the job's
+        // size, its place in rank order and (the second app) its directory.
+        let check = |want: u32, ranks: &str, dir: &str| {
+            format!(
+                r#"printf 'cmd=get_appnum\n' >&$PMI_FD; read -r reply <&$PMI_FD
+                [ "${{reply##*appnum=}}" = {want} ] || exit 3
+                [ "$PMI_SIZE" = 5 ] || exit 4
+                case " {ranks} " in *" $PMI_RANK "*) ;; *) exit 5;; esac
+                [ "$(pwd)" = {dir} ] || exit 6"#
+            )
+        };
+        let here = std::env::current_dir().unwrap();
+        let mut b = App::new(
+            3,
+            "/bin/bash",
+            vec!["-c".into(), check(1, "2 3 4", "/").into()],
+        );
+        b.wdir = Some("/".into());
+        let spec = LaunchSpec {
+            apps: vec![
+                App::new(
+                    2,
+                    "/bin/bash",
+                    vec![
+                        "-c".into(),
+                        check(0, "0 1", &here.display().to_string()).into(),
+                    ],
+                ),
+                b,
+            ],
+            env: vec![],
+            netns: vec![],
+            timeout: Some(Duration::from_secs(60)),
+        };
+        let o = run(&spec).unwrap();
+        assert_eq!(o.code, 0, "{:?}", o.reason);
+        let mut empty = spec.clone();
+        empty.apps[1].ranks = 0;
+        assert!(matches!(run(&empty), Err(LaunchError::Ranks(0))));
+        empty.apps.clear();
+        assert!(matches!(run(&empty), Err(LaunchError::NoApp)));
+    }
+
+    #[test]
     fn a_missing_program_is_an_error() {
         let spec = LaunchSpec {
-            ranks: 2,
-            program: "/nonexistent/prog".into(),
-            args: vec![],
+            apps: vec![App::new(2, "/nonexistent/prog", vec![])],
             env: vec![],
             netns: vec![],
             timeout: None,

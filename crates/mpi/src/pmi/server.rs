@@ -30,6 +30,8 @@ pub struct Server {
     waiting: u32,
     finalized: Vec<bool>,
     initialized: Vec<bool>,
+    /// Each rank's application number (MPMD jobs, MPI_APPNUM); empty: all 0.
+    appnums: Vec<u32>,
 }
 
 impl Server {
@@ -49,7 +51,14 @@ impl Server {
             waiting: 0,
             finalized: vec![false; size as usize],
             initialized: vec![false; size as usize],
+            appnums: Vec::new(),
         }
+    }
+
+    /// Gives each rank its application number (`get_appnum`): rank `r` gets
+    /// `appnums[r]`, ranks past the list 0.
+    pub fn set_appnums(&mut self, appnums: Vec<u32>) {
+        self.appnums = appnums;
     }
 
     /// Whether `rank` sent `finalize`.
@@ -93,7 +102,10 @@ impl Server {
                     .with("rc", 0)
                     .with("size", self.size),
             ),
-            "get_appnum" => reply(Message::new("appnum").with("rc", 0).with("appnum", 0)),
+            "get_appnum" => {
+                let n = self.appnums.get(rank as usize).copied().unwrap_or(0);
+                reply(Message::new("appnum").with("rc", 0).with("appnum", n))
+            }
             "get_my_kvsname" => reply(
                 Message::new("my_kvsname")
                     .with("rc", 0)

@@ -73,6 +73,9 @@ int main(int argc, char **argv)
     if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) return 19;
     if (MPI_Wtime() < t0 || MPI_Wtick() <= 0.0) return 20;
     printf("rank %d of %d on %s passed the barrier\n", rank, size, name);
+    int *appnum = NULL, has_appnum = 0;
+    if (MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &has_appnum) != MPI_SUCCESS) return 21;
+    printf("rank %d appnum %d\n", rank, has_appnum ? *appnum : -1);
     fflush(stdout);
 
     if (argc > 1 && strcmp(argv[1], "abort") == 0 && rank == (size > 1 ? 1 : 0)) {

@@ -2,7 +2,9 @@
  *
  *   spawn N       the job spawns N copies of this program (argument "child"); they
  *                 meet over the intercommunicator, merge, and disconnect
- *   spawn multi   MPI_Comm_spawn_multiple with one command twice (1 + 2 children)
+ *   spawn multi   MPI_Comm_spawn_multiple of two commands (1 + 2 children: the
+ *                 second with another argument and wdir "/"), told apart by
+ *                 MPI_APPNUM
  *   spawn bad     spawning a command that does not exist gives error codes
  *   spawn args    bad arguments (NULL command, maxprocs 0, -1) give error codes
  *
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "spawn: %s failed at line %d\n", #c, __LINE__); MPI_Abort(MPI_COMM_WORLD, 3); } } while (0)
 
@@ -56,6 +59,17 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
         CHECK(parent != MPI_COMM_NULL);
         CHECK(argc > 2 && strcmp(argv[2], "x y") == 0);
+        /* MPI_APPNUM: 0 for MPI_Comm_spawn, the command's index for _multiple (the
+         * second command of "multi" says "second" and runs in "/"). */
+        int *appnum = NULL, flag = 0;
+        CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag) == MPI_SUCCESS && flag);
+        int second = argc > 3 && strcmp(argv[3], "second") == 0;
+        CHECK(*appnum == second);
+        if (second) {
+            char cwd[256];
+            CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") == 0);
+            CHECK(rank >= 1); /* the first command's child is rank 0 */
+        }
         exercise(parent, 0);
         CHECK(MPI_Comm_disconnect(&parent) == MPI_SUCCESS);
         MPI_Comm_get_parent(&parent);
@@ -84,10 +98,14 @@ int main(int argc, char **argv)
         CHECK(MPI_Comm_spawn_multiple(-1, NULL, NULL, NULL, NULL, 0, MPI_COMM_WORLD, &ic, MPI_ERRCODES_IGNORE) != MPI_SUCCESS);
     } else if (strcmp(argv[1], "multi") == 0) {
         char *cmds[2] = {argv[0], argv[0]};
-        char **argvs[2] = {cargv, cargv};
+        char *second[] = {"child", "x y", "second", NULL};
+        char **argvs[2] = {cargv, second};
         int np[2] = {1, 2}, codes[3] = {-1, -1, -1}, rsize = 0;
         MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+        MPI_Info_create(&infos[1]);
+        MPI_Info_set(infos[1], "wdir", "/");
         CHECK(MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &ic, codes) == MPI_SUCCESS);
+        MPI_Info_free(&infos[1]);
         CHECK(codes[0] == MPI_SUCCESS && codes[1] == MPI_SUCCESS && codes[2] == MPI_SUCCESS);
         MPI_Comm_remote_size(ic, &rsize);
         CHECK(rsize == 3);
