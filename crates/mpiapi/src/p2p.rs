@@ -1,8 +1,19 @@
-//! Point-to-point from C: the argument checks, the translation between a
-//! communicator's ranks and world ranks, datatypes (contiguous data goes straight
-//! from and into the caller's memory; other layouts are packed into a buffer the
-//! request holds), request and message handles, `MPI_Status`, buffered sends, and
-//! persistent requests. The matching and the transport are `myrix_mpi::p2p`'s.
+//! Point-to-point from C, the state: the world's engine and the C request and
+//! message tables (`P2p`), what a request holds (`CReq`: its engine request, what
+//! to finish at completion, persistence), and completing, testing and waiting on
+//! request handles. Split by what each part owns:
+//!
+//! * `p2p_status.rs` — what a completed operation reports to C (`CStatus`, error
+//!   codes); no state.
+//! * `p2p_issue.rs` — starting sends and receives: the argument checks, the
+//!   translation between a communicator's ranks and world ranks, datatypes
+//!   (contiguous data goes straight from and into the caller's memory; other
+//!   layouts are packed into a buffer the request holds); it writes one entry into
+//!   each table per operation.
+//! * `p2p_calls.rs` / `p2p_fast.rs` — the C entry points and their fast paths.
+//! * `p2p_more.rs` — probes, cancel, free, persistent requests, orphans.
+//!
+//! The matching and the transport are `myrix_mpi::p2p`'s.
 //!
 //! Must never: block outside a call the standard lets block, or hold a C pointer
 //! beyond the request that was given it.
@@ -18,6 +29,15 @@ use myrix_mpi::p2p::{Engine, MsgHandle, P2pError, ReqId, SendMode, Status};
 use myrix_rsm::spin::SpinWait;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
+
+#[path = "p2p_status.rs"]
+mod status;
+pub use status::error_code;
+pub(crate) use status::*;
+
+#[path = "p2p_issue.rs"]
+mod issue;
+pub(crate) use issue::*;
 
 /// The transport, chosen at MPI_Init.
 pub type Fabric = Box<dyn myrix_mpi::p2p::fabric::Fabric + Send>;
@@ -73,19 +93,24 @@ pub(crate) enum Finish {
     /// `Buffered` is a buffered send's).
     #[allow(dead_code)]
     Hold(Vec<u8>, bool),
-    /// A buffered send's copy, charged to an attached buffer (`bsend.rs`).
-    Buffered(Vec<u8>, crate::bsend::Owner),
+    /// A buffered send's copy, charged to an attached buffer (`bsend.rs`). Boxed,
+    /// as `Unpack`: a rare case need not make every request's entry larger.
+    Buffered(Box<(Vec<u8>, crate::bsend::Owner)>),
     /// Unpacks a receive into the caller's non-contiguous buffer.
-    Unpack {
-        tmp: Vec<u8>,
-        dt: Arc<Datatype>,
-        buf: *mut u8,
-        count: usize,
-    },
+    Unpack(Box<Unpack>),
     /// A nonblocking collective's staging buffers, unpacked at completion.
     Coll(Box<crate::icoll::Staged>),
     /// Code of the request's own (`greq.rs`: generalized requests, MPI_Comm_idup).
     Custom(Box<dyn crate::greq::Hook>),
+}
+
+/// A receive into a non-contiguous buffer: the bytes arrive in `tmp`, and are
+/// unpacked into `count` elements of `dt` at `buf` at completion.
+pub(crate) struct Unpack {
+    pub(crate) tmp: Vec<u8>,
+    pub(crate) dt: Arc<Datatype>,
+    pub(crate) buf: *mut u8,
+    pub(crate) count: usize,
 }
 
 /// A persistent request's arguments (MPI_Send_init / MPI_Recv_init).
@@ -146,9 +171,38 @@ pub(crate) struct CReq {
     /// move in and out of the table.
     pub(crate) persist: Option<Box<Persist>>,
     /// A send complete without an engine request of its own (written whole inside
-    /// `MPI_Isend`, or a buffered send's copy): its world destination and message
-    /// number, for MPI_Cancel to retract it (`Engine::cancel_sent`).
-    pub(crate) sent: Option<(u32, u64)>,
+    /// `MPI_Isend`, or a buffered send's copy), for MPI_Cancel to retract it
+    /// (`Engine::cancel_sent`).
+    pub(crate) sent: Option<Sent>,
+}
+
+/// Every `MPI_Isend`/`MPI_Irecv` writes one `CReq` into the table and completion
+/// takes it out: kept at most 128 bytes, so that both are a few vector moves rather
+/// than a call to `memcpy` (and a boxed `Persist`, `Unpack` and buffered copy keep
+/// the rare cases out of the common entry).
+const _: () = assert!(std::mem::size_of::<CReq>() <= 128);
+
+/// A send's world destination and its message number there (`MsgToken::seq`),
+/// stored as the number plus one so that `Option<Sent>` takes no tag word.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sent {
+    dest: u32,
+    seq1: std::num::NonZeroU64,
+}
+
+impl Sent {
+    /// `None` for the (unreachable) last message number of a 64-bit count.
+    pub(crate) fn new(dest: u32, seq: u64) -> Option<Sent> {
+        Some(Sent {
+            dest,
+            seq1: std::num::NonZeroU64::new(seq.wrapping_add(1))?,
+        })
+    }
+
+    /// The destination and the message number.
+    pub(crate) fn get(self) -> (u32, u64) {
+        (self.dest, self.seq1.get() - 1)
+    }
 }
 
 pub(crate) struct CMsg {
@@ -162,292 +216,8 @@ pub(crate) struct CMsg {
 /// upper bound, and programs sized for MPICH's 96 or Open MPI's 128 bytes fit.
 pub(crate) const BSEND_COST: usize = 64;
 
-/// A completed operation as C sees it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CStatus {
-    pub(crate) source: c_int,
-    pub(crate) tag: c_int,
-    pub(crate) error: c_int,
-    pub(crate) bytes: usize,
-    pub(crate) cancelled: bool,
-}
-
-impl CStatus {
-    /// The empty status the standard gives an inactive or null request: any
-    /// source, any tag, no error, zero count.
-    pub(crate) fn inactive() -> CStatus {
-        CStatus {
-            source: MPI_ANY_SOURCE,
-            ..CStatus::empty()
-        }
-    }
-
-    /// A completed operation with MPI_PROC_NULL (source MPI_PROC_NULL, any tag,
-    /// zero count).
-    pub(crate) fn empty() -> CStatus {
-        CStatus {
-            source: MPI_PROC_NULL,
-            tag: MPI_ANY_TAG,
-            error: MPI_SUCCESS,
-            bytes: 0,
-            cancelled: false,
-        }
-    }
-
-    /// Stores a single completion's status: the standard leaves `MPI_ERROR` alone
-    /// there (only the array calls set it, with MPI_ERR_IN_STATUS).
-    ///
-    /// # Safety
-    /// `st` is NULL (MPI_STATUS_IGNORE) or valid for an MPI_Status.
-    pub(crate) unsafe fn store(&self, st: *mut MPI_Status) {
-        if st.is_null() {
-            return;
-        }
-        // SAFETY: non-NULL and valid by the caller's contract.
-        let error = unsafe { (*st).MPI_ERROR };
-        // SAFETY: as above.
-        unsafe { self.store_all(st) };
-        // SAFETY: as above.
-        unsafe { (*st).MPI_ERROR = error };
-    }
-
-    /// Stores every field, `MPI_ERROR` too (the array calls).
-    ///
-    /// # Safety
-    /// `st` is NULL (MPI_STATUS_IGNORE) or valid for an MPI_Status.
-    pub(crate) unsafe fn store_all(&self, st: *mut MPI_Status) {
-        if st.is_null() {
-            return;
-        }
-        let s = MPI_Status {
-            MPI_SOURCE: self.source,
-            MPI_TAG: self.tag,
-            MPI_ERROR: self.error,
-            MPI_internal: [
-                self.bytes as u32 as c_int,
-                (self.bytes as u64 >> 32) as u32 as c_int,
-                c_int::from(self.cancelled),
-                0,
-                0,
-            ],
-        };
-        // SAFETY: non-NULL and valid by the caller's contract.
-        unsafe { st.write(s) };
-    }
-}
-
-/// The count of bytes recorded in a status.
-pub(crate) fn status_bytes(st: &MPI_Status) -> usize {
-    (st.MPI_internal[0] as u32 as u64 | ((st.MPI_internal[1] as u32 as u64) << 32)) as usize
-}
-
-pub fn error_code(e: &P2pError) -> c_int {
-    match e {
-        P2pError::Truncated { .. } => MPI_ERR_TRUNCATE,
-        P2pError::PeerLost { .. } => MPI_ERR_PROC_ABORTED,
-        P2pError::UnknownRequest => MPI_ERR_REQUEST,
-        P2pError::Fabric(_) => MPI_ERR_OTHER,
-    }
-}
-
-pub(crate) fn report(name: &str, e: &P2pError) -> c_int {
-    if !matches!(e, P2pError::Truncated { .. }) {
-        crate::ffi::say!("myrix MPI: {name}: {e}");
-    }
-    error_code(e)
-}
-
-#[inline]
-pub(crate) fn comm_rank_of(ranks: &[u32], world: u32) -> c_int {
-    if ranks.get(world as usize) == Some(&world) {
-        return world as c_int;
-    }
-    ranks
-        .iter()
-        .position(|&r| r == world)
-        .map_or(MPI_ANY_SOURCE, |p| p as c_int)
-}
-
-#[inline]
-pub(crate) fn cstatus(ranks: &[u32], s: &Status) -> CStatus {
-    CStatus {
-        source: comm_rank_of(ranks, s.source),
-        tag: s.tag,
-        error: s.error.as_ref().map_or(MPI_SUCCESS, error_code),
-        bytes: s.len,
-        cancelled: s.cancelled,
-    }
-}
-
 pub(crate) fn p2p(rt: &mut Runtime) -> Result<&mut P2p, c_int> {
     rt.p2p.as_mut().ok_or(MPI_ERR_INTERN)
-}
-
-/// A point-to-point call's datatype: committed, or `MPI_DATATYPE_NULL` with a count
-/// of 0 (an empty message, as MPICH accepts: its `pt2pt/recvnull`).
-pub(crate) fn p2p_type(dt: MPI_Datatype, count: usize) -> Result<Arc<Datatype>, c_int> {
-    if dt == MPI_DATATYPE_NULL && count == 0 {
-        return datatype::lookup_committed(MPI_BYTE);
-    }
-    datatype::lookup_committed(dt)
-}
-
-pub(crate) fn check_count(count: c_int) -> Result<usize, c_int> {
-    usize::try_from(count).map_err(|_| MPI_ERR_COUNT)
-}
-
-/// A peer rank for a send (`None` is MPI_PROC_NULL).
-pub(crate) fn send_peer(c: &CommRef, dest: c_int) -> Result<Option<u32>, c_int> {
-    if dest == MPI_PROC_NULL {
-        return Ok(None);
-    }
-    let i = usize::try_from(dest).map_err(|_| MPI_ERR_RANK)?;
-    c.ranks.get(i).copied().map(Some).ok_or(MPI_ERR_RANK)
-}
-
-/// A source for a receive: `Err` bad rank, `Ok(None)` PROC_NULL, `Ok(Some(None))` any.
-pub(crate) fn recv_peer(c: &CommRef, src: c_int) -> Result<Option<Option<u32>>, c_int> {
-    if src == MPI_ANY_SOURCE {
-        return Ok(Some(None));
-    }
-    send_peer(c, src).map(|p| p.map(Some))
-}
-
-pub(crate) fn send_tag(tag: c_int) -> Result<i32, c_int> {
-    if (0..=comm::TAG_UB).contains(&tag) {
-        Ok(tag)
-    } else {
-        Err(MPI_ERR_TAG)
-    }
-}
-
-pub(crate) fn recv_tag(tag: c_int) -> Result<Option<i32>, c_int> {
-    if tag == MPI_ANY_TAG {
-        Ok(None)
-    } else {
-        send_tag(tag).map(Some)
-    }
-}
-
-/// The bytes of `count` elements of `dt` at `buf`, as one region when the layout
-/// allows, else packed.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt` (the C caller's contract).
-pub(crate) unsafe fn send_region(
-    buf: *const c_void,
-    count: usize,
-    dt: &Datatype,
-) -> Result<(*const u8, usize, Option<Vec<u8>>), c_int> {
-    let len = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
-    if len == 0 {
-        return Ok((std::ptr::NonNull::dangling().as_ptr(), 0, None));
-    }
-    if dt.is_contiguous() {
-        let p = buf.cast::<u8>().wrapping_offset(dt.true_lb());
-        return Ok((p, len, None));
-    }
-    let mut v = vec![0u8; len];
-    // SAFETY: the caller's contract; v holds the packed size.
-    unsafe { dt.pack(buf.cast(), count, &mut v) };
-    Ok((v.as_ptr(), len, Some(v)))
-}
-
-pub(crate) struct SendArgs<'a> {
-    pub(crate) buf: *const c_void,
-    pub(crate) count: c_int,
-    pub(crate) dt: MPI_Datatype,
-    pub(crate) dest: c_int,
-    pub(crate) tag: c_int,
-    pub(crate) comm: MPI_Comm,
-    pub(crate) mode: SendMode,
-    pub(crate) buffered: bool,
-    pub(crate) name: &'a str,
-}
-
-/// Starts a send; returns the request handle.
-///
-/// # Safety
-/// The C contract for `buf`.
-pub(crate) unsafe fn start_send(a: &SendArgs<'_>) -> Result<MPI_Request, c_int> {
-    let c = comm::lookup(a.comm, a.name)?;
-    let count = check_count(a.count)?;
-    let dt = p2p_type(a.dt, count)?;
-    let tag = send_tag(a.tag)?;
-    let peer = send_peer(&c, a.dest)?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        issue_send(
-            &c, a.buf, count, dt, peer, tag, a.mode, a.buffered, a.name, None,
-        )
-    }
-}
-
-/// # Safety
-/// The C contract for `buf`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn issue_send(
-    c: &CommRef,
-    buf: *const c_void,
-    count: usize,
-    dt: Arc<Datatype>,
-    peer: Option<u32>,
-    tag: i32,
-    mode: SendMode,
-    buffered: bool,
-    name: &str,
-    persist: Option<Persist>,
-) -> Result<MPI_Request, c_int> {
-    // SAFETY: forwarded contract.
-    let (ptr, len, packed) = unsafe { send_region(buf, count, &dt)? };
-    runtime::with(name, |rt| {
-        let p = p2p(rt)?;
-        let Some(dest) = peer else {
-            return insert(
-                p,
-                None,
-                Some(CStatus::empty()),
-                c.ranks.clone(),
-                Finish::None,
-                persist,
-            );
-        };
-        let (ptr, finish) = if buffered {
-            p.reap_orphans();
-            let owner = p.bufs.reserve(c.ctx, len, name)?;
-            let mut copy = packed.unwrap_or_default();
-            if copy.is_empty() && len > 0 {
-                // SAFETY: ptr holds len bytes of the caller's data.
-                copy.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, len) });
-            }
-            (copy.as_ptr(), Finish::Buffered(copy, owner))
-        } else {
-            match packed {
-                Some(v) => (v.as_ptr(), Finish::Hold(v, false)),
-                None => (ptr, Finish::None),
-            }
-        };
-        // SAFETY: ptr stays valid until the request completes: the caller's buffer
-        // (the standard forbids touching it meanwhile) or a Vec the request holds.
-        let id = match unsafe { p.engine.isend(dest, c.ctx, tag, ptr, len, mode) } {
-            Ok(id) => id,
-            Err(e) => {
-                if let Finish::Buffered(v, o) = &finish {
-                    p.bufs.release(*o, v.len());
-                }
-                return Err(report(name, &e));
-            }
-        };
-        if buffered {
-            // A buffered send is complete for the caller once copied: the engine's
-            // request runs on with the copy, reaped later.
-            p.orphans.push((id, finish));
-            let sent = Some((dest, p.engine.last_sent(dest)));
-            let ready = Some(CStatus::empty());
-            return insert_sent(p, None, ready, c.ranks.clone(), persist, sent);
-        }
-        insert(p, Some(id), None, c.ranks.clone(), finish, persist)
-    })
 }
 
 #[inline]
@@ -481,7 +251,7 @@ pub(crate) fn insert_sent(
     ready: Option<CStatus>,
     ranks: impl Into<Ranks>,
     persist: Option<Persist>,
-    sent: Option<(u32, u64)>,
+    sent: Option<Sent>,
 ) -> Result<MPI_Request, c_int> {
     p.reqs
         .insert(CReq {
@@ -496,75 +266,15 @@ pub(crate) fn insert_sent(
         .ok_or(MPI_ERR_NO_MEM)
 }
 
-/// Starts a receive; returns the request handle.
-///
-/// # Safety
-/// The C contract for `buf`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn start_recv(
-    buf: *mut c_void,
-    count: c_int,
-    dt: MPI_Datatype,
-    src: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    name: &str,
-    persist: bool,
-) -> Result<MPI_Request, c_int> {
-    let c = comm::lookup(comm, name)?;
-    let count = check_count(count)?;
-    let dt = p2p_type(dt, count)?;
-    let tag = recv_tag(tag)?;
-    let peer = recv_peer(&c, src)?;
-    let pers = persist.then(|| Persist {
-        send: false,
-        mode: SendMode::Standard,
-        buffered: false,
-        buf: buf.cast(),
-        count,
-        dt: dt.clone(),
-        peer: src,
-        tag: tag.unwrap_or(MPI_ANY_TAG),
-        comm: c.clone(),
-        coll: None,
-    });
-    // SAFETY: forwarded contract.
-    unsafe { issue_recv(&c, buf.cast(), count, dt, peer, tag, name, pers) }
-}
-
-/// # Safety
-/// The C contract for `buf`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn issue_recv(
-    c: &CommRef,
-    buf: *mut u8,
-    count: usize,
-    dt: Arc<Datatype>,
-    peer: Option<Option<u32>>,
-    tag: Option<i32>,
-    name: &str,
-    persist: Option<Persist>,
-) -> Result<MPI_Request, c_int> {
-    let cap = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
-    runtime::with(name, |rt| {
-        let p = p2p(rt)?;
-        let Some(src) = peer else {
-            return insert(
-                p,
-                None,
-                Some(CStatus::empty()),
-                c.ranks.clone(),
-                Finish::None,
-                persist,
-            );
-        };
-        let (ptr, finish) = recv_target(buf, count, &dt, cap);
-        // SAFETY: ptr is the caller's buffer (untouched until completion by the
-        // standard) or a Vec the request holds, each valid for cap bytes.
-        let id =
-            unsafe { p.engine.irecv(src, c.ctx, tag, ptr, cap) }.map_err(|e| report(name, &e))?;
-        insert(p, Some(id), None, c.ranks.clone(), finish, persist)
-    })
+pub(crate) fn insert_ready(p: &mut P2p, st: CStatus) -> Result<MPI_Request, c_int> {
+    insert(
+        p,
+        None,
+        Some(st),
+        Arc::from([] as [u32; 0]),
+        Finish::None,
+        None,
+    )
 }
 
 /// Completes the C side of a request the engine finished: unpacks, releases
@@ -633,8 +343,8 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
         // No progress here: the callers poll once per round, not once per request.
         Some(id) => {
             // The request's ranks are read while the engine is asked: one lookup.
-            let st = match p.engine.try_take(id) {
-                Ok(Some(s)) => cstatus(&r.ranks, &s),
+            let st = match p.engine.take_map(id, |s| cstatus(&r.ranks, s)) {
+                Ok(Some(s)) => s,
                 Ok(None) => return Ok(None),
                 Err(e) => CStatus {
                     error: error_code(&e),
@@ -657,8 +367,8 @@ pub(crate) fn take_one(p: &mut P2p, h: MPI_Request) -> Result<Option<(CStatus, b
         if r.active && r.persist.is_none() && matches!(r.finish, Finish::None) {
             let st = match r.id {
                 None => r.ready.unwrap_or_else(CStatus::empty),
-                Some(id) => match p.engine.try_take(id) {
-                    Ok(Some(s)) => cstatus(&r.ranks, &s),
+                Some(id) => match p.engine.take_map(id, |s| cstatus(&r.ranks, s)) {
+                    Ok(Some(s)) => s,
                     Ok(None) => return Ok(None),
                     Err(e) => CStatus {
                         error: error_code(&e),
@@ -771,57 +481,3 @@ pub(crate) unsafe fn wait_handle(
 #[path = "p2p_calls.rs"]
 mod calls;
 pub use calls::{PMPI_Irecv, PMPI_Isend, PMPI_Recv, PMPI_Send};
-
-pub(crate) fn insert_ready(p: &mut P2p, st: CStatus) -> Result<MPI_Request, c_int> {
-    insert(
-        p,
-        None,
-        Some(st),
-        Arc::from([] as [u32; 0]),
-        Finish::None,
-        None,
-    )
-}
-
-/// Receives a message matched by a probe.
-///
-/// # Safety
-/// `buf` holds `count` elements of `dt`.
-pub(crate) unsafe fn mrecv(
-    p: &mut P2p,
-    m: CMsg,
-    buf: *mut u8,
-    count: usize,
-    dt: Arc<Datatype>,
-    name: &str,
-) -> Result<MPI_Request, c_int> {
-    let cap = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
-    let (ptr, finish) = recv_target(buf, count, &dt, cap);
-    // SAFETY: as in issue_recv.
-    let id = unsafe { p.engine.imrecv(m.msg, ptr, cap) }.map_err(|e| report(name, &e))?;
-    insert(p, Some(id), None, m.ranks, finish, None)
-}
-
-/// Where a receive's bytes go: the caller's buffer when contiguous, else a
-/// temporary the request unpacks at completion.
-pub(crate) fn recv_target(
-    buf: *mut u8,
-    count: usize,
-    dt: &Arc<Datatype>,
-    cap: usize,
-) -> (*mut u8, Finish) {
-    if dt.is_contiguous() || cap == 0 {
-        (buf.wrapping_offset(dt.true_lb()), Finish::None)
-    } else {
-        let mut tmp = vec![0u8; cap];
-        (
-            tmp.as_mut_ptr(),
-            Finish::Unpack {
-                tmp,
-                dt: dt.clone(),
-                buf,
-                count,
-            },
-        )
-    }
-}

@@ -97,7 +97,10 @@ pub(super) unsafe fn fast_isend(a: &SendArgs<'_>) -> Option<Result<MPI_Request, 
                 cancelled: false,
             });
             // Such a send can still be cancelled (retracted at the receiver).
-            let sent = id.is_none().then(|| (dest, p.engine.last_sent(dest)));
+            let sent = id
+                .is_none()
+                .then(|| Sent::new(dest, p.engine.last_sent(dest)))
+                .flatten();
             insert_sent(p, id, ready, ranks, None, sent)
         })
     })())

@@ -428,7 +428,9 @@ pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
     }
     if let Some(id) = r.id {
         p.engine.cancel(id).map_err(|e| report("MPI_Cancel", &e))?;
-    } else if let (Some((dest, seq)), Some(st), true) = (r.sent.take(), r.ready, r.active) {
+    } else if let (Some((dest, seq)), Some(st), true) =
+        (r.sent.take().map(Sent::get), r.ready, r.active)
+    {
         let status = myrix_mpi::p2p::Status {
             source: dest,
             tag: st.tag,
@@ -492,13 +494,14 @@ impl P2p {
         match f {
             Finish::None => {}
             Finish::Hold(..) => {}
-            Finish::Buffered(v, o) => self.bufs.release(o, v.len()),
-            Finish::Unpack {
-                tmp,
-                dt,
-                buf,
-                count,
-            } => {
+            Finish::Buffered(b) => self.bufs.release(b.1, b.0.len()),
+            Finish::Unpack(u) => {
+                let Unpack {
+                    tmp,
+                    dt,
+                    buf,
+                    count,
+                } = *u;
                 let n = bytes.min(tmp.len());
                 // SAFETY: buf holds count elements of dt (the C caller's contract,
                 // kept since the receive was posted).

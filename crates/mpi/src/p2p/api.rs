@@ -65,7 +65,7 @@ impl<F: Fabric> Engine<F> {
         // first), so it stays readable as long as the fabric may read it.
         let r = unsafe { self.isend(dest, ctx, tag, data.as_ptr(), data.len(), mode) }?;
         if let Some(req) = self.reqs.get_mut(r.0) {
-            req.owned = Some(data);
+            req.owned = Some(Box::new(data));
         }
         Ok(r)
     }
@@ -83,7 +83,7 @@ impl<F: Fabric> Engine<F> {
         // until completion, and nothing else can reach it meanwhile.
         let r = unsafe { self.irecv(src, ctx, tag, buf.as_mut_ptr(), buf.len()) }?;
         if let Some(req) = self.reqs.get_mut(r.0) {
-            req.owned = Some(buf);
+            req.owned = Some(Box::new(buf));
         }
         Ok(r)
     }
@@ -126,7 +126,7 @@ impl<F: Fabric> Engine<F> {
             .reqs
             .get_mut(r.0)
             .and_then(|q| q.owned.take())
-            .unwrap_or_default();
+            .map_or_else(Vec::new, |b| *b);
         let s = self.test(r)?.ok_or(P2pError::UnknownRequest)?;
         // A send's status has the vector's length; a receive's the bytes delivered.
         if s.len < v.len() {

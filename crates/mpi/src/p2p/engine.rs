@@ -370,6 +370,34 @@ impl<F: Fabric> Engine<F> {
         }
     }
 
+    /// As [`Engine::try_take`], but hands the status to `f` where it lies instead of
+    /// moving it out: a caller that only converts it (the C layer's completion of
+    /// every `MPI_Irecv`) moves no 64-byte `Status` and runs its drop code only when
+    /// it carries an error.
+    #[inline]
+    pub fn take_map<R>(
+        &mut self,
+        r: ReqId,
+        f: impl FnOnce(&Status) -> R,
+    ) -> Result<Option<R>, P2pError> {
+        let take = |r: &mut Request| {
+            drop(r.owned.take());
+            let Phase::Done(s) = &mut r.phase else {
+                return None;
+            };
+            let out = f(s);
+            if s.error.is_some() {
+                // The slot is then forgotten, not dropped: free what the error owns.
+                drop(std::mem::replace(s, DONE_EMPTY));
+            }
+            Some(out)
+        };
+        match self.reqs.take_emptied(r.0, Request::is_done, take) {
+            Ok(s) => Ok(s.flatten()),
+            Err(()) => Err(P2pError::UnknownRequest),
+        }
+    }
+
     /// Whether `r` names a request not yet freed.
     #[inline]
     pub fn is_live(&self, r: ReqId) -> bool {

@@ -71,12 +71,21 @@ pub(crate) struct Request {
     /// `MPI_Request_free` came before completion: the slot goes at completion.
     pub(crate) freed: bool,
     /// The buffer of an owned-buffer request ([`super::api`]); returned at completion.
-    pub(crate) owned: Option<Vec<u8>>,
+    /// Boxed: only the Rust API's owned-buffer calls use it, and a smaller entry is
+    /// cheaper to write and free for every other request. (A `Box<[u8]>` would not
+    /// do: making one may move the heap buffer the fabric is already given.)
+    #[allow(clippy::box_collection)]
+    pub(crate) owned: Option<Box<Vec<u8>>>,
     /// A send: its message's number among those to its destination (the
     /// `MsgToken::seq` the receiver knows it by), kept after completion so that
     /// MPI_Cancel can still retract it; [`NOT_SENT`] otherwise.
     pub(crate) seq: u64,
 }
+
+/// Every send that does not finish inside its call and every receive writes one
+/// `Request` into the engine's slab: kept at most 128 bytes so that the write is a few
+/// vector moves, not a call to `memcpy`.
+const _: () = assert!(std::mem::size_of::<Request>() <= 128);
 
 impl Request {
     pub(crate) fn new(phase: Phase, buf: UserBuf) -> Self {
