@@ -39,15 +39,16 @@ pub struct Cfi {
 /// The largest rank Fortran allows (`CFI_MAX_RANK`).
 const MAX_RANK: usize = 15;
 
-impl Cfi {
-    /// The dimensions (none for a scalar).
-    ///
-    /// # Safety
-    /// `self` is a descriptor with `rank` dimensions after it.
-    unsafe fn dims(&self) -> &[CfiDim] {
-        let rank = usize::try_from(self.rank).unwrap_or(0).min(MAX_RANK);
-        // SAFETY: the caller's contract.
-        unsafe { std::slice::from_raw_parts(self.dim.as_ptr(), rank) }
+/// The dimensions of descriptor `d` (none for a scalar). A raw pointer, not a
+/// reference: the dimensions lie past the fixed part.
+///
+/// # Safety
+/// `d` is a descriptor with `rank` dimensions after it.
+unsafe fn dims<'a>(d: *const Cfi) -> &'a [CfiDim] {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let rank = usize::try_from((*d).rank).unwrap_or(0).min(MAX_RANK);
+        std::slice::from_raw_parts(std::ptr::addr_of!((*d).dim).cast::<CfiDim>(), rank)
     }
 }
 
@@ -75,9 +76,9 @@ pub struct Choice {
 ///
 /// # Safety
 /// `d` is a valid descriptor.
-unsafe fn offsets(d: &Cfi) -> Vec<isize> {
+unsafe fn offsets(d: *const Cfi) -> Vec<isize> {
     // SAFETY: the caller's contract.
-    let dims = unsafe { d.dims() };
+    let dims = unsafe { dims(d) };
     let n: usize = dims
         .iter()
         .map(|x| usize::try_from(x.extent).unwrap_or(0))
@@ -114,7 +115,7 @@ impl Choice {
         // SAFETY: the caller's contract.
         let desc = unsafe { &*d };
         // SAFETY: as above.
-        let dims = unsafe { desc.dims() };
+        let dims = unsafe { dims(d) };
         let mut want = desc.elem_len as isize;
         let mut contiguous = true;
         for x in dims {
@@ -139,7 +140,7 @@ impl Choice {
         }
         let len = desc.elem_len;
         // SAFETY: as above.
-        let offs = unsafe { offsets(desc) };
+        let offs = unsafe { offsets(d) };
         let mut tmp = vec![0u8; len * offs.len()];
         for (k, off) in offs.iter().enumerate() {
             // SAFETY: each element of the section is `len` readable bytes.
@@ -172,7 +173,7 @@ impl Drop for Choice {
         unsafe {
             let desc = &**d;
             let len = desc.elem_len;
-            for (k, off) in offsets(desc).iter().enumerate() {
+            for (k, off) in offsets(*d).iter().enumerate() {
                 let dst = desc.base_addr.cast::<u8>().offset(*off);
                 std::ptr::copy_nonoverlapping(tmp.as_ptr().add(k * len), dst, len);
             }
@@ -267,4 +268,88 @@ handle_ops! {
     myrix_f08_request_eq_ myrix_f08_request_ne_;
     myrix_f08_session_eq_ myrix_f08_session_ne_;
     myrix_f08_win_eq_ myrix_f08_win_ne_;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank-1 descriptor of `n` INTEGERs `stride` apart starting at `base`.
+    #[repr(C)]
+    struct Desc1 {
+        head: Cfi,
+        dim: CfiDim,
+    }
+
+    fn desc(base: *mut c_int, n: isize, stride: isize) -> Desc1 {
+        Desc1 {
+            head: Cfi {
+                base_addr: base.cast(),
+                elem_len: 4,
+                version: 1,
+                rank: 1,
+                attribute: 0,
+                type_: 0,
+                dim: [],
+            },
+            dim: CfiDim {
+                lower_bound: 0,
+                extent: n,
+                sm: 4 * stride,
+            },
+        }
+    }
+
+    #[test]
+    fn contiguous_is_passed_by_address() {
+        let mut a = [1, 2, 3, 4];
+        let d = desc(a.as_mut_ptr(), 4, 1);
+        // SAFETY: `d` describes `a`.
+        let c = unsafe { Choice::new(std::ptr::addr_of!(d).cast(), Mode::Keep, true) }
+            .expect("contiguous");
+        assert_eq!(c.ptr(), a.as_mut_ptr().cast());
+    }
+
+    #[test]
+    fn a_section_is_copied_in_and_back() {
+        let mut a = [1, 2, 3, 4, 5, 6];
+        let d = desc(a.as_mut_ptr(), 3, 2);
+        {
+            // SAFETY: `d` describes a(1:6:2).
+            let c = unsafe { Choice::new(std::ptr::addr_of!(d).cast(), Mode::Copy, true) }
+                .expect("copied");
+            assert_ne!(c.ptr(), a.as_mut_ptr().cast());
+            // SAFETY: the temporary holds 3 INTEGERs.
+            let t = unsafe { std::slice::from_raw_parts_mut(c.ptr().cast::<c_int>(), 3) };
+            assert_eq!(t, [1, 3, 5]);
+            t.copy_from_slice(&[7, 8, 9]);
+        }
+        assert_eq!(a, [7, 2, 8, 4, 9, 6]);
+        // `const` parameters are not copied back; a section reversed by a negative
+        // stride is gathered in its order.
+        // SAFETY: a(6:2:-2).
+        let d = desc(unsafe { a.as_mut_ptr().add(5) }, 3, -2);
+        // SAFETY: as above.
+        let c = unsafe { Choice::new(std::ptr::addr_of!(d).cast(), Mode::Copy, false) }
+            .expect("copied");
+        // SAFETY: the temporary holds 3 INTEGERs.
+        let t = unsafe { std::slice::from_raw_parts_mut(c.ptr().cast::<c_int>(), 3) };
+        assert_eq!(t, [6, 4, 2]);
+        t.fill(0);
+        drop(c);
+        assert_eq!(a, [7, 2, 8, 4, 9, 6]);
+    }
+
+    #[test]
+    fn a_kept_section_is_refused() {
+        let mut a = [0; 6];
+        let d = desc(a.as_mut_ptr(), 3, 2);
+        // SAFETY: `d` describes a(1:6:2).
+        let r = unsafe { Choice::new(std::ptr::addr_of!(d).cast(), Mode::Keep, true) };
+        assert_eq!(r.err(), Some(MPI_ERR_BUFFER));
+        // SAFETY: as above.
+        let c = unsafe { Choice::new(std::ptr::addr_of!(d).cast(), Mode::Addr, false) }
+            .expect("address");
+        assert_eq!(c.ptr(), a.as_mut_ptr().cast());
+    }
 }
