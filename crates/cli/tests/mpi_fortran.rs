@@ -1,5 +1,6 @@
 //! Fortran MPI programs: `crates/mpiapi/tests/f/*.f90` built with `myrix mpifort`
-//! (mpif.h and `use mpi`) and run under `myrix mpiexec`; the wrapper's `-show` and
+//! (mpif.h, `use mpi` and `use mpi_f08`: the `f08_*` programs) and run under
+//! `myrix mpiexec`; the wrapper's `-show` and
 //! aliases; a function without a Fortran binding failing to link; the generated
 //! files (`tools/fortran_gen.py --check`) matching `mpi.h`.
 //!
@@ -109,6 +110,43 @@ fn error_codes_through_ierror() {
 }
 
 #[test]
+fn f08_point_to_point_statuses_and_requests() {
+    if gfortran() {
+        every_rank_ok("f08_p2p", &[2, 3]);
+    }
+}
+
+#[test]
+fn f08_collectives_in_place_and_handle_operators() {
+    if gfortran() {
+        every_rank_ok("f08_coll", &[1, 2, 3]);
+    }
+}
+
+#[test]
+fn f08_derived_datatypes() {
+    if gfortran() {
+        every_rank_ok("f08_dtype", &[2]);
+    }
+}
+
+#[test]
+fn f08_errors_with_and_without_ierror() {
+    if gfortran() {
+        let exe = build("f08_errors");
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", "2"]).arg(&exe);
+        let o = run(c, Duration::from_secs(60));
+        assert_every_rank(&o, "f08_errors", 2);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("MPI_ERR_RANK"),
+            "{}",
+            show(&o)
+        );
+    }
+}
+
+#[test]
 fn show_and_aliases() {
     if !gfortran() {
         return;
@@ -138,6 +176,7 @@ fn show_and_aliases() {
         .find_map(|w| w.strip_prefix("-I").filter(|d| d.contains("/modcache/")))
         .expect("module directory");
     assert!(Path::new(moddir).join("mpi.mod").is_file(), "{t}");
+    assert!(Path::new(moddir).join("mpi_f08.mod").is_file(), "{t}");
     assert_eq!(texts[1], texts[0]);
     assert_eq!(texts[2], texts[0]);
 }

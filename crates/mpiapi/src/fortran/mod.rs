@@ -9,6 +9,10 @@
 //! calls too. C functions whose Fortran form needs more (callbacks, attribute values,
 //! `argv` arrays, arrays of handles without a count) get no entry point and are
 //! listed in `MISSING.txt`: a Fortran program calling one fails to link.
+//!
+//! The `mpi_f08` module's procedures (`use mpi_f08`) are `mpi_x_f08_` /
+//! `pmpi_x_f08_`, also generated (`f08.rs`): those without a choice buffer forward to
+//! `mpi_x_` unchanged, those with one read gfortran's C descriptors (`cfi.rs`).
 
 #![allow(
     clippy::missing_safety_doc,
@@ -24,6 +28,7 @@
 use crate::abi::{MPI_Status, MPI_SUCCESS};
 use std::os::raw::{c_char, c_int, c_void};
 
+pub mod cfi;
 pub mod rt;
 
 /// One entry point under its MPI and PMPI names: `|c|` names the C function the
@@ -43,6 +48,24 @@ macro_rules! f {
     };
 }
 
+/// An `mpi_f08` entry point that is its `mpi_x_` twin under another name: with no
+/// choice buffer, the f08 arguments are passed as the INTEGERs `mpi_x_` takes
+/// (see the generator on the `mpi_f08` module).
+macro_rules! f8 {
+    ($f:ident / $pf:ident = $g:ident / $pg:ident, ($($a:ident : $t:ty),*) $(-> $r:ty)?) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $f($($a: $t),*) $(-> $r)? {
+            $g($($a),*)
+        }
+        #[no_mangle]
+        pub unsafe extern "C" fn $pf($($a: $t),*) $(-> $r)? {
+            $pg($($a),*)
+        }
+    };
+}
+
 // The bodies are the generator's one-liners: rustfmt would not keep them so.
 #[rustfmt::skip]
 mod generated;
+#[rustfmt::skip]
+mod f08;
