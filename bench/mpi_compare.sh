@@ -25,8 +25,9 @@
 #       linked against the libmpi_abi.so in /tmp/old (an earlier build, copied aside),
 #       run under the same myrix mpiexec in the same rounds (before/after, interleaved)
 #
-# --netns: the same two ranks in two network namespaces (myrix-ma 10.79.0.1 and
-# myrix-mb 10.79.0.2, joined by a clean veth pair named myrixv0 on both sides; no loss
+# --netns: the same two ranks in two network namespaces ($NSP_A 10.79.0.1 and
+# $NSP_B 10.79.0.2, named after the script's process id: mxpa<pid>, mxpb<pid>;
+# joined by a clean veth pair named myrixv0 on both sides; no loss
 # injected: .ci/netns.sh shows how), as two hosts. Needs root. Both launchers start the
 # remote rank through ssh; the script gives them an ssh stand-in that runs the command
 # in the other namespace (hydra: -launcher-exec, Open MPI: plm_rsh_agent), each
@@ -41,7 +42,11 @@
 #             column "myrix-udp" over its UDP controller (MYRIX_MPI_NET=udp), both in
 #             the same interleaved rounds (hydra passes the launcher's environment on;
 #             a probe with a bad MYRIX_MPI_NET must fail, or the columns are n/a)
-# (bench/lib/netns_pair.sh). The launchers run in myrix-ma. Results go to target/bench/mpi_compare-netns-<date>.txt.
+# (bench/lib/netns_pair.sh). The launchers run in $NSP_A. Each round also runs the bare
+# raw-Ethernet ping-pong (bench/eth_pingpong.c, 8 B, spin-polled, no library) across the
+# same pair: the floor any MPI over this veth stands on, printed above the tables.
+# CHRT=N (netns only) starts every launcher, and so every rank, and the bare ping-pong
+# under `chrt -f N` (SCHED_FIFO): the same for all, as bench/rsm_net.sh's CHRT. Results go to target/bench/mpi_compare-netns-<date>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,6 +74,8 @@ if [ $MODE = netns ]; then # round trips over TCP take tens of microseconds or m
   SIZES=${SIZES:-8,1024,65536,1048576}
   PPARGS=${PPARGS:--i 300 -r 3}
   BWARGS=${BWARGS:--n 20 -r 3}
+  CHRT=${CHRT:-}
+  [ -n "$CHRT" ] && export NSP_CHRT=$CHRT # bench/lib/netns_pair.sh's launchers
 else
   SIZES=${SIZES:-8,32,128,512,2048,8192,32768,131072,524288,1048576}
 fi
@@ -183,12 +190,31 @@ if [ $MODE = netns ] && [ -z "${why[myrix]:-}" ] &&
   why[myrixudp]=${why[myrix]}
 fi
 
+bare_floor() { # the bare raw-Ethernet ping-pong across the pair: one-way µs at 8 B
+  local mac srv
+  mac=$(ip -n "$NSP_A" link show myrixv0 | awk '/link\/ether/ {print $2}')
+  timeout 60 ip netns exec "$NSP_A" ${CHRT:+chrt -f $CHRT} "$W/eth_pp" -s myrixv0 >/dev/null &
+  srv=$!
+  sleep 0.2
+  timeout 60 ip netns exec "$NSP_B" ${CHRT:+chrt -f $CHRT} "$W/eth_pp" -c myrixv0 "$mac" 8 20000 |
+    awk '{print $2}'
+  wait $srv
+}
+bare_ok=
+if [ $MODE = netns ] && cc -O2 -o "$W/eth_pp" bench/eth_pingpong.c 2>/dev/null; then
+  bare_ok=1
+fi
+
 : >"$W/res" # lines: name test size value
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$ROUNDS"); do
   order=("${names[@]}")
   k=$(((r - 1) % ${#names[@]}))
   order=("${order[@]:$k}" "${order[@]:0:$k}")
+  if [ $MODE = netns ] && [ -n "${bare_ok:-}" ]; then
+    v=$(bare_floor)
+    [ -n "$v" ] && echo "bare lat 8 $v" >>"$W/res"
+  fi
   for name in "${order[@]}"; do
     [ -n "${why[$name]:-}" ] && continue
     if out=$(launch $name "$W/pingpong_$name" -s "$SIZES" $PPARGS 2>>"$W/run_$name.err"); then
@@ -249,6 +275,8 @@ out=target/bench/mpi_compare$suffix-$(date +%Y%m%d-%H%M%S).txt
   echo "# bench/mpi_compare.sh${suffix:+ --netns}: $where, medians of $ROUNDS interleaved rounds"
   echo "# $(uname -n), $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   [ -n "$BASE" ] && echo "# base: the same programs linked against $BASE/libmpi_abi.so"
+  [ -n "${CHRT:-}" ] && echo "# every launcher, rank and the bare ping-pong under chrt -f $CHRT"
+  [ $MODE = netns ] && echo "# bare raw-Ethernet ping-pong (bench/eth_pingpong.c), 8 B one way: $(med bare lat 8) us (median of the rounds)"
   for name in "${names[@]}"; do
     [ -n "${why[$name]:-}" ] && echo "# $name: n/a: ${why[$name]}"
   done

@@ -107,6 +107,11 @@ pub(crate) trait ImportBackend: Send + Sync {
         }
         self.put_scalars(offset, Scalars::U64(&[flag]))
     }
+    /// [`crate::Import::put_deferred`]: a put whose sending may wait for the next
+    /// one. Only the network's backend defers; the others put at once.
+    fn put_deferred(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
+        self.put(offset, data)
+    }
     /// The segment's memory in this process, if the controller maps (shm only).
     fn map(&self) -> Result<(*mut u8, usize), RsmError> {
         Err(RsmError::MapFailed)

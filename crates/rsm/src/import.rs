@@ -249,6 +249,22 @@ impl Import {
         i.transfer(|b| b.put(offset, data))
     }
 
+    /// Writes `data` at `offset` as [`Import::put`] does, but over a network controller
+    /// in explicit barrier mode the write is only queued: it leaves in the datagram of
+    /// the next put toward the same node (of any import), or at the controller's next
+    /// progress (a poll, a wait, its agent), whichever comes first. A small write that
+    /// should ride with the write that follows it (an MPI ack with the reply) costs no
+    /// datagram of its own. Elsewhere (shm, implicit mode) it is [`Import::put`].
+    pub fn put_deferred(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
+        let i = &self.inner;
+        bounds(i.len, offset, data.len())?;
+        i.writable()?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        i.transfer(|b| b.put_deferred(offset, data))
+    }
+
     /// Reads `out.len()` bytes from `offset`.
     pub fn get(&self, offset: usize, out: &mut [u8]) -> Result<(), RsmError> {
         let i = &self.inner;

@@ -123,10 +123,15 @@ impl ChannelFabric {
                 } else {
                     area
                 };
+                // The acks owed to `dest` ride with the postboxes to it (if it sends here).
+                let acks = self.acks_to(dest);
                 let tx = self.peer(dest).tx.as_mut().expect("tx exists");
                 if remote {
                     tx.busy = Some(net::flush_at_exit(&area_imp));
                     tx.flush = area.net_flush();
+                    if let (Some(f), Some(a)) = (&tx.flush, &acks) {
+                        f.carry_acks(a);
+                    }
                 }
                 let TxState::Requested { ack } =
                     std::mem::replace(&mut tx.state, TxState::Up { area: area_imp })
@@ -204,11 +209,14 @@ impl ChannelFabric {
             src,
             rx,
             ack: ack_imp,
-            acks: lazy,
+            acks: lazy.clone(),
         });
         let idx = self.rx_active.len() - 1;
         let p = self.peer(src);
         p.rx = Some(idx);
+        if let (Some(a), Some(f)) = (&lazy, p.tx.as_ref().and_then(|t| t.flush.as_ref())) {
+            f.carry_acks(a);
+        }
         let (_, inbox) = p.inbox.as_ref().expect("imported above");
         Reply {
             area: area_id,
@@ -216,6 +224,13 @@ impl ChannelFabric {
         }
         .write(inbox, me)
         .map_err(|_| "its inbox is too short".to_string())
+    }
+
+    /// The lazy window of the acks this rank owes `src` (another node's rank that
+    /// sends here), if its channel is up.
+    fn acks_to(&mut self, src: Rank) -> Option<window::NetFlush> {
+        let i = self.peer(src).rx?;
+        self.rx_active.get(i)?.acks.clone()
     }
 
     /// Forgets a peer and reports it lost (once).

@@ -98,6 +98,16 @@ impl NetFlush {
     pub fn flush(&self) {
         let _ = self.0.flush();
     }
+
+    /// On a batch window (the sender's, toward a peer), `acks` (the lazy window of the
+    /// acks this rank owes the same peer) is put, queued without a send of its own,
+    /// just before each put of the batch: the acks ride in the reply's datagram
+    /// (`Import::put_deferred`) instead of costing one each way. Set once.
+    pub fn carry_acks(&self, acks: &NetFlush) {
+        if self.0.batch && acks.0.lazy && !Arc::ptr_eq(&self.0, &acks.0) {
+            let _ = self.0.acks.set(acks.clone());
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -108,6 +118,8 @@ struct NetInner {
     /// A run led by a flag waits for more postboxes (their bodies and flags fill it in
     /// order) until [`NetFlush::flush`]: the sender's window on a channel area.
     batch: bool,
+    /// A batch window's peer's ack window ([`NetFlush::carry_acks`]).
+    acks: std::sync::OnceLock<NetFlush>,
     st: std::sync::Mutex<Staged>,
 }
 
@@ -165,11 +177,27 @@ impl NetInner {
     }
 
     fn put(&self, st: &mut Staged, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
+        self.put_as(st, off, data, false)
+    }
+
+    /// [`NetInner::put`]; `defer`: queued to leave with the next put toward the node.
+    fn put_as(
+        &self,
+        st: &mut Staged,
+        off: usize,
+        data: &[u8],
+        defer: bool,
+    ) -> Result<(), OutOfBounds> {
         if st.failed {
             return Err(OutOfBounds);
         }
         st.failed = true;
-        self.imp.put(off, data).map_err(|_| OutOfBounds)?;
+        if defer {
+            self.imp.put_deferred(off, data)
+        } else {
+            self.imp.put(off, data)
+        }
+        .map_err(|_| OutOfBounds)?;
         st.puts += 1;
         if st.puts >= NET_PUTS_PER_CLOSE {
             st.puts = 0;
@@ -197,6 +225,10 @@ impl NetInner {
     fn put_staged(&self, st: &mut Staged) -> Result<(), OutOfBounds> {
         if st.data.is_empty() {
             return Ok(());
+        }
+        if let Some(a) = self.acks.get() {
+            // Lock order: a batch window, then its ack window (which locks no other).
+            let _ = a.0.flush_deferred();
         }
         let data = std::mem::take(&mut st.data);
         let r = match st.hole.take() {
@@ -264,6 +296,21 @@ impl NetInner {
     fn flush(&self) -> Result<(), OutOfBounds> {
         let mut st = self.lock();
         self.put_staged(&mut st)
+    }
+
+    /// Puts a lazy window's staged acks, queued to leave with the put that follows.
+    fn flush_deferred(&self) -> Result<(), OutOfBounds> {
+        let mut st = self.lock();
+        if st.data.is_empty() {
+            return Ok(());
+        }
+        // Acks are runs of bytes: no flag leads them, no hole.
+        debug_assert!(st.hole.is_none() && !st.led);
+        let (off, data) = (st.off, std::mem::take(&mut st.data));
+        let r = self.put_as(&mut st, off, &data, true);
+        st.data = data;
+        st.data.clear();
+        r
     }
 
     fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
@@ -395,6 +442,7 @@ impl Mem {
                 imp,
                 lazy,
                 batch,
+                acks: std::sync::OnceLock::new(),
                 st: std::sync::Mutex::new(Staged::default()),
             }))),
         }

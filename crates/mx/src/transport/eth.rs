@@ -12,6 +12,12 @@
 //! Frames may be lost (a full socket buffer, a busy link): the engine's reliability is
 //! on, as for UDP.
 //!
+//! A run of full-size frames to one peer (a pipelined put, a pull reply) leaves in one
+//! `sendmmsg(2)` of up to [`BATCH_MAX`] frames, as the UDP transport batches them: the
+//! link sees the same frames, the sender pays one system call per batch instead of one
+//! per frame. A shorter frame ends the batch (everything leaves at once, so a small
+//! message is never held back), and so do [`Transport::flush`] and a receive.
+//!
 //! `omx:IFNAME` opens the same transport for Open-MX's frames (`myrix_wire::codec::Omx`):
 //! a frame is then a whole Ethernet frame, its head written by the codec (source MAC,
 //! EtherType, the receiver's peer index) but for the destination MAC, which the
@@ -55,6 +61,19 @@ pub struct Eth {
     looped: std::collections::VecDeque<Vec<u8>>,
     /// Other endpoints of this host are reached through the interface (`omx+nic:`).
     host_peers: bool,
+    /// Full-size frames to one MAC waiting to leave in one `sendmmsg(2)`.
+    batch: Batch,
+}
+
+/// Frames per `sendmmsg(2)` at most.
+pub const BATCH_MAX: usize = 32;
+
+/// Frames (prefix included) to `to`, back to back in `bytes`, each `lens[i]` long.
+#[derive(Default)]
+struct Batch {
+    to: Option<[u8; 6]>,
+    lens: Vec<usize>,
+    bytes: Vec<u8>,
 }
 
 /// An interface's hardware address, MTU and link type (`ARPHRD_*`).
@@ -241,6 +260,7 @@ impl Eth {
             loopback: hw.arphrd == libc::ARPHRD_LOOPBACK,
             looped: Default::default(),
             host_peers,
+            batch: Batch::default(),
         })
     }
 
@@ -255,6 +275,64 @@ impl Eth {
 }
 
 impl Eth {
+    /// Sends the batched frames: one `sendmmsg(2)` (again for what a short count left).
+    /// A frame the kernel refuses for lack of room or a link going down is lost, as
+    /// with `sendto`: the engine resends.
+    fn flush_batch(&mut self) -> io::Result<()> {
+        let Some(mac) = self.batch.to.take() else {
+            return Ok(());
+        };
+        let sa = sockaddr(self.ifindex, &mac, ETHERTYPE);
+        let b = &mut self.batch;
+        let mut iov: [libc::iovec; BATCH_MAX] = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; BATCH_MAX];
+        let n = b.lens.len().min(BATCH_MAX);
+        let mut at = 0;
+        for (v, &len) in iov.iter_mut().zip(&b.lens) {
+            v.iov_base = b.bytes[at..].as_mut_ptr() as *mut libc::c_void;
+            v.iov_len = len;
+            at += len;
+        }
+        // SAFETY: mmsghdr is plain data; every pointer set below stays valid for the call.
+        let mut msgs: [libc::mmsghdr; BATCH_MAX] = unsafe { std::mem::zeroed() };
+        for (m, v) in msgs.iter_mut().zip(iov.iter_mut()).take(n) {
+            m.msg_hdr.msg_name = &sa as *const libc::sockaddr_ll as *mut libc::c_void;
+            m.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            m.msg_hdr.msg_iov = v;
+            m.msg_hdr.msg_iovlen = 1;
+        }
+        let mut sent = 0;
+        let mut r = Ok(());
+        while sent < n {
+            // SAFETY: `msgs[sent..n]` point at `iov` entries inside `b.bytes` and at `sa`,
+            // all alive for the call.
+            let k = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    msgs[sent..].as_mut_ptr(),
+                    (n - sent) as u32,
+                    0,
+                )
+            };
+            if k <= 0 {
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    // Lost, as a `sendto` that fails so (see `send`).
+                    Some(libc::EAGAIN | libc::ENOBUFS | libc::ENETDOWN | libc::ENXIO) => {}
+                    _ => r = Err(e),
+                }
+                break;
+            }
+            sent += k as usize;
+        }
+        b.lens.clear();
+        b.bytes.clear();
+        r
+    }
+
     /// The socket's descriptor, for a thread that sleeps until a frame arrives.
     pub fn raw_fd(&self) -> std::os::fd::RawFd {
         self.fd.as_raw_fd()
@@ -346,6 +424,22 @@ impl Transport for Eth {
             self.out[PREFIX..PREFIX + frame.len()].copy_from_slice(frame);
             PREFIX + frame.len()
         };
+        let full = frame.len() == self.mtu && !self.whole;
+        if self.batch.to.is_some()
+            && (self.batch.to != Some(*mac) || !full || self.batch.lens.len() == BATCH_MAX)
+        {
+            self.flush_batch()?;
+        }
+        if full && *mac != self.mac {
+            let b = &mut self.batch;
+            b.to = Some(*mac);
+            b.lens.push(len);
+            b.bytes.extend_from_slice(&self.out[..len]);
+            if b.lens.len() == BATCH_MAX {
+                self.flush_batch()?;
+            }
+            return Ok(true);
+        }
         if *mac == self.mac && !self.loopback {
             let at = if self.whole { 0 } else { PREFIX };
             self.looped.push_back(self.out[at..len].to_vec());
@@ -376,12 +470,19 @@ impl Transport for Eth {
         }
         Ok(true)
     }
+    fn flush(&mut self) -> io::Result<()> {
+        self.flush_batch()
+    }
     #[inline]
     fn poll_recv<F: FnMut(&Loc, &[u8]) -> Verdict>(
         &mut self,
         max: usize,
         mut deliver: F,
     ) -> io::Result<usize> {
+        // Whoever forgot to flush, the frames leave before we look for answers.
+        if self.batch.to.is_some() {
+            self.flush_batch()?;
+        }
         let mut n = 0;
         while n < max {
             if let Some(f) = self.looped.pop_front() {

@@ -514,6 +514,31 @@ impl NetImport {
     }
 }
 
+impl NetImport {
+    /// [`crate::Import::put_deferred`]: a small unstriped write queued on the primary
+    /// rail without the transmit that ends [`NetImport::put_runs`]; the next transmit
+    /// toward the node (another put's, a progress's) sends it in the same datagram as
+    /// what was queued after it. Implicit mode, and writes that are striped or longer
+    /// than a piece, take the ordinary path.
+    fn put_queued(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
+        if self.implicit.load(Ordering::Relaxed) || data.len() > PUT_PIECE {
+            return self.put_bytes(offset, data);
+        }
+        let mut st = self.lock();
+        self.check_rails(&mut st)?;
+        if st.stripes(data.len()) {
+            drop(st);
+            return self.put_bytes(offset, data);
+        }
+        let off = offset as u64;
+        let p = st.primary()?;
+        self.order_before(&mut st, Some(p), off, data.len())?;
+        // After the order's flushes (a fail-over there changes the primary).
+        let p = st.primary()?;
+        self.queue(&mut st, p, off, data, false)
+    }
+}
+
 /// The controller's clock for the rail rules: nanoseconds since its epoch.
 fn now_ns(net: &Net) -> u64 {
     net.epoch.elapsed().as_nanos() as u64
@@ -530,6 +555,10 @@ impl ImportBackend for NetImport {
 
     fn get(&self, offset: usize, out: &mut [u8]) -> Result<(), RsmError> {
         self.get_bytes(offset, out)
+    }
+
+    fn put_deferred(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
+        self.put_queued(offset, data)
     }
 
     fn put_scalars(&self, offset: usize, data: Scalars<'_>) -> Result<(), RsmError> {
