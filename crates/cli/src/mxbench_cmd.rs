@@ -45,6 +45,11 @@ pub struct MxBenchArgs {
     /// this side: server or client.
     #[arg(long, default_value = "lo")]
     interface: String,
+    /// Open-MX's wire mode for `--transport omx`: `default` (8 KiB medium fragments) or
+    /// `mx` (MX-compatible: 4 KiB fragments, 4144-byte frames; as `MYRIX_OMX_WIRE=mx`).
+    /// Both sides must use the same.
+    #[arg(long, default_value = "default", value_parser = ["default", "mx"])]
+    omx_wire: String,
     /// First message length, bytes.
     #[arg(long, default_value_t = 1)]
     start: usize,
@@ -119,6 +124,11 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
             )));
         }
     }
+    if a.omx_wire == "mx" && a.transport != "omx" {
+        return Err(CliError::Input(
+            "--omx-wire mx: Open-MX's wire modes are for --transport omx".into(),
+        ));
+    }
     if let Some(p) = &a.pcap {
         // Before any thread starts: every endpoint this process opens captures.
         std::env::set_var(myrix_mx::capture::ENV, p);
@@ -156,6 +166,10 @@ pub fn run(mode: Mode, a: MxBenchArgs) -> Result<(), CliError> {
     let result = (|| {
         if let Some((_, c)) = cpus {
             pin(c)?;
+        }
+        if a.transport == "omx" && a.omx_wire == "mx" {
+            let (ep, peer) = mxbench::connect_omx_mx(&addr, &a.interface)?;
+            return measure(&a, mode, &plan, ep, peer);
         }
         if a.transport == "omx" {
             let (ep, peer) = mxbench::connect_omx(&addr, &a.interface)?;
@@ -219,6 +233,7 @@ fn spawn_server(a: &MxBenchArgs, mode: Mode) -> Result<(String, Option<Child>), 
     let mut args: Vec<String> = vec!["bench".into(), mode.name().into(), "--server".into()];
     args.extend(["--transport".into(), a.transport.clone()]);
     args.extend(["--interface".into(), a.interface.clone()]);
+    args.extend(["--omx-wire".into(), a.omx_wire.clone()]);
     if let Some(c) = &a.cpu {
         args.extend(["--cpu".into(), c.clone()]);
     }
@@ -284,6 +299,9 @@ fn serve(a: &MxBenchArgs) -> Result<(), CliError> {
         watch_lifeline();
     }
     let board = mxbench::server_board(&a.transport, a.listen.as_deref(), &a.interface)?;
+    if a.transport == "omx" && a.omx_wire == "mx" {
+        return serve_on(a, mxbench::open_omx_mx(&board)?);
+    }
     if a.transport == "omx" {
         return serve_on(a, mxbench::open_omx(&board)?);
     }

@@ -13,7 +13,8 @@
 use crate::LabError;
 use myrix_mx::engine::Codec;
 use myrix_mx::{
-    Code, Completion, Endpoint, EndpointAddr, MxError, OmxEndpoint, PeerId, RecvBuf, Request,
+    Code, Completion, Endpoint, EndpointAddr, MxError, OmxEndpoint, OmxMxWireEndpoint, PeerId,
+    RecvBuf, Request,
 };
 use std::time::{Duration, Instant};
 
@@ -267,13 +268,39 @@ pub fn connect(addr: &str, interface: &str) -> Result<(Endpoint, PeerId), LabErr
     Ok((ep, peer))
 }
 
-/// Opens an endpoint on an `omx:IFNAME` board (Open-MX's frames on raw Ethernet).
+/// Opens an endpoint on an `omx:IFNAME` board (Open-MX's frames on raw Ethernet, its
+/// default wire mode).
 pub fn open_omx(board: &str) -> Result<OmxEndpoint, LabError> {
     OmxEndpoint::open_omx(board, 0, KEY).map_err(mx)
 }
 
+/// [`open_omx`] in Open-MX's MX-compatible wire mode (4 KiB medium fragments, a
+/// 4144-byte MTU: Open-MX built with `--enable-mx-wire`).
+pub fn open_omx_mx(board: &str) -> Result<OmxMxWireEndpoint, LabError> {
+    OmxMxWireEndpoint::open_omx(board, 0, KEY).map_err(mx)
+}
+
 /// [`connect`] for a server on an `omx:` board, from `interface`.
 pub fn connect_omx(addr: &str, interface: &str) -> Result<(OmxEndpoint, PeerId), LabError> {
+    connect_omx_with(addr, interface, OmxEndpoint::open_omx)
+}
+
+/// [`connect_omx`] in the MX-compatible wire mode: the server must be in it too (an
+/// address does not say which mode its endpoint speaks).
+pub fn connect_omx_mx(
+    addr: &str,
+    interface: &str,
+) -> Result<(OmxMxWireEndpoint, PeerId), LabError> {
+    connect_omx_with(addr, interface, OmxMxWireEndpoint::open_omx)
+}
+
+type OpenFn<C> = fn(&str, u8, u32) -> Result<Endpoint<C>, MxError>;
+
+fn connect_omx_with<C: Codec>(
+    addr: &str,
+    interface: &str,
+    open: OpenFn<C>,
+) -> Result<(Endpoint<C>, PeerId), LabError> {
     let addr: EndpointAddr = addr
         .trim()
         .parse()
@@ -284,7 +311,7 @@ pub fn connect_omx(addr: &str, interface: &str) -> Result<(OmxEndpoint, PeerId),
         )));
     }
     let board = format!("omx:{interface}");
-    let mut ep = OmxEndpoint::open_omx(&board, CLIENT_ETH_ID, KEY).map_err(mx)?;
+    let mut ep = open(&board, CLIENT_ETH_ID, KEY).map_err(mx)?;
     let peer = ep.connect(&addr, KEY, T).map_err(mx)?;
     Ok((ep, peer))
 }

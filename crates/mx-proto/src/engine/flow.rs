@@ -41,6 +41,13 @@ pub(super) struct Flow {
     /// there (as TCP restarts its timer on new data), so a block waiting behind others
     /// in the sender's queue is not taken for lost.
     pub(super) last_answer: u64,
+    /// The latest time a block answered in full had been asked. A block asked before it
+    /// is not waiting behind others in the sender's queue any more (the sender answers
+    /// in order): its bytes were lost or are held back, and its clock no longer restarts
+    /// at [`Flow::last_answer`]. Without this, the answers to other receives from the
+    /// same peer put a block's re-request off for ever and the receive timed out (the
+    /// netns test's flake, session 24).
+    newest_answered_ask: u64,
     /// Receives with blocks still to request, waiting for room in the window, oldest
     /// first.
     pub(super) waiting: VecDeque<u32>,
@@ -57,6 +64,7 @@ impl Flow {
             rttvar: 0,
             last_cut: 0,
             last_answer: 0,
+            newest_answered_ask: 0,
             waiting: VecDeque::new(),
         }
     }
@@ -76,11 +84,12 @@ impl Flow {
         self.in_flight = self.in_flight.saturating_sub(blocks);
     }
 
-    /// A block was answered in full at `now`; `rtt` is its round trip when it was asked
-    /// once.
-    pub(super) fn answered(&mut self, now: u64, rtt: Option<u64>) {
+    /// A block last asked at `asked` was answered in full at `now`; `rtt` is its round
+    /// trip when it was asked once.
+    pub(super) fn answered(&mut self, now: u64, asked: u64, rtt: Option<u64>) {
         self.done(1);
         self.last_answer = self.last_answer.max(now);
+        self.newest_answered_ask = self.newest_answered_ask.max(asked);
         let Some(rtt) = rtt else { return };
         if self.srtt == 0 {
             self.srtt = rtt;
@@ -115,7 +124,12 @@ impl Flow {
 
     /// When a block last asked at `sent` (`tries` times before) is due to be asked again.
     pub(super) fn due(&self, sent: u64, tries: u8, max_ns: u64) -> u64 {
-        sent.max(self.last_answer) + self.rto(tries, max_ns)
+        let from = if self.newest_answered_ask > sent {
+            sent // passed by a block asked after it
+        } else {
+            sent.max(self.last_answer)
+        };
+        from + self.rto(tries, max_ns)
     }
 
     /// How long a block asked `tries` times before may wait for its bytes: the
@@ -154,7 +168,7 @@ mod tests {
         }
         assert!(!f.has_room(), "four blocks fill a window of four");
         for _ in 0..4 {
-            f.answered(1, Some(100_000));
+            f.answered(1, 0, Some(100_000));
         }
         assert_eq!(
             f.window(),
@@ -167,12 +181,12 @@ mod tests {
         assert_eq!(f.window(), 4, "one cut per round trip");
         // Above the threshold: one block more per window of blocks.
         for _ in 0..4 {
-            f.answered(1, Some(100_000));
+            f.answered(1, 0, Some(100_000));
         }
         assert_eq!(f.window(), 5);
         // From 5 to 64 takes 5 + 6 + ... + 63 blocks.
         for _ in 0..(5..MAX_WINDOW).sum::<u32>() {
-            f.answered(1, Some(100_000));
+            f.answered(1, 0, Some(100_000));
         }
         assert_eq!(f.window(), MAX_WINDOW);
         f.lost(1_000_000_000);
@@ -184,14 +198,19 @@ mod tests {
         let max = 100_000_000;
         let mut f = Flow::new(4);
         assert_eq!(f.rto(0, max), max, "unmeasured: the configured one");
-        f.answered(1, Some(4_000_000));
+        f.answered(1, 0, Some(4_000_000));
         assert_eq!(f.rto(0, max), 12_000_000, "srtt + 4 rttvar");
         assert_eq!(f.rto(1, max), 24_000_000, "doubled per try");
         assert_eq!(f.rto(5, max), max, "never past the configured one");
         // Restarted by an answer: a block behind others is not due at its own time.
         assert_eq!(f.due(0, 0, max), 1 + 12_000_000);
-        f.answered(50_000_000, Some(10_000));
+        f.answered(50_000_000, 0, Some(10_000));
         assert!(f.rto(0, max) >= MIN_RTO_NS);
         assert!(f.due(0, 0, max) >= 50_000_000 + MIN_RTO_NS);
+        // Passed by a block asked after it (at 55 ms, answered at 60 ms): a block asked
+        // at 40 ms is due a timeout after its ask, however late the answers run.
+        f.answered(60_000_000, 55_000_000, None);
+        assert_eq!(f.due(40_000_000, 0, max), 40_000_000 + f.rto(0, max));
+        assert_eq!(f.due(55_000_000, 0, max), 60_000_000 + f.rto(0, max));
     }
 }

@@ -14,7 +14,8 @@ pub(super) struct Pull {
     /// Ranges received, sorted and merged.
     pub(super) have: Vec<(usize, usize)>,
     pub(super) received: usize,
-    /// Last time a reply brought new bytes.
+    /// Last time a reply brought new bytes, or the receive got room in its peer's window
+    /// after waiting for it with no block asked: the request timeout counts from here.
     pub(super) last_progress: u64,
     /// Requested but incomplete blocks, oldest first.
     pub(super) blocks: VecDeque<Block>,
@@ -70,6 +71,12 @@ impl Pull {
         self.have.truncate(w + 1);
         self.received += new;
         new
+    }
+    /// Waiting for room in the peer's window with no block asked: nothing of this
+    /// receive is the peer's to answer, so its request timeout does not run (the
+    /// receives holding the window have theirs running).
+    pub(super) fn only_waiting(&self) -> bool {
+        self.queued && self.blocks.is_empty()
     }
     pub(super) fn covers(have: &[(usize, usize)], start: usize, end: usize) -> bool {
         have.iter().any(|&(a, b)| a <= start && b >= end)
@@ -188,6 +195,12 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             let Some(pull) = self.req_mut(h).and_then(|r| r.pull.as_mut()) else {
                 continue; // ended while it waited
             };
+            // Its clock starts again when it first asks: it waited for the others'
+            // blocks, not for this one's (session 24: a receive queued behind seven
+            // others of 1 MiB timed out under load while every block was answered).
+            if pull.blocks.is_empty() {
+                pull.last_progress = now;
+            }
             pull.queued = false;
             self.request_blocks(now, h, true);
         }
@@ -250,7 +263,11 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
         let mut newest_whole: Option<(usize, u64)> = None;
         for (i, b) in blocks.iter().enumerate() {
             if Pull::covers(have, b.start, b.end) {
-                flow.answered(now, (b.tries == 0).then(|| now.saturating_sub(b.sent)));
+                flow.answered(
+                    now,
+                    b.sent,
+                    (b.tries == 0).then(|| now.saturating_sub(b.sent)),
+                );
                 newest_whole = Some((i, b.sent));
             }
         }

@@ -154,6 +154,9 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
             ReqKind::Connect => Some(r.last_try + self.cfg.resend_ns),
             ReqKind::Recv => {
                 let p = r.pull.as_ref()?;
+                if p.only_waiting() {
+                    return None; // armed again when it gets room
+                }
                 let flow = &self.peers[r.peer as usize].flow;
                 let block = p
                     .blocks
@@ -189,9 +192,15 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 let Some(pull) = r.pull.as_ref() else {
                     return;
                 };
+                if pull.only_waiting() {
+                    return;
+                }
                 if now >= pull.last_progress + request_timeout {
                     self.abandon_pull(h);
                     self.complete(h, Code::Unreachable);
+                    // The receives waiting for the window it held get its room (and
+                    // their own clocks).
+                    self.grant(now, peer as u16);
                     return;
                 }
                 // Borrowed again by field: the request and its peer's window at once.
