@@ -160,3 +160,51 @@ fn attach_refuses_mx_and_a_tag_taken() {
     assert!(e.detach(RSM).is_some());
     assert!(e.attached(RSM).is_none());
 }
+
+/// Records every frame it is handed.
+struct Sink(Arc<Mutex<Vec<Vec<u8>>>>);
+
+impl Protocol for Sink {
+    fn tag(&self) -> u8 {
+        RSM
+    }
+    fn handle_frame(&mut self, _: u64, _: &Loc, frame: &[u8]) -> Verdict {
+        self.0.lock().unwrap().push(frame.to_vec());
+        Verdict::Taken
+    }
+    fn poll_transmit(&mut self, _: u64, _: &mut [u8]) -> Option<(Loc, usize)> {
+        None
+    }
+}
+
+#[test]
+fn send_with_sends_the_datagram_the_caller_fills() {
+    let mut a = Endpoint::open("udp:127.0.0.1:0", 1, 7).unwrap();
+    let mut b = Endpoint::open("udp:127.0.0.1:0", 2, 7).unwrap();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    b.attach(Box::new(Sink(got.clone()))).unwrap();
+    let to = a.locate(&b.addr().clone()).unwrap();
+    // Nothing to send: `fill` is called, nothing leaves.
+    assert!(a.send_with(|_, _| None).unwrap());
+    let mut times = Vec::new();
+    for k in 0..3u8 {
+        let sent = a
+            .send_with(|now, buf| {
+                times.push(now);
+                buf[..3].copy_from_slice(&[RSM, 9, k]);
+                Some((to.clone(), 3))
+            })
+            .unwrap();
+        assert!(sent);
+    }
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let start = Instant::now();
+    while got.lock().unwrap().len() < 3 {
+        assert!(start.elapsed() < T, "stuck");
+        b.progress().unwrap();
+    }
+    assert_eq!(
+        *got.lock().unwrap(),
+        [vec![RSM, 9, 0], vec![RSM, 9, 1], vec![RSM, 9, 2]]
+    );
+}

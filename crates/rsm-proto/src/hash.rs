@@ -3,7 +3,7 @@
 //!
 //! The standard `HashMap` hashes with SipHash-1-3: about 120 instructions per lookup
 //! of a `u32` or a MAC address, 12 % of all the instructions of an 8-byte RSM
-//! ping-pong over raw Ethernet (docs/rsm-net.md, session 23). Keys here are a few
+//! ping-pong over raw Ethernet (docs/results-rsm-net.md, session 23). Keys here are a few
 //! words, so a multiply-rotate per word does. It is keyed per table from the standard
 //! library's random keys, so keys a peer chooses (its address, the ids it names) do not
 //! give it collisions it can predict; what it cannot give is SipHash's strength

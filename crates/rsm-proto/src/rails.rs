@@ -77,9 +77,11 @@ struct Rail {
     rail: usize,
     imp: Import,
     live: bool,
-    /// Writes since the last successful flush: (offset, data; the data only when the
-    /// import has more than one rail, for a replay).
+    /// Writes since the last successful flush, (offset, data), for a replay and the
+    /// order rule: kept only when the import has more than one rail.
     log: Vec<(u64, Vec<u8>)>,
+    /// Writes were queued since the last successful flush (logged or not).
+    unflushed: bool,
     log_bytes: usize,
     /// Signals posted since the last successful flush (their no-accumulate flags).
     signals: Vec<bool>,
@@ -101,6 +103,7 @@ impl Rail {
     }
 
     fn clean(&mut self) {
+        self.unflushed = false;
         self.log.clear();
         self.log_bytes = 0;
         self.signals.clear();
@@ -147,6 +150,7 @@ impl Rails {
                 imp,
                 live: true,
                 log: Vec::new(),
+                unflushed: false,
                 log_bytes: 0,
                 signals: Vec::new(),
                 striped: false,
@@ -256,12 +260,15 @@ impl Rails {
     /// `striped`): logged until the rail's next successful flush. True when the log
     /// outgrew [`RailsConfig::log_max`]: flush the rail.
     pub fn queued(&mut self, k: usize, off: u64, data: &[u8], striped: bool) -> bool {
-        // The copy is for a replay on another rail: an import with one rail keeps the
-        // range only (for the order rule, which then never asks anyway).
+        // The log is for a replay on another rail and for the order rule across rails:
+        // an import with one rail has neither, and keeps nothing per write (a list
+        // growing by one entry per put of a long scope cost every put).
         let keep = self.rails.len() > 1;
         let r = &mut self.rails[k];
-        r.log
-            .push((off, if keep { data.to_vec() } else { Vec::new() }));
+        if keep {
+            r.log.push((off, data.to_vec()));
+        }
+        r.unflushed = true;
         r.log_bytes += data.len();
         r.bytes_put += data.len() as u64;
         r.striped |= striped;
@@ -287,7 +294,7 @@ impl Rails {
     pub fn to_flush_into(&self, which: impl Fn(usize) -> bool, out: &mut Vec<usize>) {
         out.extend((0..self.rails.len()).filter(|&k| {
             let r = &self.rails[k];
-            which(k) && r.live && !(r.log.is_empty() && r.signals.is_empty())
+            which(k) && r.live && (r.unflushed || !r.signals.is_empty())
         }));
     }
 

@@ -87,6 +87,37 @@ impl<C: Codec> Endpoint<C> {
         self.serve_others(now)
     }
 
+    /// Sends one datagram an attached protocol's caller builds right now, without the
+    /// protocols' loop of [`Endpoint::transmit`] (which asks every protocol for frames
+    /// until it has none, each call taking its lock): for a caller that already holds
+    /// its protocol's state and knows what it queued (an RSM put). `fill` gets the
+    /// time and the endpoint's send buffer and returns where the datagram goes and its
+    /// length (`None`: nothing to send). MX's stalled frame goes first; while the
+    /// transport still cannot take it, `fill` is not called (what the protocol queued
+    /// leaves with the next progress). Returns whether `fill` was called.
+    pub fn send_with(
+        &mut self,
+        fill: impl FnOnce(u64, &mut [u8]) -> Option<(Loc, usize)>,
+    ) -> Result<bool, MxError> {
+        let now = self.now();
+        if self.stalled.is_some() {
+            self.flush(now)?;
+            if self.stalled.is_some() {
+                return Ok(false);
+            }
+        }
+        let Some((loc, n)) = fill(now, &mut self.tx) else {
+            return Ok(true);
+        };
+        if !self.transport.send(&loc, &self.tx[..n])? {
+            self.stalled = Some((loc, n));
+        } else if let Some(c) = &mut self.capture {
+            c.sent(&loc, &self.tx[..n]);
+        }
+        self.transport.flush()?;
+        Ok(true)
+    }
+
     /// The other protocols' due timers and frames to send. MX's stalled frame goes
     /// first: a lossless transport keeps the order of what each protocol sent.
     #[cold]

@@ -187,6 +187,13 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         }
     }
 
+    /// Whether [`Engine::poll_transmit`] may have a frame to send now (conservative:
+    /// an entry it would skip counts), so a driver that sent one datagram knows
+    /// whether to ask again.
+    pub fn has_transmit(&self) -> bool {
+        !self.txq.is_empty()
+    }
+
     /// Nothing waits to be sent, acknowledged or answered.
     pub fn idle(&self) -> bool {
         self.txq.is_empty()

@@ -74,11 +74,29 @@ pub(crate) struct Core {
     /// The endpoint's clock at its last call into the engine: the agent's deadlines
     /// are on that clock, not its own.
     pub(crate) last_now: u64,
+    /// A frame taken from the engine that could not join the datagram before it
+    /// (another peer, no room left): the next datagram starts with it.
+    held: Option<(Addr, usize)>,
+    /// Its bytes; also where each next frame is written to see whether it joins.
+    spare: Vec<u8>,
+    /// The engine's MTU ([`bundle::HEAD`] bytes below the endpoint's).
+    mtu: usize,
+    /// The engine's next deadline (`u64::MAX`: none) as of the last call that held
+    /// the core: what [`Protocol::poll_timeout`] answers without taking the lock (the
+    /// endpoint asks it on every poll, just before `poll_transmit`, which takes the
+    /// lock and refreshes it). A deadline set by an import's call in between is seen
+    /// one poll later; the agent sleeps on the engine's own deadline.
+    deadline: Arc<AtomicU64>,
 }
 
 impl Core {
     pub(crate) fn new(engine: Engine<Addr>, rail: usize) -> Core {
+        let mtu = engine.config().mtu;
         Core {
+            held: None,
+            spare: vec![0; mtu],
+            mtu,
+            deadline: Arc::new(AtomicU64::new(0)),
             engine,
             mem: Segments::default(),
             connects: FastMap::default(),
@@ -90,6 +108,77 @@ impl Core {
             down: false,
             last_now: 0,
         }
+    }
+
+    /// The next datagram: the engine's next frame and those after it to the same peer
+    /// that fit ([`bundle`]), written into `buf` (the endpoint's send buffer).
+    pub(crate) fn next_datagram(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
+        self.last_now = now;
+        let r = self.bundle_next(now, buf);
+        self.note_deadline();
+        r
+    }
+
+    /// Whether frames are left to send after [`Core::next_datagram`] (one held back,
+    /// or the engine's queue not drained: a large frame went alone).
+    pub(crate) fn more_to_send(&self) -> bool {
+        self.held.is_some() || self.engine.has_transmit()
+    }
+
+    fn bundle_next(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
+        let (held, spare, mtu) = (&mut self.held, &mut self.spare, self.mtu);
+        let head = bundle::HEAD;
+        if buf.len() < head + mtu {
+            // No room for a bundle's head (not the endpoint's own buffer): one frame.
+            if let Some((a, n)) = held.take() {
+                buf[..n].copy_from_slice(&spare[..n]);
+                return Some((a.loc(), n));
+            }
+            return self
+                .engine
+                .poll_transmit(now, buf)
+                .map(|(a, n)| (a.loc(), n));
+        }
+        // The first frame goes where it lies in a bundle, so joining costs no copy of it.
+        let (to, first) = match held.take() {
+            Some((a, n)) => {
+                buf[head..head + n].copy_from_slice(&spare[..n]);
+                (a, n)
+            }
+            None => self.engine.poll_transmit(now, &mut buf[head..])?,
+        };
+        let limit = head + mtu;
+        if first > mtu / 2 {
+            // A large frame (a piece of a bulk put): nothing much would join it, and
+            // moving it to the datagram's start would copy it again. It goes as a
+            // bundle of one.
+            bundle::start(buf, first);
+            return Some((to.loc(), head + first));
+        }
+        let mut end = head + first;
+        while let Some((a, n)) = self.engine.poll_transmit(now, spare) {
+            match (a == to)
+                .then(|| bundle::push(buf, end, limit, &spare[..n]))
+                .flatten()
+            {
+                Some(e) => end = e,
+                None => {
+                    *held = Some((a, n));
+                    break;
+                }
+            }
+        }
+        if end == head + first {
+            buf.copy_within(head..end, 0);
+            return Some((to.loc(), first));
+        }
+        bundle::start(buf, first);
+        Some((to.loc(), end))
+    }
+
+    fn note_deadline(&self) {
+        let t = self.engine.poll_timeout().unwrap_or(u64::MAX);
+        self.deadline.store(t, Ordering::Relaxed);
     }
 
     /// Sorts the engine's events into the tables and mailboxes.
@@ -137,97 +226,19 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// The engine as a protocol of the MX endpoint. Frames the engine has for one peer at
-/// once leave in one datagram ([`bundle`]); the engine's frames are [`bundle::HEAD`]
-/// bytes shorter than the endpoint's (`Net::open` sets its MTU so).
+/// once leave in one datagram ([`bundle`], [`Core::next_datagram`]); the engine's
+/// frames are [`bundle::HEAD`] bytes shorter than the endpoint's (`Net::open` sets its
+/// MTU so).
 pub(crate) struct RsmProtocol {
     pub(crate) core: Arc<Mutex<Core>>,
-    /// A frame taken from the engine that could not join the datagram before it
-    /// (another peer, no room left): the next datagram starts with it.
-    held: Option<(Addr, usize)>,
-    /// Its bytes; also where each next frame is written to see whether it joins.
-    spare: Vec<u8>,
-    /// The engine's MTU.
-    mtu: usize,
-    /// The engine's next deadline (`u64::MAX`: none) as of this protocol's last call
-    /// that held the core: what [`Protocol::poll_timeout`] answers without taking the
-    /// lock (the endpoint asks it on every poll, just before `poll_transmit`, which
-    /// takes the lock and refreshes it). A deadline set by an import's call in between
-    /// is seen one poll later; the agent sleeps on the engine's own deadline.
-    deadline: AtomicU64,
+    /// The core's cached deadline, read without its lock.
+    deadline: Arc<AtomicU64>,
 }
 
 impl RsmProtocol {
-    pub(crate) fn new(core: Arc<Mutex<Core>>, mtu: usize) -> RsmProtocol {
-        RsmProtocol {
-            core,
-            held: None,
-            spare: vec![0; mtu],
-            mtu,
-            deadline: AtomicU64::new(0),
-        }
-    }
-}
-
-impl RsmProtocol {
-    /// The next datagram: the engine's next frame and those after it to the same peer
-    /// that fit ([`bundle`]).
-    fn next_datagram(
-        held: &mut Option<(Addr, usize)>,
-        spare: &mut [u8],
-        mtu: usize,
-        c: &mut Core,
-        now: u64,
-        buf: &mut [u8],
-    ) -> Option<(Loc, usize)> {
-        let head = bundle::HEAD;
-        if buf.len() < head + mtu {
-            // No room for a bundle's head (not the endpoint's own buffer): one frame.
-            if let Some((a, n)) = held.take() {
-                buf[..n].copy_from_slice(&spare[..n]);
-                return Some((a.loc(), n));
-            }
-            return c.engine.poll_transmit(now, buf).map(|(a, n)| (a.loc(), n));
-        }
-        // The first frame goes where it lies in a bundle, so joining costs no copy of it.
-        let (to, first) = match held.take() {
-            Some((a, n)) => {
-                buf[head..head + n].copy_from_slice(&spare[..n]);
-                (a, n)
-            }
-            None => c.engine.poll_transmit(now, &mut buf[head..])?,
-        };
-        let limit = head + mtu;
-        if first > mtu / 2 {
-            // A large frame (a piece of a bulk put): nothing much would join it, and
-            // moving it to the datagram's start would copy it again. It goes as a
-            // bundle of one.
-            bundle::start(buf, first);
-            return Some((to.loc(), head + first));
-        }
-        let mut end = head + first;
-        while let Some((a, n)) = c.engine.poll_transmit(now, spare) {
-            match (a == to)
-                .then(|| bundle::push(buf, end, limit, &spare[..n]))
-                .flatten()
-            {
-                Some(e) => end = e,
-                None => {
-                    *held = Some((a, n));
-                    break;
-                }
-            }
-        }
-        if end == head + first {
-            buf.copy_within(head..end, 0);
-            return Some((to.loc(), first));
-        }
-        bundle::start(buf, first);
-        Some((to.loc(), end))
-    }
-
-    fn note_deadline(&self, c: &Core) {
-        let t = c.engine.poll_timeout().unwrap_or(u64::MAX);
-        self.deadline.store(t, Ordering::Relaxed);
+    pub(crate) fn new(core: Arc<Mutex<Core>>) -> RsmProtocol {
+        let deadline = lock(&core).deadline.clone();
+        RsmProtocol { core, deadline }
     }
 }
 
@@ -254,16 +265,12 @@ impl Protocol for RsmProtocol {
             c.engine.handle_frame(now, &addr, frame, &mut c.mem);
         }
         c.drain();
-        self.note_deadline(c);
+        c.note_deadline();
         Verdict::Taken
     }
 
     fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
-        let mut c = lock(&self.core);
-        c.last_now = now;
-        let r = Self::next_datagram(&mut self.held, &mut self.spare, self.mtu, &mut c, now, buf);
-        self.note_deadline(&c);
-        r
+        lock(&self.core).next_datagram(now, buf)
     }
 
     fn poll_timeout(&self) -> Option<u64> {
@@ -277,7 +284,7 @@ impl Protocol for RsmProtocol {
         let mut c = lock(&self.core);
         c.engine.handle_timeout(now);
         c.drain();
-        self.note_deadline(&c);
+        c.note_deadline();
     }
 }
 

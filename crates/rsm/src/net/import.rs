@@ -369,33 +369,50 @@ impl NetImport {
     /// those found unreachable (and flushing where their writes went). The first other
     /// error (a refused write: `BarrierFailure`; `ConnAborted`) is returned after all.
     fn flush(&self, st: &mut State, which: impl Fn(usize) -> bool) -> Result<(), RsmError> {
-        let mut first_err = None;
         // The import's reused lists, taken (a fail-over below may flush again: that
         // one starts with empty lists of its own) and given back at the end.
-        let mut want = std::mem::take(&mut st.want);
-        let mut flushes = std::mem::take(&mut st.flushes);
-        want.clear();
+        let (mut want, mut flushes) = take_lists(st);
         st.rails.to_flush_into(which, &mut want);
-        while !want.is_empty() {
-            flushes.clear();
-            for &k in &want {
-                if !st.is_live(k) {
-                    continue;
+        let r = self.flush_rails(st, &mut want, &mut flushes);
+        st.want = want;
+        st.flushes = flushes;
+        r
+    }
+
+    /// Waits for `flushes` (started and sent already), then flushes the rails in `want`
+    /// and waits for those, until no rail is left to flush (a fail-over adds the new
+    /// primary). The first error that is not a rail's loss is returned after all.
+    fn flush_rails(
+        &self,
+        st: &mut State,
+        want: &mut Vec<usize>,
+        flushes: &mut Vec<(usize, FlushId)>,
+    ) -> Result<(), RsmError> {
+        let mut first_err = None;
+        loop {
+            if flushes.is_empty() {
+                if want.is_empty() {
+                    break;
                 }
-                let f = lock(&self.net.rails[st.rail(k)].core)
-                    .engine
-                    .flush(st.import(k));
-                match f {
-                    Ok(f) => flushes.push((k, f)),
-                    Err(e) => {
-                        first_err.get_or_insert(e);
+                for &k in want.iter() {
+                    if !st.is_live(k) {
+                        continue;
+                    }
+                    let f = lock(&self.net.rails[st.rail(k)].core)
+                        .engine
+                        .flush(st.import(k));
+                    match f {
+                        Ok(f) => flushes.push((k, f)),
+                        Err(e) => {
+                            first_err.get_or_insert(e);
+                        }
                     }
                 }
+                want.clear();
+                // Out now; the wait takes the answers in.
+                self.net.transmit();
             }
-            want.clear();
-            // Out now; the wait takes the answers in.
-            self.net.transmit();
-            for &(k, f) in &flushes {
+            for &(k, f) in flushes.iter() {
                 let r = self
                     .net
                     .wait(st.rail(k), None, |c| c.flushes.remove(&f.0))
@@ -416,9 +433,8 @@ impl NetImport {
                     }
                 }
             }
+            flushes.clear();
         }
-        st.want = want;
-        st.flushes = flushes;
         first_err.map_or(Ok(()), Err)
     }
 
@@ -448,6 +464,11 @@ impl NetImport {
     /// applies them in this order (what [`NetImport::put_with_flag`] relies on).
     fn put_runs(&self, runs: &[(u64, &[u8])]) -> Result<(), RsmError> {
         let mut st = self.lock();
+        if let [(off, data)] = runs {
+            if let Some(r) = self.put_one_rail(&mut st, *off, data) {
+                return r;
+            }
+        }
         self.check_rails(&mut st)?;
         for &(off, data) in runs {
             let k = if st.stripes(data.len()) {
@@ -479,6 +500,64 @@ impl NetImport {
             self.net.transmit();
         }
         Ok(())
+    }
+
+    /// [`NetImport::put_runs`] of one run on an import with one rail, live: the rail's
+    /// endpoint and engine are locked once, the engine's state is looked at, the write
+    /// (and in implicit mode its flush) queued and the datagram sent from there
+    /// ([`myrix_mx::Endpoint::send_with`], [`super::agent::Core::next_datagram`]), where
+    /// the general path locks the engine four times and sends through the endpoint's
+    /// loop over its protocols. With one rail the rules have no order to keep, no
+    /// stripe and nothing to replay. `None` when this does not apply or the engine
+    /// refused the write (nothing was queued: the general path does it again and
+    /// handles the error as it does).
+    fn put_one_rail(&self, st: &mut State, off: u64, data: &[u8]) -> Option<Result<(), RsmError>> {
+        if st.len() != 1 || !st.is_live(0) || data.len() > PUT_PIECE {
+            return None;
+        }
+        let (rail, imp) = (st.rail(0), st.import(0));
+        let r = &self.net.rails[rail];
+        let implicit = self.implicit.load(Ordering::Relaxed);
+        // Lock order: the endpoint, then the core.
+        let mut ep = lock(&r.ep);
+        let mut c = lock(&r.core);
+        // What `check_rails` looks at (a failed import takes the general path).
+        if c.engine.import_len(imp).is_err() || c.engine.put(imp, off, data).is_err() {
+            return None;
+        }
+        // Connected (just looked at): the flush is queued behind the write.
+        let flush = if implicit {
+            c.engine.flush(imp).ok()
+        } else {
+            None
+        };
+        let sent = ep.send_with(|now, buf| c.next_datagram(now, buf));
+        let more = c.more_to_send();
+        drop(c);
+        if more || !matches!(sent, Ok(true)) {
+            // A large write's later frames, a frame for another peer, a stalled
+            // transport: the endpoint's general loop.
+            let _ = ep.transmit();
+        }
+        drop(ep);
+        r.bytes_put.fetch_add(data.len() as u64, Ordering::Relaxed);
+        let full = st.queued(0, off, data, false);
+        if !implicit {
+            return Some(if full {
+                self.flush(st, |j| j == 0)
+            } else {
+                Ok(())
+            });
+        }
+        let (mut want, mut flushes) = take_lists(st);
+        match flush {
+            Some(f) => flushes.push((0, f)),
+            None => want.push(0),
+        }
+        let res = self.flush_rails(st, &mut want, &mut flushes);
+        st.want = want;
+        st.flushes = flushes;
+        Some(res.map(|()| st.implicit_done()))
     }
 
     fn get_bytes(&self, offset: usize, out: &mut [u8]) -> Result<(), RsmError> {
@@ -537,6 +616,15 @@ impl NetImport {
         let p = st.primary()?;
         self.queue(&mut st, p, off, data, false)
     }
+}
+
+/// The import's reused flush lists, taken from it and emptied (see [`NetImport::flush`]).
+fn take_lists(st: &mut State) -> (Vec<usize>, Vec<(usize, FlushId)>) {
+    let mut want = std::mem::take(&mut st.want);
+    let mut flushes = std::mem::take(&mut st.flushes);
+    want.clear();
+    flushes.clear();
+    (want, flushes)
 }
 
 /// The controller's clock for the rail rules: nanoseconds since its epoch.

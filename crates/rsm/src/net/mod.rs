@@ -293,7 +293,7 @@ impl Net {
                 engine.add_node(*a, *n);
             }
             let core = Arc::new(Mutex::new(Core::new(engine, r)));
-            ep.attach(Box::new(RsmProtocol::new(core.clone(), mtu)))
+            ep.attach(Box::new(RsmProtocol::new(core.clone())))
                 .map_err(|e| bad(format!("cannot attach RSM: {e}")))?;
             fds.push(ep.wait_fd());
             let wait_fd = ep.wait_fd();
