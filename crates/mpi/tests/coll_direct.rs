@@ -5,6 +5,35 @@
 //! serial reference; a bad table at the root refused without hanging its peers.
 
 use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, SameProcess, ShmColl};
+use myrix_mpi::coll::ReduceOp;
+
+fn u32s(b: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    b.chunks_exact(4)
+        .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+}
+
+/// inout = input + inout, elementwise (u32, wrapping).
+fn add(input: &[u8], inout: &mut [u8]) {
+    let v: Vec<u32> = u32s(input)
+        .zip(u32s(inout))
+        .map(|(a, b)| a.wrapping_add(b))
+        .collect();
+    for (w, x) in inout.chunks_exact_mut(4).zip(v) {
+        w.copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// inout = input ∘ inout for affine maps x ↦ a·x + b (pairs of u32): not commutative.
+fn compose(input: &[u8], inout: &mut [u8]) {
+    for (f, g) in input.chunks_exact(8).zip(inout.chunks_exact_mut(8)) {
+        let f: Vec<u32> = u32s(f).collect();
+        let h: Vec<u32> = u32s(g).collect();
+        let a = f[0].wrapping_mul(h[0]);
+        let b = f[0].wrapping_mul(h[1]).wrapping_add(f[1]);
+        g[..4].copy_from_slice(&a.to_le_bytes());
+        g[4..].copy_from_slice(&b.to_le_bytes());
+    }
+}
 
 type Blk<'a> = &'a dyn Fn(usize) -> (usize, usize);
 
@@ -98,6 +127,27 @@ fn round(c: &mut ShmColl, seed: u64) {
         let mut out = vec![0u8; b * n];
         c.alltoall(&send, &mut out).unwrap();
         assert_eq!(out, want, "alltoall n={n} b={b}");
+
+        // Reduce: d0 op (d1 op (… op d(n-1))), commutative and not.
+        for (f, elem, commutative) in [(add as fn(&[u8], &mut [u8]), 4, true), (compose, 8, false)]
+        {
+            let l = len(&mut g) / elem * elem;
+            let ins: Vec<Vec<u8>> = (0..n).map(|r| input(seed, k + 50, r, l)).collect();
+            let mut want = ins[n - 1].clone();
+            for q in (0..n - 1).rev() {
+                f(&ins[q], &mut want);
+            }
+            let mut ff = f;
+            let mut op = ReduceOp {
+                op: &mut ff,
+                commutative,
+            };
+            let mut out = vec![0u8; if me == root { l } else { 0 }];
+            c.reduce(root, &ins[me], &mut out, elem, &mut op).unwrap();
+            if me == root {
+                assert!(out == want, "reduce n={n} root={root} len={l} elem={elem}");
+            }
+        }
 
         // The v-forms: counts known alike (as the heads make them), a quarter 0.
         let counts: Vec<usize> = (0..n)

@@ -98,7 +98,7 @@ impl ShmColl {
 
     /// Step two: posts `s + 1` with this rank's status; with `wait`, waits for every
     /// rank's and fails when any copy failed.
-    fn done(&mut self, s: u64, ok: bool, wait: bool) -> Result<(), CollError> {
+    pub(super) fn done(&mut self, s: u64, ok: bool, wait: bool) -> Result<(), CollError> {
         let d = s + 1;
         self.seq = d;
         self.claim(d, Area::Line);
@@ -129,11 +129,11 @@ impl ShmColl {
         Err(e)
     }
 
-    fn peer_read(&self, q: usize, from: usize, to: &mut [u8]) -> bool {
+    pub(super) fn peer_read(&self, q: usize, from: usize, to: &mut [u8]) -> bool {
         to.is_empty() || self.peer.as_ref().is_some_and(|p| p.read(q, from, to))
     }
 
-    fn peer_write(&self, q: usize, to: usize, from: &[u8]) -> bool {
+    pub(super) fn peer_write(&self, q: usize, to: usize, from: &[u8]) -> bool {
         from.is_empty() || self.peer.as_ref().is_some_and(|p| p.write(q, to, from))
     }
 

@@ -41,6 +41,7 @@
 //! reduces its part of the chunk and the others copy the result.
 
 mod direct;
+mod direct_reduce;
 pub mod heap;
 mod moves;
 mod reduce;
@@ -180,6 +181,8 @@ pub struct ShmColl {
     peer: Option<Box<dyn PeerMem>>,
     /// Smallest block that goes that way.
     direct_min: usize,
+    /// Scratch of the one-copy reduce, kept between calls.
+    scratch: Vec<u8>,
 }
 
 // SAFETY: the raw base pointer points into `mem`, which is Send; a ShmColl is used
@@ -211,6 +214,7 @@ impl ShmColl {
             idle: None,
             peer: None,
             direct_min: DIRECT_MIN,
+            scratch: Vec::new(),
         })
     }
 
