@@ -14,6 +14,8 @@
 mod a2a;
 #[path = "coll_args.rs"]
 pub mod args;
+#[path = "coll_big.rs"]
+mod big;
 #[path = "coll_fast.rs"]
 mod fast;
 #[path = "coll_shm.rs"]
@@ -669,6 +671,10 @@ unsafe fn allgather(
     comm: MPI_Comm,
 ) -> Result<(), c_int> {
     let c = comm_ref(comm, name)?;
+    // SAFETY: the C contract, forwarded.
+    if let Some(r) = unsafe { big::allgather_predefined(send, sc, st, recv, rc, rcounts, rt, &c) } {
+        return r;
+    }
     let (me, size) = (c.rank as usize, c.ranks.len());
     let rt = datatype::lookup(rt)?;
     let (el, by, displs) = match rcounts {

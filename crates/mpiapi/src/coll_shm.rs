@@ -21,6 +21,9 @@
 //! holds the last reference to its rank table), and at process exit otherwise (the
 //! shm controller's cleaner removes a dead exporter's files).
 
+#[path = "coll_cma.rs"]
+mod cma;
+
 use crate::abi::MPI_COMM_WORLD;
 use crate::coll_glue::pt2pt;
 use crate::comm::CommRef;
@@ -87,6 +90,9 @@ struct Config {
     hard_spin: Option<usize>,
     hard_spin_over: Option<usize>,
     split_min: Option<usize>,
+    /// `MYRIX_MPI_SHM_DIRECT`: the smallest block copied in one copy between the
+    /// ranks' memories (`coll_cma.rs`); None: off.
+    direct_min: Option<usize>,
     limits: Limits,
 }
 
@@ -149,6 +155,10 @@ fn config() -> &'static Config {
             hard_spin: env_size("MYRIX_MPI_SHM_SPIN"),
             hard_spin_over: env_size("MYRIX_MPI_SHM_SPIN_OVER"),
             split_min: env_size("MYRIX_MPI_SHM_SPLIT"),
+            direct_min: match std::env::var("MYRIX_MPI_SHM_DIRECT").as_deref() {
+                Ok("off") | Ok("never") => None,
+                _ => Some(env_size("MYRIX_MPI_SHM_DIRECT").unwrap_or(coll::shm::DIRECT_MIN)),
+            },
             limits: Limits { max },
         }
     })
@@ -402,9 +412,10 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         debug("ranks on other nodes");
         return None;
     }
-    // Rank 0: [ok, rsm node, segment id, slot, depth, split (u32::MAX: never)];
-    // rank 0's values win, so every rank agrees.
-    let mut card = [0u32; 6];
+    // Rank 0: [ok, rsm node, segment id, slot, depth, split (u32::MAX: never),
+    // one-copy blocks from (u32::MAX: never)]; rank 0's values win, so every rank
+    // agrees.
+    let mut card = [0u32; 7];
     let mut made: Result<Option<Segment>, String> = Ok(None);
     if me == 0 {
         // A job with more ranks than cores pays a few context switches per step:
@@ -424,6 +435,9 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
             if let (Some(id), Ok(ctl)) = (e.id(), Controller::get("shm")) {
                 let split = cfg.split_min.unwrap_or(coll::shm::SPLIT_MIN);
                 let split = u32::try_from(split).unwrap_or(u32::MAX);
+                let direct = cfg
+                    .direct_min
+                    .map_or(u32::MAX, |d| u32::try_from(d).unwrap_or(u32::MAX));
                 card = [
                     1,
                     ctl.local_node().0,
@@ -431,6 +445,7 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
                     g.slot as u32,
                     g.depth as u32,
                     split,
+                    direct,
                 ];
             }
         }
@@ -462,11 +477,21 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         Ok(_) => Err("rank 0 made no segment".into()),
         Err(e) => Err(e),
     };
-    let ok = [u8::from(shm.is_ok())];
-    let mut oks = vec![0u8; n];
+    // [ok, 0, 0, 0, pid, probe address] per rank.
+    let (pid, probe) = cma::card();
+    let mut ok = [0u8; 16];
+    ok[0] = u8::from(shm.is_ok());
+    ok[4..8].copy_from_slice(&pid.to_le_bytes());
+    ok[8..].copy_from_slice(&probe.to_le_bytes());
+    let mut oks = vec![0u8; 16 * n];
     coll::allgather(&mut p, &ok, &mut oks).ok()?;
     match shm {
-        Ok(s) if oks.iter().all(|&x| x == 1) => Some(s),
+        Ok(mut s) if oks.chunks_exact(16).all(|x| x[0] == 1) => {
+            if card[6] != u32::MAX {
+                one_copy(&mut p, &mut s, &oks, card[6] as usize, &debug)?;
+            }
+            Some(s)
+        }
         Ok(_) => {
             debug("another rank could not map the segment");
             None
@@ -476,6 +501,37 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
             None
         }
     }
+}
+
+/// Gives `s` the one-copy way for blocks of `min` bytes or more when every rank can
+/// read every other's memory (each probes each; an allgather of the verdicts, so
+/// alike everywhere). `cards`: every rank's [ok, pid, probe address] of 16 bytes.
+fn one_copy(
+    p: &mut crate::coll_glue::Glue,
+    s: &mut ShmColl,
+    cards: &[u8],
+    min: usize,
+    debug: &dyn Fn(&str),
+) -> Option<()> {
+    let n = cards.len() / 16;
+    let field = |q: usize, at: usize, len: usize| {
+        let mut w = [0u8; 8];
+        w[..len].copy_from_slice(&cards[16 * q + at..16 * q + at + len]);
+        u64::from_le_bytes(w)
+    };
+    let pids: Vec<u32> = (0..n).map(|q| field(q, 4, 4) as u32).collect();
+    let me = s.rank();
+    let can = (0..n)
+        .filter(|&q| q != me)
+        .all(|q| cma::probe(pids[q], field(q, 8, 8)));
+    let mut all = vec![0u8; n];
+    coll::allgather(p, &[u8::from(can)], &mut all).ok()?;
+    if all.iter().all(|&x| x == 1) {
+        s.set_peer(Box::new(cma::Cma { pids }), min);
+    } else {
+        debug("large blocks through the segment's slots: a rank cannot read another's memory (process_vm_readv)");
+    }
+    Some(())
 }
 
 fn export(g: &Geometry) -> Result<Segment, String> {

@@ -132,6 +132,23 @@ pub(super) fn gatherv(
     let m = movers().map(count).max().unwrap_or(0);
     let inline = m <= CARRY;
     let mut all = Vec::new();
+    if !inline && g.one_copy(m) {
+        // Large blocks: written straight into the root's buffer (`coll::shm`'s
+        // one-copy way); only the root's own block is left to copy here.
+        let mut root_side = root_side;
+        let side = root_side.as_mut().map(|(at, out)| (*at, &mut **out));
+        if let Err(e) = run(name, g.gatherv_direct(root, data, side)) {
+            return Some(Err(e));
+        }
+        let Some((at, out)) = root_side else {
+            return Some(Ok(()));
+        };
+        let (o, b) = at(root);
+        let k = b.min(data.len());
+        out[o..o + k].copy_from_slice(&data[..k]);
+        let bad = (0..n).any(|q| at(q).1 != count(q));
+        return Some(if bad { Err(MPI_ERR_TRUNCATE) } else { Ok(()) });
+    }
     if !inline {
         if !worth(m.checked_mul(n - 1), movers().map(count).sum()) {
             return None;
@@ -217,6 +234,18 @@ pub(super) fn scatterv(
     }
     if !fits(hs) {
         let m = (0..n).map(count).max().unwrap_or(0);
+        if g.one_copy(m) {
+            // Large blocks: each rank reads its own from the root's buffer.
+            let side = root_side.as_ref().map(|(at, data)| (*at, *data));
+            if let Err(e) = run(name, g.scatterv_direct(root, side, out)) {
+                return Some(Err(e));
+            }
+            return Some(if out.len() != mine {
+                Err(MPI_ERR_TRUNCATE)
+            } else {
+                Ok(())
+            });
+        }
         if !worth(m.checked_mul(n), (0..n).map(count).sum()) {
             return None;
         }
@@ -310,6 +339,23 @@ pub(super) fn alltoallv(
             m = m.max(mxq(q));
             moved += u32_at(hs, q * INLINE + 4);
         }
+    }
+    if g.one_copy(m) {
+        // Large blocks: each rank reads its block of every other's buffer straight
+        // into its own (`coll::shm`'s one-copy way), then copies its own block.
+        let mut long = false;
+        let r = g.alltoallv_direct(data, sat, out, rat).map(|l| long = l);
+        if let Err(e) = run(name, r) {
+            return Some(Err(e));
+        }
+        let ((o, b), (so, sb)) = (rat(me), sat(me));
+        let k = b.min(sb);
+        out[o..o + k].copy_from_slice(&data[so..so + k]);
+        return Some(if long || b > sb {
+            Err(MPI_ERR_TRUNCATE)
+        } else {
+            Ok(())
+        });
     }
     if !worth(m.checked_mul(n).and_then(|x| x.checked_mul(n)), moved) {
         return None;

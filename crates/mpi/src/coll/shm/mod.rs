@@ -40,11 +40,14 @@
 //! correct (MPI ops are associative). Large ones are split (`reduce.rs`): each rank
 //! reduces its part of the chunk and the others copy the result.
 
+mod direct;
+mod direct_reduce;
 pub mod heap;
 mod moves;
 mod reduce;
 
 use super::CollError;
+pub use direct::{Blocks, PeerMem, SameProcess, DIRECT_MIN};
 use myrix_rsm::spin::{self, SpinWait};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -174,6 +177,12 @@ pub struct ShmColl {
     /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
     /// move while this rank waits (nonblocking collectives a peer may be waiting for).
     idle: Option<fn()>,
+    /// Copies straight between ranks' memories for large blocks (`direct.rs`).
+    peer: Option<Box<dyn PeerMem>>,
+    /// Smallest block that goes that way.
+    direct_min: usize,
+    /// Scratch of the one-copy reduce, kept between calls.
+    scratch: Vec<u8>,
 }
 
 // SAFETY: the raw base pointer points into `mem`, which is Send; a ShmColl is used
@@ -203,6 +212,9 @@ impl ShmColl {
             hard_spin_over: HARD_SPIN_OVER,
             split_min: SPLIT_MIN,
             idle: None,
+            peer: None,
+            direct_min: DIRECT_MIN,
+            scratch: Vec::new(),
         })
     }
 
@@ -225,6 +237,13 @@ impl ShmColl {
     /// [`SPLIT_MIN`]; `usize::MAX`: never). Must be alike on every rank.
     pub fn set_split_min(&mut self, bytes: usize) {
         self.split_min = bytes;
+    }
+
+    /// Lets blocks of `min` bytes or more move in one copy through `peer`
+    /// (`direct.rs`). Both must be alike on every rank: set on all or none.
+    pub fn set_peer(&mut self, peer: Box<dyn PeerMem>, min: usize) {
+        self.peer = Some(peer);
+        self.direct_min = min;
     }
 
     pub fn rank(&self) -> usize {

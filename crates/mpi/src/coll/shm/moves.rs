@@ -12,6 +12,9 @@ impl ShmColl {
         if self.g.n == 1 {
             return Ok(());
         }
+        if self.one_copy(buf.len()) {
+            return self.bcast_direct(root, buf);
+        }
         let slot = self.g.slot;
         let mut off = 0;
         loop {
@@ -45,6 +48,9 @@ impl ShmColl {
         }
         if n == 1 || b == 0 {
             return Ok(());
+        }
+        if self.one_copy(b) {
+            return self.gather_direct(root, send, recv);
         }
         let mut off = 0;
         while off < b {
@@ -90,6 +96,9 @@ impl ShmColl {
         if n == 1 || b == 0 {
             return Ok(());
         }
+        if self.one_copy(b) {
+            return self.scatter_direct(root, send, recv);
+        }
         let (a, per, stride) = self.blocks(b);
         let mut off = 0;
         while off < b {
@@ -118,6 +127,9 @@ impl ShmColl {
         recv[me * b..(me + 1) * b].copy_from_slice(send);
         if n == 1 || b == 0 {
             return Ok(());
+        }
+        if self.one_copy(b) {
+            return self.allgatherv_direct(send, recv, &|q| (q * b, b));
         }
         let slot = self.g.slot;
         let mut off = 0;
@@ -154,6 +166,9 @@ impl ShmColl {
         let most = counts.iter().copied().max().unwrap_or(0);
         if n == 1 || most == 0 {
             return Ok(());
+        }
+        if self.one_copy(most) {
+            return self.allgatherv_direct(send, recv, &|q| (displs[q], counts[q]));
         }
         let slot = self.g.slot;
         let mut off = 0;
@@ -196,6 +211,9 @@ impl ShmColl {
         recv[me * b..(me + 1) * b].copy_from_slice(&send[me * b..(me + 1) * b]);
         if n == 1 || b == 0 {
             return Ok(());
+        }
+        if self.one_copy(b) {
+            return self.alltoall_direct(send, recv);
         }
         let (a, per, stride) = self.blocks(b);
         let mut off = 0;

@@ -28,6 +28,9 @@ impl ShmColl {
         if self.me == root {
             super::super::check_len("reduce", recv.len(), send.len())?;
         }
+        if elem > 0 && send.len() % elem == 0 && self.one_copy(send.len()) {
+            return self.reduce_direct(root, send, recv, elem, op);
+        }
         self.reduce_to(Some(root), send, recv, elem, op)
     }
 
