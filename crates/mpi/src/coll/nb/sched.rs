@@ -61,7 +61,13 @@ enum Step {
         len: usize,
     },
     Fence,
+    /// Runs until it returns true (work outside the engine that must move in every
+    /// progress call: a nonblocking collective queued on a shared segment).
+    Poll(Poll),
 }
+
+/// A [`Step::Poll`]'s function.
+pub type Poll = Box<dyn FnMut() -> bool + Send>;
 
 /// A started request of the schedule: its id and, for a receive, the length it
 /// must deliver.
@@ -282,6 +288,12 @@ impl<'r> Builder<'r> {
         self.copy(later, 0, acc, 0, len);
     }
 
+    /// A step that runs `f` in every progress call until it returns true (the
+    /// steps after it wait).
+    pub fn poll(&mut self, f: Poll) {
+        self.steps.push(Step::Poll(f));
+    }
+
     /// Every send and receive started so far completes before the next step.
     pub fn fence(&mut self) {
         if !matches!(self.steps.last(), None | Some(Step::Fence)) {
@@ -358,6 +370,14 @@ impl Schedule {
                 }
                 return (moved, None);
             }
+            if let Some(Step::Poll(f)) = self.steps.get_mut(self.pc) {
+                if !f() {
+                    return (moved, None);
+                }
+                self.pc += 1;
+                moved = true;
+                continue;
+            }
             let Some(step) = self.steps.get(self.pc) else {
                 if self.pending.is_empty() {
                     return (true, Some(self.status(eng.rank())));
@@ -370,6 +390,7 @@ impl Schedule {
                         return (moved, None);
                     }
                 }
+                Step::Poll(_) => {}
                 Step::Send { to, ptr, len } => {
                     // SAFETY: `ptr` is in bounds of a region valid until the schedule's
                     // request completes, which waits for this send (fences, errors).

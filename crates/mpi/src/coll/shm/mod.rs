@@ -42,6 +42,7 @@
 
 pub mod heap;
 mod moves;
+pub mod nb;
 mod reduce;
 
 use super::CollError;
@@ -174,6 +175,11 @@ pub struct ShmColl {
     /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
     /// move while this rank waits (nonblocking collectives a peer may be waiting for).
     idle: Option<fn()>,
+    /// Nonblocking operations started and not over, oldest first (`nb.rs`).
+    nb: std::collections::VecDeque<nb::NbOp>,
+    /// Nonblocking operations started / over (ids count from 0).
+    nb_started: u64,
+    nb_finished: u64,
 }
 
 // SAFETY: the raw base pointer points into `mem`, which is Send; a ShmColl is used
@@ -203,6 +209,9 @@ impl ShmColl {
             hard_spin_over: HARD_SPIN_OVER,
             split_min: SPLIT_MIN,
             idle: None,
+            nb: std::collections::VecDeque::new(),
+            nb_started: 0,
+            nb_finished: 0,
         })
     }
 
@@ -312,7 +321,12 @@ impl ShmColl {
         unsafe { std::slice::from_raw_parts_mut(self.area(self.me, s, a).add(off), len) }
     }
 
+    /// The next step of a blocking collective: nonblocking operations started
+    /// before it finish first (their steps come before).
     fn next(&mut self) -> u64 {
+        if !self.nb.is_empty() {
+            self.nb_drain();
+        }
         self.seq += 1;
         self.seq
     }
