@@ -12,8 +12,9 @@
 //! the staging buffers and unpacks at completion. The engine runs the schedule in
 //! every progress call, so any MPI call that waits keeps it moving.
 //!
-//! Communicators with a shared-memory collective segment use the same
-//! point-to-point schedules. Intercommunicators take their own schedules
+//! On communicators with a shared-memory collective segment, Ibarrier and the
+//! small Ibcast, Ireduce, Iallreduce, Iallgather, Ialltoall take the segment
+//! (`icoll_shm.rs`); the rest use the same point-to-point schedules. Intercommunicators take their own schedules
 //! (`icoll_inter.rs`, checked first in each call); the neighbourhood forms are in
 //! `icoll_nbr.rs`. Must never keep a C pointer past the request's completion, or
 //! panic on bad arguments.

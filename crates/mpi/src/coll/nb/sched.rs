@@ -1,5 +1,6 @@
 //! A collective schedule: a straight-line program of steps (start a send, start a
-//! receive, copy bytes, combine bytes with the reduction) separated by fences, and
+//! receive, copy bytes, combine bytes with the reduction, poll work outside the
+//! engine until it is done) separated by fences, and
 //! its execution by the point-to-point engine.
 //!
 //! A [`Builder`] records the steps against regions (the caller's memory, promised

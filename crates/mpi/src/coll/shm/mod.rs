@@ -39,6 +39,9 @@
 //! every rank, so every rank gets bit-identical results and non-commutative ops stay
 //! correct (MPI ops are associative). Large ones are split (`reduce.rs`): each rank
 //! reduces its part of the chunk and the others copy the result.
+//!
+//! Small nonblocking collectives take one step each in the same sequence
+//! ([`nb`]); a blocking collective first finishes those still open.
 
 pub mod heap;
 mod moves;

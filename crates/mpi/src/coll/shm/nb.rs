@@ -204,6 +204,11 @@ impl ShmColl {
     /// come after theirs), waiting as the blocking collectives do.
     pub fn nb_drain(&mut self) {
         let mut polls = 0u32;
+        let hard = if myrix_rsm::spin::job_oversubscribed() {
+            self.hard_spin_over
+        } else {
+            self.hard_spin
+        };
         let mut w = SpinWait::for_job();
         loop {
             self.nb_progress();
@@ -211,7 +216,7 @@ impl ShmColl {
                 return;
             }
             polls = polls.wrapping_add(1);
-            if polls < self.hard_spin {
+            if polls < hard {
                 std::hint::spin_loop();
                 continue;
             }
