@@ -9,11 +9,11 @@
 //! The start copies this rank's contribution into the operation, posts its step
 //! when no earlier operation of this rank is unfinished, and if nothing is left to
 //! read (a bcast root, a reduce's other ranks) returns a request already complete.
-//! Otherwise the request's test moves the segment's queue ([`NbReq`]); an operation
-//! that could not post at its start (an earlier one still waits for its data) also
-//! gets a driver in the point-to-point engine (a schedule with one poll step), so
-//! any call that makes progress — a blocking receive too — posts it: a peer may be
-//! waiting for that step.
+//! Otherwise the request is a driver in the point-to-point engine (a schedule with
+//! one poll step, [`NbReq`] at its completion): any call that makes progress — a
+//! blocking receive too — moves the segment's queue (a peer may be waiting for a
+//! step this rank could not post at the start), and a lost peer of the
+//! communicator fails it (MPI_Wait returns the error) instead of a hang.
 //!
 //! Outputs of non-contiguous layouts are staged and unpacked at completion. Must
 //! never block, nor keep a C pointer past the request's completion.
@@ -42,7 +42,8 @@ struct Stage {
     t: Datatype,
 }
 
-/// The request of an operation on the segment that was not over at its start.
+/// What the request of an operation not over at its start finishes: unpacks a
+/// staged output.
 struct NbReq {
     sh: Shm,
     id: u64,
@@ -53,8 +54,10 @@ struct NbReq {
 // request completes (the standard's rule); used under the runtime's lock only.
 unsafe impl Send for NbReq {}
 
-/// Polls of the segment in one test before it says "not yet" (a wait calls it
-/// again between rounds of the engine's progress).
+/// Polls of the segment in one progress call of the driver before it says "not
+/// yet": a peer a few hundred nanoseconds behind is the common case, and the
+/// engine's wait between progress calls may yield the core when the machine is
+/// loaded.
 const POLLS: u32 = 64;
 
 /// Moves `sh`'s queue; whether operation `id` is over.
@@ -164,10 +167,10 @@ unsafe fn start(
     request: *mut MPI_Request,
     name: &str,
 ) -> Result<(), c_int> {
-    let (id, done, posted) = {
+    let (id, done) = {
         let mut g = shm::lock(&sh);
         let id = g.nb_start(op).map_err(|e| coll_code(&e, name))?;
-        (id, g.nb_done(id), g.nb_posted(id))
+        (id, g.nb_done(id))
     };
     if done {
         if let Some(s) = stage {
@@ -177,22 +180,21 @@ unsafe fn start(
         // SAFETY: the caller's contract.
         return unsafe { launch_ready(request, name) };
     }
-    let driver = (!posted).then(|| {
-        let sh = sh.clone();
-        let mut b = Builder::new(&c.ranks, c.rank as usize, c.ctx + 1, 0);
-        b.poll(Box::new(move || poll(&sh, id, 1)));
-        b.build()
-    });
+    // The request is a driver in the engine (a schedule of one poll step): every
+    // progress call, a blocking receive's too, moves the segment's queue (a peer may
+    // wait for this rank's step), and a lost peer fails it instead of a hang.
+    let mut b = Builder::new(&c.ranks, c.rank as usize, c.ctx + 1, 0);
+    let poller = sh.clone();
+    b.poll(Box::new(move || poll(&poller, id, POLLS)));
+    let driver = b.build().map_err(|e| coll_code(&e, name))?;
     let hook = Box::new(NbReq { sh, id, stage });
     let h = runtime::with(name, |rt| {
         let p = p2p(rt)?;
-        if let Some(Ok(s)) = driver {
-            // Runs in every progress call until the step is posted and read; its
-            // request is nobody's.
-            let d = p.engine.start_schedule(s).map_err(|e| report(name, &e))?;
-            p.engine.free(d);
-        }
-        insert(p, None, None, NO_RANKS, Finish::Custom(hook), None)
+        let d = p
+            .engine
+            .start_schedule(driver)
+            .map_err(|e| report(name, &e))?;
+        insert(p, Some(d), None, NO_RANKS, Finish::Custom(hook), None)
     })?;
     // SAFETY: the caller's contract.
     unsafe { crate::ffi::put(request, h) }

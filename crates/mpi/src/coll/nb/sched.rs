@@ -63,8 +63,12 @@ enum Step {
     },
     Fence,
     /// Runs until it returns true (work outside the engine that must move in every
-    /// progress call: a nonblocking collective queued on a shared segment).
-    Poll(Poll),
+    /// progress call: a nonblocking collective on a shared segment); fails the
+    /// schedule when one of `peers` is lost (that work would wait for it forever).
+    Poll {
+        f: Poll,
+        peers: Box<[Rank]>,
+    },
 }
 
 /// A [`Step::Poll`]'s function.
@@ -290,9 +294,10 @@ impl<'r> Builder<'r> {
     }
 
     /// A step that runs `f` in every progress call until it returns true (the
-    /// steps after it wait).
+    /// steps after it wait), or until a rank of the communicator is lost.
     pub fn poll(&mut self, f: Poll) {
-        self.steps.push(Step::Poll(f));
+        let peers = self.ranks.iter().copied().collect();
+        self.steps.push(Step::Poll { f, peers });
     }
 
     /// Every send and receive started so far completes before the next step.
@@ -371,8 +376,14 @@ impl Schedule {
                 }
                 return (moved, None);
             }
-            if let Some(Step::Poll(f)) = self.steps.get_mut(self.pc) {
+            if let Some(Step::Poll { f, peers }) = self.steps.get_mut(self.pc) {
                 if !f() {
+                    if !eng.lost.is_empty() {
+                        if let Some(e) = peers.iter().find_map(|&r| eng.lost_error(Some(r))) {
+                            self.error = Some(e);
+                            continue;
+                        }
+                    }
                     return (moved, None);
                 }
                 self.pc += 1;
@@ -391,7 +402,7 @@ impl Schedule {
                         return (moved, None);
                     }
                 }
-                Step::Poll(_) => {}
+                Step::Poll { .. } => {}
                 Step::Send { to, ptr, len } => {
                     // SAFETY: `ptr` is in bounds of a region valid until the schedule's
                     // request completes, which waits for this send (fences, errors).
