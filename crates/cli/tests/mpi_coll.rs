@@ -327,3 +327,35 @@ fn nonblocking_neighbourhood_collectives() {
 fn nonblocking_collectives_on_intercommunicators() {
     every_rank_ok("icoll_inter", &[2, 3, 4, 5]);
 }
+
+/// A rank dying while the others wait for an MPI_Ibarrier through the shared
+/// segment (`die_in_coll.c ibarrier`): the survivors' MPI_Wait returns an error (the
+/// request's driver in the engine sees the lost peer) or the job is aborted, never
+/// a hang.
+#[test]
+fn a_rank_dying_in_a_nonblocking_collective_on_the_segment_ends_the_others() {
+    let exe = build("die_in_coll");
+    for (n, how) in [(2usize, "kill"), (3, "exit"), (3, "kill")] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()])
+            .arg(&exe)
+            .args(["ibarrier", how]);
+        let t = Instant::now();
+        let o = run(c, Duration::from_secs(40));
+        let took = t.elapsed();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        let what = format!("ibarrier {how} on {n} ranks, {took:?}: {}", show(&o));
+        // The victim's parent sleeps 20 s: a job that lasts that long hung.
+        assert!(took < Duration::from_secs(15), "hang: {what}");
+        assert!(!o.status.success(), "{what}");
+        assert!(!out.contains("saw no error"), "{what}");
+        let error = out.lines().any(|l| {
+            l.starts_with("survivor ") && l.split_whitespace().nth(3).is_some_and(|c| c != "0")
+        });
+        let aborted = err.contains("called MPI_Abort with code");
+        assert!(error || aborted, "neither an error nor an abort: {what}");
+    }
+}

@@ -256,6 +256,7 @@ impl Drop for Guard<'_> {
 
 /// A communicator's shared-memory collectives, to lock for one call: the world's
 /// without a reference count (the hot path), others shared with the registry.
+#[derive(Clone)]
 pub enum Shm {
     World(&'static ShmCell),
     Comm(Arc<ShmCell>),
@@ -555,6 +556,35 @@ fn import(node: NodeId, id: SegmentId) -> Result<Segment, String> {
         .map()
         .map_err(|e| format!("mapping segment {}: {e}", id.0))?;
     Ok(Segment::Imported(i, m))
+}
+
+/// `c`'s segment if a collective already set it up (never sets one up: the
+/// nonblocking collectives must not wait for the set-up's messages). Every rank
+/// makes the same collective calls, so the answer is alike on every rank.
+pub fn peek(c: &CommRef) -> Option<Shm> {
+    if config().force == Force::P2p {
+        return None;
+    }
+    if is_world(c) {
+        return WORLD.get().copied().flatten().map(Shm::World);
+    }
+    let r = reg();
+    let e = r
+        .iter()
+        .find(|e| e.ctx == c.ctx && Arc::ptr_eq(&e.ranks, &c.ranks))?;
+    e.shm.as_ref().map(|s| match s {
+        Shm::World(w) => Shm::World(w),
+        Shm::Comm(a) => Shm::Comm(a.clone()),
+    })
+}
+
+/// Locks a communicator's shared-memory state unless it is taken.
+pub fn try_lock(s: &Shm) -> Option<Guard<'_>> {
+    let cell: &ShmCell = match s {
+        Shm::World(w) => w,
+        Shm::Comm(a) => a,
+    };
+    (!cell.busy.swap(true, Ordering::Acquire)).then_some(Guard(cell))
 }
 
 /// Locks a communicator's shared-memory state for one collective.

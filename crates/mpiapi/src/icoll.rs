@@ -12,8 +12,9 @@
 //! the staging buffers and unpacks at completion. The engine runs the schedule in
 //! every progress call, so any MPI call that waits keeps it moving.
 //!
-//! Communicators with a shared-memory collective segment use the same
-//! point-to-point schedules. Intercommunicators take their own schedules
+//! On communicators with a shared-memory collective segment, Ibarrier and the
+//! small Ibcast, Ireduce, Iallreduce, Iallgather, Ialltoall take the segment
+//! (`icoll_shm.rs`); the rest use the same point-to-point schedules. Intercommunicators take their own schedules
 //! (`icoll_inter.rs`, checked first in each call); the neighbourhood forms are in
 //! `icoll_nbr.rs`. Must never keep a C pointer past the request's completion, or
 //! panic on bad arguments.
@@ -30,6 +31,7 @@ use myrix_mpi::coll::nb::build::{self, Block};
 use myrix_mpi::coll::nb::levels::{self as by_levels, Layout};
 use myrix_mpi::coll::nb::{self, Buf, Builder};
 use myrix_mpi::coll::CollError;
+use std::borrow::Cow;
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -44,6 +46,8 @@ pub(crate) mod inter;
 pub(crate) mod more;
 #[path = "icoll_nbr.rs"]
 pub(crate) mod nbr;
+#[path = "icoll_shm.rs"]
+pub(crate) mod shm_nb;
 
 /// One output staged in a packed buffer: `len` bytes at `off` of staging buffer
 /// `keep`, to unpack as `count` elements of `t` at `buf` at completion.
@@ -263,6 +267,36 @@ unsafe fn launch(
     unsafe { put(request, h) }
 }
 
+/// The ranks a request of the segment's nonblocking collectives keeps: none.
+pub(crate) const NO_RANKS: crate::p2p::Ranks = crate::p2p::Ranks::Static(&[]);
+
+/// The communicator of a collective that is not on an intercommunicator (those
+/// return `Ok(None)`): the predefined ones borrowed, with no table look-up.
+pub(crate) fn intra(comm: MPI_Comm, name: &str) -> Result<Option<Cow<'static, CommRef>>, c_int> {
+    if crate::comm::predefined_ref(comm).is_none() && inter::of(comm, name)?.is_some() {
+        return Ok(None);
+    }
+    comm_ref(comm, name).map(Some)
+}
+
+/// Stores a request already complete (a nonblocking collective over at its start)
+/// in `request`.
+///
+/// # Safety
+/// `request` is NULL or valid for an MPI_Request.
+pub(crate) unsafe fn launch_ready(request: *mut MPI_Request, name: &str) -> Result<(), c_int> {
+    if request.is_null() {
+        return Err(MPI_ERR_ARG);
+    }
+    // No ranks to keep (a collective's status names none): nothing to count.
+    let h = runtime::with(name, |rt| {
+        let st = Some(crate::p2p::CStatus::empty());
+        insert(p2p(rt)?, None, st, NO_RANKS, Finish::None, None)
+    })?;
+    // SAFETY: non-NULL; the caller's contract.
+    unsafe { put(request, h) }
+}
+
 /// The reduction a schedule runs: the op on packed whole elements.
 fn combine(red: &Reduction) -> nb::Combine {
     let (o, dt) = (red.op, red.dt);
@@ -279,12 +313,18 @@ fn coll_err(name: &str) -> impl Fn(CollError) -> c_int + '_ {
 /// # Safety
 /// The C contract for request.
 unsafe fn ibarrier(comm: MPI_Comm, request: *mut MPI_Request, name: &str) -> Result<(), c_int> {
-    if let Some(ic) = inter::of(comm, name)? {
+    let Some(c) = intra(comm, name)? else {
+        let ic = inter::of(comm, name)?.ok_or(MPI_ERR_COMM)?;
         // SAFETY: the caller's contract.
         return unsafe { inter::ibarrier(ic, request, name) };
-    }
-    let c = lookup(comm, name)?;
+    };
     let lay = levels(&c, comm, name);
+    if lay.is_none() {
+        // SAFETY: the caller's contract.
+        if let Some(r) = unsafe { shm_nb::ibarrier(&c, request, name) } {
+            return r;
+        }
+    }
     let mut b = builder(&c);
     match &lay {
         Some(l) => by_levels::barrier(&mut b, l),
@@ -315,13 +355,19 @@ unsafe fn ibcast(
     let name = "MPI_Ibcast";
     let t = datatype::lookup_committed(dt)?;
     let n = count(cnt)?;
-    if let Some(ic) = inter::of(comm, name)? {
+    let Some(c) = intra(comm, name)? else {
+        let ic = inter::of(comm, name)?.ok_or(MPI_ERR_COMM)?;
         // SAFETY: the caller's contract.
         return unsafe { inter::ibcast(ic, buf, n, &t, root, request, name) };
-    }
-    let c = lookup(comm, name)?;
+    };
     let root = check_root(root, &c)?;
     let lay = levels(&c, comm, name);
+    if lay.is_none() {
+        // SAFETY: the caller's contract.
+        if let Some(r) = unsafe { shm_nb::ibcast(&c, buf, n, &t, root, request, name) } {
+            return r;
+        }
+    }
     let mut b = builder(&c);
     let mut st = Staged::new();
     // SAFETY: the caller's contract for buf.
@@ -371,6 +417,34 @@ unsafe fn ireduce_like(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
+    // A predefined type and op on a predefined communicator: the segment's path
+    // with no table look-up (None: the general path below decides, errors too).
+    if let (Some(w), Some(b), Some(o)) = (
+        crate::comm::predefined_ref(comm),
+        datatype::predefined(dt),
+        op::builtin(opx),
+    ) {
+        let root = match kind {
+            RedKind::Reduce(r) => check_root(r, w).ok().map(Some),
+            RedKind::Allreduce => Some(None),
+            _ => None,
+        };
+        if let (Some(root), Ok(n), true) = (root, count(cnt), myrix_mpi::op::allowed(o, b)) {
+            let receives = root.is_none_or(|r| r == w.rank as usize);
+            let t = datatype::predefined_ref(dt).ok_or(MPI_ERR_TYPE)?;
+            let go = runtime::check(name).is_ok()
+                && (receives || !in_place(send))
+                && levels(w, comm, name).is_none();
+            if go {
+                let comb = || shm_nb::NbCombine::Builtin(o, b);
+                // SAFETY: the caller's contract.
+                let r = unsafe { shm_nb::ireduce(w, send, recv, n, t, comb, root, request, name) };
+                if let Some(r) = r {
+                    return r;
+                }
+            }
+        }
+    }
     let red = reduction(opx, dt)?;
     let n = count(cnt)?;
     if let Some(ic) = inter::of(comm, name)? {
@@ -399,6 +473,18 @@ unsafe fn ireduce_like(
         RedKind::Reduce(_) | RedKind::Allreduce if red.commutative => levels(&c, comm, name),
         _ => None,
     };
+    if lay.is_none() && matches!(kind, RedKind::Reduce(_) | RedKind::Allreduce) {
+        // SAFETY: the caller's contract.
+        let comb = || match (datatype::predefined(red.dt), red.op) {
+            (Some(b), op::OpRef::Builtin(o)) => shm_nb::NbCombine::Builtin(o, b),
+            _ => shm_nb::NbCombine::Boxed(combine(&red)),
+        };
+        // SAFETY: the caller's contract.
+        let r = unsafe { shm_nb::ireduce(&c, send, recv, n, &red.t, comb, root, request, name) };
+        if let Some(r) = r {
+            return r;
+        }
+    }
     let mut b = builder(&c);
     b.set_combine(combine(&red));
     let mut st = Staged::new();

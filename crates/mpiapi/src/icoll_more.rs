@@ -254,17 +254,43 @@ unsafe fn iallgather(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
-    if let Some(ic) = inter::of(comm, name)? {
+    let Some(c) = super::intra(comm, name)? else {
+        let ic = inter::of(comm, name)?.ok_or(MPI_ERR_COMM)?;
         let (s, r) = (
             (send, Side::Same(sc, st_)),
             (recv, Side::Blocks(rc, rcounts, rt)),
         );
         // SAFETY: the caller's contract.
         return unsafe { inter::iexchange(ic, s, r, request, name) };
-    }
-    let c = lookup(comm, name)?;
+    };
     let (me, size) = (c.rank as usize, c.ranks.len());
     let lay = super::levels(&c, comm, name);
+    if lay.is_none() && rcounts.is_none() {
+        let stt = match in_place(send) {
+            true => None,
+            false => Some(datatype::lookup_committed(st_)?),
+        };
+        let rtt = datatype::lookup_committed(rt)?;
+        let (sn, rn) = (count(sc)?, count(rc)?);
+        // SAFETY: the caller's contract.
+        let r = unsafe {
+            super::shm_nb::iexchange(
+                &c,
+                false,
+                send,
+                sn,
+                stt.as_ref(),
+                recv,
+                rn,
+                &rtt,
+                request,
+                name,
+            )
+        };
+        if let Some(r) = r {
+            return r;
+        }
+    }
     let mut b = builder(&c);
     let mut st = Staged::new();
     let ip = in_place(send);
@@ -325,15 +351,15 @@ unsafe fn ialltoall(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Result<(), c_int> {
-    if let Some(ic) = inter::of(comm, name)? {
+    let Some(c) = super::intra(comm, name)? else {
+        let ic = inter::of(comm, name)?.ok_or(MPI_ERR_COMM)?;
         let (s, r) = (
             (send, Side::Blocks(sc, scd, st_)),
             (recv, Side::Blocks(rc, rcd, rt)),
         );
         // SAFETY: the caller's contract.
         return unsafe { inter::iexchange(ic, s, r, request, name) };
-    }
-    let c = lookup(comm, name)?;
+    };
     let size = c.ranks.len();
     let rt = datatype::lookup_committed(rt)?;
     // By levels: MPI_Ialltoall with blocks of at most MYRIX_MPI_HIER_ALLTOALL_MAX
@@ -347,6 +373,18 @@ unsafe fn ialltoall(
         }
         _ => None,
     };
+    if lay.is_none() && scd.is_none() && rcd.is_none() && !in_place(send) {
+        let stt = datatype::lookup_committed(st_)?;
+        let sn = count(sc)?.checked_mul(size).ok_or(MPI_ERR_COUNT)?;
+        let rn = count(rc)?;
+        // SAFETY: the caller's contract.
+        let r = unsafe {
+            super::shm_nb::iexchange(&c, true, send, sn, Some(&stt), recv, rn, &rt, request, name)
+        };
+        if let Some(r) = r {
+            return r;
+        }
+    }
     let mut b = builder(&c);
     let mut st = Staged::new();
     // SAFETY: the caller's contract for the arrays and buffers.

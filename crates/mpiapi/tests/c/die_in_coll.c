@@ -1,5 +1,6 @@
 /* A rank dies inside a collective; the others, with MPI_ERRORS_RETURN, must get an
- * error back (never hang). Usage: die_in_coll allreduce|bcast exit|kill.
+ * error back (never hang). Usage: die_in_coll allreduce|bcast|ibarrier exit|kill
+ * (ibarrier: MPI_Ibarrier and MPI_Wait, through the shared segment on one node).
  *
  * The last rank forks before MPI_Init: the child is the MPI process and dies inside
  * the collective (_exit(0) or SIGKILL, from a user reduction op or a timer signal);
@@ -47,10 +48,11 @@ static double now(void) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: die_in_coll allreduce|bcast exit|kill\n");
+        fprintf(stderr, "usage: die_in_coll allreduce|bcast|ibarrier exit|kill\n");
         return 2;
     }
     int bcast = strcmp(argv[1], "bcast") == 0;
+    int ibarrier = strcmp(argv[1], "ibarrier") == 0;
     use_kill = strcmp(argv[2], "kill") == 0;
     const char *r = getenv("PMI_RANK"), *s = getenv("PMI_SIZE");
     int victim = r && s && atoi(r) == atoi(s) - 1;
@@ -75,7 +77,7 @@ int main(int argc, char **argv) {
     long *buf = calloc(N, sizeof(long)), *out = calloc(N, sizeof(long));
     MPI_Barrier(MPI_COMM_WORLD);
     if (victim) {
-        if (bcast) {
+        if (bcast || ibarrier) {
             signal(SIGALRM, on_alarm);
             struct itimerval it = {{0, 0}, {0, 30000}};
             setitimer(ITIMER_REAL, &it, NULL);
@@ -86,7 +88,12 @@ int main(int argc, char **argv) {
     double t0 = now();
     int rc = MPI_SUCCESS;
     for (long i = 0; now() - t0 < 10; i++) {
-        if (bcast)
+        if (ibarrier) {
+            MPI_Request req;
+            rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else if (bcast)
             rc = MPI_Bcast(buf, N, MPI_LONG, 0, MPI_COMM_WORLD);
         else
             rc = MPI_Allreduce(buf, out, 1 + (int)(i % 4096), MPI_LONG, op, MPI_COMM_WORLD);

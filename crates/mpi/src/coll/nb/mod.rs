@@ -34,7 +34,7 @@ pub mod build;
 pub mod levels;
 pub mod sched;
 
-pub use sched::{Buf, Builder, Combine, Schedule};
+pub use sched::{Buf, Builder, Combine, Poll, Schedule};
 
 /// The first tag of the nonblocking collectives (above every blocking tag).
 pub const TAG_BASE: i32 = 1 << 30;

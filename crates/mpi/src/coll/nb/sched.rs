@@ -1,5 +1,6 @@
 //! A collective schedule: a straight-line program of steps (start a send, start a
-//! receive, copy bytes, combine bytes with the reduction) separated by fences, and
+//! receive, copy bytes, combine bytes with the reduction, poll work outside the
+//! engine until it is done) separated by fences, and
 //! its execution by the point-to-point engine.
 //!
 //! A [`Builder`] records the steps against regions (the caller's memory, promised
@@ -61,7 +62,17 @@ enum Step {
         len: usize,
     },
     Fence,
+    /// Runs until it returns true (work outside the engine that must move in every
+    /// progress call: a nonblocking collective on a shared segment); fails the
+    /// schedule when one of `peers` is lost (that work would wait for it forever).
+    Poll {
+        f: Poll,
+        peers: Box<[Rank]>,
+    },
 }
+
+/// A [`Step::Poll`]'s function.
+pub type Poll = Box<dyn FnMut() -> bool + Send>;
 
 /// A started request of the schedule: its id and, for a receive, the length it
 /// must deliver.
@@ -282,6 +293,13 @@ impl<'r> Builder<'r> {
         self.copy(later, 0, acc, 0, len);
     }
 
+    /// A step that runs `f` in every progress call until it returns true (the
+    /// steps after it wait), or until a rank of the communicator is lost.
+    pub fn poll(&mut self, f: Poll) {
+        let peers = self.ranks.iter().copied().collect();
+        self.steps.push(Step::Poll { f, peers });
+    }
+
     /// Every send and receive started so far completes before the next step.
     pub fn fence(&mut self) {
         if !matches!(self.steps.last(), None | Some(Step::Fence)) {
@@ -358,6 +376,20 @@ impl Schedule {
                 }
                 return (moved, None);
             }
+            if let Some(Step::Poll { f, peers }) = self.steps.get_mut(self.pc) {
+                if !f() {
+                    if !eng.lost.is_empty() {
+                        if let Some(e) = peers.iter().find_map(|&r| eng.lost_error(Some(r))) {
+                            self.error = Some(e);
+                            continue;
+                        }
+                    }
+                    return (moved, None);
+                }
+                self.pc += 1;
+                moved = true;
+                continue;
+            }
             let Some(step) = self.steps.get(self.pc) else {
                 if self.pending.is_empty() {
                     return (true, Some(self.status(eng.rank())));
@@ -370,6 +402,7 @@ impl Schedule {
                         return (moved, None);
                     }
                 }
+                Step::Poll { .. } => {}
                 Step::Send { to, ptr, len } => {
                     // SAFETY: `ptr` is in bounds of a region valid until the schedule's
                     // request completes, which waits for this send (fences, errors).

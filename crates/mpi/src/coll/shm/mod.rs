@@ -39,11 +39,15 @@
 //! every rank, so every rank gets bit-identical results and non-commutative ops stay
 //! correct (MPI ops are associative). Large ones are split (`reduce.rs`): each rank
 //! reduces its part of the chunk and the others copy the result.
+//!
+//! Small nonblocking collectives take one step each in the same sequence
+//! ([`nb`]); a blocking collective first finishes those still open.
 
 mod direct;
 mod direct_reduce;
 pub mod heap;
 mod moves;
+pub mod nb;
 mod reduce;
 
 use super::CollError;
@@ -183,6 +187,11 @@ pub struct ShmColl {
     direct_min: usize,
     /// Scratch of the one-copy reduce, kept between calls.
     scratch: Vec<u8>,
+    /// Nonblocking operations started and not over, oldest first (`nb.rs`).
+    nb: std::collections::VecDeque<nb::NbOp>,
+    /// Nonblocking operations started / over (ids count from 0).
+    nb_started: u64,
+    nb_finished: u64,
 }
 
 // SAFETY: the raw base pointer points into `mem`, which is Send; a ShmColl is used
@@ -215,6 +224,9 @@ impl ShmColl {
             peer: None,
             direct_min: DIRECT_MIN,
             scratch: Vec::new(),
+            nb: std::collections::VecDeque::new(),
+            nb_started: 0,
+            nb_finished: 0,
         })
     }
 
@@ -331,7 +343,12 @@ impl ShmColl {
         unsafe { std::slice::from_raw_parts_mut(self.area(self.me, s, a).add(off), len) }
     }
 
+    /// The next step of a blocking collective: nonblocking operations started
+    /// before it finish first (their steps come before).
     fn next(&mut self) -> u64 {
+        if !self.nb.is_empty() {
+            self.nb_drain();
+        }
         self.seq += 1;
         self.seq
     }

@@ -1,0 +1,361 @@
+//! Nonblocking collectives through the segment (MPI_Ibarrier, Ibcast, Ireduce,
+//! Iallreduce, Iallgather, Ialltoall of data that fits a line): one step each, in
+//! the same step sequence as the blocking collectives, so every rank numbers it
+//! alike.
+//!
+//! An operation is started with [`ShmColl::nb_start`]: it takes the next step
+//! number and, when no earlier operation of this rank is still unfinished, writes
+//! its contribution (from its own copy, taken at the start), posts the step and,
+//! if it has nothing to read (a bcast root, a reduce's other ranks), is over at
+//! once. Otherwise it waits in a queue; [`ShmColl::nb_progress`] (from the request's
+//! test, from a driver the caller files with the point-to-point engine, and before
+//! every blocking collective through [`ShmColl::nb_drain`]) moves the queue in
+//! order. The protocol's rule stays whole: a rank posts step `s` only after it read
+//! step `s - 1`, because an operation posts only once every earlier one is over.
+//! Operations finish in the order they started; their ids count up from 0.
+//!
+//! What this file must never do: block outside [`ShmColl::nb_drain`], write a
+//! line before its claim holds, or touch the caller's input after the start (its
+//! bytes are copied into the operation).
+
+use super::{Area, ShmColl, INLINE};
+use crate::coll::CollError;
+use crate::datatype::Basic;
+use crate::op::BuiltinOp;
+use myrix_rsm::spin::SpinWait;
+use std::sync::atomic::Ordering;
+
+/// A reduction on packed whole elements: `inout = input op inout`.
+pub type CombineFn = Box<dyn FnMut(&[u8], &mut [u8]) + Send>;
+
+/// A reduction a queued operation can run later.
+pub enum NbCombine {
+    /// A predefined op on a predefined type.
+    Builtin(BuiltinOp, Basic),
+    /// Anything else: `inout = input op inout` on packed whole elements.
+    Boxed(CombineFn),
+}
+
+impl NbCombine {
+    fn apply(&mut self, input: &[u8], inout: &mut [u8]) {
+        match self {
+            // The op and type were checked together at the start.
+            NbCombine::Builtin(o, b) => {
+                let _ = crate::op::reduce(*o, *b, input, inout);
+            }
+            NbCombine::Boxed(f) => f(input, inout),
+        }
+    }
+}
+
+/// What a nonblocking operation does.
+pub enum NbKind {
+    Barrier,
+    /// The root writes `len` bytes; the others read them.
+    Bcast {
+        root: usize,
+    },
+    /// Every rank writes `len` bytes; `root` (every rank when None) combines them
+    /// in rank order.
+    Reduce {
+        root: Option<usize>,
+        combine: NbCombine,
+    },
+    /// Every rank writes a block of `len` bytes; every rank reads all of them.
+    Allgather,
+    /// Every rank writes `n` blocks of `len / n` bytes; each reads its block of
+    /// everyone's.
+    Alltoall,
+}
+
+/// One nonblocking operation of this rank.
+pub struct NbOp {
+    kind: NbKind,
+    /// This rank's contribution (bcast root, reduce, allgather, alltoall).
+    data: [u8; INLINE],
+    len: usize,
+    /// Where the result goes (`out_len` bytes), valid until the operation is over
+    /// (the caller's contract, see [`NbOp::new`]).
+    out: *mut u8,
+    out_len: usize,
+    step: u64,
+    posted: bool,
+}
+
+// SAFETY: `out` is memory the caller promised to this operation until it is over;
+// the operation is used by one thread at a time (inside its ShmColl).
+unsafe impl Send for NbOp {}
+
+impl NbOp {
+    /// An operation of `kind` contributing `data` (at most [`INLINE`] bytes) and
+    /// writing its result, `out_len` bytes, at `out`.
+    ///
+    /// # Safety
+    /// `out` is valid for writing `out_len` bytes until the operation is over
+    /// ([`ShmColl::nb_done`]), and nothing else uses that memory meanwhile.
+    pub unsafe fn new(
+        kind: NbKind,
+        data: &[u8],
+        out: *mut u8,
+        out_len: usize,
+    ) -> Result<NbOp, CollError> {
+        if data.len() > INLINE {
+            return Err(CollError::Args(format!(
+                "{} bytes do not fit a line",
+                data.len()
+            )));
+        }
+        let mut d = [0u8; INLINE];
+        d[..data.len()].copy_from_slice(data);
+        Ok(NbOp {
+            kind,
+            data: d,
+            len: data.len(),
+            out,
+            out_len,
+            step: 0,
+            posted: false,
+        })
+    }
+}
+
+impl ShmColl {
+    /// Starts `op`; returns its id (see [`ShmColl::nb_done`]). Checks the lengths
+    /// against the communicator first (nothing starts on an error).
+    pub fn nb_start(&mut self, mut op: NbOp) -> Result<u64, CollError> {
+        let n = self.g.n;
+        let want_out = match &op.kind {
+            NbKind::Barrier => 0,
+            NbKind::Bcast { root } => {
+                self.check_root(*root)?;
+                if *root == self.me {
+                    0
+                } else {
+                    op.len
+                }
+            }
+            NbKind::Reduce { root, .. } => {
+                if let Some(r) = root {
+                    self.check_root(*r)?;
+                }
+                if root.is_none_or(|r| r == self.me) {
+                    op.len
+                } else {
+                    0
+                }
+            }
+            NbKind::Allgather => op.len * n,
+            NbKind::Alltoall => {
+                if op.len % n != 0 {
+                    return Err(CollError::Args("alltoall: uneven blocks".into()));
+                }
+                op.len
+            }
+        };
+        if op.out_len != want_out {
+            return Err(CollError::Args(format!(
+                "nonblocking: {} bytes of output for {want_out}",
+                op.out_len
+            )));
+        }
+        self.seq += 1;
+        op.step = self.seq;
+        let id = self.nb_started;
+        self.nb_started += 1;
+        if self.nb.is_empty() && self.nb_try(&mut op) {
+            self.nb_finished += 1;
+        } else {
+            self.nb.push_back(op);
+        }
+        Ok(id)
+    }
+
+    /// Whether operation `id` is over.
+    pub fn nb_done(&self, id: u64) -> bool {
+        id < self.nb_finished
+    }
+
+    /// Whether operation `id` has posted its step (peers no longer wait for this
+    /// rank to move it).
+    pub fn nb_posted(&self, id: u64) -> bool {
+        let queued = self.nb_started - self.nb_finished;
+        let first = self.nb_started - queued;
+        match id.checked_sub(first) {
+            None => true,
+            Some(i) => self.nb.get(i as usize).is_some_and(|o| o.posted),
+        }
+    }
+
+    /// Whether operations are unfinished.
+    pub fn nb_pending(&self) -> bool {
+        !self.nb.is_empty()
+    }
+
+    /// Moves the queue as far as it goes without waiting.
+    pub fn nb_progress(&mut self) {
+        while let Some(mut op) = self.nb.pop_front() {
+            if self.nb_try(&mut op) {
+                self.nb_finished += 1;
+            } else {
+                self.nb.push_front(op);
+                return;
+            }
+        }
+    }
+
+    /// Finishes every queued operation (before a blocking collective: its steps
+    /// come after theirs), waiting as the blocking collectives do.
+    pub fn nb_drain(&mut self) {
+        let mut polls = 0u32;
+        let hard = if myrix_rsm::spin::job_oversubscribed() {
+            self.hard_spin_over
+        } else {
+            self.hard_spin
+        };
+        let mut w = SpinWait::for_job();
+        loop {
+            self.nb_progress();
+            if self.nb.is_empty() {
+                return;
+            }
+            polls = polls.wrapping_add(1);
+            if polls < hard {
+                std::hint::spin_loop();
+                continue;
+            }
+            w.spin();
+            if let Some(idle) = self.idle {
+                if w.yields() || polls % 64 == 0 {
+                    idle();
+                }
+            }
+        }
+    }
+
+    /// Whether rank `q` has posted step `s` (no wait).
+    fn has_posted(&self, q: usize, s: u64) -> bool {
+        self.stamp(q, s).load(Ordering::Acquire) >= s
+    }
+
+    /// Whether every other rank has posted step `s`.
+    fn all_posted(&mut self, s: u64) -> bool {
+        if self.all_at >= s {
+            return true;
+        }
+        let mut low = u64::MAX;
+        for q in 0..self.g.n {
+            if q != self.me {
+                let v = self.stamp(q, s).load(Ordering::Acquire);
+                if v < s {
+                    return false;
+                }
+                low = low.min(v);
+            }
+        }
+        self.all_at = self.all_at.max(low.min(s));
+        true
+    }
+
+    /// The claim of this rank's line for step `s`, without waiting.
+    fn try_claim_line(&mut self, s: u64) -> bool {
+        let need = s.saturating_sub(super::LINES as u64 - 1);
+        need == 0 || self.all_posted(need)
+    }
+
+    /// Runs `op` as far as it goes; true when it is over. Called only for the
+    /// oldest unfinished operation.
+    fn nb_try(&mut self, op: &mut NbOp) -> bool {
+        let s = op.step;
+        let me = self.me;
+        if !op.posted {
+            let writes = match &op.kind {
+                NbKind::Barrier => false,
+                NbKind::Bcast { root } => *root == me,
+                _ => true,
+            };
+            if writes {
+                if !self.try_claim_line(s) {
+                    return false;
+                }
+                self.write(s, Area::Line, 0, &op.data[..op.len]);
+            }
+            self.post(s);
+            op.posted = true;
+        }
+        let n = self.g.n;
+        let len = op.len;
+        match &mut op.kind {
+            NbKind::Barrier => self.all_posted(s),
+            NbKind::Bcast { root } => {
+                if *root == me {
+                    return true;
+                }
+                if !self.has_posted(*root, s) {
+                    return false;
+                }
+                // SAFETY: `out` holds `len` bytes (checked at the start).
+                let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
+                out.copy_from_slice(self.read(*root, s, Area::Line, 0, len));
+                true
+            }
+            NbKind::Reduce { root, combine } => {
+                if root.is_some_and(|r| r != me) {
+                    return true;
+                }
+                if !self.all_posted(s) {
+                    return false;
+                }
+                // SAFETY: as above.
+                let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
+                // d0 op (d1 op (… op d(n-1))), as the blocking reduction.
+                let last = n - 1;
+                if last == me {
+                    out.copy_from_slice(&op.data[..len]);
+                } else {
+                    out.copy_from_slice(self.read(last, s, Area::Line, 0, len));
+                }
+                for q in (0..last).rev() {
+                    let d = if q == me {
+                        &op.data[..len]
+                    } else {
+                        self.read(q, s, Area::Line, 0, len)
+                    };
+                    combine.apply(d, out);
+                }
+                true
+            }
+            NbKind::Allgather => {
+                if !self.all_posted(s) {
+                    return false;
+                }
+                // SAFETY: `out` holds n blocks of `len` bytes.
+                let out = unsafe { std::slice::from_raw_parts_mut(op.out, len * n) };
+                for (q, b) in out.chunks_exact_mut(len.max(1)).enumerate().take(n) {
+                    if q == me {
+                        b.copy_from_slice(&op.data[..len]);
+                    } else {
+                        b.copy_from_slice(self.read(q, s, Area::Line, 0, len));
+                    }
+                }
+                true
+            }
+            NbKind::Alltoall => {
+                if !self.all_posted(s) {
+                    return false;
+                }
+                let b = len / n;
+                // SAFETY: `out` holds n blocks of `b` bytes.
+                let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
+                for q in 0..n {
+                    let src = if q == me {
+                        &op.data[me * b..(me + 1) * b]
+                    } else {
+                        self.read(q, s, Area::Line, me * b, b)
+                    };
+                    out[q * b..(q + 1) * b].copy_from_slice(src);
+                }
+                true
+            }
+        }
+    }
+}
