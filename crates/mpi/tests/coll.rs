@@ -3,22 +3,10 @@
 //! reference computed from every rank's input; non-commutative reductions (2x2
 //! matrix products) checked for rank order.
 
-use myrix_mpi::coll::{self, testing::Threads, CollError, Pt2Pt, ReduceOp};
+mod common;
+use common::reference::{matmul, Rng};
 
-/// splitmix64: a small deterministic generator (same stream on every rank).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use myrix_mpi::coll::{self, testing::Threads, CollError, Pt2Pt, ReduceOp};
 
 /// `len` bytes of rank `r`'s input for call `call`.
 fn input(seed: u64, call: u64, r: usize, len: usize) -> Vec<u8> {
@@ -32,24 +20,6 @@ fn add(input: &[u8], inout: &mut [u8]) {
         let v = u32::from_le_bytes(i.try_into().unwrap())
             .wrapping_add(u32::from_le_bytes((&*o).try_into().unwrap()));
         o.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-/// 2x2 u32 matrices (16 bytes each, wrapping): inout = input × inout.
-fn matmul(input: &[u8], inout: &mut [u8]) {
-    for (a, b) in input.chunks_exact(16).zip(inout.chunks_exact_mut(16)) {
-        let m = |s: &[u8], k: usize| u32::from_le_bytes(s[4 * k..4 * k + 4].try_into().unwrap());
-        let (a0, a1, a2, a3) = (m(a, 0), m(a, 1), m(a, 2), m(a, 3));
-        let (b0, b1, b2, b3) = (m(b, 0), m(b, 1), m(b, 2), m(b, 3));
-        let c = [
-            a0.wrapping_mul(b0).wrapping_add(a1.wrapping_mul(b2)),
-            a0.wrapping_mul(b1).wrapping_add(a1.wrapping_mul(b3)),
-            a2.wrapping_mul(b0).wrapping_add(a3.wrapping_mul(b2)),
-            a2.wrapping_mul(b1).wrapping_add(a3.wrapping_mul(b3)),
-        ];
-        for (k, v) in c.iter().enumerate() {
-            b[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
-        }
     }
 }
 

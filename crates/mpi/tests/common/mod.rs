@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod reference;
+
 use myrix_mpi::p2p::loopnet::{LoopConfig, LoopFabric, LoopNet};
 use myrix_mpi::p2p::{Engine, ReqId, Status};
 
