@@ -1,5 +1,5 @@
 ! Point-to-point with `use mpi_f08`: MPI_Send/MPI_Recv in a ring with TYPE(MPI_Status)
-! fields (MPI_SOURCE, MPI_TAG, MPI_ERROR) and MPI_Get_count; MPI_ANY_SOURCE; a
+! fields (MPI_SOURCE, MPI_TAG) and MPI_Get_count; MPI_ANY_SOURCE; a
 ! non-contiguous row section sent and received by a blocking call (copied through a
 ! temporary); MPI_Isend/MPI_Irecv with a TYPE(MPI_Request) array completed by
 ! MPI_Waitall (statuses, then MPI_STATUSES_IGNORE) and MPI_Test (LOGICAL flag);
@@ -27,9 +27,10 @@ program f08_p2p
     call MPI_Recv(y, 1, MPI_INTEGER, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, st)
     call MPI_Send(x, 1, MPI_INTEGER, right, 7, MPI_COMM_WORLD)
   end if
-  if (y /= 100 + left .or. st%MPI_SOURCE /= left .or. st%MPI_TAG /= 7 &
-      .or. st%MPI_ERROR /= MPI_SUCCESS) then
-    print *, 'ring', y, st%MPI_SOURCE, st%MPI_TAG, st%MPI_ERROR
+  ! (MPI_ERROR is not set by a single-request call such as MPI_Recv: the standard
+  ! leaves it as it was, so it is not checked here.)
+  if (y /= 100 + left .or. st%MPI_SOURCE /= left .or. st%MPI_TAG /= 7) then
+    print *, 'ring', y, st%MPI_SOURCE, st%MPI_TAG
     call MPI_Abort(MPI_COMM_WORLD, 1)
   end if
   call MPI_Get_count(st, MPI_INTEGER, n)
