@@ -33,6 +33,15 @@ use myrix_mpi::coll::shm::INLINE;
 use myrix_mpi::datatype::Datatype;
 use std::os::raw::{c_int, c_void};
 
+/// The communicator's segment, unless a persistent collective is starting (its
+/// starts may come in any order; the segment's slots go in start order).
+fn segment(c: &CommRef) -> Option<Shm> {
+    if super::pinned() {
+        return None;
+    }
+    shm::peek(c)
+}
+
 /// A staged output: `buf` unpacked into `count` elements of `t` at `out` when the
 /// request completes.
 struct Stage {
@@ -209,7 +218,7 @@ pub(super) unsafe fn ibarrier(
     request: *mut MPI_Request,
     name: &str,
 ) -> Option<Result<(), c_int>> {
-    let sh = shm::peek(c)?;
+    let sh = segment(c)?;
     if request.is_null() {
         return Some(Err(MPI_ERR_ARG));
     }
@@ -236,7 +245,7 @@ pub(super) unsafe fn ibcast(
     if len > INLINE {
         return None;
     }
-    let sh = shm::peek(c)?;
+    let sh = segment(c)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -281,7 +290,7 @@ pub(super) unsafe fn ireduce(
     if len > INLINE {
         return None;
     }
-    let sh = shm::peek(c)?;
+    let sh = segment(c)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -341,7 +350,7 @@ pub(super) unsafe fn iexchange(
     if mine > INLINE || (alltoall && in_place(send)) {
         return None;
     }
-    let sh = shm::peek(c)?;
+    let sh = segment(c)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
