@@ -15,7 +15,7 @@
 # The launchers run in $NSP_A. The names are the sourcing script's own (its process id:
 # mxpa<pid>, mxpb<pid>; the veth ends are created as mxpxa<pid>/mxpxb<pid>), so two runs
 # at once, or CI's namespaces, never collide; NSP_A and NSP_B in the environment
-# override them.
+# override them. NSP_MTU=N sets the veth's MTU on both ends (default: the kernel's 1500).
 NSP_A=${NSP_A:-mxpa$$}
 NSP_B=${NSP_B:-mxpb$$}
 
@@ -37,6 +37,7 @@ netns_pair_up() { # workdir
     set -- $x
     ip -n "$1" link set "$2" name myrixv0 && ip -n "$1" addr add "$3/24" dev myrixv0 &&
       ip -n "$1" link set lo up && ip -n "$1" link set myrixv0 up || return 1
+    if [ -n "${NSP_MTU:-}" ]; then ip -n "$1" link set myrixv0 mtu "$NSP_MTU" || return 1; fi
   done
   {
     echo '#!/bin/bash'

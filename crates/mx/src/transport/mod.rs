@@ -21,6 +21,7 @@ pub mod loopback;
 pub mod omxshm;
 pub mod shm;
 pub mod udp;
+pub mod udp_mtu;
 
 /// What the receiver of a frame did with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,10 @@
 //! `udp:HOST:PORT` — one non-blocking UDP socket per endpoint, IPv4 or IPv6.
 //!
 //! Datagrams may be lost, duplicated or reordered: the engine's reliability handles it.
-//! The default frame size keeps a datagram inside a 1500-byte Ethernet MTU, so nothing
-//! depends on IP fragmentation (which turns one lost fragment into a lost frame).
+//! The frame size fills the MTU of the interface the socket is bound to (1500 bytes
+//! on loopback, a wildcard address, or an interface not found: `udp_mtu`), so nothing
+//! depends on IP fragmentation (which turns one lost fragment into a lost frame) on the
+//! local link.
 //!
 //! A run of full-size frames to one peer (a pipelined put, a pull reply) leaves in one
 //! system call where Linux offers segmentation offload (`UDP_SEGMENT`): the kernel cuts
@@ -99,9 +101,28 @@ impl Udp {
         sock.set_nonblocking(true)?;
         let sock: UdpSocket = sock.into();
         let local = sock.local_addr()?;
+        // The interface's MTU, not a fixed 1500-byte frame: frames per MiB are what a
+        // large put costs (`udp_mtu`).
         let mtu = mtu
-            .unwrap_or_else(|| default_mtu(&local))
+            .unwrap_or_else(|| super::udp_mtu::frame_size(&local, default_mtu(&local)))
             .clamp(128, 65_507);
+        if super::udp_mtu::needs_fragmenting(mtu, local.is_ipv4()) {
+            let (level, opt, dont) = if local.is_ipv4() {
+                (
+                    libc::IPPROTO_IP,
+                    libc::IP_MTU_DISCOVER,
+                    libc::IP_PMTUDISC_DONT,
+                )
+            } else {
+                (
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_MTU_DISCOVER,
+                    libc::IPV6_PMTUDISC_DONT,
+                )
+            };
+            // Best effort: refused, a frame too large for the path is lost and resent.
+            let _ = set_int(sock.as_raw_fd(), level, opt, dont);
+        }
         let offload = offload_wanted();
         let gro = offload
             && std::env::var("MYRIX_UDP_GRO").map_or(true, |v| v != "0")

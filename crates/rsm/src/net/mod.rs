@@ -288,6 +288,10 @@ impl Net {
             // Room for a bundle's head in the endpoint's datagram (`bundle.rs`).
             let mtu = ep.config().mtu - bundle::HEAD;
             cfg.mtu = mtu;
+            // At least 16 frames in flight: on a link of 64 KiB frames the 256 KiB
+            // window is 4 frames, the exporter acks every 4th (`ack_after`), and a
+            // large put went stop-and-wait (docs/mpi-net.md, "Session 25").
+            cfg.write_window = cfg.write_window.max(16 * mtu);
             let mut engine = Engine::new(cfg, node, session);
             for (n, a) in &addrs {
                 engine.add_node(*a, *n);
