@@ -90,17 +90,33 @@ loads=""
 for r in $(seq "$RUNS"); do
   loads="$loads $(cut -d' ' -f1 /proc/loadavg)"
   bare_eth >>"$W/eth.bare"
-  rsm eth | { read -r put pp; echo "$put" >>"$W/eth.put"; echo "$pp" >>"$W/eth.pp"; }
-  if [ -n "$BASE" ]; then
-    rsm eth "$BASE" | { read -r put pp; echo "$put" >>"$W/base_eth.put"; echo "$pp" >>"$W/base_eth.pp"; }
-  fi
+  # The two binaries take turns at going first, so neither always runs right after
+  # the bare program (or always second).
+  for who in $( ((r % 2)) && echo "new base" || echo "base new"); do
+    if [ "$who" = new ]; then
+      rsm eth | { read -r put pp; echo "$put" >>"$W/eth.put"; echo "$pp" >>"$W/eth.pp"; }
+    elif [ -n "$BASE" ]; then
+      rsm eth "$BASE" | { read -r put pp; echo "$put" >>"$W/base_eth.put"; echo "$pp" >>"$W/base_eth.pp"; }
+    fi
+  done
   bare_eth2 >>"$W/eth2.bare"
   bare_udp >>"$W/udp.bare"
-  rsm udp | { read -r put pp; echo "$put" >>"$W/udp.put"; echo "$pp" >>"$W/udp.pp"; }
-  if [ -n "$BASE" ]; then
-    rsm udp "$BASE" | { read -r put pp; echo "$put" >>"$W/base_udp.put"; echo "$pp" >>"$W/base_udp.pp"; }
-  fi
-  echo "# round $r of $RUNS done" >&2
+  for who in $( ((r % 2)) && echo "new base" || echo "base new"); do
+    if [ "$who" = new ]; then
+      rsm udp | { read -r put pp; echo "$put" >>"$W/udp.put"; echo "$pp" >>"$W/udp.pp"; }
+    elif [ -n "$BASE" ]; then
+      rsm udp "$BASE" | { read -r put pp; echo "$put" >>"$W/base_udp.put"; echo "$pp" >>"$W/base_udp.pp"; }
+    fi
+  done
+  # Each round's figures (the medians below hide the spread): bare, put, ping-pong.
+  {
+    printf '# round %s of %s: eth bare %s put %s pp %s' "$r" "$RUNS" \
+      "$(tail -1 "$W/eth.bare")" "$(tail -1 "$W/eth.put")" "$(tail -1 "$W/eth.pp")"
+    if [ -n "$BASE" ]; then
+      printf ' | base put %s pp %s' "$(tail -1 "$W/base_eth.put")" "$(tail -1 "$W/base_eth.pp")"
+    fi
+    echo
+  } >&2
 done
 echo "# 8 B between two namespaces (clean veth), medians of $RUNS interleaved rounds, us, ${N[*]}; load at each round:$loads, at the end $(cut -d' ' -f1 /proc/loadavg)"
 report() { # name bare_file put_file pp_file

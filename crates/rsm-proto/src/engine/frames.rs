@@ -118,15 +118,19 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             return false;
         };
         let kind = repr.body.kind();
-        let pi = match self.peer_of.get(from) {
-            Some(&p) => Some(p),
-            None if kind == Kind::Connect => self.peer_or_new(*from),
-            None => None,
+        let pi = match self.last_from {
+            Some((a, p)) if a == *from => Some(p),
+            _ => match self.peer_of.get(from) {
+                Some(&p) => Some(p),
+                None if kind == Kind::Connect => self.peer_or_new(*from),
+                None => None,
+            },
         };
         let Some(pi) = pi else {
             self.stats.frames_dropped += 1;
             return false;
         };
+        self.last_from = Some((*from, pi));
         if self.check_session(pi, repr.header.session) == SessionCheck::Drop {
             self.stats.frames_dropped += 1;
             return false;

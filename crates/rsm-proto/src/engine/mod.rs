@@ -86,6 +86,10 @@ pub struct Engine<A> {
     session: u32,
     peers: Vec<Peer<A>>,
     peer_of: FastMap<A, u32>,
+    /// The peer the last frame came from, and its index: frames come in runs from one
+    /// peer (a ping-pong, a bundle's frames, a stream), and each would otherwise cost a
+    /// lookup in `peer_of`. Always right: `peer_of` never loses or changes an entry.
+    last_from: Option<(A, u32)>,
     /// Nodes the driver vouches for by address ([`Engine::add_node`]).
     node_of: FastMap<A, NodeId>,
     imports: FastMap<u32, ImpConn>,
@@ -123,6 +127,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             session,
             peers: Vec::new(),
             peer_of: FastMap::default(),
+            last_from: None,
             node_of: FastMap::default(),
             imports: FastMap::default(),
             gets: FastMap::default(),

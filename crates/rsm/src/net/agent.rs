@@ -3,7 +3,9 @@
 //!
 //! * [`Core`] — the engine, the exporter's memory ([`Segments`]) and what the engine
 //!   told us (finished connects, gets and flushes by id; signals into mailboxes), behind
-//!   one lock.
+//!   one lock ([`CoreLock`]: whoever lets go of it leaves word of the engine's next
+//!   deadline and whether it has frames to send, which the endpoint's polls read
+//!   without taking the lock).
 //! * [`RsmProtocol`] — the `mx::protocol::Protocol` the endpoint calls for frames tagged
 //!   `0x52`: it locks the core, hands the frame and the memory to the engine, and sorts
 //!   the events.
@@ -15,8 +17,9 @@
 //! endpoint.
 
 use std::net::SocketAddr;
+use std::ops::{Deref, DerefMut};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -81,12 +84,22 @@ pub(crate) struct Core {
     spare: Vec<u8>,
     /// The engine's MTU ([`bundle::HEAD`] bytes below the endpoint's).
     mtu: usize,
-    /// The engine's next deadline (`u64::MAX`: none) as of the last call that held
-    /// the core: what [`Protocol::poll_timeout`] answers without taking the lock (the
-    /// endpoint asks it on every poll, just before `poll_transmit`, which takes the
-    /// lock and refreshes it). A deadline set by an import's call in between is seen
-    /// one poll later; the agent sleeps on the engine's own deadline.
-    deadline: Arc<AtomicU64>,
+    /// What the endpoint's polls read without the lock ([`CoreLock`]).
+    signals: Arc<Unlocked>,
+}
+
+/// What a holder of the core's lock leaves, as it lets go, for the endpoint's polls to
+/// read without taking it: an idle poll (an exporter spinning on its flag, a wait's
+/// polls) and a poll that took a frame in whose answer has already gone then do not
+/// lock the engine to hear that it has nothing to do.
+#[derive(Default)]
+struct Unlocked {
+    /// The engine's next deadline (`u64::MAX`: none): what
+    /// [`Protocol::poll_timeout`] answers.
+    deadline: AtomicU64,
+    /// Frames may be waiting ([`Core::more_to_send`]): [`Protocol::poll_transmit`]
+    /// takes the lock only then.
+    pending: AtomicBool,
 }
 
 impl Core {
@@ -96,7 +109,7 @@ impl Core {
             held: None,
             spare: vec![0; mtu],
             mtu,
-            deadline: Arc::new(AtomicU64::new(0)),
+            signals: Arc::default(),
             engine,
             mem: Segments::default(),
             connects: FastMap::default(),
@@ -114,9 +127,7 @@ impl Core {
     /// that fit ([`bundle`]), written into `buf` (the endpoint's send buffer).
     pub(crate) fn next_datagram(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
         self.last_now = now;
-        let r = self.bundle_next(now, buf);
-        self.note_deadline();
-        r
+        self.bundle_next(now, buf)
     }
 
     /// Whether frames are left to send after [`Core::next_datagram`] (one held back,
@@ -176,9 +187,13 @@ impl Core {
         Some((to.loc(), end))
     }
 
-    fn note_deadline(&self) {
+    /// Leaves word for the endpoint's polls ([`Unlocked`]); called as the lock goes.
+    fn note_unlocked(&self) {
         let t = self.engine.poll_timeout().unwrap_or(u64::MAX);
-        self.deadline.store(t, Ordering::Relaxed);
+        self.signals.deadline.store(t, Ordering::Relaxed);
+        self.signals
+            .pending
+            .store(self.more_to_send(), Ordering::Release);
     }
 
     /// Sorts the engine's events into the tables and mailboxes.
@@ -219,10 +234,88 @@ pub(crate) fn take_signal(net: &Net, m: &Mailbox) -> Option<NodeId> {
     Some(from)
 }
 
-/// Locks a mutex, taking the data of a poisoned one (a panic elsewhere must not make
-/// every later call panic).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// Locks a mutex (or the core), taking the data of a poisoned one (a panic elsewhere
+/// must not make every later call panic).
+pub(crate) fn lock<L: Lockable + ?Sized>(m: &L) -> L::Guard<'_> {
+    m.locked()
+}
+
+/// What [`lock`] locks: a mutex, or the core, whose guard does more as it lets go.
+pub(crate) trait Lockable {
+    type Guard<'a>
+    where
+        Self: 'a;
+    fn locked(&self) -> Self::Guard<'_>;
+}
+
+impl<T> Lockable for Mutex<T> {
+    type Guard<'a>
+        = MutexGuard<'a, T>
+    where
+        T: 'a;
+    fn locked(&self) -> MutexGuard<'_, T> {
+        self.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<L: Lockable + ?Sized> Lockable for Arc<L> {
+    type Guard<'a>
+        = L::Guard<'a>
+    where
+        L: 'a;
+    fn locked(&self) -> L::Guard<'_> {
+        (**self).locked()
+    }
+}
+
+/// The core behind its lock. Every holder, whatever it did (a put, a flush, a frame
+/// taken in, a timer), leaves the engine's deadline and whether frames wait as it lets
+/// go ([`CoreGuard`]'s drop), so what the endpoint's polls read without the lock is
+/// never older than the last release: a frame queued by any call is seen by the next
+/// poll, as when every poll took the lock.
+pub(crate) struct CoreLock {
+    core: Mutex<Core>,
+    signals: Arc<Unlocked>,
+}
+
+impl CoreLock {
+    pub(crate) fn new(core: Core) -> CoreLock {
+        let signals = core.signals.clone();
+        CoreLock {
+            core: Mutex::new(core),
+            signals,
+        }
+    }
+}
+
+impl Lockable for CoreLock {
+    type Guard<'a> = CoreGuard<'a>;
+    fn locked(&self) -> CoreGuard<'_> {
+        CoreGuard(self.core.locked())
+    }
+}
+
+/// The core, locked; see [`CoreLock`].
+pub(crate) struct CoreGuard<'a>(MutexGuard<'a, Core>);
+
+impl Deref for CoreGuard<'_> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.0
+    }
+}
+
+impl DerefMut for CoreGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.0
+    }
+}
+
+impl Drop for CoreGuard<'_> {
+    fn drop(&mut self) {
+        // Still under the lock: the mutex guard is dropped after this.
+        self.0.note_unlocked();
+    }
 }
 
 /// The engine as a protocol of the MX endpoint. Frames the engine has for one peer at
@@ -230,15 +323,12 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// frames are [`bundle::HEAD`] bytes shorter than the endpoint's (`Net::open` sets its
 /// MTU so).
 pub(crate) struct RsmProtocol {
-    pub(crate) core: Arc<Mutex<Core>>,
-    /// The core's cached deadline, read without its lock.
-    deadline: Arc<AtomicU64>,
+    pub(crate) core: Arc<CoreLock>,
 }
 
 impl RsmProtocol {
-    pub(crate) fn new(core: Arc<Mutex<Core>>) -> RsmProtocol {
-        let deadline = lock(&core).deadline.clone();
-        RsmProtocol { core, deadline }
+    pub(crate) fn new(core: Arc<CoreLock>) -> RsmProtocol {
+        RsmProtocol { core }
     }
 }
 
@@ -265,16 +355,20 @@ impl Protocol for RsmProtocol {
             c.engine.handle_frame(now, &addr, frame, &mut c.mem);
         }
         c.drain();
-        c.note_deadline();
         Verdict::Taken
     }
 
     fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
+        // The endpoint asks until it hears "none": after the last datagram, and on
+        // every idle poll, that is this load, not the lock.
+        if !self.core.signals.pending.load(Ordering::Acquire) {
+            return None;
+        }
         lock(&self.core).next_datagram(now, buf)
     }
 
     fn poll_timeout(&self) -> Option<u64> {
-        match self.deadline.load(Ordering::Relaxed) {
+        match self.core.signals.deadline.load(Ordering::Relaxed) {
             u64::MAX => None,
             t => Some(t),
         }
@@ -284,7 +378,6 @@ impl Protocol for RsmProtocol {
         let mut c = lock(&self.core);
         c.engine.handle_timeout(now);
         c.drain();
-        c.note_deadline();
     }
 }
 

@@ -108,19 +108,18 @@ impl ExportBackend for NetExport {
         }
         // Every rail's engine publishes it under the same id.
         let mut cores: Vec<_> = self.net.rails.iter().map(|r| lock(&r.core)).collect();
-        let try_all = |cores: &mut Vec<std::sync::MutexGuard<'_, super::agent::Core>>,
-                       id: SegmentId|
-         -> Result<(), RsmError> {
-            for k in 0..cores.len() {
-                if let Err(e) = cores[k].engine.publish(id, acl.clone(), self.net.who) {
-                    for c in cores.iter_mut().take(k) {
-                        let _ = c.engine.unpublish(id);
+        let try_all =
+            |cores: &mut Vec<super::agent::CoreGuard<'_>>, id: SegmentId| -> Result<(), RsmError> {
+                for k in 0..cores.len() {
+                    if let Err(e) = cores[k].engine.publish(id, acl.clone(), self.net.who) {
+                        for c in cores.iter_mut().take(k) {
+                            let _ = c.engine.unpublish(id);
+                        }
+                        return Err(e);
                     }
-                    return Err(e);
                 }
-            }
-            Ok(())
-        };
+                Ok(())
+            };
         let id = match id {
             Some(id) => {
                 try_all(&mut cores, id)?;

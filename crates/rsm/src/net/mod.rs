@@ -70,7 +70,7 @@ use myrix_rsm_proto::{Credentials, NodeId, Perm, RsmError, SegmentId};
 
 use crate::backend::{CtlrBackend, ExportBackend, ImportBackend};
 use crate::{ControllerAttr, ExportFlags};
-use agent::{lock, Addr, Core, RsmProtocol};
+use agent::{lock, Addr, Core, CoreLock, RsmProtocol};
 use node_table::{Board, NodeTable, NodeTableError};
 
 /// The largest segment a network controller exports: 4 GiB (a get is at most
@@ -100,7 +100,7 @@ const WAIT_BLOCK_MAX: Duration = Duration::from_millis(1);
 pub(crate) struct Rail {
     pub(crate) board: String,
     pub(crate) ep: Mutex<Endpoint>,
-    pub(crate) core: Arc<Mutex<Core>>,
+    pub(crate) core: Arc<CoreLock>,
     /// Where each node is on this rail (nodes with fewer boards are absent).
     addrs: FastMap<NodeId, Addr>,
     /// Put bytes this process queued on the rail.
@@ -296,7 +296,7 @@ impl Net {
             for (n, a) in &addrs {
                 engine.add_node(*a, *n);
             }
-            let core = Arc::new(Mutex::new(Core::new(engine, r)));
+            let core = Arc::new(CoreLock::new(Core::new(engine, r)));
             ep.attach(Box::new(RsmProtocol::new(core.clone())))
                 .map_err(|e| bad(format!("cannot attach RSM: {e}")))?;
             fds.push(ep.wait_fd());
