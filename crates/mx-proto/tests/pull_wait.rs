@@ -10,13 +10,13 @@ use myrix_mx_proto::testnet::NetConfig;
 use myrix_mx_proto::RecvBuf;
 use myrix_wire::codec::{omx, Omx};
 
-/// A slow link (2 ms one way) with some jitter, loss and duplication.
-fn slow_link(seed: u64) -> NetConfig {
+/// A slow link (2 ms one way) with some jitter (which reorders), loss and duplication.
+fn slow_link(loss: f64, duplicate: f64, seed: u64) -> NetConfig {
     NetConfig {
         latency_ns: 2_000_000,
         jitter_ns: 1_000_000,
-        loss: 0.01,
-        duplicate: 0.005,
+        loss,
+        duplicate,
         lossless: false,
         seed,
     }
@@ -27,16 +27,16 @@ fn slow_link(seed: u64) -> NetConfig {
 /// for the window far longer than the 40 ms request timeout while every block asked is
 /// answered. Each receive completes, every byte as sent. (Before the fix, a receive
 /// queued behind the others failed with `Unreachable` 40 ms after its RNDV came.)
-fn many_large_receives<C: Codec>(mtu: usize) {
+fn many_large_receives<C: Codec>(mtu: usize, net: NetConfig, request_timeout_ns: u64) {
     const N: u64 = 24;
     const LEN: usize = 1 << 20;
     let cfg = Config {
         mtu,
         resend_ns: 20_000_000,
-        request_timeout_ns: 40_000_000,
+        request_timeout_ns,
         ..Config::default()
     };
-    let (mut t, peers) = mesh_with::<C>(2, &cfg, slow_link(7));
+    let (mut t, peers) = mesh_with::<C>(2, &cfg, net);
     let mut recvs: Vec<(Request, u64)> = Vec::new();
     let mut sends = Vec::new();
     for i in 0..N {
@@ -84,7 +84,7 @@ fn many_large_receives<C: Codec>(mtu: usize) {
     // The premise: the whole took several request timeouts, so the last receives
     // waited longer than one for their first block.
     assert!(
-        t.now - start > 2 * cfg.request_timeout_ns,
+        request_timeout_ns > 40_000_000 || t.now - start > 2 * cfg.request_timeout_ns,
         "took {} ns only",
         t.now - start
     );
@@ -92,10 +92,54 @@ fn many_large_receives<C: Codec>(mtu: usize) {
 
 #[test]
 fn receives_waiting_for_the_pull_window_do_not_time_out() {
-    many_large_receives::<Mx>(9000);
+    many_large_receives::<Mx>(9000, slow_link(0.01, 0.005, 7), 40_000_000);
 }
 
 #[test]
 fn receives_waiting_for_the_pull_window_do_not_time_out_open_mx() {
-    many_large_receives::<Omx>(omx::MTU);
+    many_large_receives::<Omx>(omx::MTU, slow_link(0.01, 0.005, 7), 40_000_000);
+}
+
+/// The test above over many seeds of the namespace tests' impairment (2 % loss, 1 %
+/// duplication), both layouts, to give a failure rate rather than one outcome: the
+/// netns stream that flaked (docs/mx.md, "Under heavy load") is too slow to run
+/// hundreds of times, and its timing depends on the host's load, where the test
+/// network's does not. `MYRIX_PULL_SEEDS=N` (default 25) seeds per layout from
+/// `MYRIX_PULL_FIRST_SEED` (default 1); `MYRIX_PULL_TIMEOUT_MS` (default 40, the test
+/// above's: two resends) the request timeout. With 40 ms a frame lost twice in a row
+/// can end a request; with 400 ms (twenty resends; the netns runs have 500) any
+/// failure is a stall. Every failing seed is named before the test fails.
+#[test]
+#[ignore = "slow (about half a second per seed): MYRIX_PULL_SEEDS=N cargo test -p myrix-mx-proto --test pull_wait -- --ignored"]
+fn receives_waiting_for_the_pull_window_over_many_seeds() {
+    let seeds: u64 = std::env::var("MYRIX_PULL_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(25);
+    let first: u64 = std::env::var("MYRIX_PULL_FIRST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let timeout_ms: u64 = std::env::var("MYRIX_PULL_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let mut failed = Vec::new();
+    for seed in first..first + seeds {
+        for (layout, run) in [
+            (
+                "myrix",
+                many_large_receives::<Mx> as fn(usize, NetConfig, u64),
+            ),
+            ("open-mx", many_large_receives::<Omx>),
+        ] {
+            let mtu = if layout == "myrix" { 9000 } else { omx::MTU };
+            let net = slow_link(0.02, 0.01, seed);
+            if std::panic::catch_unwind(|| run(mtu, net, timeout_ms * 1_000_000)).is_err() {
+                failed.push((layout, seed));
+            }
+        }
+    }
+    eprintln!("{} runs, {} failed: {failed:?}", 2 * seeds, failed.len());
+    assert!(failed.is_empty(), "failing (layout, seed): {failed:?}");
 }
