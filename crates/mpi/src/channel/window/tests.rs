@@ -136,9 +136,11 @@ fn a_batch_carries_acks_once_enough_are_staged() {
         format!("udp:127.0.0.1:{}", port()),
         format!("udp:127.0.0.1:{}", port()),
     ];
-    let t = NodeTable::from_pairs([(1, boards[0].as_str()), (2, boards[1].as_str())]).unwrap();
-    let a = Controller::udp(NodeId(1), t.clone()).unwrap();
-    let b = Controller::udp(NodeId(2), t).unwrap();
+    // Nodes of their own: a process opens a udp node once per table, and the test
+    // above runs beside this one.
+    let t = NodeTable::from_pairs([(11, boards[0].as_str()), (12, boards[1].as_str())]).unwrap();
+    let a = Controller::udp(NodeId(11), t.clone()).unwrap();
+    let b = Controller::udp(NodeId(12), t).unwrap();
     let (ea, eb) = (
         a.export_create(4096, ExportFlags::default()).unwrap(),
         a.export_create(4096, ExportFlags::default()).unwrap(),
@@ -159,10 +161,10 @@ fn a_batch_carries_acks_once_enough_are_staged() {
         }
     };
     let w = Mem::net_batch(Arc::new(
-        b.import_connect(NodeId(1), ida, Perm::RDWR).unwrap(),
+        b.import_connect(NodeId(11), ida, Perm::RDWR).unwrap(),
     ));
     let acks = Mem::net_lazy(Arc::new(
-        b.import_connect(NodeId(1), idb, Perm::RDWR).unwrap(),
+        b.import_connect(NodeId(11), idb, Perm::RDWR).unwrap(),
     ));
     w.net_flush()
         .unwrap()
