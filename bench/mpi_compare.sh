@@ -23,7 +23,8 @@
 #   PPARGS="-i 2000 -r 3" BWARGS="-n 50" ...  # more options for pingpong.c / bw.c
 #   BASE=/tmp/old bash bench/mpi_compare.sh   # a fourth column, "base": the same programs
 #       linked against the libmpi_abi.so in /tmp/old (an earlier build, copied aside),
-#       run under the same myrix mpiexec in the same rounds (before/after, interleaved)
+#       run under the same myrix mpiexec in the same rounds (before/after, interleaved);
+#       with --netns, under hydra over MYRIX_MPI_NET=eth as the "myrix" column
 #
 # --netns: the same two ranks in two network namespaces ($NSP_A 10.79.0.1 and
 # $NSP_B 10.79.0.2, named after the script's process id: mxpa<pid>, mxpb<pid>;
@@ -93,10 +94,6 @@ if [ -n "$BASE" ]; then
     echo "mpi_compare.sh: BASE=$BASE holds no libmpi_abi.so" >&2
     exit 2
   }
-  [ $MODE = shm ] || {
-    echo "mpi_compare.sh: BASE is for shared memory runs only" >&2
-    exit 2
-  }
   names+=(base)
   ONLY=$ONLY,base
 fi
@@ -127,7 +124,7 @@ MYRIX=${CARGO_TARGET_DIR:-$PWD/target}/release/myrix # cargo builds there
 declare -A why # why an MPI's column is n/a
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
-if want myrix; then
+if want myrix && [ -z "${NOBUILD:-}" ]; then # NOBUILD=1: the release build is done
   if ! cargo build --release -q -p myrix-cli -p myrix-mpiapi; then
     why[myrix]="cargo build --release -p myrix-cli -p myrix-mpiapi failed"
   fi
@@ -160,6 +157,7 @@ launch() { # name program args...
     case $name in
     myrix) MYRIX_MPI_NET=${NET_MYRIX:-eth} netns_pair_launch myrix "$@" ;;
     myrixudp) MYRIX_MPI_NET=udp netns_pair_launch myrix "$@" ;;
+    base) MYRIX_MPI_NET=${NET_MYRIX:-eth} netns_pair_launch myrix "$@" ;;
     *) netns_pair_launch "$name" "$@" ;;
     esac
     return

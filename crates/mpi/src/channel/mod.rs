@@ -574,10 +574,24 @@ impl Fabric for ChannelFabric {
         else {
             return Ok(None);
         };
+        if let Some(n) = self.net.as_deref().filter(|_| self.remote(src)) {
+            // A peer on another node writes this memory only through the network
+            // controller, whose frames come in when this process polls it: a direct
+            // receive (the engine's blocking receive, which runs the whole progress
+            // only every 16 of these calls) would otherwise see a message up to a
+            // progress cycle after its frame came (docs/mpi-net.md, session 25).
+            n.inbox.poll_net();
+        }
         // SAFETY: the caller promises `buf` is writable for `cap` bytes during the call.
         let dst = unsafe { DstBuf::new(buf, cap) };
         match self.rx_active[i].rx.recv_now(accept, dst) {
-            Ok(r) => Ok(r),
+            Ok(r) => {
+                if let Some(n) = self.net.as_deref_mut().filter(|_| r.is_some()) {
+                    // A message taken: this rank is not idle (its staged acks wait).
+                    n.idle_since = None;
+                }
+                Ok(r)
+            }
             Err(c) => {
                 let mut ev = std::mem::take(&mut self.pending);
                 self.lose(src, c.0.into(), &mut ev);

@@ -22,8 +22,11 @@
 //!   inbox must be published before anyone connects to it).
 //! * The network inbox has a fixed segment id ([`NET_INBOX`]): it is the only segment
 //!   of its controller a peer must find before any connection exists.
-//! * **Acks** of messages from another node are staged and put at the start of the
-//!   receiver's next idle progress, or once 32 are staged (and at exit): see `window`'s lazy windows.
+//! * **Acks** of messages from another node are staged; once 8 are, they ride with the
+//!   receiver's next message to that peer, else they are put after [`ack_idle`] of
+//!   idle progress, or once 32 are staged (and at exit): see `window`'s lazy windows.
+//! * **A direct receive** (`Fabric::recv_now`) from a rank on another node polls the
+//!   controller first: only this process's polls take that peer's frames in.
 //! * **Exit.** A put returns once queued: a rank that exits right after `MPI_Finalize`
 //!   could take its last message (still unacknowledged by the peer's engine, a frame
 //!   lost on the way) with it. So every channel area on another node whose sends the
@@ -75,16 +78,23 @@ pub fn net_short(queue: u32, eager: usize) -> Result<usize, String> {
 }
 
 /// How long a receiver's progress must have found nothing to do before it puts the
-/// acks it staged for other nodes: `MYRIX_MPI_NET_ACK_IDLE_US` (default 0: at the
-/// first idle progress). They also leave once 32 are staged.
+/// acks it staged for other nodes: `MYRIX_MPI_NET_ACK_IDLE_US` (default
+/// [`ACK_IDLE_DEFAULT_US`]). They also leave once 32 are staged, and ride with the
+/// rank's next message to their peer once 8 are.
 pub fn ack_idle() -> std::time::Duration {
     let us = std::env::var("MYRIX_MPI_NET_ACK_IDLE_US")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(0)
+        .unwrap_or(ACK_IDLE_DEFAULT_US)
         .min(1_000_000);
     std::time::Duration::from_micros(us)
 }
+
+/// The default of `MYRIX_MPI_NET_ACK_IDLE_US`: longer than a ping-pong's round trip
+/// across a veth (5–10 µs), so a rank waiting for a reply does not send its staged acks
+/// as a datagram of their own (they ride with a later message), yet short beside what
+/// a sender out of postboxes would notice.
+pub const ACK_IDLE_DEFAULT_US: u64 = 50;
 
 /// The RSM node of `rank` on the network controller.
 pub fn node_of_rank(rank: Rank) -> NodeId {

@@ -85,6 +85,12 @@ const NET_ONE_WRITE: usize = 1024;
 /// flush (a busy receiver still frees the sender's postboxes and pool).
 const NET_LAZY_ACKS: usize = 32;
 
+/// Acks a lazy window must have staged before a batch window's put carries them
+/// ([`NetFlush::carry_acks`]): each carried run is one more write (one more frame to
+/// build, send and apply) in the datagram of an 8 B message, so a ping-pong carries
+/// them on one reply in this many, not on every one (session 25, docs/mpi-net.md).
+const NET_CARRY_MIN: usize = 8;
+
 /// A network window: its import and its staged writes (shared with [`NetFlush`]).
 #[derive(Debug)]
 pub struct NetWin(Arc<NetInner>);
@@ -228,7 +234,7 @@ impl NetInner {
         }
         if let Some(a) = self.acks.get() {
             // Lock order: a batch window, then its ack window (which locks no other).
-            let _ = a.0.flush_deferred();
+            let _ = a.0.flush_deferred(NET_CARRY_MIN);
         }
         let data = std::mem::take(&mut st.data);
         let r = match st.hole.take() {
@@ -276,18 +282,18 @@ impl NetInner {
             && off + 8 == st.off
             && st.data.len() + 8 <= NET_ONE_WRITE
         {
-            let mut one = Vec::with_capacity(st.data.len() + 8);
-            one.extend_from_slice(word);
-            one.extend_from_slice(&st.data);
-            st.data.clear();
+            // The word in front of the run, in place: no buffer per message.
+            let n = st.data.len();
+            st.data.resize(n + 8, 0);
+            st.data.copy_within(0..n, 8);
+            st.data[..8].copy_from_slice(word);
+            st.off = off;
+            st.led = true;
             if self.batch {
                 // Wait for more postboxes until the flush.
-                st.off = off;
-                st.data = one;
-                st.led = true;
                 return Ok(());
             }
-            return self.put(&mut st, off, &one);
+            return self.put_staged(&mut st);
         }
         self.put_staged(&mut st)?;
         self.put(&mut st, off, word)
@@ -298,10 +304,11 @@ impl NetInner {
         self.put_staged(&mut st)
     }
 
-    /// Puts a lazy window's staged acks, queued to leave with the put that follows.
-    fn flush_deferred(&self) -> Result<(), OutOfBounds> {
+    /// Puts a lazy window's staged acks, queued to leave with the put that follows,
+    /// if at least `min` are staged.
+    fn flush_deferred(&self, min: usize) -> Result<(), OutOfBounds> {
         let mut st = self.lock();
-        if st.data.is_empty() {
+        if st.data.is_empty() || st.data.len() < min {
             return Ok(());
         }
         // Acks are runs of bytes: no flag leads them, no hole.

@@ -117,3 +117,78 @@ fn network_windows_batch_postboxes_and_stage_acks() {
         assert!(std::time::Instant::now() < end);
     }
 }
+
+/// A batch window carries its peer's staged acks only once [`NET_CARRY_MIN`] are
+/// staged (over RSM's udp controller on loopback): fewer wait for a later put or the
+/// lazy window's own flush.
+#[test]
+fn a_batch_carries_acks_once_enough_are_staged() {
+    use myrix_rsm::net::node_table::NodeTable;
+    use myrix_rsm::{Controller, ExportFlags, NodeId, Perm};
+    let port = || {
+        std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let boards = [
+        format!("udp:127.0.0.1:{}", port()),
+        format!("udp:127.0.0.1:{}", port()),
+    ];
+    // Nodes of their own: a process opens a udp node once per table, and the test
+    // above runs beside this one.
+    let t = NodeTable::from_pairs([(11, boards[0].as_str()), (12, boards[1].as_str())]).unwrap();
+    let a = Controller::udp(NodeId(11), t.clone()).unwrap();
+    let b = Controller::udp(NodeId(12), t).unwrap();
+    let (ea, eb) = (
+        a.export_create(4096, ExportFlags::default()).unwrap(),
+        a.export_create(4096, ExportFlags::default()).unwrap(),
+    );
+    let (ida, idb) = (
+        ea.publish(None, &[]).unwrap(),
+        eb.publish(None, &[]).unwrap(),
+    );
+    let (area, ackseg) = (Mem::export(ea), Mem::export(eb));
+    let wait = |m: &Mem, off: usize, v: u64| {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while m.load_u64(off) != Ok(v) {
+            m.poll_net();
+            assert!(
+                std::time::Instant::now() < end,
+                "word at {off} never became {v}"
+            );
+        }
+    };
+    let w = Mem::net_batch(Arc::new(
+        b.import_connect(NodeId(11), ida, Perm::RDWR).unwrap(),
+    ));
+    let acks = Mem::net_lazy(Arc::new(
+        b.import_connect(NodeId(11), idb, Perm::RDWR).unwrap(),
+    ));
+    w.net_flush()
+        .unwrap()
+        .carry_acks(&acks.net_flush().unwrap());
+    let postbox = |flag: u64| {
+        w.write(8, &[7; 56]).unwrap();
+        w.store_u64(0, flag).unwrap();
+        w.net_flush().unwrap().flush();
+        wait(&area, 0, flag);
+    };
+    acks.store_u8(100, 1).unwrap();
+    postbox(1);
+    // The postbox came; the single ack did not ride with it.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    ackseg.poll_net();
+    assert_eq!(ackseg.load_u8(100), Ok(0));
+    for k in 1..NET_CARRY_MIN {
+        acks.store_u8(100 + k, 1).unwrap();
+    }
+    postbox(2);
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while ackseg.load_u8(100 + NET_CARRY_MIN - 1) != Ok(1) {
+        ackseg.poll_net();
+        assert!(std::time::Instant::now() < end, "the acks did not ride");
+    }
+    assert_eq!(ackseg.load_u8(100), Ok(1));
+}
