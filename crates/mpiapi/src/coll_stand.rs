@@ -107,12 +107,14 @@ unsafe fn scratch_v(
     scratch(end, t)
 }
 
-/// Whether this rank is the root of an intracommunicator's rooted collective.
+/// Whether this rank is the root of an intracommunicator's rooted collective (its
+/// size if so). One lookup, none for the predefined communicators: the non-roots
+/// of a gather, scatter or reduce often pass NULL, and come through here.
 fn am_root(comm: MPI_Comm, root: c_int, name: &str) -> Option<usize> {
-    if crate::intercomm::is_inter(comm) {
+    let c = comm_ref(comm, name).ok()?;
+    if c.inter.is_some() {
         return None;
     }
-    let c = comm_ref(comm, name).ok()?;
     let r = check_root(root, &c).ok()?;
     (c.rank as usize == r).then_some(c.ranks.len())
 }
@@ -129,6 +131,9 @@ pub(super) unsafe fn entry_bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> Option<Result<(), c_int>> {
+    if !in_place(buf) && !buf.is_null() {
+        return None;
+    }
     let t = datatype::lookup(dt).ok()?;
     let cnt = usize::try_from(n).ok()?;
     if !in_place(buf) && need(buf, cnt, &t).is_ok() {
