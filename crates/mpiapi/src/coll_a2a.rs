@@ -172,6 +172,7 @@ unsafe fn alltoall(
 
 mpi_fn! {
     fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        if let Err(e) = super::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) { return finish(comm, "MPI_Alltoall", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, false, comm) } { return finish(comm, "MPI_Alltoall", r); } // intercommunicators
         // SAFETY: the C contract for the buffers, forwarded.
@@ -184,6 +185,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        if let Err(e) = super::args::entry::exchange(sendbuf, 0, sendtype, recvbuf, 0, recvtype) { return finish(comm, "MPI_Alltoallv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, false, comm) } { return finish(comm, "MPI_Alltoallv", r); } // intercommunicators
         let name = "MPI_Alltoallv";

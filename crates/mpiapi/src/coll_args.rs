@@ -260,3 +260,104 @@ impl Reduction {
 pub(crate) fn run(name: &str, r: Result<(), CollError>) -> Result<(), c_int> {
     r.map_err(|e| coll_code(&e, name))
 }
+
+/// The checks every rank can make alone, run at the entry of each blocking
+/// collective before any step, whatever path (intercommunicator, by levels, flat)
+/// then runs it. A program whose ranks all pass the same bad value (a negative
+/// count, MPI_DATATYPE_NULL, MPI_OP_NULL, MPI_IN_PLACE where the standard forbids
+/// it) then gets the error on every rank at once under MPI_ERRORS_RETURN; were the
+/// value noticed only inside a path, after a rank had started its steps, the others
+/// could wait for it forever. Only values significant at every rank are checked
+/// here (a gather's receive side, significant at the root alone, is the paths'
+/// business), and nothing that needs the communicator, so the hot paths pay a few
+/// comparisons.
+pub(crate) mod entry {
+    use super::in_place;
+    use crate::abi::*;
+    use std::os::raw::{c_int, c_void};
+
+    pub(crate) fn count(c: c_int) -> Result<(), c_int> {
+        if c < 0 {
+            Err(MPI_ERR_COUNT)
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn dtype(t: MPI_Datatype) -> Result<(), c_int> {
+        if t == MPI_DATATYPE_NULL {
+            Err(MPI_ERR_TYPE)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn op(o: MPI_Op) -> Result<(), c_int> {
+        if o == MPI_OP_NULL {
+            Err(MPI_ERR_OP)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A buffer that may not be MPI_IN_PLACE.
+    pub(crate) fn not_in_place(p: *const c_void) -> Result<(), c_int> {
+        if in_place(p) {
+            Err(MPI_ERR_BUFFER)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A side (`n` elements of `t`) that every rank passes, unless it is MPI_IN_PLACE
+    /// (where the standard allows it, the paths check it).
+    pub(crate) fn side(buf: *const c_void, n: c_int, t: MPI_Datatype) -> Result<(), c_int> {
+        if in_place(buf) {
+            return Ok(());
+        }
+        count(n)?;
+        dtype(t)
+    }
+
+    /// MPI_Bcast's count and type (a NULL or in-place buffer: `coll_stand.rs`).
+    pub(crate) fn bcast_sizes(n: c_int, t: MPI_Datatype) -> Result<(), c_int> {
+        count(n)?;
+        dtype(t)
+    }
+
+    /// MPI_Reduce: count, type and op at every rank (which buffer may be in place
+    /// depends on the root: the paths check it).
+    pub(crate) fn reduce(n: c_int, t: MPI_Datatype, o: MPI_Op) -> Result<(), c_int> {
+        count(n)?;
+        dtype(t)?;
+        op(o)
+    }
+
+    /// MPI_Allreduce, Scan, Exscan, Reduce_scatter(_block) (`n` 0 for the v-form,
+    /// whose counts the paths check): the receive buffer is never in place.
+    pub(crate) fn all(
+        recv: *const c_void,
+        n: c_int,
+        t: MPI_Datatype,
+        o: MPI_Op,
+    ) -> Result<(), c_int> {
+        not_in_place(recv)?;
+        reduce(n, t, o)
+    }
+
+    /// MPI_Allgather(v), Alltoall(v): the receive buffer is never in place, the send
+    /// side is checked unless in place; `rn` 0 for the v-forms.
+    pub(crate) fn exchange(
+        send: *const c_void,
+        sn: c_int,
+        st: MPI_Datatype,
+        recv: *const c_void,
+        rn: c_int,
+        rt: MPI_Datatype,
+    ) -> Result<(), c_int> {
+        not_in_place(recv)?;
+        side(send, sn, st)?;
+        count(rn)?;
+        dtype(rt)
+    }
+}

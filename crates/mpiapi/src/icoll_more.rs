@@ -153,6 +153,7 @@ unsafe fn igather(
 
 mpi_fn! {
     fn MPI_Igather / PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::side(sendbuf, sendcount, sendtype) { return crate::ffi::finish(comm, "MPI_Igather", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Igather";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { igather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm, request) })
@@ -161,6 +162,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Igatherv / PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::side(sendbuf, sendcount, sendtype) { return crate::ffi::finish(comm, "MPI_Igatherv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Igatherv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { igather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm, request) })
@@ -223,6 +225,7 @@ unsafe fn iscatter(
 
 mpi_fn! {
     fn MPI_Iscatter / PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::side(recvbuf, recvcount, recvtype) { return crate::ffi::finish(comm, "MPI_Iscatter", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iscatter";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { iscatter(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm, request) })
@@ -231,6 +234,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Iscatterv / PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::side(recvbuf, recvcount, recvtype) { return crate::ffi::finish(comm, "MPI_Iscatterv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iscatterv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { iscatter(name, sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, request) })
@@ -320,6 +324,7 @@ unsafe fn iallgather(
 
 mpi_fn! {
     fn MPI_Iallgather / PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) { return crate::ffi::finish(comm, "MPI_Iallgather", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iallgather";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { iallgather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, comm, request) })
@@ -328,6 +333,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Iallgatherv / PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype) { return crate::ffi::finish(comm, "MPI_Iallgatherv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iallgatherv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { iallgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm, request) })
@@ -412,6 +418,7 @@ unsafe fn ialltoall(
 
 mpi_fn! {
     fn MPI_Ialltoall / PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) { return crate::ffi::finish(comm, "MPI_Ialltoall", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ialltoall";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { ialltoall(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, comm, request) })
@@ -420,6 +427,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Ialltoallv / PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, 0, sendtype, recvbuf, 0, recvtype) { return crate::ffi::finish(comm, "MPI_Ialltoallv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ialltoallv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { ialltoall(name, sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, comm, request) })
@@ -508,6 +516,7 @@ unsafe fn ialltoallw(
 
 mpi_fn! {
     fn MPI_Ialltoallw / PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+        if let Err(e) = crate::coll::args::entry::not_in_place(recvbuf) { return crate::ffi::finish(comm, "MPI_Ialltoallw", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ialltoallw";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { ialltoallw(name, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) })
@@ -517,6 +526,7 @@ mpi_fn! {
 mpi_fn! {
     /// The nonblocking schedule, waited for.
     fn MPI_Alltoallw / PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
+        if let Err(e) = crate::coll::args::entry::not_in_place(recvbuf) { return crate::ffi::finish(comm, "MPI_Alltoallw", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Alltoallw";
         let mut h = MPI_REQUEST_NULL;
         // SAFETY: the C contract for the buffers and arrays; h is ours.
