@@ -114,6 +114,13 @@ fn large_count_forms_match_the_int_forms() {
     every_rank_ok("large_count", &[1, 2, 3, 4]);
 }
 
+/// A message of more than INT_MAX bytes (`large_msg.c`, 2 GiB per rank) through
+/// `MPI_Isend_c`/`MPI_Irecv_c`, every byte checked, its count read in 64 bits.
+#[test]
+fn a_message_above_int_max_goes_through() {
+    every_rank_ok("large_msg", &[2]);
+}
+
 /// The tool information interface (`mpit.c`): before `MPI_Init` and after
 /// `MPI_Finalize`, counted initializations, no variables, the documented codes.
 #[test]

@@ -199,17 +199,26 @@ impl Staged {
 /// id, the communicator's rank table (weakly: a new communicator on a reused
 /// context has another table, and restarts at 0), the next number.
 static SEQ: Mutex<Vec<SeqEntry>> = Mutex::new(Vec::new());
+/// The same, counted by the persistent collectives' `_init` calls.
+static PERSISTENT: Mutex<Vec<SeqEntry>> = Mutex::new(Vec::new());
 
 type SeqEntry = (u32, Weak<[u32]>, u32);
 
-/// The next sequence number of `c`. Every rank starts the collectives of a
-/// communicator in the same order (MPI's rule), so the numbers agree.
-pub(crate) fn next_seq(c: &CommRef) -> u32 {
-    let mut s = SEQ.lock().unwrap_or_else(|p| p.into_inner());
+/// Sequence numbers below this are the nonblocking collectives' (they wrap within
+/// it); a persistent collective's is this plus its `_init` call's number.
+const PINNED_BASE: u32 = 1 << 29;
+
+thread_local! {
+    /// The number of the persistent collective this thread is starting, if any.
+    static PINNED: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+fn take(table: &Mutex<Vec<SeqEntry>>, c: &CommRef) -> u32 {
+    let mut s = table.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = s.iter_mut().find(|e| e.0 == c.ctx) {
         if e.1.upgrade().is_some_and(|r| Arc::ptr_eq(&r, &c.ranks)) {
             e.2 = e.2.wrapping_add(1);
-            return e.2 - 1;
+            return e.2.wrapping_sub(1);
         }
         *e = (c.ctx, Arc::downgrade(&c.ranks), 1);
         return 0;
@@ -217,6 +226,38 @@ pub(crate) fn next_seq(c: &CommRef) -> u32 {
     s.retain(|e| e.1.strong_count() > 0);
     s.push((c.ctx, Arc::downgrade(&c.ranks), 1));
     0
+}
+
+/// The next sequence number of `c`. Every rank starts the collectives of a
+/// communicator in the same order (MPI's rule), so the numbers agree. A persistent
+/// collective being started (see [`pinned`]) keeps the number of its `_init` call.
+pub(crate) fn next_seq(c: &CommRef) -> u32 {
+    if let Some(n) = PINNED.get() {
+        return n;
+    }
+    take(&SEQ, c) % PINNED_BASE
+}
+
+/// The number of a persistent collective, taken at its `_init` call: the standard
+/// orders those calls alike on every rank but lets the starts come in any order,
+/// so the starts match by this number, not by when they come.
+pub(crate) fn persistent_seq(c: &CommRef) -> u32 {
+    PINNED_BASE + take(&PERSISTENT, c) % PINNED_BASE
+}
+
+/// Runs `f` (one start of a persistent collective) with its pinned number.
+pub(crate) fn with_pinned<R>(seq: u32, f: impl FnOnce() -> R) -> R {
+    let before = PINNED.replace(Some(seq));
+    let r = f();
+    PINNED.set(before);
+    r
+}
+
+/// Whether a persistent collective is being started on this thread: it then takes
+/// a point-to-point schedule, whose tag is its pinned number, not the segment,
+/// whose slots are taken in start order.
+pub(crate) fn pinned() -> bool {
+    PINNED.get().is_some()
 }
 
 /// The layout by levels of `c` when it spans nodes (`coll_hier` decides as for the

@@ -34,6 +34,15 @@ use myrix_mpi::coll::shm::INLINE;
 use myrix_mpi::datatype::Datatype;
 use std::os::raw::{c_int, c_void};
 
+/// The communicator's segment, unless a persistent collective is starting (its
+/// starts may come in any order; the segment's slots go in start order).
+fn segment(c: &CommRef) -> Option<Shm> {
+    if super::pinned() {
+        return None;
+    }
+    shm::peek(c)
+}
+
 /// A staged output: `buf` unpacked into `count` elements of `t` at `out` when the
 /// request completes.
 struct Stage {
@@ -158,7 +167,7 @@ unsafe fn packed<'a>(
 /// `sh`'s segment if a contribution of `len` bytes per rank fits its steps (alike
 /// on every rank: every rank passes the same length, and the geometry is rank 0's).
 fn fits(c: &CommRef, len: usize) -> Option<Shm> {
-    let sh = shm::peek(c)?;
+    let sh = segment(c)?;
     // Only above a line is the slot's size needed (the lock is one exchange).
     (len <= INLINE || len <= shm::lock(&sh).nb_max()).then_some(sh)
 }
@@ -245,7 +254,7 @@ pub(super) unsafe fn ibarrier(
     request: *mut MPI_Request,
     name: &str,
 ) -> Option<Result<(), c_int>> {
-    let sh = shm::peek(c)?;
+    let sh = segment(c)?;
     if request.is_null() {
         return Some(Err(MPI_ERR_ARG));
     }

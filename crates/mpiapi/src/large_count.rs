@@ -1,7 +1,9 @@
 //! The large-count (`_c`) forms of MPI 4.0 (`MPI_Send_c`, `MPI_Allgatherv_c`, …): counts
 //! and displacements as `MPI_Count` / `MPI_Aint`. Each calls the `PMPI_` int form with
 //! the counts narrowed, so both forms share one implementation (and a profiling
-//! library that wraps the int form sees these calls too). A count or displacement
+//! library that wraps the int form sees these calls too). Point-to-point calls carry
+//! a count above `INT_MAX` as one element of a contiguous type of that many elements
+//! ([`wide`]), so messages of any length go through; elsewhere a count or displacement
 //! above `INT_MAX` is refused with `MPI_ERR_COUNT` and a message saying so: it is
 //! never truncated. Programs built against an MPI-4 header (mpi4py among them) call
 //! these forms for every message, whatever its size.
@@ -34,6 +36,13 @@ extern "C" {
     fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int;
     fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int;
     fn PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
+    fn PMPI_Type_contiguous_c(
+        count: MPI_Count,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) -> c_int;
+    fn PMPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int;
+    fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int;
 }
 
 use crate::intercoll::MPI_ROOT;
@@ -161,6 +170,50 @@ pub(crate) fn relay(comm: MPI_Comm, name: &str, r: Result<c_int, c_int>) -> c_in
             );
             finish(comm, name, Err(code))
         }
+    }
+}
+
+/// Calls `f(count, datatype)` with the count as an `int`: as it is when it fits, else
+/// as 1 of a contiguous type of `count` elements of `dt`, made for this call and freed
+/// after it (a request the call left pending holds the type itself). `Err` is an
+/// error this function found (a negative count, a bad `dt`); `f`'s code is `Ok`.
+pub(crate) fn wide(
+    count: MPI_Count,
+    dt: MPI_Datatype,
+    f: impl FnOnce(c_int, MPI_Datatype) -> c_int,
+) -> Result<c_int, c_int> {
+    if let Ok(n) = c_int::try_from(count) {
+        return Ok(f(n, dt));
+    }
+    if count < 0 {
+        return Err(MPI_ERR_COUNT);
+    }
+    // Checked here so that a bad handle is this call's error, not the constructor's.
+    crate::datatype::lookup_committed(dt)?;
+    let mut t = MPI_DATATYPE_NULL;
+    // SAFETY: out-pointer to a local; `dt` is a committed type.
+    let rc = unsafe { PMPI_Type_contiguous_c(count, dt, &mut t) };
+    if rc != MPI_SUCCESS {
+        return Err(rc);
+    }
+    // SAFETY: `t` is the handle just made.
+    let rc = unsafe { PMPI_Type_commit(&mut t) };
+    let r = if rc == MPI_SUCCESS {
+        Ok(f(1, t))
+    } else {
+        Err(rc)
+    };
+    // SAFETY: as above; freeing leaves pending operations their own reference.
+    unsafe { PMPI_Type_free(&mut t) };
+    r
+}
+
+/// [`wide`]'s result: `f`'s code as it is, else this call's error through `comm`'s
+/// handler.
+pub(crate) fn widened(comm: MPI_Comm, name: &str, r: Result<c_int, c_int>) -> c_int {
+    match r {
+        Ok(rc) => rc,
+        Err(code) => finish(comm, name, Err(code)),
     }
 }
 

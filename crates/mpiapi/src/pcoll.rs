@@ -7,8 +7,10 @@
 //! at every start; the fresh request's state moves into the persistent handle as for
 //! persistent point-to-point (`p2p_more::start`). So the arguments are checked at each
 //! start, not at `_init` (an error then goes through the communicator's handler), and
-//! every rank must start its persistent collectives of a communicator in the same
-//! order, as the standard requires. The neighbourhood forms start
+//! the starts may come in any order, differing between ranks (MPI-4.0 §6.13): each
+//! request's schedule is tagged with a number taken at its `_init` call
+//! (`icoll::persistent_seq`), not at the start, and takes point-to-point steps, never
+//! the segment's slots (which go in start order). The neighbourhood forms start
 //! `MPI_Ineighbor_…` (`icoll_nbr.rs`); intercommunicators take the nonblocking forms'
 //! intercommunicator schedules (`icoll_inter.rs`). Must never keep a request past
 //! MPI_Request_free.
@@ -36,6 +38,9 @@ pub(crate) fn init(
         return Err(MPI_ERR_ARG);
     }
     let c = crate::icoll::lookup(comm_h, name)?;
+    let seq = crate::icoll::persistent_seq(&c);
+    let inner = start;
+    let start: Starter = Arc::new(move |r| crate::icoll::with_pinned(seq, || inner(r)));
     let pers = Persist {
         send: false,
         mode: SendMode::Standard,

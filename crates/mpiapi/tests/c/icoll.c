@@ -184,7 +184,7 @@ static void test(MPI_Comm comm, int n, MPI_Op nc, MPI_Datatype m4, MPI_Datatype 
     /* Iallgather (in place), Iallgatherv. */
     for (int r = 0; r < size; r++)
         for (int i = 0; i < n; i++) b[r * n + i] = r == me ? val(me, i) : -1;
-    OK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_INT, b, n, MPI_INT, comm, &rq[0]));
+    OK(MPI_Iallgather(MPI_IN_PLACE, -1, MPI_DATATYPE_NULL, b, n, MPI_INT, comm, &rq[0])); /* send side ignored */
     int flag = 0;
     while (!flag) OK(MPI_Testall(1, rq, &flag, MPI_STATUSES_IGNORE));
     for (int r = 0; r < size; r++)

@@ -16,19 +16,6 @@
 
 static int rank, size;
 
-static int class_of(int rc) {
-    int c;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
-#define FAILS(call, want)                                                      \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(class_of(rc_) == (want), "%s returned %d, class %d, not %d",     \
-              #call, rc_, class_of(rc_), (want));                              \
-    } while (0)
-
 static int handler_calls, handler_code;
 static void on_error(MPI_File *fh, int *code, ...) {
     (void)fh;

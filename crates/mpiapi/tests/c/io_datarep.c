@@ -15,19 +15,6 @@
 
 static int rank, size;
 
-static int class_of(int rc) {
-    int c;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
-#define FAILS(call, want)                                                      \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(class_of(rc_) == (want), "%s returned %d, class %d, not %d",     \
-              #call, rc_, class_of(rc_), (want));                              \
-    } while (0)
-
 #define N 300000 /* ints per rank: more than one conversion piece */
 
 struct calls {

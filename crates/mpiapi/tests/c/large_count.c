@@ -1,7 +1,8 @@
 /* The MPI-4 large-count (_c) forms: point-to-point, blocking, nonblocking and
  * persistent, the v-collectives with MPI_Count / MPI_Aint arrays (rooted ones read
  * at the root only), an intercommunicator's Allgatherv_c, the counts of a status,
- * and a count above INT_MAX refused with MPI_ERR_COUNT (never truncated). Prints
+ * point-to-point counts above INT_MAX accepted and bad ones refused, and a
+ * collective's count above INT_MAX refused with MPI_ERR_COUNT (never truncated). Prints
  * "large_count ok <rank>". */
 #include <limits.h>
 #include <stdlib.h>
@@ -171,12 +172,20 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&half);
     }
 
-    /* Counts that do not fit an int: refused, nothing sent or allocated. */
+    /* Point-to-point counts above INT_MAX go through (large_msg.c moves such a
+     * message); bad ones are refused before anything is sent or allocated. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rc = MPI_Send_c(NULL, (MPI_Count)INT_MAX + 1, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+    OK(MPI_Send_c(NULL, (MPI_Count)INT_MAX + 1, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
     int cls = -1;
+    int rc = MPI_Send_c(out, (MPI_Count)INT_MAX + 1, MPI_DATATYPE_NULL, right, 0, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_COUNT, "count above INT_MAX: class %d", cls);
+    CHECK(cls == MPI_ERR_TYPE, "null type, count above INT_MAX: class %d", cls);
+    rc = MPI_Send_c(out, -(MPI_Count)INT_MAX - 2, MPI_INT, right, 0, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COUNT, "count below INT_MIN: class %d", cls);
+    rc = MPI_Send_c(out, LLONG_MAX, MPI_INT, right, 0, MPI_COMM_WORLD);
+    CHECK(rc != MPI_SUCCESS, "a count whose bytes overflow was accepted");
+    /* Collective counts that do not fit an int: refused. */
     counts[0] = (MPI_Count)1 << 40;
     rc = MPI_Allgatherv_c(mine, rank + 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
