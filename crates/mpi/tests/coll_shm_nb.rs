@@ -3,8 +3,9 @@
 //! operations in flight at once, mixed with blocking collectives, finished by
 //! polling in an order of each rank's own, checked against a serial reference
 //! (the reduction a non-commutative 2x2 matrix product, so rank order shows); and
-//! a root that runs hundreds of operations ahead of slow readers (its line claims
-//! fail and the operations queue).
+//! a root that runs hundreds of operations ahead of slow readers (its line or slot
+//! claims fail and the operations queue). Sizes up to a line (the data beside the
+//! stamp) and up to a slot.
 
 mod common;
 use common::reference::{matmul, Rng};
@@ -56,16 +57,26 @@ enum Draw {
     Alltoall(usize),
 }
 
-fn draw(g: &mut Rng, n: usize) -> Draw {
+/// Bytes per rank of a draw: half the time up to a line (the data rides beside the
+/// stamp), else up to the slot (`max`).
+fn size(g: &mut Rng, max: usize) -> usize {
+    if g.below(2) == 0 {
+        g.below(INLINE + 1)
+    } else {
+        g.below(max + 1)
+    }
+}
+
+fn draw(g: &mut Rng, n: usize, slot: usize) -> Draw {
     match g.below(5) {
         0 => Draw::Barrier,
-        1 => Draw::Bcast(g.below(n), g.below(INLINE + 1)),
+        1 => Draw::Bcast(g.below(n), size(g, slot)),
         2 => {
             let root = (g.below(2) == 0).then(|| g.below(n));
-            Draw::Reduce(root, 16 * g.below(INLINE / 16 + 1))
+            Draw::Reduce(root, 16 * (size(g, slot) / 16))
         }
-        3 => Draw::Allgather(g.below(INLINE + 1)),
-        _ => Draw::Alltoall(g.below(INLINE / n + 1)),
+        3 => Draw::Allgather(size(g, slot)),
+        _ => Draw::Alltoall(size(g, slot) / n),
     }
 }
 
@@ -131,7 +142,7 @@ fn batches_in_flight_match_a_serial_reference() {
                 let k = 1 + g.below(5);
                 let mut live = Vec::new();
                 for _ in 0..k {
-                    let d = draw(&mut g, n);
+                    let d = draw(&mut g, n, c.nb_max());
                     let (id, out) = start(c, d, call);
                     live.push((id, out, d, call));
                     call += 1;
@@ -176,30 +187,33 @@ fn batches_in_flight_match_a_serial_reference() {
 #[test]
 fn a_root_far_ahead_queues_and_never_overwrites() {
     const CALLS: u64 = 300;
-    run(3, |c| {
-        let me = c.rank();
-        if me != 0 {
-            std::thread::sleep(std::time::Duration::from_millis(30));
-        }
-        let mut live = Vec::new();
-        for call in 0..CALLS {
-            let (id, out) = start(c, Draw::Bcast(0, 40), call);
-            live.push((id, out, call));
-        }
-        if me == 0 {
-            // Only 63 steps fit ahead of the readers: the rest waited in the queue.
-            assert!(!c.nb_done(live[200].0));
-        }
-        while !c.nb_done(live.last().unwrap().0) {
-            c.nb_progress();
-            std::thread::yield_now();
-        }
-        for (id, out, call) in live {
-            assert!(c.nb_done(id));
-            assert_eq!(out, expect(Draw::Bcast(0, 40), call, me, 3));
-        }
-        c.barrier();
-    });
+    for len in [40, 200] {
+        run(3, |c| {
+            let me = c.rank();
+            if me != 0 {
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+            let mut live = Vec::new();
+            for call in 0..CALLS {
+                let (id, out) = start(c, Draw::Bcast(0, len), call);
+                live.push((id, out, call));
+            }
+            if me == 0 {
+                // Only 63 steps (lines) or 1 (slots 2 deep) fit ahead of the readers:
+                // the rest waited in the queue.
+                assert!(!c.nb_done(live[200].0));
+            }
+            while !c.nb_done(live.last().unwrap().0) {
+                c.nb_progress();
+                std::thread::yield_now();
+            }
+            for (id, out, call) in live {
+                assert!(c.nb_done(id));
+                assert_eq!(out, expect(Draw::Bcast(0, len), call, me, 3));
+            }
+            c.barrier();
+        });
+    }
 }
 
 #[test]
@@ -212,10 +226,11 @@ fn bad_lengths_are_refused_before_a_step() {
         // SAFETY: as above.
         let op = unsafe { NbOp::new(NbKind::Bcast { root: 2 }, &[1; 8], out.as_mut_ptr(), 8) };
         assert!(c.nb_start(op.unwrap()).is_err());
+        // More than a slot.
+        let big = vec![0u8; c.nb_max() + 1];
         // SAFETY: as above.
-        assert!(
-            unsafe { NbOp::new(NbKind::Barrier, &[0; INLINE + 1], out.as_mut_ptr(), 0) }.is_err()
-        );
+        let op = unsafe { NbOp::new(NbKind::Allgather, &big, out.as_mut_ptr(), 0) };
+        assert!(c.nb_start(op.unwrap()).is_err());
         // Nothing was started: the ranks are still in step.
         c.barrier();
         assert!(!c.nb_pending());

@@ -1,6 +1,7 @@
 //! Small nonblocking collectives through the communicator's shared segment
 //! (`myrix_mpi::coll::shm::nb`): MPI_Ibarrier, and MPI_Ibcast, Ireduce, Iallreduce,
-//! Iallgather, Ialltoall whose data per rank fits a segment line (56 bytes), on a
+//! Iallgather, Ialltoall whose data per rank fits a segment slot (32 KiB by
+//! default; up to 56 bytes ride in a line), on a
 //! communicator on one node whose segment a blocking collective already set up
 //! (setting one up takes messages, which a nonblocking call must not wait for).
 //! Each rank decides from what every rank passes alike (the message's bytes, the
@@ -115,7 +116,33 @@ impl Hook for NbReq {
     }
 }
 
-/// `n` elements of `t` at `buf` as packed bytes in `tmp` (at most [`INLINE`]).
+/// Room to pack a contribution: on the stack up to a line, else on the heap.
+struct Tmp {
+    line: [u8; INLINE],
+    heap: Vec<u8>,
+}
+
+impl Default for Tmp {
+    fn default() -> Tmp {
+        Tmp {
+            line: [0; INLINE],
+            heap: Vec::new(),
+        }
+    }
+}
+
+impl Tmp {
+    fn get(&mut self, len: usize) -> &mut [u8] {
+        if len <= INLINE {
+            &mut self.line[..len]
+        } else {
+            self.heap.resize(len, 0);
+            &mut self.heap[..]
+        }
+    }
+}
+
+/// `n` elements of `t` at `buf` as packed bytes (in `tmp` when not contiguous).
 ///
 /// # Safety
 /// `buf` holds `n` elements of `t`.
@@ -123,7 +150,7 @@ unsafe fn packed<'a>(
     buf: *const c_void,
     n: usize,
     t: &Datatype,
-    tmp: &'a mut [u8; INLINE],
+    tmp: &'a mut Tmp,
 ) -> Result<&'a [u8], c_int> {
     let len = bytes(n, t)?;
     // SAFETY: the caller's contract.
@@ -131,9 +158,18 @@ unsafe fn packed<'a>(
         return Ok(d);
     }
     need(buf, n, t)?;
-    // SAFETY: as above; len ≤ INLINE (the callers check).
-    unsafe { t.pack(buf.cast(), n, &mut tmp[..len]) };
-    Ok(&tmp[..len])
+    let out = tmp.get(len);
+    // SAFETY: as above; `out` holds len bytes.
+    unsafe { t.pack(buf.cast(), n, out) };
+    Ok(out)
+}
+
+/// `sh`'s segment if a contribution of `len` bytes per rank fits its steps (alike
+/// on every rank: every rank passes the same length, and the geometry is rank 0's).
+fn fits(c: &CommRef, len: usize) -> Option<Shm> {
+    let sh = segment(c)?;
+    // Only above a line is the slot's size needed (the lock is one exchange).
+    (len <= INLINE || len <= shm::lock(&sh).nb_max()).then_some(sh)
 }
 
 /// Where `n` elements of `t` at `buf` receive `len` bytes: the memory itself when
@@ -242,28 +278,25 @@ pub(super) unsafe fn ibcast(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let len = bytes(n, t).ok()?;
-    if len > INLINE {
-        return None;
-    }
-    let sh = segment(c)?;
+    let sh = fits(c, len)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
         }
-        let mut tmp = [0u8; INLINE];
+        let mut tmp = Tmp::default();
         let mut stage = None;
         let op = if c.rank as usize == root {
             // SAFETY: the caller's contract.
             let d = unsafe { packed(buf, n, t, &mut tmp) }?;
             // SAFETY: no output.
             unsafe { NbOp::new(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
+                .map_err(|e| coll_code(&e, name))?
         } else {
             // SAFETY: the caller's contract.
             let (p, l) = unsafe { output(buf, n, t, &mut stage) }?;
             // SAFETY: p holds l bytes until completion (`output`).
-            unsafe { NbOp::new(NbKind::Bcast { root }, &tmp[..len], p, l) }
-        }
-        .map_err(|e| coll_code(&e, name))?;
+            unsafe { NbOp::bcast_reader(root, p, l) }
+        };
         // SAFETY: the caller's contract.
         unsafe { start(c, sh, op, stage, request, name) }
     })())
@@ -287,16 +320,13 @@ pub(super) unsafe fn ireduce(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let len = bytes(n, t).ok()?;
-    if len > INLINE {
-        return None;
-    }
-    let sh = segment(c)?;
+    let sh = fits(c, len)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
         }
         let receives = root.is_none_or(|r| r == c.rank as usize);
-        let mut tmp = [0u8; INLINE];
+        let mut tmp = Tmp::default();
         let src = if in_place(send) {
             recv.cast_const()
         } else {
@@ -347,16 +377,16 @@ pub(super) unsafe fn iexchange(
     } else {
         block
     };
-    if mine > INLINE || (alltoall && in_place(send)) {
+    if alltoall && in_place(send) {
         return None;
     }
-    let sh = segment(c)?;
+    let sh = fits(c, mine)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
         }
         let me = c.rank as usize;
-        let mut tmp = [0u8; INLINE];
+        let mut tmp = Tmp::default();
         let d = match st {
             Some(st) if !in_place(send) => {
                 // SAFETY: the caller's contract.
@@ -373,8 +403,9 @@ pub(super) unsafe fn iexchange(
                 let mut all = vec![0u8; block * size];
                 // SAFETY: recvbuf holds size blocks of rn elements.
                 let whole = unsafe { packed_any(recv, rn * size, rt, &mut all) }?;
-                tmp[..block].copy_from_slice(&whole[me * block..(me + 1) * block]);
-                &tmp[..block]
+                let mine = tmp.get(block);
+                mine.copy_from_slice(&whole[me * block..(me + 1) * block]);
+                mine
             }
         };
         let mut stage = None;

@@ -1,7 +1,8 @@
 //! Nonblocking collectives through the segment (MPI_Ibarrier, Ibcast, Ireduce,
-//! Iallreduce, Iallgather, Ialltoall of data that fits a line): one step each, in
+//! Iallreduce, Iallgather, Ialltoall of data that fits a slot): one step each, in
 //! the same step sequence as the blocking collectives, so every rank numbers it
-//! alike.
+//! alike. The data rides in the writer's line when it fits ([`INLINE`] bytes), else
+//! in its slot (up to [`ShmColl::nb_max`] bytes per rank), as a blocking step's.
 //!
 //! An operation is started with [`ShmColl::nb_start`]: it takes the next step
 //! number and, when no earlier operation of this rank is still unfinished, writes
@@ -15,8 +16,8 @@
 //! Operations finish in the order they started; their ids count up from 0.
 //!
 //! What this file must never do: block outside [`ShmColl::nb_drain`], write a
-//! line before its claim holds, or touch the caller's input after the start (its
-//! bytes are copied into the operation).
+//! line or slot before its claim holds, or touch the caller's input after the
+//! start (its bytes are copied into the operation).
 
 use super::{Area, ShmColl, INLINE};
 use crate::coll::CollError;
@@ -68,11 +69,28 @@ pub enum NbKind {
     Alltoall,
 }
 
+/// A copy of this rank's contribution: in place when it fits a line (no allocation
+/// on the small path), else on the heap.
+enum Data {
+    Inline([u8; INLINE]),
+    Heap(Vec<u8>),
+}
+
+impl Data {
+    fn get(&self, len: usize) -> &[u8] {
+        match self {
+            Data::Inline(d) => &d[..len],
+            Data::Heap(v) => &v[..len],
+        }
+    }
+}
+
 /// One nonblocking operation of this rank.
 pub struct NbOp {
     kind: NbKind,
-    /// This rank's contribution (bcast root, reduce, allgather, alltoall).
-    data: [u8; INLINE],
+    /// This rank's contribution (bcast root, reduce, allgather, alltoall); a bcast
+    /// reader keeps none.
+    data: Data,
     len: usize,
     /// Where the result goes (`out_len` bytes), valid until the operation is over
     /// (the caller's contract, see [`NbOp::new`]).
@@ -87,8 +105,10 @@ pub struct NbOp {
 unsafe impl Send for NbOp {}
 
 impl NbOp {
-    /// An operation of `kind` contributing `data` (at most [`INLINE`] bytes) and
-    /// writing its result, `out_len` bytes, at `out`.
+    /// An operation of `kind` contributing `data` and writing its result,
+    /// `out_len` bytes, at `out`. A bcast reader passes `data` of the message's
+    /// length (its bytes are not used). [`ShmColl::nb_start`] refuses more than
+    /// [`ShmColl::nb_max`] bytes.
     ///
     /// # Safety
     /// `out` is valid for writing `out_len` bytes until the operation is over
@@ -99,14 +119,16 @@ impl NbOp {
         out: *mut u8,
         out_len: usize,
     ) -> Result<NbOp, CollError> {
-        if data.len() > INLINE {
-            return Err(CollError::Args(format!(
-                "{} bytes do not fit a line",
-                data.len()
-            )));
-        }
-        let mut d = [0u8; INLINE];
-        d[..data.len()].copy_from_slice(data);
+        let reader = matches!(kind, NbKind::Bcast { .. }) && out_len > 0;
+        let d = if data.len() <= INLINE || reader {
+            let mut d = [0u8; INLINE];
+            if !reader {
+                d[..data.len()].copy_from_slice(data);
+            }
+            Data::Inline(d)
+        } else {
+            Data::Heap(data.to_vec())
+        };
         Ok(NbOp {
             kind,
             data: d,
@@ -119,11 +141,36 @@ impl NbOp {
     }
 }
 
+impl NbOp {
+    /// A bcast reader's operation: `len` bytes from `root` into `out`.
+    ///
+    /// # Safety
+    /// As [`NbOp::new`]'s, for `len` bytes at `out`.
+    pub unsafe fn bcast_reader(root: usize, out: *mut u8, len: usize) -> NbOp {
+        NbOp {
+            kind: NbKind::Bcast { root },
+            data: Data::Inline([0; INLINE]),
+            len,
+            out,
+            out_len: len,
+            step: 0,
+            posted: false,
+        }
+    }
+}
+
 impl ShmColl {
     /// Starts `op`; returns its id (see [`ShmColl::nb_done`]). Checks the lengths
     /// against the communicator first (nothing starts on an error).
     pub fn nb_start(&mut self, mut op: NbOp) -> Result<u64, CollError> {
         let n = self.g.n;
+        if op.len > self.nb_max() {
+            return Err(CollError::Args(format!(
+                "{} bytes do not fit a slot of {}",
+                op.len,
+                self.nb_max()
+            )));
+        }
         let want_out = match &op.kind {
             NbKind::Barrier => 0,
             NbKind::Bcast { root } => {
@@ -168,6 +215,12 @@ impl ShmColl {
             self.nb.push_back(op);
         }
         Ok(id)
+    }
+
+    /// The most bytes a rank may contribute to one operation (an Ialltoall: all its
+    /// blocks): a slot. Alike on every rank (the geometry is).
+    pub fn nb_max(&self) -> usize {
+        self.g.slot
     }
 
     /// Whether operation `id` is over.
@@ -256,9 +309,14 @@ impl ShmColl {
         true
     }
 
-    /// The claim of this rank's line for step `s`, without waiting.
-    fn try_claim_line(&mut self, s: u64) -> bool {
-        let need = s.saturating_sub(super::LINES as u64 - 1);
+    /// The claim of this rank's area `a` for step `s`, without waiting (see
+    /// `ShmColl::claim`).
+    fn try_claim(&mut self, s: u64, a: Area) -> bool {
+        let back = match a {
+            Area::Line => super::LINES,
+            Area::Slot => self.g.depth,
+        } as u64;
+        let need = s.saturating_sub(back - 1);
         need == 0 || self.all_posted(need)
     }
 
@@ -267,6 +325,8 @@ impl ShmColl {
     fn nb_try(&mut self, op: &mut NbOp) -> bool {
         let s = op.step;
         let me = self.me;
+        // Alike on every rank: every rank passes the same length.
+        let a = Area::of(op.len);
         if !op.posted {
             let writes = match &op.kind {
                 NbKind::Barrier => false,
@@ -274,10 +334,10 @@ impl ShmColl {
                 _ => true,
             };
             if writes {
-                if !self.try_claim_line(s) {
+                if !self.try_claim(s, a) {
                     return false;
                 }
-                self.write(s, Area::Line, 0, &op.data[..op.len]);
+                self.write(s, a, 0, op.data.get(op.len));
             }
             self.post(s);
             op.posted = true;
@@ -295,7 +355,7 @@ impl ShmColl {
                 }
                 // SAFETY: `out` holds `len` bytes (checked at the start).
                 let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
-                out.copy_from_slice(self.read(*root, s, Area::Line, 0, len));
+                out.copy_from_slice(self.read(*root, s, a, 0, len));
                 true
             }
             NbKind::Reduce { root, combine } => {
@@ -310,15 +370,15 @@ impl ShmColl {
                 // d0 op (d1 op (… op d(n-1))), as the blocking reduction.
                 let last = n - 1;
                 if last == me {
-                    out.copy_from_slice(&op.data[..len]);
+                    out.copy_from_slice(op.data.get(len));
                 } else {
-                    out.copy_from_slice(self.read(last, s, Area::Line, 0, len));
+                    out.copy_from_slice(self.read(last, s, a, 0, len));
                 }
                 for q in (0..last).rev() {
                     let d = if q == me {
-                        &op.data[..len]
+                        op.data.get(len)
                     } else {
-                        self.read(q, s, Area::Line, 0, len)
+                        self.read(q, s, a, 0, len)
                     };
                     combine.apply(d, out);
                 }
@@ -332,9 +392,9 @@ impl ShmColl {
                 let out = unsafe { std::slice::from_raw_parts_mut(op.out, len * n) };
                 for (q, b) in out.chunks_exact_mut(len.max(1)).enumerate().take(n) {
                     if q == me {
-                        b.copy_from_slice(&op.data[..len]);
+                        b.copy_from_slice(op.data.get(len));
                     } else {
-                        b.copy_from_slice(self.read(q, s, Area::Line, 0, len));
+                        b.copy_from_slice(self.read(q, s, a, 0, len));
                     }
                 }
                 true
@@ -348,9 +408,9 @@ impl ShmColl {
                 let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
                 for q in 0..n {
                     let src = if q == me {
-                        &op.data[me * b..(me + 1) * b]
+                        &op.data.get(len)[me * b..(me + 1) * b]
                     } else {
-                        self.read(q, s, Area::Line, me * b, b)
+                        self.read(q, s, a, me * b, b)
                     };
                     out[q * b..(q + 1) * b].copy_from_slice(src);
                 }
