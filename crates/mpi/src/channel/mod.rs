@@ -590,11 +590,6 @@ impl Fabric for ChannelFabric {
         }
     }
 
-    fn arrival_word(&self, src: Rank) -> Option<(*const std::sync::atomic::AtomicU64, u64)> {
-        let i = self.peers.get(src as usize)?.as_deref()?.rx?;
-        self.rx_active.get(i)?.rx.head_word()
-    }
-
     unsafe fn take(
         &mut self,
         token: MsgToken,

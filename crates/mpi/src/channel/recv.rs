@@ -392,20 +392,6 @@ impl Rx {
         Ok(Some(env))
     }
 
-    /// The head postbox's flag word and its value now, for a receive that waits on
-    /// this channel ([`crate::p2p::fabric::Fabric::arrival_word`]): the next message
-    /// changes it. `None` while a message is partly delivered (then the general path
-    /// polls).
-    #[inline]
-    pub fn head_word(&self) -> Option<(*const std::sync::atomic::AtomicU64, u64)> {
-        if !matches!(self.cur, Cur::Idle) {
-            return None;
-        }
-        let off = self.head_off() + pb::FLAG;
-        let w = self.area.word_ptr(off)?;
-        Some((w, self.area.load_u64(off).ok()?))
-    }
-
     /// [`Rx::recv_now`] for a short message at `off`: the postbox after its flag is read
     /// with one copy, and the envelope and payload taken from that copy.
     fn recv_line_now(

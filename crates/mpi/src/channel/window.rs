@@ -220,17 +220,6 @@ impl Mem {
         Ok(unsafe { AtomicU64::from_ptr(p.cast()) })
     }
 
-    /// The address of the u64 at `off` (8-aligned), for a caller that polls it with
-    /// one load ([`crate::p2p::fabric::Fabric::arrival_word`]); valid while `self`
-    /// lives. `None` on a network window (no memory here) or out of bounds.
-    #[inline]
-    pub fn word_ptr(&self, off: usize) -> Option<*const AtomicU64> {
-        if self.net_win().is_some() {
-            return None;
-        }
-        self.word(off).ok().map(|w| w as *const AtomicU64)
-    }
-
     /// Loads the u64 at `off` (8-aligned) with acquire ordering.
     #[inline]
     pub fn load_u64(&self, off: usize) -> Result<u64, OutOfBounds> {

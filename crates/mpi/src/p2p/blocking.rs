@@ -5,7 +5,6 @@
 use super::engine::Engine;
 use super::fabric::{Envelope, Fabric, Rank};
 use super::request::recv_status;
-use std::sync::atomic::Ordering;
 
 /// Polls of the awaited channel between two calls of the engine's whole progress
 /// during a direct receive (other peers' messages and this rank's queued sends wait
@@ -90,41 +89,26 @@ impl<F: Fabric> Engine<F> {
         // Matching, lost peers and poison change only in `progress`: checked again
         // after each call of it.
         let mut check = true;
-        // The fabric's arrival word for `src` and its value when last asked: an
-        // empty poll is one load of it, and `recv_now` runs only when it changed.
-        // Asked again after every `&mut` call of the fabric, which may move it.
-        let mut watch: Option<(*const std::sync::atomic::AtomicU64, u64)> = None;
         loop {
-            if check {
-                if self.poisoned.is_some()
+            if check
+                && (self.poisoned.is_some()
                     || !self.lost.is_empty()
-                    || !self.matching.direct_ok(ctx, src, tag)
-                {
-                    return None;
-                }
-                watch = None;
+                    || !self.matching.direct_ok(ctx, src, tag))
+            {
+                return None;
             }
             check = false;
-            let fresh = match watch {
-                // SAFETY: the fabric's word, valid until its next `&mut` call; `watch`
-                // is cleared before each (`recv_now` below, `progress` via `check`).
-                Some((w, v)) => (unsafe { (*w).load(Ordering::Acquire) }) != v,
-                None => true,
-            };
-            if fresh {
-                let mut accept = |e: &Envelope| e.ctx == ctx && tag.is_none_or(|t| t == e.tag);
-                // SAFETY: the caller's promise for `buf`.
-                match unsafe { self.fabric.recv_now(src, &mut accept, buf, cap) } {
-                    Ok(Some(env)) => {
-                        self.spin.reset();
-                        return Some(recv_status(src, env.tag, env.len, cap));
-                    }
-                    // Nothing, or nothing this receive may take: wait for a change.
-                    Ok(None) => watch = self.fabric.arrival_word(src),
-                    // The fabric reported the loss among its events: the ordinary path
-                    // fails the receive.
-                    Err(_) => return None,
+            let mut accept = |e: &Envelope| e.ctx == ctx && tag.is_none_or(|t| t == e.tag);
+            // SAFETY: the caller's promise for `buf`.
+            match unsafe { self.fabric.recv_now(src, &mut accept, buf, cap) } {
+                Ok(Some(env)) => {
+                    self.spin.reset();
+                    return Some(recv_status(src, env.tag, env.len, cap));
                 }
+                Ok(None) => {}
+                // The fabric reported the loss among its events: the ordinary path
+                // fails the receive.
+                Err(_) => return None,
             }
             n = n.wrapping_add(1);
             if n % DIRECT_PROGRESS_EVERY == 0 {

@@ -18,8 +18,6 @@
 //!   [`Fabric::send_eager`] that returned `Ok`), from 0: the sender can name a message
 //!   to its receiver (the cancel protocol, `super::cancel`).
 
-use std::sync::atomic::AtomicU64;
-
 /// A rank in MPI_COMM_WORLD.
 pub type Rank = u32;
 
@@ -160,20 +158,6 @@ pub trait Fabric {
         Ok(None)
     }
 
-    /// A word of memory that changes when a message from `src` may have arrived (on
-    /// a channel, the flag word of the head postbox), and its value now: a waiting
-    /// receive polls it with one load and calls [`Fabric::recv_now`] only when it
-    /// changed, instead of once per poll. `None`: no such word (poll `recv_now`).
-    /// The default has none.
-    ///
-    /// The pointer is valid until the next call of a `&mut self` method of the
-    /// fabric (which may consume the postbox, or drop the channel of a lost peer):
-    /// the caller asks again after each.
-    fn arrival_word(&self, src: Rank) -> Option<(*const AtomicU64, u64)> {
-        let _ = src;
-        None
-    }
-
     /// Matches message `token`: its first `min(len, cap)` bytes go to `buf`, the rest
     /// is dropped (the engine reports the truncation). Returns `true` when the data is
     /// already all in `buf` (no [`Event::Received`] follows), `false` when
@@ -267,9 +251,6 @@ impl<F: Fabric + ?Sized> Fabric for Box<F> {
     ) -> Result<Option<Envelope>, FabricError> {
         // SAFETY: the caller's contract, forwarded.
         unsafe { (**self).recv_now(src, accept, buf, cap) }
-    }
-    fn arrival_word(&self, src: Rank) -> Option<(*const AtomicU64, u64)> {
-        (**self).arrival_word(src)
     }
     unsafe fn take(
         &mut self,
