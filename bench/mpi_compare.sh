@@ -21,6 +21,8 @@
 #   SIZES=8,1024,1048576 bash bench/mpi_compare.sh
 #   ONLY=mpich,ompi bash bench/mpi_compare.sh # leave out an MPI (myrix, mpich, ompi)
 #   PPARGS="-i 2000 -r 3" BWARGS="-n 50" ...  # more options for pingpong.c / bw.c
+#   NOBUILD=1 bash bench/mpi_compare.sh       # measure the release build as it is (no cargo
+#       build first: build before a quiet window, not inside it)
 #   BASE=/tmp/old bash bench/mpi_compare.sh   # a fourth column, "base": the same programs
 #       linked against the libmpi_abi.so in /tmp/old (an earlier build, copied aside),
 #       run under the same myrix mpiexec in the same rounds (before/after, interleaved);
@@ -124,7 +126,7 @@ MYRIX=${CARGO_TARGET_DIR:-$PWD/target}/release/myrix # cargo builds there
 declare -A why # why an MPI's column is n/a
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
-if want myrix && [ -z "${NOBUILD:-}" ]; then # NOBUILD=1: the release build is done
+if want myrix && [ "${NOBUILD:-0}" != 1 ]; then
   if ! cargo build --release -q -p myrix-cli -p myrix-mpiapi; then
     why[myrix]="cargo build --release -p myrix-cli -p myrix-mpiapi failed"
   fi

@@ -39,6 +39,10 @@ pub(crate) use status::*;
 mod issue;
 pub(crate) use issue::*;
 
+#[path = "p2p_reqs.rs"]
+mod reqs;
+pub(crate) use reqs::*;
+
 /// The transport, chosen at MPI_Init.
 pub type Fabric = Box<dyn myrix_mpi::p2p::fabric::Fabric + Send>;
 
@@ -47,7 +51,8 @@ pub struct P2p {
     pub engine: Engine<Fabric>,
     /// Freed requests still running, with the buffers they need until done.
     pub(crate) orphans: Vec<(ReqId, Finish)>,
-    pub(crate) reqs: Table<CReq>,
+    /// The C request handles (`p2p_reqs.rs`: table entries and engine handles).
+    pub(crate) reqs: Reqs,
     pub(crate) msgs: Table<CMsg>,
     /// Attached buffers of buffered sends (`bsend.rs`).
     pub(crate) bufs: crate::bsend::Buffers,
@@ -78,7 +83,7 @@ impl P2p {
     pub fn new(engine: Engine<Fabric>) -> P2p {
         P2p {
             engine,
-            reqs: Table::new(base::REQUEST),
+            reqs: Reqs::new(),
             msgs: Table::new(base::MESSAGE),
             orphans: Vec::new(),
             bufs: Default::default(),
@@ -316,6 +321,7 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
     if h == MPI_REQUEST_NULL {
         return Ok(Some(CStatus::inactive()));
     }
+    p.promote(h);
     let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
     if !r.active {
         return Ok(Some(CStatus::inactive()));
@@ -361,9 +367,13 @@ pub(crate) fn test_one(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c
 /// finish — costs one lookup in each table: its status comes from the engine (or
 /// from the handle, for a send finished inside `MPI_Isend`) and the handle is
 /// dropped in its slot.
+///
+/// An engine handle (`p2p_reqs.rs`) costs one lookup in the engine alone. The table
+/// is asked first: a table handle pays nothing for the engine handles' test, and an
+/// engine handle fails the table's kind check at once.
 #[inline]
 pub(crate) fn take_one(p: &mut P2p, h: MPI_Request) -> Result<Option<(CStatus, bool)>, c_int> {
-    if let Some(r) = p.reqs.get(h) {
+    if let Some(r) = p.reqs.table_get(h) {
         if r.active && r.persist.is_none() && matches!(r.finish, Finish::None) {
             let st = match r.id {
                 None => r.ready.unwrap_or_else(CStatus::empty),
@@ -379,12 +389,23 @@ pub(crate) fn take_one(p: &mut P2p, h: MPI_Request) -> Result<Option<(CStatus, b
             // Nothing left in it owns memory unless its ranks are shared: then the
             // reference count is dropped as usual.
             if matches!(r.ranks, Ranks::Static(_)) {
-                p.reqs.forget(h);
+                p.reqs.table_forget(h);
             } else {
-                p.reqs.discard_if(h, |_| true);
+                p.reqs.table_discard(h);
             }
             return Ok(Some((st, false)));
         }
+    } else if is_engine_handle(h) && p.reqs.none_promoted() {
+        let id = engine_req(&p.engine, h).ok_or(MPI_ERR_REQUEST)?;
+        let st = match p.engine.take_map(id, |s| cstatus(world_ranks(), s)) {
+            Ok(Some(s)) => s,
+            Ok(None) => return Ok(None),
+            Err(e) => CStatus {
+                error: error_code(&e),
+                ..CStatus::empty()
+            },
+        };
+        return Ok(Some((st, false)));
     }
     let Some(st) = test_one(p, h)? else {
         return Ok(None);
@@ -406,7 +427,8 @@ fn engine_done(p: &mut P2p, h: MPI_Request, r: Result<Status, P2pError>) -> CSta
 }
 
 /// Whether the handle is a null or inactive request.
-pub(crate) fn inactive(p: &P2p, h: MPI_Request) -> bool {
+pub(crate) fn inactive(p: &mut P2p, h: MPI_Request) -> bool {
+    p.promote(h);
     h == MPI_REQUEST_NULL || p.reqs.get(h).is_some_and(|r| !r.active)
 }
 
@@ -445,6 +467,22 @@ pub(crate) unsafe fn wait_handle(
     let h = unsafe { req.read() };
     let got = runtime::with(name, |rt| {
         let p = p2p(rt)?;
+        // An engine handle: the engine's wait loop, and nothing to free in C.
+        if is_engine_handle(h) && p.reqs.none_promoted() {
+            let id = engine_req(&p.engine, h).ok_or(MPI_ERR_REQUEST)?;
+            if !p.orphans.is_empty() {
+                p.reap_orphans();
+            }
+            let st = match p.engine.wait(id) {
+                Ok(s) => cstatus(world_ranks(), &s),
+                Err(e) => CStatus {
+                    error: error_code(&e),
+                    ..CStatus::empty()
+                },
+            };
+            return Ok((st, false));
+        }
+        p.promote(h);
         if h != MPI_REQUEST_NULL && p.reqs.get(h).is_none() {
             return Err(MPI_ERR_REQUEST);
         }

@@ -125,6 +125,7 @@ pub(super) unsafe fn fast_irecv(
     if !d.is_contiguous() {
         return None;
     }
+    let world = comm == MPI_COMM_WORLD;
     Some((|| {
         let count = check_count(count)?;
         let tag = recv_tag(tag)?;
@@ -141,6 +142,13 @@ pub(super) unsafe fn fast_irecv(
             // program until the request completes (the standard's rule).
             let id = unsafe { p.engine.irecv(src, c.ctx, tag, ptr, cap) }
                 .map_err(|e| report(name, &e))?;
+            // On the world, the handle names the engine's request: no C entry
+            // (`p2p_reqs.rs`).
+            if world {
+                if let Some(h) = engine_handle(id) {
+                    return Ok(h);
+                }
+            }
             insert(p, Some(id), None, ranks, Finish::None, None)
         })
     })())

@@ -422,6 +422,7 @@ mpi_fn! {
 /// answer, even a send that had completed without an engine request); a null
 /// request is an error.
 pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
+    p.promote(h);
     let r = p.reqs.get_mut(h).ok_or(MPI_ERR_REQUEST)?;
     if let Finish::Custom(c) = &mut r.finish {
         return c.cancel();
@@ -451,6 +452,7 @@ pub(crate) fn cancel(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
 /// MPI_Request_free: an active request finishes in the background (the engine
 /// keeps its buffer until then); an inactive persistent one is dropped.
 pub(crate) fn free(p: &mut P2p, h: MPI_Request) -> Result<(), c_int> {
+    p.promote(h);
     let r = p.reqs.remove(h).ok_or(MPI_ERR_REQUEST)?;
     if let Some(id) = r.id {
         match r.finish {
@@ -473,6 +475,7 @@ pub(crate) fn peek(p: &mut P2p, h: MPI_Request) -> Result<Option<CStatus>, c_int
         .engine
         .progress()
         .map_err(|e| report("MPI_Request_get_status", &e))?;
+    p.promote(h);
     let r = p.reqs.get(h).ok_or(MPI_ERR_REQUEST)?;
     if !r.active {
         return Ok(Some(CStatus::inactive()));

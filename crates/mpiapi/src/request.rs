@@ -121,10 +121,7 @@ pub(crate) unsafe fn waitall(
         let p = p2p(rt)?;
         // SAFETY: `reqs` holds `n` requests (the caller's contract).
         let hs = unsafe { std::slice::from_raw_parts(reqs.cast_const(), n) };
-        if hs
-            .iter()
-            .any(|&h| h != MPI_REQUEST_NULL && p.reqs.get(h).is_none())
-        {
+        if hs.iter().any(|&h| h != MPI_REQUEST_NULL && !p.knows(h)) {
             return Err(MPI_ERR_REQUEST);
         }
         let mut failed = false;
@@ -174,6 +171,7 @@ mpi_fn! {
             let all = runtime::with("MPI_Testall", |rt| {
                 let p = p2p(rt)?;
                 let _ = p.engine.progress().map_err(|e| report("MPI_Testall", &e))?;
+                p.promote_all(&hs);
                 for &h in &hs {
                     if h == MPI_REQUEST_NULL {
                         continue;

@@ -16,34 +16,14 @@
 //! own messages).
 //!
 //! * A **network window** ([`Mem::net`]) is another rank's segment behind a network
-//!   controller (`udp`: no mapping). Its stores become `Import::put`s: data stores
-//!   ([`Mem::write`], [`Mem::write_from`], [`Mem::store_u32`]) are staged and
-//!   coalesced while contiguous; a *publishing* store ([`Mem::store_u64`],
-//!   [`Mem::store_u8`]: a postbox flag, an ack byte, a request's generation word)
-//!   puts the staged data and the word. Why the data is visible before the flag
-//!   without a round trip: the RSM engine applies one import's writes in order, each
-//!   a write into the exporter's memory (`rsm::net::memory`) that stores its first
-//!   8 bytes last, atomically, after a release fence. A flag word just before the
-//!   staged run (a postbox's flag at its offset 0, its body after it) leads the run in
-//!   one put of at most 512 bytes, which travels as one frame and so as one write: one
-//!   frame per postbox. Any other flag is put after the staged run, as a put of its
-//!   own (applied after it). A copy within a write is otherwise in the C library's
-//!   order, so a flag never sits *inside* a put with its data. On a *lazy* window
-//!   ([`Mem::net_lazy`], the receiver's acks) byte stores are only staged and put
-//!   by [`NetFlush::flush`], which the fabric calls at the end of a progress that
-//!   found nothing to do, or once 32 are staged: the ack of a message leaves after the
-//!   reply the program sends to it, not before, and the acks of a message of several
-//!   postboxes leave together.
-//!   On a *batch* window ([`Mem::net_batch`], the sender's channel areas) a flag-led
-//!   run stays staged while the next postboxes (body, then flag into the gap left for
-//!   it) extend it, up to 1 KiB, and is put at [`NetFlush::flush`] (the fabric calls
-//!   it after each pump): a message of up to 16 postboxes inline is one frame.
-//!   [`Mem::barrier`] puts what is staged. Pool
-//!   blocks stay below the striping size of the import (64 KiB) and so travel on one
-//!   rail; a fail-over replays a rail's writes in order on the next. The receiver reads
-//!   its own exported memory as on shm.
-//!   Loads from a network window are `Import::get`s (a round trip; the channel never
-//!   does them on its fast path).
+//!   controller (`udp`: no mapping): its stores become `Import::put`s, staged and
+//!   coalesced so that a postbox's data is visible before its flag without a round
+//!   trip (`window/net.rs` says how).
+//!
+//! Split by path: this file is the windows themselves and the shared-memory path
+//! (loads, stores and copies on mapped memory: the fast path of every message);
+//! `window/net.rs` the network path (staging and puts); `window/bufs.rs` the
+//! caller's buffers.
 //!
 //! [`SrcBuf`] and [`DstBuf`] carry the caller's buffers of `Fabric::send`/`take` (raw
 //! pointers with the trait's safety promise) to the copies here.
@@ -53,7 +33,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
-use myrix_rsm::{Barrier, BarrierType, Export, Import, Mapping};
+use myrix_rsm::{Export, Import, Mapping};
 
 /// An access outside a window (a peer's bad offset or length).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,281 +50,6 @@ pub enum Backing {
     Heap(Arc<Heap>),
     /// Another rank's segment over the network: no memory here.
     Net(NetWin),
-}
-
-/// Puts between two barrier closes of a network window: a close lets the import
-/// forget the ranges of its unflushed writes (a round trip every so many puts).
-const NET_PUTS_PER_CLOSE: u32 = 4096;
-/// Staged bytes above which they are put without waiting for the flag.
-const NET_STAGE_MAX: usize = 256 << 10;
-/// The longest put a flag word may lead: it travels as one frame, applied first word
-/// last (`rsm::net::memory`).
-const NET_ONE_WRITE: usize = 1024;
-
-/// Acks a lazy window stages at most before it puts them without waiting for the
-/// flush (a busy receiver still frees the sender's postboxes and pool).
-const NET_LAZY_ACKS: usize = 32;
-
-/// Acks a lazy window must have staged before a batch window's put carries them
-/// ([`NetFlush::carry_acks`]): each carried run is one more write (one more frame to
-/// build, send and apply) in the datagram of an 8 B message, so a ping-pong carries
-/// them on one reply in this many, not on every one (session 25, docs/mpi-net.md).
-const NET_CARRY_MIN: usize = 8;
-
-/// A network window: its import and its staged writes (shared with [`NetFlush`]).
-#[derive(Debug)]
-pub struct NetWin(Arc<NetInner>);
-
-/// A handle that puts a lazy network window's staged writes (the fabric's progress).
-#[derive(Debug, Clone)]
-pub struct NetFlush(Arc<NetInner>);
-
-impl NetFlush {
-    /// Puts what is staged (a failed put shows at the window's next store).
-    pub fn flush(&self) {
-        let _ = self.0.flush();
-    }
-
-    /// On a batch window (the sender's, toward a peer), `acks` (the lazy window of the
-    /// acks this rank owes the same peer) is put, queued without a send of its own,
-    /// just before each put of the batch: the acks ride in the reply's datagram
-    /// (`Import::put_deferred`) instead of costing one each way. Set once.
-    pub fn carry_acks(&self, acks: &NetFlush) {
-        if self.0.batch && acks.0.lazy && !Arc::ptr_eq(&self.0, &acks.0) {
-            let _ = self.0.acks.set(acks.clone());
-        }
-    }
-}
-
-#[derive(Debug)]
-struct NetInner {
-    imp: Arc<Import>,
-    /// Byte stores (acks) are staged too, put at the next [`NetFlush::flush`].
-    lazy: bool,
-    /// A run led by a flag waits for more postboxes (their bodies and flags fill it in
-    /// order) until [`NetFlush::flush`]: the sender's window on a channel area.
-    batch: bool,
-    /// A batch window's peer's ack window ([`NetFlush::carry_acks`]).
-    acks: std::sync::OnceLock<NetFlush>,
-    st: std::sync::Mutex<Staged>,
-}
-
-#[derive(Debug, Default)]
-struct Staged {
-    off: usize,
-    data: Vec<u8>,
-    /// The run starts with a published flag word (one put, first word last).
-    led: bool,
-    /// An 8-byte gap in the run (at this offset of the segment) its flag fills.
-    hole: Option<usize>,
-    puts: u32,
-    barrier: Option<Barrier>,
-    /// A put failed: every later access fails too (no flag after lost data).
-    failed: bool,
-}
-
-impl NetInner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Staged> {
-        self.st.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Appends `n` bytes at `off` (filled by `fill`) to the staged run, putting the
-    /// run first if `off` does not continue it.
-    fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
-        let mut st = self.lock();
-        let end = st.off + st.data.len();
-        if self.batch
-            && st.led
-            && st.hole.is_none()
-            && off == end + 8
-            && off % 8 == 0
-            && st.data.len() + 8 + n <= NET_ONE_WRITE
-        {
-            // The next postbox's body: its flag will fill the gap.
-            st.hole = Some(end);
-            let at = st.data.len();
-            st.data.resize(at + 8, 0);
-        } else if !st.data.is_empty()
-            && (end != off || (st.led && st.data.len() + n > NET_ONE_WRITE))
-        {
-            // Not a continuation, or past what one write (one frame) may hold.
-            self.put_staged(&mut st)?;
-        }
-        if st.data.is_empty() {
-            st.off = off;
-        }
-        let at = st.data.len();
-        st.data.resize(at + n, 0);
-        fill(&mut st.data[at..]);
-        if !st.led && st.data.len() >= NET_STAGE_MAX {
-            self.put_staged(&mut st)?;
-        }
-        Ok(())
-    }
-
-    fn put(&self, st: &mut Staged, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
-        self.put_as(st, off, data, false)
-    }
-
-    /// [`NetInner::put`]; `defer`: queued to leave with the next put toward the node.
-    fn put_as(
-        &self,
-        st: &mut Staged,
-        off: usize,
-        data: &[u8],
-        defer: bool,
-    ) -> Result<(), OutOfBounds> {
-        if st.failed {
-            return Err(OutOfBounds);
-        }
-        st.failed = true;
-        if defer {
-            self.imp.put_deferred(off, data)
-        } else {
-            self.imp.put(off, data)
-        }
-        .map_err(|_| OutOfBounds)?;
-        st.puts += 1;
-        if st.puts >= NET_PUTS_PER_CLOSE {
-            st.puts = 0;
-            let b = match &mut st.barrier {
-                Some(b) => b,
-                None => st.barrier.insert(
-                    self.imp
-                        .init_barrier(BarrierType::Segment)
-                        .map_err(|_| OutOfBounds)?,
-                ),
-            };
-            b.open().map_err(|_| OutOfBounds)?;
-            match b.close() {
-                // A rail failed over inside the scope: its writes were replayed on the
-                // others and are all in remote memory (the channel's writes are in
-                // bounds, so no other write failure says this).
-                Ok(()) | Err(myrix_rsm::RsmError::BarrierFailure) => {}
-                Err(_) => return Err(OutOfBounds),
-            }
-        }
-        st.failed = false;
-        Ok(())
-    }
-
-    fn put_staged(&self, st: &mut Staged) -> Result<(), OutOfBounds> {
-        if st.data.is_empty() {
-            return Ok(());
-        }
-        if let Some(a) = self.acks.get() {
-            // Lock order: a batch window, then its ack window (which locks no other).
-            let _ = a.0.flush_deferred(NET_CARRY_MIN);
-        }
-        let data = std::mem::take(&mut st.data);
-        let r = match st.hole.take() {
-            // A body whose flag has not come (never at a flush point of the channel):
-            // the part before it, then the body; its flag will be a put after both.
-            Some(h) => {
-                let cut = h - st.off;
-                self.put(st, st.off, &data[..cut])
-                    .and_then(|()| self.put(st, h + 8, &data[cut + 8..]))
-            }
-            None => self.put(st, st.off, &data),
-        };
-        st.led = false;
-        st.data = data;
-        st.data.clear();
-        r
-    }
-
-    /// A publishing store of `word` at `off`. An 8-byte word just before the staged
-    /// run leads it in one put (one frame, applied first word last: the data is
-    /// visible once the word is); otherwise the staged run is put, then the word. On
-    /// a lazy window a byte is only staged.
-    fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
-        if self.lazy && word.len() == 1 {
-            self.stage(off, 1, |d| d.copy_from_slice(word))?;
-            let mut st = self.lock();
-            if st.data.len() >= NET_LAZY_ACKS {
-                self.put_staged(&mut st)?;
-            }
-            return Ok(());
-        }
-        let mut st = self.lock();
-        if word.len() == 8 && st.hole == Some(off) {
-            // The flag of a later postbox of the batch.
-            let at = off - st.off;
-            st.data[at..at + 8].copy_from_slice(word);
-            st.hole = None;
-            return Ok(());
-        }
-        if word.len() == 8
-            && off % 8 == 0
-            && !st.data.is_empty()
-            && !st.led
-            && st.hole.is_none()
-            && off + 8 == st.off
-            && st.data.len() + 8 <= NET_ONE_WRITE
-        {
-            // The word in front of the run, in place: no buffer per message.
-            let n = st.data.len();
-            st.data.resize(n + 8, 0);
-            st.data.copy_within(0..n, 8);
-            st.data[..8].copy_from_slice(word);
-            st.off = off;
-            st.led = true;
-            if self.batch {
-                // Wait for more postboxes until the flush.
-                return Ok(());
-            }
-            return self.put_staged(&mut st);
-        }
-        self.put_staged(&mut st)?;
-        self.put(&mut st, off, word)
-    }
-
-    fn flush(&self) -> Result<(), OutOfBounds> {
-        let mut st = self.lock();
-        self.put_staged(&mut st)
-    }
-
-    /// Puts a lazy window's staged acks, queued to leave with the put that follows,
-    /// if at least `min` are staged.
-    fn flush_deferred(&self, min: usize) -> Result<(), OutOfBounds> {
-        let mut st = self.lock();
-        if st.data.is_empty() || st.data.len() < min {
-            return Ok(());
-        }
-        // Acks are runs of bytes: no flag leads them, no hole.
-        debug_assert!(st.hole.is_none() && !st.led);
-        let (off, data) = (st.off, std::mem::take(&mut st.data));
-        let r = self.put_as(&mut st, off, &data, true);
-        st.data = data;
-        st.data.clear();
-        r
-    }
-
-    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
-        self.flush()?;
-        self.imp.get(off, out).map_err(|_| OutOfBounds)
-    }
-}
-
-impl NetWin {
-    fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
-        self.0.stage(off, n, fill)
-    }
-    fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
-        self.0.publish(off, word)
-    }
-    fn flush(&self) -> Result<(), OutOfBounds> {
-        self.0.flush()
-    }
-    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
-        self.0.get(off, out)
-    }
-}
-
-impl Drop for NetWin {
-    fn drop(&mut self) {
-        let _ = self.flush();
-    }
 }
 
 /// Zeroed, 64-byte aligned memory for tests.
@@ -445,19 +150,13 @@ impl Mem {
         Mem {
             ptr: NonNull::dangling(),
             len: imp.len(),
-            _keep: Backing::Net(NetWin(Arc::new(NetInner {
-                imp,
-                lazy,
-                batch,
-                acks: std::sync::OnceLock::new(),
-                st: std::sync::Mutex::new(Staged::default()),
-            }))),
+            _keep: Backing::Net(NetWin::new(imp, lazy, batch)),
         }
     }
 
     /// The flush handle of a network window.
     pub fn net_flush(&self) -> Option<NetFlush> {
-        self.net_win().map(|w| NetFlush(w.0.clone()))
+        self.net_win().map(NetWin::flush_handle)
     }
 
     #[inline]
@@ -712,110 +411,13 @@ impl Mem {
     }
 }
 
-/// A sender's buffer: `len` bytes at `ptr`, valid until the send is reported done.
-#[derive(Debug, Clone, Copy)]
-pub struct SrcBuf {
-    ptr: *const u8,
-    len: usize,
-}
+#[path = "window/net.rs"]
+mod net;
+pub use net::{NetFlush, NetWin};
 
-// SAFETY: the caller of `Fabric::send` promised the buffer stays valid for reading
-// until `SendDone`; the fabric only reads it.
-unsafe impl Send for SrcBuf {}
-
-impl SrcBuf {
-    /// # Safety
-    /// `ptr` is valid for reading `len` bytes for as long as the `SrcBuf` (or a copy)
-    /// is used (`Fabric::send`'s promise). `ptr` may be dangling when `len` is 0.
-    pub unsafe fn new(ptr: *const u8, len: usize) -> SrcBuf {
-        SrcBuf { ptr, len }
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    fn range(&self, at: usize, n: usize) -> Result<*const u8, OutOfBounds> {
-        match at.checked_add(n) {
-            Some(end) if end <= self.len => {
-                // SAFETY: `at <= len`: inside or one past the buffer.
-                Ok(unsafe { self.ptr.add(at) })
-            }
-            _ => Err(OutOfBounds),
-        }
-    }
-
-    /// Copies `out.len()` bytes from `at` into `out`.
-    #[inline]
-    pub fn copy_into(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
-        let s = self.range(at, out.len())?;
-        // SAFETY: `s..s+len` is inside the sender's buffer (checked), valid by
-        // `Fabric::send`'s promise; `out` is ours.
-        unsafe { std::ptr::copy_nonoverlapping(s, out.as_mut_ptr(), out.len()) };
-        Ok(())
-    }
-
-    /// Copies `n` bytes from `at` into `dst` from `dst_at` (the in-process path to
-    /// self), truncating at `dst`'s capacity.
-    pub fn copy_to(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
-        let n = n.min(dst.cap.saturating_sub(dst_at));
-        let Ok(s) = self.range(at, n) else { return };
-        if n == 0 {
-            return;
-        }
-        // SAFETY: both ranges are inside their buffers (checked above), valid by the
-        // two trait promises; a send and a receive buffer may alias only if the
-        // program passed overlapping buffers, which MPI forbids.
-        unsafe { std::ptr::copy(s, dst.ptr.add(dst_at), n) };
-    }
-
-    /// Reads `n <= 8` bytes as a slice copy (tests of small payloads).
-    pub fn get(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
-        let s = self.range(at, out.len())?;
-        // SAFETY: in bounds of the sender's buffer.
-        unsafe { std::ptr::copy_nonoverlapping(s, out.as_mut_ptr(), out.len()) };
-        Ok(())
-    }
-}
-
-/// A receiver's buffer: `cap` bytes at `ptr`, valid until its data is reported received.
-#[derive(Debug, Clone, Copy)]
-pub struct DstBuf {
-    ptr: *mut u8,
-    cap: usize,
-}
-
-// SAFETY: as for `SrcBuf`, with `Fabric::take`'s promise.
-unsafe impl Send for DstBuf {}
-
-impl DstBuf {
-    /// # Safety
-    /// `ptr` is valid for writing `cap` bytes for as long as the `DstBuf` is used
-    /// (`Fabric::take`'s promise). `ptr` may be dangling when `cap` is 0.
-    pub unsafe fn new(ptr: *mut u8, cap: usize) -> DstBuf {
-        DstBuf { ptr, cap }
-    }
-
-    pub fn cap(&self) -> usize {
-        self.cap
-    }
-
-    /// Copies `data` to the start of the buffer, truncated at its capacity.
-    #[inline]
-    pub fn write_slice(&self, data: &[u8]) {
-        let n = data.len().min(self.cap);
-        if n == 0 {
-            return;
-        }
-        // SAFETY: `n <= cap`, inside the receive buffer (valid by `Fabric::take`'s
-        // promise); `data` is ours.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr, n) };
-    }
-}
+#[path = "window/bufs.rs"]
+mod bufs;
+pub use bufs::{DstBuf, SrcBuf};
 
 #[cfg(test)]
 mod tests;

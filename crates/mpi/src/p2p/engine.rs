@@ -398,6 +398,15 @@ impl<F: Fabric> Engine<F> {
         }
     }
 
+    /// The request in slot `index` of the request table whose generation ends in
+    /// the bits `gen & mask`, if one is live: lets a caller name a request by a
+    /// handle narrower than a [`ReqId`] (the C layer's `MPI_Request` naming the
+    /// engine's slot, so an `MPI_Irecv` makes no second table entry).
+    #[inline]
+    pub fn req_at(&self, index: u32, gen: u32, mask: u32) -> Option<ReqId> {
+        self.reqs.key_at(index as usize, gen, mask).map(ReqId)
+    }
+
     /// Whether `r` names a request not yet freed.
     #[inline]
     pub fn is_live(&self, r: ReqId) -> bool {

@@ -109,6 +109,16 @@ impl<T> Slab<T> {
         Some(v)
     }
 
+    /// The key of the live value in slot `i` whose generation ends in the bits
+    /// `gen & mask`: for a caller that names values by a narrower handle (the C
+    /// layer's request handles keep 3 bits of the generation), so a stale handle is
+    /// refused unless its slot was reused a multiple of `mask + 1` times since.
+    #[inline]
+    pub(crate) fn key_at(&self, i: usize, gen: u32, mask: u32) -> Option<u64> {
+        let s = self.slots.get(i)?;
+        (s.val.is_some() && s.gen & mask == gen & mask).then(|| (u64::from(s.gen) << 32) | i as u64)
+    }
+
     /// Keys of the live values for which `pred` holds, appended to `out`.
     pub(crate) fn keys_where(&self, out: &mut Vec<u64>, mut pred: impl FnMut(&T) -> bool) {
         for (i, s) in self.slots.iter().enumerate() {
@@ -146,5 +156,12 @@ mod tests {
         assert_eq!(s.take_emptied(c, |&v| v == 5, |v| *v + 1), Ok(Some(6)));
         assert_eq!(s.take_emptied(c, |_| true, |v| *v), Err(()));
         assert_eq!(s.len(), 1);
+        let d = s.insert(7);
+        let (i, g) = ((d & 0xffff_ffff) as usize, (d >> 32) as u32);
+        assert_eq!(s.key_at(i, g, 7), Some(d));
+        assert_eq!(s.key_at(i, g + 1, 7), None);
+        assert_eq!(s.key_at(i + 1, g, 7), None);
+        assert_eq!(s.remove(d), Some(7));
+        assert_eq!(s.key_at(i, g, 7), None);
     }
 }

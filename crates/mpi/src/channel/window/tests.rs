@@ -1,6 +1,7 @@
 //! Tests of the channel's memory views: bounds checks, truncation, and the network
 //! windows' staging.
 
+use super::net::NET_CARRY_MIN;
 use super::*;
 
 #[test]

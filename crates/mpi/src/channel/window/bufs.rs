@@ -1,0 +1,110 @@
+//! The caller's buffers of `Fabric::send`/`take` ([`SrcBuf`], [`DstBuf`]): raw
+//! pointers with the trait's safety promise, carried to the windows' copies, each
+//! access bounds-checked against the length the caller gave.
+
+use super::OutOfBounds;
+
+/// A sender's buffer: `len` bytes at `ptr`, valid until the send is reported done.
+#[derive(Debug, Clone, Copy)]
+pub struct SrcBuf {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the caller of `Fabric::send` promised the buffer stays valid for reading
+// until `SendDone`; the fabric only reads it.
+unsafe impl Send for SrcBuf {}
+
+impl SrcBuf {
+    /// # Safety
+    /// `ptr` is valid for reading `len` bytes for as long as the `SrcBuf` (or a copy)
+    /// is used (`Fabric::send`'s promise). `ptr` may be dangling when `len` is 0.
+    pub unsafe fn new(ptr: *const u8, len: usize) -> SrcBuf {
+        SrcBuf { ptr, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(super) fn range(&self, at: usize, n: usize) -> Result<*const u8, OutOfBounds> {
+        match at.checked_add(n) {
+            Some(end) if end <= self.len => {
+                // SAFETY: `at <= len`: inside or one past the buffer.
+                Ok(unsafe { self.ptr.add(at) })
+            }
+            _ => Err(OutOfBounds),
+        }
+    }
+
+    /// Copies `out.len()` bytes from `at` into `out`.
+    #[inline]
+    pub fn copy_into(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        let s = self.range(at, out.len())?;
+        // SAFETY: `s..s+len` is inside the sender's buffer (checked), valid by
+        // `Fabric::send`'s promise; `out` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(s, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Copies `n` bytes from `at` into `dst` from `dst_at` (the in-process path to
+    /// self), truncating at `dst`'s capacity.
+    pub fn copy_to(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
+        let n = n.min(dst.cap.saturating_sub(dst_at));
+        let Ok(s) = self.range(at, n) else { return };
+        if n == 0 {
+            return;
+        }
+        // SAFETY: both ranges are inside their buffers (checked above), valid by the
+        // two trait promises; a send and a receive buffer may alias only if the
+        // program passed overlapping buffers, which MPI forbids.
+        unsafe { std::ptr::copy(s, dst.ptr.add(dst_at), n) };
+    }
+
+    /// Reads `n <= 8` bytes as a slice copy (tests of small payloads).
+    pub fn get(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        let s = self.range(at, out.len())?;
+        // SAFETY: in bounds of the sender's buffer.
+        unsafe { std::ptr::copy_nonoverlapping(s, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+}
+
+/// A receiver's buffer: `cap` bytes at `ptr`, valid until its data is reported received.
+#[derive(Debug, Clone, Copy)]
+pub struct DstBuf {
+    pub(super) ptr: *mut u8,
+    pub(super) cap: usize,
+}
+
+// SAFETY: as for `SrcBuf`, with `Fabric::take`'s promise.
+unsafe impl Send for DstBuf {}
+
+impl DstBuf {
+    /// # Safety
+    /// `ptr` is valid for writing `cap` bytes for as long as the `DstBuf` is used
+    /// (`Fabric::take`'s promise). `ptr` may be dangling when `cap` is 0.
+    pub unsafe fn new(ptr: *mut u8, cap: usize) -> DstBuf {
+        DstBuf { ptr, cap }
+    }
+
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// Copies `data` to the start of the buffer, truncated at its capacity.
+    #[inline]
+    pub fn write_slice(&self, data: &[u8]) {
+        let n = data.len().min(self.cap);
+        if n == 0 {
+            return;
+        }
+        // SAFETY: `n <= cap`, inside the receive buffer (valid by `Fabric::take`'s
+        // promise); `data` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr, n) };
+    }
+}
