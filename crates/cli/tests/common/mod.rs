@@ -51,3 +51,9 @@ pub fn shm_server() -> (std::process::Child, String) {
         .unwrap();
     (server, line.trim().to_string())
 }
+
+/// The share of frames `.ci/netns.sh` sends through its slow class (percent):
+/// `MYRIX_NETNS_REORDER`, 10 by default.
+pub fn reorder_share() -> String {
+    std::env::var("MYRIX_NETNS_REORDER").unwrap_or_else(|_| "10".into())
+}
