@@ -217,26 +217,39 @@ extern "C" {
     ) -> c_int;
 }
 
+/// Carries a send and a receive count/type pair as `wide` does, each on its own, and
+/// reports under `name`: what `MPI_Sendrecv_c` and `MPI_Isendrecv_c` share.
+fn wide_pair(
+    comm: MPI_Comm,
+    name: &str,
+    send: (MPI_Count, MPI_Datatype),
+    recv: (MPI_Count, MPI_Datatype),
+    call: impl FnOnce(c_int, MPI_Datatype, c_int, MPI_Datatype) -> c_int,
+) -> c_int {
+    let r = wide(send.0, send.1, |sn, st| {
+        widened(
+            comm,
+            name,
+            wide(recv.0, recv.1, |rn, rt| call(sn, st, rn, rt)),
+        )
+    });
+    widened(comm, name, r)
+}
+
 mpi_fn! {
     fn MPI_Sendrecv_c / PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-        let r = wide(sendcount, sendtype, |sn, st| {
-            widened(comm, "MPI_Sendrecv_c", wide(recvcount, recvtype, |rn, rt| {
-                // SAFETY: the caller's arguments, counts carried as `wide` does.
-                unsafe { PMPI_Sendrecv(sendbuf, sn, st, dest, sendtag, recvbuf, rn, rt, source, recvtag, comm, status) }
-            }))
-        });
-        widened(comm, "MPI_Sendrecv_c", r)
+        wide_pair(comm, "MPI_Sendrecv_c", (sendcount, sendtype), (recvcount, recvtype), |sn, st, rn, rt| {
+            // SAFETY: the caller's arguments, counts carried as `wide` does.
+            unsafe { PMPI_Sendrecv(sendbuf, sn, st, dest, sendtag, recvbuf, rn, rt, source, recvtag, comm, status) }
+        })
     }
 }
 
 mpi_fn! {
     fn MPI_Isendrecv_c / PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        let r = wide(sendcount, sendtype, |sn, st| {
-            widened(comm, "MPI_Isendrecv_c", wide(recvcount, recvtype, |rn, rt| {
-                // SAFETY: the caller's arguments, counts carried as `wide` does.
-                unsafe { PMPI_Isendrecv(sendbuf, sn, st, dest, sendtag, recvbuf, rn, rt, source, recvtag, comm, request) }
-            }))
-        });
-        widened(comm, "MPI_Isendrecv_c", r)
+        wide_pair(comm, "MPI_Isendrecv_c", (sendcount, sendtype), (recvcount, recvtype), |sn, st, rn, rt| {
+            // SAFETY: the caller's arguments, counts carried as `wide` does.
+            unsafe { PMPI_Isendrecv(sendbuf, sn, st, dest, sendtag, recvbuf, rn, rt, source, recvtag, comm, request) }
+        })
     }
 }
