@@ -7,10 +7,11 @@
 //! the signals it is sent (one-sided: its memory is written by its progress thread).
 //! Importer processes in namespace B (over `udp` two processes, nodes 2 and 3; over
 //! `eth` one, since a node is an interface and B has one) run one importer thread per
-//! stripe, each owning its stripe so its model is exact. When they are done the
-//! exporter replays every stripe's operations from the seed alone and compares its
-//! memory with the models byte for byte, and the signals it got from each node with
-//! the replay's count. The seed is printed; `RSM_SEED=<seed>` reruns it.
+//! stripe, each owning its stripe so its model is exact. The exporter replays every
+//! stripe's operations from the seed alone: once it has every signal the replay says
+//! each node posted (and no more) it signals all its importers, each of which waits
+//! for that before it disconnects; when they have exited it compares its memory with
+//! the models byte for byte. The seed is printed; `RSM_SEED=<seed>` reruns it.
 //!
 //! Namespaces, veths and the subnet are this process's own (`mza<pid>`, `mzb<pid>`,
 //! 10.84.0.0/24), made by `.ci/netns.sh up` and deleted by a guard, also on panic;
@@ -138,8 +139,10 @@ fn env_u64(var: &str) -> u64 {
     std::env::var(var).unwrap().parse().unwrap()
 }
 
-/// The exporter: publishes, prints the id, counts signals by sender until the parent
-/// says CHECK, then checks its memory and the signals against the replayed models.
+/// The exporter: publishes, prints the id, counts signals by sender until it has all
+/// the replayed models say were posted, then signals every importer back; when the
+/// parent says CHECK (the importers have exited) it compares its memory with the
+/// models.
 fn exporter() {
     let c = Controller::get(&std::env::var("KIND").unwrap()).unwrap();
     let seed = env_u64("SEED");
@@ -151,42 +154,54 @@ fn exporter() {
     let id = e.publish(None, &[]).unwrap();
     println!("ID {:08x}", id.0);
     std::io::stdout().flush().unwrap();
+    // What every stripe's importer does, from the seed alone.
+    let outcomes: Vec<model::Outcome> = (0..owners.len())
+        .map(|k| model::run(seed, k, &PLAN, None))
+        .collect();
+    let mut want: BTreeMap<u32, u32> = BTreeMap::new();
+    for (o, &node) in outcomes.iter().zip(&owners) {
+        *want.entry(node as u32).or_default() += o.signals;
+    }
     let stop = AtomicBool::new(false);
-    let mut got = std::thread::scope(|s| {
+    let (got, extra) = std::thread::scope(|s| {
         let counter = s.spawn(|| {
             let mut got: BTreeMap<u32, u32> = BTreeMap::new();
-            while !stop.load(Ordering::Acquire) {
+            let deadline = Instant::now() + RUN_LIMIT;
+            while got != want && Instant::now() < deadline {
                 if let Ok(from) = e.signal_wait_from(Some(Duration::from_millis(50))) {
                     *got.entry(from.node.0).or_default() += 1;
                 }
             }
-            got
+            // Every importer has posted its last signal, so every import is connected
+            // (each stripe posts hundreds): signal them all back, once.
+            if got == want {
+                e.signal_post(Default::default()).unwrap();
+            }
+            // Anything after is a signal too many (a duplicate delivered twice).
+            let mut extra = 0;
+            while !stop.load(Ordering::Acquire) {
+                if e.signal_wait(Some(Duration::from_millis(50))).is_ok() {
+                    extra += 1;
+                }
+            }
+            (got, extra)
         });
         let mut line = String::new();
         let _ = std::io::stdin().read_line(&mut line);
         stop.store(true, Ordering::Release);
         counter.join().unwrap()
     });
-    let mut want: BTreeMap<u32, u32> = BTreeMap::new();
+    assert_eq!(got, want, "signals per sending node");
+    assert_eq!(extra, 0, "signals beyond those posted");
     // SAFETY: the export's live memory; every importer has finished (the parent said so).
     #[allow(unsafe_code)]
     let mem = unsafe { std::slice::from_raw_parts(e.as_ptr(), e.len()) };
-    for (k, &node) in owners.iter().enumerate() {
-        let o = model::run(seed, k, &PLAN, None);
+    for (k, o) in outcomes.iter().enumerate() {
         let have = &mem[k * PLAN.stripe..(k + 1) * PLAN.stripe];
         if let Some(at) = (0..PLAN.stripe).find(|&j| have[j] != o.model[j]) {
             panic!("stripe {k} differs from its model at byte {at} (seed {seed})");
         }
-        *want.entry(node as u32).or_default() += o.signals;
     }
-    // Signals still in flight when the parent said CHECK.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while got != want && Instant::now() < deadline {
-        if let Ok(from) = e.signal_wait_from(Some(Duration::from_millis(100))) {
-            *got.entry(from.node.0).or_default() += 1;
-        }
-    }
-    assert_eq!(got, want, "signals per sending node");
     let frames_in: u64 = c.rail_stats().iter().map(|r| r.frames_in).sum();
     println!(
         "PASS {} stripes, signals {got:?}, frames_in {frames_in}",
@@ -210,6 +225,9 @@ fn importer() {
                     "stripe {k}: {} ops, {} gets checked, {} scopes, {} refusals, {} signals",
                     PLAN.ops, o.checked_gets, o.scopes, o.refusals, o.signals
                 );
+                // The exporter signals every importer once it has all their signals.
+                i.signal_wait(Some(RUN_LIMIT))
+                    .unwrap_or_else(|e| panic!("stripe {k}: no signal from the exporter: {e:?}"));
                 i.disconnect().unwrap();
             });
         }
