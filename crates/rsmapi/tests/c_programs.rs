@@ -2,136 +2,20 @@
 //! cargo just built, with the flags `pkg-config --cflags --libs rsmapi` gives from
 //! the generated `.pc`, runs them without `LD_LIBRARY_PATH`, and checks what they say.
 
+mod cbuild;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use cbuild::{build_c, run, text, CRATE};
 
 use myrix_rsm::RsmError;
 use rsmapi::barrier::rsmapi_barrier_t;
 use rsmapi::controller::{rsmapi_controller_attr_t, TOPOLOGY_SIZES};
 use rsmapi::export::rsmapi_access_entry_t;
 use rsmapi::sgio::{rsm_iovec_t, rsm_scat_gath_t};
-
-const CRATE: &str = env!("CARGO_MANIFEST_DIR");
-
-/// The directory holding librsmapi.so and pkgconfig/rsmapi.pc: the profile directory
-/// this test was built in (the build script says which).
-///
-/// `cargo test` builds only the rlib the tests link, so the shared library may be
-/// missing or stale: build it once per run with the same target directory and
-/// profile (a no-op when it is fresh).
-fn lib_dir() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let dir = PathBuf::from(env!("RSMAPI_LIB_DIR"));
-            let profile = match dir.file_name().and_then(|n| n.to_str()) {
-                Some("debug") => "dev".to_string(),
-                Some(p) => p.to_string(),
-                None => panic!("odd library directory {}", dir.display()),
-            };
-            let mut cmd = Command::new(env!("CARGO"));
-            cmd.args([
-                "build",
-                "-p",
-                "myrix-rsmapi",
-                "--lib",
-                "--profile",
-                &profile,
-            ]);
-            // target/<profile>, or target/<triple>/<profile> when cross-compiling.
-            let parent = dir.parent().unwrap();
-            if parent.join("CACHEDIR.TAG").is_file() {
-                cmd.arg("--target-dir").arg(parent);
-            }
-            let st = cmd.status().expect("running cargo build");
-            assert!(st.success(), "cargo build -p myrix-rsmapi failed");
-            for f in ["librsmapi.so", "pkgconfig/rsmapi.pc"] {
-                assert!(dir.join(f).is_file(), "no {f} in {}", dir.display());
-            }
-            dir
-        })
-        .clone()
-}
-
-/// `pkg-config --cflags --libs rsmapi` against the generated .pc file.
-fn pkg_config_flags() -> Vec<String> {
-    let out = Command::new("pkg-config")
-        .args(["--cflags", "--libs", "rsmapi"])
-        .env("PKG_CONFIG_PATH", lib_dir().join("pkgconfig"))
-        .output()
-        .expect("pkg-config is needed (Debian package pkg-config)");
-    assert!(
-        out.status.success(),
-        "pkg-config: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let flags: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    assert!(
-        flags.iter().any(|f| f.starts_with("-Wl,-rpath,")),
-        "{flags:?}"
-    );
-    assert!(flags.iter().any(|f| f == "-lrsmapi"), "{flags:?}");
-    flags
-}
-
-/// Compiles `src` (relative to the crate) into the test's temporary directory.
-fn build_c(src: &str, extra: &[&str]) -> PathBuf {
-    let src = Path::new(CRATE).join(src);
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(src.file_stem().unwrap());
-    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
-        .args(extra)
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .args(pkg_config_flags())
-        .output()
-        .expect("a C compiler (cc) is needed");
-    assert!(
-        out.status.success(),
-        "compiling {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
-
-/// Runs `exe` without LD_LIBRARY_PATH, killed after `limit`.
-fn run(exe: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
-    let mut cmd = Command::new(exe);
-    cmd.args(args)
-        .env_remove("LD_LIBRARY_PATH")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("running the C program");
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().ok();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 #[test]
 fn header_constants_and_layouts_match_rsmapi_and_the_library() {
@@ -307,4 +191,98 @@ fn the_example_exports_imports_and_signals_between_two_processes() {
             assert!(t.contains(want), "{ctlr}: no {want:?} in:\n{t}");
         }
     }
+}
+
+/// A UDP port on 127.0.0.1 free a moment ago.
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `rsm_pair` (two programs, two nodes) over controller `udp` on this host's loopback;
+/// across namespaces with loss, and over `eth`: `c_netns.rs`.
+#[test]
+fn the_pair_example_runs_over_udp_between_two_processes() {
+    let exe = build_c("examples/c/rsm_pair.c", &["-pedantic"]);
+    let table = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("rsm_pair-{}.nodes", std::process::id()));
+    std::fs::write(
+        &table,
+        format!(
+            "1 udp:127.0.0.1:{}\n2 udp:127.0.0.1:{}\n",
+            free_port(),
+            free_port()
+        ),
+    )
+    .unwrap();
+    let table = table.to_str().unwrap();
+    let mut exp = Command::new(&exe)
+        .args(["export", "udp", "2"])
+        .env_remove("LD_LIBRARY_PATH")
+        .env("MYRIX_RSM_NODES", table)
+        .env("MYRIX_RSM_NODE", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(exp.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+    let seg = first.trim().strip_prefix("segment ").map(str::to_string);
+    let imp = seg.as_ref().map(|seg| {
+        run(
+            &exe,
+            &["import", "udp", "1", seg],
+            &[("MYRIX_RSM_NODES", table), ("MYRIX_RSM_NODE", "2")],
+            Duration::from_secs(60),
+        )
+    });
+    // The exporter ends once the importer's last signal came (or its wait timed out).
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let est = exp.wait().unwrap();
+    let imp = imp.unwrap_or_else(|| panic!("exporter said {first:?}"));
+    let t = text(&imp);
+    assert!(imp.status.success() && est.success(), "{t}\n{rest}");
+    assert!(t.contains("importer: got the 8192-byte reply"), "{t}");
+    assert!(
+        rest.contains("exporter: 196608 bytes, 64 words and 4 pieces verified"),
+        "{rest}"
+    );
+}
+
+/// Bad command lines get the usage and status 2; a network controller without a node
+/// table is RSMAPI's "controller not present", not a crash.
+#[test]
+fn the_pair_example_refuses_bad_arguments() {
+    let exe = build_c("examples/c/rsm_pair.c", &["-pedantic"]);
+    for args in [
+        &[][..],
+        &["export", "udp"],
+        &["export", "udp", "0"],
+        &["import", "udp", "1", "zz"],
+        &["import", "udp", "1", "0x80000000x"],
+        &["serve", "udp", "1"],
+    ] {
+        let out = run(&exe, args, &[], Duration::from_secs(10));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains("usage: rsm_pair"), "{args:?}");
+    }
+    let out = Command::new(&exe)
+        .args(["export", "udp", "2"])
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("MYRIX_RSM_NODES")
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains(&format!(
+            "rsm_get_controller((char *)ctlr_name, &ctlr) failed: error {}",
+            RsmError::CtlrNotPresent.code()
+        )),
+        "{t}"
+    );
 }
