@@ -227,7 +227,9 @@ unsafe fn create(
 }
 
 /// Frees a keyval (its attributes keep it) and sets the handle to
-/// MPI_KEYVAL_INVALID.
+/// MPI_KEYVAL_INVALID. A keyval freed already may be freed again: a delete callback
+/// that frees its own keyval runs once per object (MPICH's
+/// attr/keyval_double_free), and the entry is never reused, so this is safe.
 ///
 /// # Safety
 /// `key` is NULL or valid for an int.
@@ -242,7 +244,7 @@ unsafe fn free(kind: Kind, key: *mut c_int) -> Result<(), c_int> {
         let kv = usize::try_from(k)
             .ok()
             .and_then(|h| a.keyvals.get_mut(h))
-            .filter(|kv| kv.kind == kind && !kv.freed)
+            .filter(|kv| kv.kind == kind)
             .ok_or(MPI_ERR_KEYVAL)?;
         kv.freed = true;
     }

@@ -342,13 +342,23 @@ pub(crate) fn split(
     install(comm, ctx, ranks, parent.ranks[parent.rank as usize])
 }
 
-/// Writes a new communicator's handle.
+/// Writes a new communicator's handle, or MPI_COMM_NULL when the call failed (as
+/// MPICH does: a program that tests the handle after an error sees no communicator).
 ///
 /// # Safety
 /// `out` is NULL or valid for an MPI_Comm.
 pub(crate) unsafe fn put_comm(out: *mut MPI_Comm, r: Result<MPI_Comm, c_int>) -> Result<(), c_int> {
-    // SAFETY: the caller's contract.
-    r.and_then(|h| unsafe { put(out, h) })
+    match r {
+        // SAFETY: the caller's contract.
+        Ok(h) => unsafe { put(out, h) },
+        Err(e) => {
+            if !out.is_null() {
+                // SAFETY: the caller's contract (non-NULL).
+                unsafe { out.write(MPI_COMM_NULL) };
+            }
+            Err(e)
+        }
+    }
 }
 
 mpi_fn! {
@@ -670,8 +680,9 @@ static ATTR_WTIME_IS_GLOBAL: AtomicI32 = AtomicI32::new(0);
 static ATTR_APPNUM: AtomicI32 = AtomicI32::new(0);
 static ATTR_LASTUSEDCODE: AtomicI32 = AtomicI32::new(LAST_PREDEFINED_CODE);
 
-/// The largest predefined error code; MPI_Add_error_class/code go above it.
-pub const LAST_PREDEFINED_CODE: c_int = 62;
+/// MPI_Add_error_class/code go above this: the standard has MPI_LASTUSEDCODE at
+/// least MPI_ERR_LASTCODE, so added codes never fall among the ABI's reserved ones.
+pub const LAST_PREDEFINED_CODE: c_int = MPI_ERR_LASTCODE;
 
 /// Raises MPI_LASTUSEDCODE after MPI_Add_error_class/code.
 pub fn set_lastusedcode(c: c_int) {

@@ -391,7 +391,14 @@ mpi_fn! {
             }
             let rc = Recipe::new::<c_int>(MPI_COMBINER_DUP).ty(old)?;
             let h = insert_parts(t, committed(old), Arc::new(rc))?;
-            crate::attr::copy_all(crate::attr::Kind::Type, old, h)?;
+            if let Err(e) = crate::attr::copy_all(crate::attr::Kind::Type, old, h) {
+                // A copy callback failed: no new type, and the handle says so.
+                let _ = crate::attr::delete_all(crate::attr::Kind::Type, h);
+                types().remove(h);
+                // SAFETY: the C contract for newtype (checked non-NULL).
+                unsafe { newtype.write(MPI_DATATYPE_NULL) };
+                return Err(e);
+            }
             // SAFETY: the C contract for newtype.
             unsafe { put(newtype, h) }
         })();

@@ -133,6 +133,12 @@ static int failing_copy(MPI_Comm c, int key, void *extra, void *in, void *out,
     return MPI_ERR_OTHER;
 }
 
+static int failing_type_copy(MPI_Datatype t, int key, void *extra, void *in,
+                             void *out, int *flag) {
+    (void)t, (void)key, (void)extra, (void)in, (void)out, (void)flag;
+    return MPI_ERR_OTHER;
+}
+
 static int type_del(MPI_Datatype t, int key, void *val, void *extra) {
     (void)t, (void)key, (void)extra;
     note('t', val);
@@ -188,9 +194,15 @@ static void attrs(void) {
     int kf;
     OK(MPI_Comm_create_keyval(failing_copy, MPI_COMM_NULL_DELETE_FN, &kf, NULL));
     OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kf, (void *)7));
+    a = MPI_COMM_WORLD;
     CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &a) != MPI_SUCCESS);
+    CHECK(a == MPI_COMM_NULL); /* no communicator, and the handle says so */
     OK(MPI_Comm_delete_attr(MPI_COMM_WORLD, kf));
+    int kf2 = kf;
     OK(MPI_Comm_free_keyval(&kf));
+    /* A second free of one keyval is accepted (MPICH's attr/keyval_double_free). */
+    OK(MPI_Comm_free_keyval(&kf2));
+    CHECK(kf2 == MPI_KEYVAL_INVALID);
     /* Legacy calls. */
     int lk;
     OK(MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, &lk, NULL));
@@ -214,6 +226,16 @@ static void attrs(void) {
     OK(MPI_Type_free(&t));
     OK(MPI_Type_free(&t2));
     CHECK(strcmp(log_, "t11 t11 ") == 0);
+    /* A failing copy callback fails MPI_Type_dup and leaves MPI_DATATYPE_NULL. */
+    int tf;
+    OK(MPI_Type_create_keyval(failing_type_copy, MPI_TYPE_NULL_DELETE_FN, &tf, NULL));
+    OK(MPI_Type_contiguous(2, MPI_INT, &t));
+    OK(MPI_Type_set_attr(t, tf, (void *)12));
+    t2 = MPI_INT;
+    CHECK(MPI_Type_dup(t, &t2) != MPI_SUCCESS);
+    CHECK(t2 == MPI_DATATYPE_NULL);
+    OK(MPI_Type_free(&t));
+    OK(MPI_Type_free_keyval(&tf));
     OK(MPI_Type_free_keyval(&tk));
     /* Window attributes next to the predefined ones. */
     int wk;
@@ -346,6 +368,8 @@ static void errors(void) {
     CHECK(strcmp(s, "my own error") == 0 && len == 12);
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lastp, &flag));
     CHECK(flag && *lastp >= code);
+    /* Added codes lie past every predefined one (MPICH's attr/baseattr2). */
+    CHECK(cls > MPI_ERR_LASTCODE && *lastp >= MPI_ERR_LASTCODE);
     /* A code in a predefined class (MPICH's errhan test), never in MPI_SUCCESS's. */
     int argcode, argcls;
     OK(MPI_Add_error_code(MPI_ERR_ARG, &argcode));
