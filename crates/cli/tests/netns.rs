@@ -208,6 +208,8 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
     let (mut our_start, mut their_start) = (0, 0);
     let mut seen = std::collections::BTreeSet::new();
     let mut frames = Vec::new();
+    // Some PULL asks for a block that ends before its pull does (1 MiB in 32 KiB blocks).
+    let mut longer_than_block = false;
     for r in &records {
         assert_eq!(r.link_type, myrix_wire::pcap::LINKTYPE_ETHERNET);
         assert!(r.data.len() >= omx::ETH_ZLEN, "padded to 60 bytes");
@@ -308,11 +310,21 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
                 assert!(r.msg_length > 0);
                 assert_eq!(r.header.session, session);
             }
+            // The puller's Open-MX pull magic (`index ^ 0x21071980`) in PULL's
+            // `src_magic` and each reply's `dst_magic`; `total_length` the whole pull,
+            // its blocks inside it.
             Body::Pull(p) => {
-                assert!(p.block_length > 0 && p.src_magic == eps.1 as u32);
+                assert!(p.block_length > 0 && p.src_magic == omx::pull_magic(eps.1));
                 assert_eq!(p.session, session);
+                let start = p.frame_index as u64 * WireMode::Default.pull_reply_max() as u64
+                    + p.first_frame_offset as u64;
+                let end = start + p.block_length as u64;
+                assert!(end <= p.total_length as u64, "{p:?}");
+                longer_than_block |= end < p.total_length as u64;
             }
-            Body::PullReply(p) => assert!(!p.data.is_empty() && p.dst_magic == eps.0 as u32),
+            Body::PullReply(p) => {
+                assert!(!p.data.is_empty() && p.dst_magic == omx::pull_magic(eps.0))
+            }
             Body::Notify(n) => assert_eq!(n.session, session),
             Body::Truc(t) => assert_eq!(t.session, session),
             other => panic!("no MX event maps to {other:?}"),
@@ -330,6 +342,7 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
     ] {
         assert!(seen.contains(&(t as u8)), "no {t} frame captured");
     }
+    assert!(longer_than_block, "no PULL's total_length past its block");
 }
 
 /// `myrix bench rsm --transport udp --verify` between two namespaces of its own

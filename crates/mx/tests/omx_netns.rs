@@ -1,6 +1,7 @@
-//! Open-MX boards between two processes in two network namespaces of this test's own
-//! (`ox2a<pid>`, `ox2b<pid>`, veths `ox2va<pid>`/`ox2vb<pid>`, made by `.ci/netns.sh` with
-//! its loss, duplication and reordering, deleted when done, also on panic):
+//! Open-MX boards between two processes in two network namespaces of each test's own
+//! (`ox2<t>a<pid>`, `ox2<t>b<pid>`, veths `ox2<t>va<pid>`/`ox2<t>vb<pid>`, `<t>` a letter
+//! per test, so that the tests run in parallel; made by `.ci/netns.sh` with its loss,
+//! duplication and reordering, deleted when done, also on panic):
 //! * refusals on the wire: a connect to an endpoint id nobody has open ends with
 //!   ENDPT_CLOSED (`Code::NoEndpoint`), one past Open-MX's 32 ids with BAD_ENDPT
 //!   (`Code::BadEndpoint`), a send to an endpoint that closed after the connect with
@@ -24,20 +25,24 @@ use myrix_mx::{Code, EndpointAddr, MxError, OmxEndpoint, OmxMxWireEndpoint, Recv
 const KEY: u32 = 0x0a11;
 const T: Duration = Duration::from_secs(30);
 
-/// Namespace, veth names and subnet of this process's pair.
-fn names() -> [String; 5] {
+/// Namespace, veth names and subnet of test `t`'s pair in this process (`t` < 2): per
+/// test, as the harness runs tests in parallel threads of one process. At most 15 bytes
+/// a name with a 7-digit pid.
+fn names(t: u32) -> [String; 5] {
     let p = std::process::id();
+    let tag = [b'r', b'm'][t as usize] as char;
     [
-        format!("ox2a{p}"),
-        format!("ox2b{p}"),
-        format!("ox2va{p}"),
-        format!("ox2vb{p}"),
-        format!("10.{}.{}", 100 + p % 100, (p / 100) % 250),
+        format!("ox2{tag}a{p}"),
+        format!("ox2{tag}b{p}"),
+        format!("ox2{tag}va{p}"),
+        format!("ox2{tag}vb{p}"),
+        // Third bytes 125 apart (mod 250): the two tests' subnets never meet.
+        format!("10.{}.{}", 100 + p % 100, (p / 100 + 125 * t) % 250),
     ]
 }
 
-fn netns_sh(what: &str) -> std::process::Output {
-    let [a, b, va, vb, net] = names();
+fn netns_sh(t: u32, what: &str) -> std::process::Output {
+    let [a, b, va, vb, net] = names(t);
     Command::new("bash")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/netns.sh"))
         .arg(what)
@@ -50,17 +55,17 @@ fn netns_sh(what: &str) -> std::process::Output {
         .unwrap()
 }
 
-/// The namespaces, deleted when dropped.
-struct Pair;
+/// Test `.0`'s namespaces, deleted when dropped.
+struct Pair(u32);
 
 impl Pair {
-    fn up() -> Option<Pair> {
+    fn up(t: u32) -> Option<Pair> {
         if std::env::var_os("MYRIX_NETNS").is_none() {
             eprintln!("skipped: needs root and MYRIX_NETNS=1");
             return None;
         }
-        let out = netns_sh("up");
-        let pair = Pair;
+        let out = netns_sh(t, "up");
+        let pair = Pair(t);
         assert!(
             out.status.success(),
             "{}",
@@ -68,7 +73,7 @@ impl Pair {
         );
         // Room for the MX-compatible mode's 4144-byte frames (and the default mode's
         // 9000): on a 1500-byte link a medium is one frame.
-        let [a, b, va, vb, _] = names();
+        let [a, b, va, vb, _] = names(t);
         for (ns, v) in [(a, va), (b, vb)] {
             let st = Command::new("ip")
                 .args(["-n", &ns, "link", "set", "dev", &v, "mtu", "9000"])
@@ -82,7 +87,7 @@ impl Pair {
 
 impl Drop for Pair {
     fn drop(&mut self) {
-        netns_sh("down");
+        netns_sh(self.0, "down");
     }
 }
 
@@ -158,10 +163,10 @@ impl Drop for Side {
 }
 
 #[test]
-#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces ox2a<pid> and ox2b<pid>)"]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces ox2ra<pid> and ox2rb<pid>)"]
 fn refusals_on_the_wire_between_namespaces() {
-    let Some(_pair) = Pair::up() else { return };
-    let [a, b, va, vb, _] = names();
+    let Some(_pair) = Pair::up(0) else { return };
+    let [a, b, va, vb, _] = names(0);
     let mut server = Side::spawn(&b, "refuse-server", &[("MYRIX_OMX_IFACE", vb)]);
     let (addr, addr8) = (server.said(), server.said());
     let mut client = Side::spawn(
@@ -347,11 +352,11 @@ fn wire_client(board: &str, say: impl Fn(&str)) {
 }
 
 #[test]
-#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces ox2a<pid> and ox2b<pid>)"]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces ox2ma<pid> and ox2mb<pid>)"]
 fn mx_wire_mode_between_namespaces_decodes_with_mx_compat_layouts() {
     use myrix_wire::omx::{self, Body, ConnectKind, PacketType, WireMode};
-    let Some(_pair) = Pair::up() else { return };
-    let [a, b, va, vb, _] = names();
+    let Some(_pair) = Pair::up(1) else { return };
+    let [a, b, va, vb, _] = names(1);
     let pcap = std::env::temp_dir().join(format!("myrix-omx-mxwire-{}.pcap", std::process::id()));
     let server = Side::spawn(&b, "wire-server", &[("MYRIX_OMX_IFACE", vb)]);
     let addr = server.said();
@@ -374,6 +379,8 @@ fn mx_wire_mode_between_namespaces_decodes_with_mx_compat_layouts() {
     let mut seen = std::collections::BTreeSet::new();
     // Notified lengths, each the length of a rendezvous the client sent.
     let mut notified = Vec::new();
+    // The pullers' endpoints (by their PULLs) and the endpoints the replies' magics name.
+    let (mut pullers, mut replied_to) = (std::collections::BTreeSet::new(), Vec::new());
     for r in &records {
         assert_eq!(r.link_type, myrix_wire::pcap::LINKTYPE_ETHERNET);
         assert!(r.data.len() >= omx::ETH_ZLEN && r.data.len() <= mode.mtu());
@@ -399,10 +406,19 @@ fn mx_wire_mode_between_namespaces_decodes_with_mx_compat_layouts() {
                 assert!(!p.data.is_empty() && p.data.len() <= 4096);
                 assert_eq!(p.msg_offset % 4096, 0, "replies on the 4096-byte grid");
                 assert_eq!(p.frame_seqnum, (p.msg_offset / 4096) as u8);
+                // `dst_magic`: the puller's Open-MX pull magic (`index ^ 0x21071980`).
+                replied_to.push(omx::endpoint_of_magic(p.dst_magic).expect("a pull magic"));
             }
             Body::Pull(p) => {
                 assert!(p.block_length > 0 && p.block_length <= u16::MAX as u32);
                 assert!(p.rdma_id <= 0xff);
+                // `total_length`: the whole pull, a rendezvous length; the block inside it.
+                let total = p.total_length as usize;
+                assert!(WIRE_LENS.contains(&total) && total > 4096, "{p:?}");
+                let start = p.frame_index as usize * 4096 + p.first_frame_offset as usize;
+                assert!(start + p.block_length as usize <= total, "{p:?}");
+                assert_eq!(p.src_magic, omx::pull_magic(p.src_endpoint), "{p:?}");
+                pullers.insert(p.src_endpoint);
             }
             Body::Notify(n) => notified.push(n.total_length as usize),
             Body::Rndv(rv) => assert!(rv.msg_length as usize > 4096),
@@ -421,6 +437,10 @@ fn mx_wire_mode_between_namespaces_decodes_with_mx_compat_layouts() {
     ] {
         assert!(seen.contains(&(t as u8)), "no {t} frame captured");
     }
+    assert!(
+        replied_to.iter().all(|e| pullers.contains(e)),
+        "{replied_to:?}"
+    );
     // NOTIFY carries the length pulled: each a rendezvous length (the capture holds
     // both directions' notifies; resends repeat one).
     assert!(!notified.is_empty());

@@ -372,11 +372,14 @@ pub enum Body<'a> {
         msg_len: u32,
         handle: u32,
     },
+    /// `total`: the whole pull's length, what the receiver takes of the message
+    /// (Open-MX's PULL `total_length`; myrix's layout has no room for it and reads 0).
     Pull {
         handle: u32,
         recv_handle: u32,
         offset: u32,
         length: u32,
+        total: u32,
     },
     PullReply {
         recv_handle: u32,
@@ -488,6 +491,7 @@ impl<'a> Repr<'a> {
                 recv_handle: be32(&f[field::pull::RECV_HANDLE]),
                 offset: be32(&f[field::pull::OFFSET]),
                 length: be32(&f[field::pull::LENGTH]),
+                total: 0,
             },
             Kind::PullReply => Body::PullReply {
                 recv_handle: be32(&f[field::pull_reply::RECV_HANDLE]),
@@ -684,6 +688,7 @@ pub fn emit_head(
             recv_handle,
             offset,
             length,
+            ..
         } => {
             f[field::pull::HANDLE].copy_from_slice(&handle.to_be_bytes());
             f[field::pull::RECV_HANDLE].copy_from_slice(&recv_handle.to_be_bytes());

@@ -68,6 +68,7 @@ fn every_event_round_trips_through_open_mx_frames() {
             recv_handle: 0x0900_0a0b,
             offset: 65536,
             length: 32768,
+            total: 0x0010_2030,
         },
         Body::PullReply {
             recv_handle: 0x0900_0a0b,
@@ -155,8 +156,19 @@ fn every_event_round_trips_through_open_mx_frames() {
                 assert_eq!((p.rdma_id, p.rdma_seqnum), (7, 0x1a));
                 assert_eq!((p.frame_index, p.first_frame_offset), (7, 2760));
                 assert_eq!((p.rdma_offset, p.block_length), (0, 32768));
+                // total_length at 8: the whole pull, not this block's end; src_magic
+                // at 28: Open-MX's pull magic of the puller (endpoint 1 ^ 0x21071980).
+                assert_eq!(&b[8..12], &[0, 0x10, 0x20, 0x30], "total_length");
+                assert_eq!(&b[28..32], &[0x21, 0x07, 0x19, 0x81], "src_magic");
+                assert_eq!(p.src_magic, omx::pull_magic(1));
             }
-            omx::Body::PullReply(p) => assert_eq!(p.frame_seqnum, 7),
+            // `struct omx_pkt_pull_reply`: frame_seqnum 1, dst_magic 12: the puller's
+            // (the header's destination, endpoint 2) magic.
+            omx::Body::PullReply(p) => {
+                let b = &frame[omx::HEAD_LEN..];
+                assert_eq!(p.frame_seqnum, 7);
+                assert_eq!(&b[12..16], &[0x21, 0x07, 0x19, 0x82], "dst_magic");
+            }
             omx::Body::Connect(c) => {
                 // As Open-MX's library fills them: lib_seqnum 0, the next expected
                 // sequence number, the attempt's number; a reply echoes the
@@ -195,7 +207,8 @@ fn every_event_round_trips_through_open_mx_frames() {
                 let b = &frame[omx::HEAD_LEN..];
                 assert_eq!(b[0], omx::PacketType::NackMcp as u8);
                 assert_eq!((b[1], b[3]), (1, 1));
-                assert_eq!(&b[8..16], &[9, 0, 0x0a, 0x0b, 0, 0, 0, 2]);
+                // The refused puller's (endpoint 2) pull magic, as its PULL carried it.
+                assert_eq!(&b[8..16], &[9, 0, 0x0a, 0x0b, 0x21, 0x07, 0x19, 0x82]);
                 assert_eq!(n.src_pull_handle, 0x0900_0a0b);
             }
             _ => {}
@@ -244,7 +257,7 @@ proptest::proptest! {
         let name = id as u32 | (seqnum as u32) << 8;
         let bodies = [
             Body::Rndv { match_info: 3, msg_len: 1 << 20, handle: name },
-            Body::Pull { handle: name, recv_handle: 9, offset: 0, length: 4096 },
+            Body::Pull { handle: name, recv_handle: 9, offset: 0, length: 4096, total: 4096 },
             Body::Notify { handle: name, length },
         ];
         for body in bodies {
@@ -330,6 +343,7 @@ fn events_open_mx_cannot_carry_are_refused() {
             recv_handle: 1,
             offset: 0,
             length: 1,
+            total: 1,
         },
         Body::Notify {
             handle: 0x1_0000,
@@ -379,6 +393,7 @@ fn the_mx_compatible_mode_lays_out_mediums_and_pulls_as_mx_does() {
         recv_handle: 0x0900_0a0b,
         offset: 16 * 4096 + 100,
         length: 32768,
+        total: 1 << 20,
     };
     let f = emit_c(&pull, &[]);
     let b = &f[omx::HEAD_LEN..];
@@ -386,6 +401,9 @@ fn the_mx_compatible_mode_lays_out_mediums_and_pulls_as_mx_does() {
     assert_eq!(&b[12..16], &[7, 0x1a, 0, 0], "rdma id, seqnum, offset");
     assert_eq!(&b[16..20], &[9, 0, 0x0a, 0x0b], "src_pull_handle");
     assert_eq!(&b[24..32], &[0, 100, 0x80, 0, 0, 0, 0, 16], "grid of 4096");
+    // Bytes 0..12 as in the default mode: total_length at 8; src_magic at 20 here.
+    assert_eq!(&b[8..12], &[0, 0x10, 0, 0], "total_length: the whole pull");
+    assert_eq!(&b[20..24], &[0x21, 0x07, 0x19, 0x81], "src_magic");
     let reply = Body::PullReply {
         recv_handle: 3,
         offset: 16 * 4096,
@@ -393,6 +411,11 @@ fn the_mx_compatible_mode_lays_out_mediums_and_pulls_as_mx_does() {
     };
     let f = emit_c(&reply, &data);
     assert_eq!(f[omx::HEAD_LEN + 1], 16, "frame_seqnum on the 4096 grid");
+    assert_eq!(
+        &f[omx::HEAD_LEN + 12..][..4],
+        &[0x21, 0x07, 0x19, 0x82],
+        "dst_magic"
+    );
     // The default mode reads neither layout the same way.
     assert!(Omx::parse(&emit_c(&pull, &[])).is_err());
     let mut out = [0u8; 128];
@@ -435,4 +458,31 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// A PULL_REPLY's `dst_magic` names the puller's endpoint as Open-MX's driver reads it
+/// (`magic ^ 0x21071980`): a magic naming another endpoint parses as that endpoint's
+/// frame (the engine drops it as not its own), and one naming no 8-bit endpoint id is
+/// refused (the engine counts it as a bad frame), as Open-MX's driver drops it.
+#[test]
+fn pull_reply_magic_names_the_puller_and_a_wrong_one_is_refused() {
+    let h = header();
+    let data = [3u8; 20];
+    let reply = Body::PullReply {
+        recv_handle: 4,
+        offset: 0,
+        data: &data,
+    };
+    let mut frame = emit(&h, &reply, &data);
+    assert_eq!(Omx::parse(&frame).unwrap().header.dst_endpoint, 2);
+    let magic = omx::HEAD_LEN + 12..omx::HEAD_LEN + 16;
+    frame[magic.clone()].copy_from_slice(&omx::pull_magic(9).to_be_bytes());
+    assert_eq!(Omx::parse(&frame).unwrap().header.dst_endpoint, 9);
+    // The endpoint id itself (the old layout of this field), or any magic whose high
+    // bits differ: no endpoint.
+    for wrong in [2u32, 0x2107_1a82, 0xffff_ffff, 0] {
+        frame[magic.clone()].copy_from_slice(&wrong.to_be_bytes());
+        assert!(Omx::parse(&frame).is_err(), "{wrong:#x}");
+    }
+    assert_eq!(omx::endpoint_of_magic(omx::pull_magic(255)), Some(255));
 }

@@ -345,6 +345,8 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                     recv_handle: req,
                     offset: offset as u32,
                     length: len as u32,
+                    // The whole pull, as Open-MX's PULL carries it in `total_length`.
+                    total: r.xfer_len as u32,
                 };
                 let h = self.header(peer, 0);
                 Some((peer, C::emit_head(&h, &body, buf, 0).ok()?))

@@ -403,6 +403,7 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
                 recv_handle,
                 offset,
                 length,
+                ..
             } => {
                 let Some(handle) = self.send_of(handle) else {
                     self.stats.stale_frames += 1;

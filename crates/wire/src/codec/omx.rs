@@ -14,8 +14,8 @@
 //! | `Eager` tiny/small | TINY / SMALL | `length` = the message; whole messages only |
 //! | `Eager` medium | MEDIUM | fragment `offset` = `frag_seqnum` × 8192; all fragments of a message under its one `lib_seqnum` ([`Codec::MESSAGE_SEQ`]) |
 //! | `Rndv` | RNDV | region name `id \| seqnum << 8` ([`Codec::REGIONS`]) in `pulled_rdma_id`, `_seqnum`; `_offset` 0 |
-//! | `Pull` | PULL | region in `rdma_id`, `rdma_seqnum`; `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length |
-//! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length`, `frame_seqnum` = `msg_offset` / 8968 mod 256 |
+//! | `Pull` | PULL | region in `rdma_id`, `rdma_seqnum`; `src_pull_handle` = receive handle, offset = `frame_index` × 8968 + `first_frame_offset` (`pulled_rdma_offset` 0), `block_length` = length, `total_length` = total, `src_magic` = [`omx::pull_magic`] of the puller's endpoint |
+//! | `PullReply` | PULL_REPLY | `dst_pull_handle`, `msg_offset`, `frame_length`, `frame_seqnum` = `msg_offset` / 8968 mod 256, `dst_magic` = the puller's magic (its endpoint: [`omx::endpoint_of_magic`]) |
 //! | `Notify` | NOTIFY | region in `rdma_id`, `rdma_seqnum`; `total_length` = `length` (pulled) |
 //! | `Connect` / `ConnectReply` | CONNECT | key, `src_dst_peer_index`, sessions, `target_recv_seqnum_start` = header `ack`, `connect_seqnum` = request's low byte, `lib_seqnum` 0 |
 //! | `Ack` | TRUC liback | `lib_seqnum` = the next sequence number expected |
@@ -35,10 +35,11 @@
 //!   connect by it and the replier.
 //! * Eager frames have no room for the handle of a synchronous send: such sends go by
 //!   rendezvous ([`Codec::EAGER_NOTIFY`] is false), as Open-MX sends them.
-//! * PULL and PULL_REPLY carry no ack, and PULL_REPLY no session or endpoints: the
-//!   engine finds its receive by the handle ([`Codec::carries_ack`],
-//!   [`Codec::carries_session`]). `src_magic`/`dst_magic` are the puller's endpoint id.
-//!   PULL's `total_length` is the end of the block, not of the whole pull.
+//!
+//! Not gaps: PULL and PULL_REPLY carry no ack, and PULL_REPLY no session or source
+//! endpoint ([`Codec::carries_ack`], [`Codec::carries_session`]), exactly as Open-MX's
+//! (its pulls are the driver's, below the library's sequence numbers and acks): the
+//! engine finds its receive by the handle and its endpoint by the magic.
 //! * TRUC types other than the ack, and host queries, are not MX events: `parse`
 //!   refuses them (the engine counts them as bad frames).
 
@@ -241,6 +242,7 @@ fn to_omx<'a>(
             recv_handle,
             offset,
             length,
+            total,
         } => {
             let (rdma_id, rdma_seqnum) = region_of(handle)?;
             omx::Body::Pull(PullRepr {
@@ -248,7 +250,7 @@ fn to_omx<'a>(
                 src_endpoint: endpoints.1,
                 src_generation: 0,
                 session: h.session,
-                total_length: offset.wrapping_add(length),
+                total_length: total,
                 rdma_id: rdma_id as u32,
                 rdma_seqnum,
                 // The block's place as Open-MX's driver reads it: frame `frame_index` of
@@ -256,7 +258,7 @@ fn to_omx<'a>(
                 // at the message (`pulled_rdma_offset` 0).
                 rdma_offset: 0,
                 src_pull_handle: recv_handle,
-                src_magic: h.src_endpoint as u32,
+                src_magic: omx::pull_magic(h.src_endpoint),
                 first_frame_offset: offset % reply_max,
                 block_length: length,
                 frame_index: offset / reply_max,
@@ -270,7 +272,10 @@ fn to_omx<'a>(
             frame_seqnum: (offset / reply_max) as u8,
             msg_offset: offset,
             dst_pull_handle: recv_handle,
-            dst_magic: h.dst_endpoint as u32,
+            // Open-MX's replier echoes the PULL's `src_magic`; computed from the puller's
+            // endpoint instead, the same value for every Open-MX puller (its driver
+            // derives both fields from the one endpoint index).
+            dst_magic: omx::pull_magic(h.dst_endpoint),
             data,
         }),
         Body::Notify { handle, length } => {
@@ -317,8 +322,8 @@ fn to_omx<'a>(
             },
         )),
         // As Open-MX's driver answers: NACK_LIB names the refused frame by its
-        // `lib_seqnum`, NACK_MCP a pull by the puller's handle and endpoint magic (here
-        // the puller's endpoint id, as in PULL's `src_magic`).
+        // `lib_seqnum`, NACK_MCP a pull by the puller's handle and endpoint magic (the
+        // PULL's `src_magic`, computed from the puller's endpoint as for PULL_REPLY).
         Body::Nack {
             reason,
             seq,
@@ -340,7 +345,7 @@ fn to_omx<'a>(
                     src_generation: 0,
                     nack_type,
                     src_pull_handle: handle,
-                    src_magic: h.dst_endpoint as u32,
+                    src_magic: omx::pull_magic(h.dst_endpoint),
                 })
             }
         }
@@ -450,10 +455,15 @@ fn from_omx<'a>(r: &omx::Repr<'a>, mode: WireMode) -> Result<Repr<'a>, Error> {
                     .and_then(|o| o.checked_sub(p.rdma_offset % reply_max))
                     .ok_or(Error::Field("pull offset"))?,
                 length: p.block_length,
+                total: p.total_length,
             },
         },
         omx::Body::PullReply(p) => {
-            let dst = u8::try_from(p.dst_magic).map_err(|_| Error::Field("pull reply magic"))?;
+            // Open-MX's driver finds the puller's endpoint by the magic and drops a reply
+            // whose magic names none: here a magic naming no endpoint id is a bad frame,
+            // and one naming another endpoint is that endpoint's (the engine drops it).
+            let dst = omx::endpoint_of_magic(p.dst_magic)
+                .ok_or(Error::Field("pull reply magic names no endpoint"))?;
             Repr {
                 header: plain(dst, 0, 0, 0, 0),
                 body: Body::PullReply {
@@ -522,7 +532,8 @@ fn from_omx<'a>(r: &omx::Repr<'a>, mode: WireMode) -> Result<Repr<'a>, Error> {
             },
         },
         omx::Body::NackMcp(n) => {
-            let dst = u8::try_from(n.src_magic).map_err(|_| Error::Field("NACK MCP magic"))?;
+            let dst = omx::endpoint_of_magic(n.src_magic)
+                .ok_or(Error::Field("NACK MCP magic names no endpoint"))?;
             if n.src_pull_handle == NO_HANDLE {
                 return Err(Error::Field("NACK MCP without a pull handle"));
             }

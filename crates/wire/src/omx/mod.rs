@@ -80,7 +80,10 @@ pub use control::{
 pub use msg::{
     MediumPacket, MediumRepr, MsgHeader, MsgKind, MsgPacket, MsgRepr, RndvPacket, RndvRepr,
 };
-pub use pull::{NotifyPacket, NotifyRepr, PullPacket, PullReplyPacket, PullReplyRepr, PullRepr};
+pub use pull::{
+    endpoint_of_magic, pull_magic, NotifyPacket, NotifyRepr, PullPacket, PullReplyPacket,
+    PullReplyRepr, PullRepr,
+};
 
 /// EtherType of every Open-MX frame.
 pub const ETHERTYPE: u16 = 0x86DF;

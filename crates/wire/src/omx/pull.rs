@@ -17,6 +17,29 @@ pub const PULL_REPLY_LEN: usize = pull_reply_field::END;
 /// Bytes of a NOTIFY body.
 pub const NOTIFY_LEN: usize = notify_field::END;
 
+/// What Open-MX's driver XORs an endpoint's index with to make its pull magic (a PULL's
+/// `src_magic`, echoed in each PULL_REPLY's `dst_magic` and a NACK_MCP's `src_magic`).
+/// The driver finds the puller's endpoint by undoing it, and drops a reply whose magic
+/// names no open endpoint (its counter "Drop Pull Reply Bad Endpoint in Magic").
+pub const PULL_MAGIC_XOR: u32 = 0x2107_1980;
+
+/// The pull magic of endpoint `endpoint`, as Open-MX's driver computes it.
+pub const fn pull_magic(endpoint: u8) -> u32 {
+    endpoint as u32 ^ PULL_MAGIC_XOR
+}
+
+/// The endpoint a pull magic names, or `None` when `magic` is no endpoint's. Stricter
+/// than Open-MX's driver, which keeps only the low byte of `magic ^ PULL_MAGIC_XOR`
+/// (its lookup takes an 8-bit index): a magic with other high bits is refused here.
+pub const fn endpoint_of_magic(magic: u32) -> Option<u8> {
+    let index = magic ^ PULL_MAGIC_XOR;
+    if index <= u8::MAX as u32 {
+        Some(index as u8)
+    } else {
+        None
+    }
+}
+
 /// `struct omx_pkt_pull_request`, default mode.
 pub(crate) mod pull_default {
     use core::ops::Range;
@@ -192,7 +215,7 @@ pub struct PullRepr {
     pub src_endpoint: u8,
     pub src_generation: u8,
     pub session: u32,
-    /// The whole pull's length.
+    /// The whole pull's length (every block of it), not this block's.
     pub total_length: u32,
     /// 8 bits wide in compat mode.
     pub rdma_id: u32,
@@ -201,7 +224,7 @@ pub struct PullRepr {
     pub rdma_offset: u32,
     /// The puller's handle, echoed in each reply's `dst_pull_handle`.
     pub src_pull_handle: u32,
-    /// The puller's endpoint magic, echoed in each reply's `dst_magic`.
+    /// The puller's endpoint magic ([`pull_magic`]), echoed in each reply's `dst_magic`.
     pub src_magic: u32,
     /// 16 bits wide in compat mode.
     pub first_frame_offset: u32,
