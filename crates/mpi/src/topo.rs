@@ -90,12 +90,17 @@ fn balanced(m: i64, k: usize) -> Vec<i64> {
     })
 }
 
-/// Smaller is better: the spread between the largest and smallest factor, then
-/// the sum of squares (among equal spreads, 5x2x2x1 over 5x4x1x1 for 20 in four
-/// dimensions, as MPICH answers).
-fn score(v: &[i64]) -> (i64, i128) {
-    let (mx, mn) = (v[0], v[v.len() - 1]);
-    (mx - mn, v.iter().map(|&x| x as i128 * x as i128).sum())
+/// Whether `a` beats `b`: the smaller spread between the largest and smallest
+/// factor, then, among equal spreads, the larger smallest factor, then the larger
+/// next-smallest and so on. That is MPICH's answer (its test topo/dims5 lists
+/// 75 000 of them): 21x16x15 over 20x18x14 for 5040 in three dimensions, 5x2x2x1
+/// over 5x4x1x1 for 20 in four.
+fn better(a: &[i64], b: &[i64]) -> bool {
+    let spread = |v: &[i64]| v[0] - v[v.len() - 1];
+    match spread(a).cmp(&spread(b)) {
+        std::cmp::Ordering::Equal => a.iter().rev().gt(b.iter().rev()),
+        o => o.is_lt(),
+    }
 }
 
 /// Depth-first over non-increasing factor lists: each factor at most `cap` and at
@@ -111,15 +116,17 @@ fn search(
     if left == 1 {
         if rem <= cap {
             cur.push(rem);
-            if best.as_ref().is_none_or(|b| score(cur) < score(b)) {
+            if best.as_ref().is_none_or(|b| better(cur, b)) {
                 *best = Some(cur.clone());
             }
             cur.pop();
         }
         return;
     }
-    for &d in divs.iter().rev() {
-        if d > cap || rem % d != 0 {
+    // `divs` is ascending: start at the largest divisor not above `cap`.
+    let top = divs.partition_point(|&d| d <= cap);
+    for &d in divs[..top].iter().rev() {
+        if rem % d != 0 {
             continue;
         }
         // d^left < rem means the remaining factors cannot all be <= d.

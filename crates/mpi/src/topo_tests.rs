@@ -13,9 +13,14 @@ fn dims_create_matches_the_standard_examples() {
     assert!(matches!(dc(7, &[0, 3, 0]), Err(TopoError::Dims(_))));
     assert_eq!(dc(16, &[0, 0, 0]).unwrap(), vec![4, 2, 2]);
     assert_eq!(dc(12, &[0, 0, 0]).unwrap(), vec![3, 2, 2]);
-    // Equal spreads: the smaller sum of squares (MPICH's answers).
+    // Equal spreads: the larger smallest factor, then the next (MPICH's answers,
+    // from its topo/dims5 list).
     assert_eq!(dc(20, &[0, 0, 0, 0]).unwrap(), vec![5, 2, 2, 1]);
     assert_eq!(dc(110, &[0, 0, 0, 0]).unwrap(), vec![11, 5, 2, 1]);
+    assert_eq!(dc(5040, &[0, 0, 0]).unwrap(), vec![21, 16, 15]);
+    assert_eq!(dc(6240, &[0, 0, 0]).unwrap(), vec![26, 16, 15]);
+    assert_eq!(dc(10800, &[0, 0, 0]).unwrap(), vec![27, 20, 20]);
+    assert_eq!(dc(100320, &[0, 0, 0]).unwrap(), vec![57, 44, 40]);
     assert_eq!(dc(1, &[0, 0]).unwrap(), vec![1, 1]);
     assert_eq!(dc(4, &[2, 2]).unwrap(), vec![2, 2]);
     assert_eq!(dc(1, &[]).unwrap(), Vec::<i64>::new());
