@@ -248,8 +248,9 @@ impl Protocol for AnswerEcho {
 /// Every request is answered exactly once, whether the answer was written in the
 /// receive's lent buffer (one per receive) or queued for the protocols' loop.
 fn answers(board: &str) {
-    let mut a = Endpoint::open(board, 1, 7).unwrap();
-    let mut b = Endpoint::open(board, 2, 7).unwrap();
+    // Endpoint ids of their own: the shared-memory test above runs alongside with 1 and 2.
+    let mut a = Endpoint::open(board, 3, 7).unwrap();
+    let mut b = Endpoint::open(board, 4, 7).unwrap();
     let in_room = Arc::new(Mutex::new(0));
     b.attach(Box::new(AnswerEcho {
         out: VecDeque::new(),
