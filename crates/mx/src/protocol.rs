@@ -17,6 +17,23 @@ pub trait Protocol: Send {
     fn tag(&self) -> u8;
     /// A frame with this protocol's tag arrived.
     fn handle_frame(&mut self, now: u64, from: &Loc, frame: &[u8]) -> Verdict;
+    /// A frame arrived, and the endpoint offers its send buffer (`room`, the
+    /// transport's MTU long) for one datagram to answer it with: the destination and
+    /// length of what the protocol wrote there, which the endpoint sends as soon as
+    /// the receive returns, before its loop over the protocols (a request's reply then
+    /// costs no second pass through the protocol's state). The default takes the frame
+    /// and answers nothing; what is not written here leaves from
+    /// [`Protocol::poll_transmit`] as before.
+    fn handle_frame_answer(
+        &mut self,
+        now: u64,
+        from: &Loc,
+        frame: &[u8],
+        room: &mut [u8],
+    ) -> (Verdict, Option<(Loc, usize)>) {
+        let _ = room;
+        (self.handle_frame(now, from, frame), None)
+    }
     /// The next frame to send, written into `buf` (the transport's MTU long): its
     /// destination and length.
     fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)>;

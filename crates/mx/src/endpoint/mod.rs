@@ -55,7 +55,7 @@ mod serve;
 mod shared;
 mod spin;
 
-use serve::offer_other;
+use serve::{offer_other, Answer};
 pub use shared::ProgressThread;
 
 /// Errors of the endpoint API.
@@ -351,9 +351,10 @@ impl<C: Codec> Endpoint<C> {
         let engine = &mut self.engine;
         let others = &mut self.others;
         let driver = &mut self.driver;
+        let mut answer = Answer::new(&mut self.tx, self.stalled.is_some());
         let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
-                if let Some(v) = offer_other(others, now, from, frame) {
+                if let Some(v) = offer_other(others, now, from, frame, &mut answer) {
                     return v;
                 }
             }
@@ -368,6 +369,8 @@ impl<C: Codec> Endpoint<C> {
             None => self.transport.poll_recv(64, handle)?,
             Some(c) => poll_captured(&mut self.transport, c, handle)?,
         };
+        let out = answer.out;
+        self.send_answer(out)?;
         self.after_poll(now, lent)?;
         Ok(n)
     }
@@ -379,9 +382,10 @@ impl<C: Codec> Endpoint<C> {
         let engine = &mut self.engine;
         let others = &mut self.others;
         let driver = &mut self.driver;
+        let mut answer = Answer::new(&mut self.tx, self.stalled.is_some());
         let handle = |from: &Loc, frame: &[u8]| {
             if frame.first() != Some(&tag::MX) {
-                if let Some(v) = offer_other(others, now, from, frame) {
+                if let Some(v) = offer_other(others, now, from, frame, &mut answer) {
                     return v;
                 }
             }
@@ -396,6 +400,8 @@ impl<C: Codec> Endpoint<C> {
             None => self.transport.poll_recv(64, handle)?,
             Some(c) => poll_captured(&mut self.transport, c, handle)?,
         };
+        let out = answer.out;
+        self.send_answer(out)?;
         self.after_poll(now, None)?;
         Ok(n)
     }

@@ -10,18 +10,46 @@ use crate::engine::Codec;
 use crate::protocol::Protocol;
 use crate::transport::{AnyTransport, Loc, Transport, Verdict};
 
+/// The endpoint's send buffer, lent to the protocols while a receive runs, for one
+/// datagram answering a frame ([`Protocol::handle_frame_answer`]); sent by
+/// [`Endpoint::send_answer`] once the receive returns.
+pub(super) struct Answer<'a> {
+    /// `None` while MX's stalled frame holds the buffer.
+    room: Option<&'a mut [u8]>,
+    /// What a protocol wrote there: where it goes, how long.
+    pub(super) out: Option<(Loc, usize)>,
+}
+
+impl<'a> Answer<'a> {
+    pub(super) fn new(tx: &'a mut [u8], stalled: bool) -> Answer<'a> {
+        Answer {
+            room: (!stalled).then_some(tx),
+            out: None,
+        }
+    }
+}
+
 /// Offers a frame that is not MX's to the protocol attached for its tag; `None` when no
-/// protocol has that tag.
+/// protocol has that tag. The protocol may answer in `answer`'s room while it is free.
 #[cold]
 pub(super) fn offer_other(
     others: &mut [Box<dyn Protocol>],
     now: u64,
     from: &Loc,
     frame: &[u8],
+    answer: &mut Answer<'_>,
 ) -> Option<Verdict> {
     let t = tag::tag(frame)?;
     let p = others.iter_mut().find(|p| p.tag() == t)?;
-    Some(p.handle_frame(now, from, frame))
+    match answer.room.as_deref_mut() {
+        // One answer per receive: the buffer holds it until the receive returns.
+        Some(room) if answer.out.is_none() => {
+            let (v, out) = p.handle_frame_answer(now, from, frame, room);
+            answer.out = out;
+            Some(v)
+        }
+        _ => Some(p.handle_frame(now, from, frame)),
+    }
 }
 
 impl<C: Codec> Endpoint<C> {
@@ -116,6 +144,22 @@ impl<C: Codec> Endpoint<C> {
         }
         self.transport.flush()?;
         Ok(true)
+    }
+
+    /// Sends the datagram a protocol wrote into the send buffer while the receive ran
+    /// ([`Answer`]), first thing after it: a request's reply leaves without the
+    /// protocols' loop. The transport is flushed by [`Endpoint::serve_others`], which
+    /// every poll with a protocol attached runs next.
+    pub(super) fn send_answer(&mut self, out: Option<(Loc, usize)>) -> Result<(), MxError> {
+        let Some((loc, n)) = out else {
+            return Ok(());
+        };
+        if !self.transport.send(&loc, &self.tx[..n])? {
+            self.stalled = Some((loc, n));
+        } else if let Some(c) = &mut self.capture {
+            c.sent(&loc, &self.tx[..n]);
+        }
+        Ok(())
     }
 
     /// The other protocols' due timers and frames to send. MX's stalled frame goes

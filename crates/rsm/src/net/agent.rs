@@ -187,6 +187,24 @@ impl Core {
         Some((to.loc(), end))
     }
 
+    /// A datagram arrived from `addr`: its frames to the engine, the events sorted.
+    /// Returns false on a downed rail (the frame is dropped, nothing answers it).
+    fn take_in(&mut self, now: u64, addr: Addr, frame: &[u8]) -> bool {
+        self.last_now = now;
+        if self.down {
+            return false;
+        }
+        if bundle::is_bundle(frame) {
+            for f in bundle::frames(frame) {
+                self.engine.handle_frame(now, &addr, f, &mut self.mem);
+            }
+        } else {
+            self.engine.handle_frame(now, &addr, frame, &mut self.mem);
+        }
+        self.drain();
+        true
+    }
+
     /// Leaves word for the endpoint's polls ([`Unlocked`]); called as the lock goes.
     fn note_unlocked(&self) {
         let t = self.engine.poll_timeout().unwrap_or(u64::MAX);
@@ -338,24 +356,31 @@ impl Protocol for RsmProtocol {
     }
 
     fn handle_frame(&mut self, now: u64, from: &Loc, frame: &[u8]) -> Verdict {
-        let Some(addr) = Addr::from_loc(from) else {
-            return Verdict::Taken;
-        };
-        let mut c = lock(&self.core);
-        let c = &mut *c;
-        c.last_now = now;
-        if c.down {
-            return Verdict::Taken;
+        if let Some(addr) = Addr::from_loc(from) {
+            lock(&self.core).take_in(now, addr, frame);
         }
-        if bundle::is_bundle(frame) {
-            for f in bundle::frames(frame) {
-                c.engine.handle_frame(now, &addr, f, &mut c.mem);
-            }
-        } else {
-            c.engine.handle_frame(now, &addr, frame, &mut c.mem);
-        }
-        c.drain();
         Verdict::Taken
+    }
+
+    fn handle_frame_answer(
+        &mut self,
+        now: u64,
+        from: &Loc,
+        frame: &[u8],
+        room: &mut [u8],
+    ) -> (Verdict, Option<(Loc, usize)>) {
+        let Some(addr) = Addr::from_loc(from) else {
+            return (Verdict::Taken, None);
+        };
+        // The answer (a flush's reply, a read's, an ack due now) is built under the
+        // lock that took the frame in: the endpoint sends it as the receive returns,
+        // and its later `poll_transmit` finds the flag clear, so the exporter's engine
+        // is locked once per request, not twice.
+        let mut c = lock(&self.core);
+        if !c.take_in(now, addr, frame) || !c.more_to_send() {
+            return (Verdict::Taken, None);
+        }
+        (Verdict::Taken, c.next_datagram(now, room))
     }
 
     fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
