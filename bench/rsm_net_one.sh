@@ -6,11 +6,14 @@
 #                  "perf stat -x, -e context-switches,syscalls:sys_enter_sendto -o srv.perf"
 #                  "valgrind --tool=callgrind --toggle-collect=*ImportBackend>::put_scalars"
 #   T=eth|udp (default eth)  ITERS (default 20000)  MYRIX (default: build the release binary)
+#   SIZE (bytes per message, default 8)  WARMUP (default 500)
 # Prints the client's JSON row. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${T:-eth}
 ITERS=${ITERS:-20000}
+SIZE=${SIZE:-8}
+WARMUP=${WARMUP:-500}
 SWRAP=${SWRAP:-}
 CWRAP=${CWRAP:-}
 if [ -z "${MYRIX:-}" ]; then
@@ -31,6 +34,6 @@ MYRIX_RSM_NODES=$W/$T.nodes MYRIX_RSM_NODE=1 ip netns exec "$A" $SWRAP "$MYRIX" 
 for _ in $(seq 600); do [ -s "$out" ] && break; sleep 0.1; done
 # shellcheck disable=SC2086
 MYRIX_RSM_NODES=$W/$T.nodes MYRIX_RSM_NODE=2 ip netns exec "$B" $CWRAP "$MYRIX" bench rsm \
-  --client "$(head -1 "$out")" --transport "$T" --start 8 --end 8 --iterations "$ITERS" \
-  --warmup 500 --cpu 0,1 --format json
+  --client "$(head -1 "$out")" --transport "$T" --start "$SIZE" --end "$SIZE" --iterations "$ITERS" \
+  --warmup "$WARMUP" --cpu 0,1 --format json
 wait

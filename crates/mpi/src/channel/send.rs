@@ -289,6 +289,11 @@ impl Link {
             let mut refs = [0u32; pb::CONT_REFS];
             let mut k = 0;
             let mut at = w.sent;
+            // Blocks next to each other in the pool hold consecutive bytes of the
+            // message: they are written as one run (one put over the network, from
+            // the caller's buffer; `Mem::write_from`), cut only where the ring wraps.
+            // (pool offset, message offset, bytes) of the run not yet written.
+            let mut run: Option<(usize, usize, usize)> = None;
             while k < cap && at < len {
                 let rem = len - at;
                 let (units, bytes, bit) = if rem > small {
@@ -298,12 +303,23 @@ impl Link {
                     (1, rem, 0)
                 };
                 let Some(idx) = self.alloc(units) else { break };
-                self.area
-                    .write_from(pool + idx as usize * small, &w.src, at, bytes)
-                    .map_err(|_| Corrupt("pool write out of bounds"))?;
+                let off = pool + idx as usize * small;
+                run = match run {
+                    // A block is full but for the message's last one, so a run stays
+                    // contiguous while the pool offsets follow each other.
+                    Some((o, a, n)) if o + n == off => Some((o, a, n + bytes)),
+                    Some(r) => {
+                        self.write_run(&w.src, r)?;
+                        Some((off, at, bytes))
+                    }
+                    None => Some((off, at, bytes)),
+                };
                 refs[k] = idx | bit;
                 k += 1;
                 at += bytes;
+            }
+            if let Some(r) = run {
+                self.write_run(&w.src, r)?;
             }
             if k == 0 {
                 return Ok(false); // the pool is full: wait for acks
@@ -339,6 +355,13 @@ impl Link {
             w.sent = at;
         }
         Ok(true)
+    }
+
+    /// Writes `n` bytes of `src` from `at` into the pool at offset `off`.
+    fn write_run(&self, src: &SrcBuf, (off, at, n): (usize, usize, usize)) -> Result<(), Corrupt> {
+        self.area
+            .write_from(off, src, at, n)
+            .map_err(|_| Corrupt("pool write out of bounds"))
     }
 
     fn rts(&mut self, w: &mut Work) -> Result<bool, Corrupt> {

@@ -352,6 +352,13 @@ impl Mem {
         if let Some(w) = self.net_win() {
             self.net_check(off, n, 1)?;
             let s = src.range(at, n)?;
+            if n >= net::NET_DIRECT_MIN {
+                // SAFETY: `s..s+n` is inside the sender's buffer (checked), valid by
+                // `Fabric::send`'s promise for as long as this call (the put copies
+                // it before it returns).
+                let data = unsafe { std::slice::from_raw_parts(s, n) };
+                return w.put_direct(off, data);
+            }
             // SAFETY: `s..s+n` is inside the sender's buffer (checked), valid by
             // `Fabric::send`'s promise; `d` is the staging buffer, ours.
             return w.stage(off, n, |d| unsafe {

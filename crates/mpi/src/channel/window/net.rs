@@ -41,6 +41,12 @@ use std::sync::Arc;
 const NET_PUTS_PER_CLOSE: u32 = 4096;
 /// Staged bytes above which they are put without waiting for the flag.
 const NET_STAGE_MAX: usize = 256 << 10;
+/// Writes of at least this many bytes (pool runs of long and rendezvous messages) are
+/// put straight from the caller's buffer, after what is staged, instead of being
+/// copied into the staging buffer first: one pass less over a long message's data
+/// (the put copies it into the engine anyway). Shorter writes are staged, so that
+/// neighbouring small ones share a put.
+pub(super) const NET_DIRECT_MIN: usize = 4096;
 /// The longest put a flag word may lead: it travels as one frame, applied first word
 /// last (`rsm::net::memory`).
 const NET_ONE_WRITE: usize = 1024;
@@ -144,6 +150,14 @@ impl NetInner {
             self.put_staged(&mut st)?;
         }
         Ok(())
+    }
+
+    /// Puts `data` at `off` without staging it, after what is staged (so writes keep
+    /// their order on the import).
+    fn put_direct(&self, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
+        let mut st = self.lock();
+        self.put_staged(&mut st)?;
+        self.put(&mut st, off, data)
     }
 
     fn put(&self, st: &mut Staged, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
@@ -313,6 +327,9 @@ impl NetWin {
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<(), OutOfBounds> {
         self.0.stage(off, n, fill)
+    }
+    pub(super) fn put_direct(&self, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
+        self.0.put_direct(off, data)
     }
     pub(super) fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
         self.0.publish(off, word)
