@@ -68,8 +68,58 @@ fn same_basic(
     if odt != tdt || oc != tc {
         return None;
     }
-    let b = datatype::predefined(odt)?;
-    Some(count(oc).and_then(|n| n.checked_mul(b.size()).ok_or(MPI_ERR_COUNT)))
+    // Only a type whose bytes are one run: a pair type such as MPI_SHORT_INT
+    // (size 6, extent 8) has a gap, so `count * size` bytes are not its data.
+    let d = datatype::predefined_ref(odt).filter(|d| d.is_contiguous())?;
+    Some(count(oc).and_then(|n| n.checked_mul(d.size()).ok_or(MPI_ERR_COUNT)))
+}
+
+/// MPI_Put and MPI_Get of one run of a predefined type (the origin's and the
+/// target's count and type alike) on a window in the lock-free table: no
+/// datatype object, no closure results to unpack, the window's byte path
+/// straight away. `None`, with nothing done, whenever the general path has
+/// something to check or report (a count of 0 or less, a NULL buffer, a rank
+/// out of range or MPI_PROC_NULL, a runtime not up); errors of the access itself
+/// go through the window's handler here as there.
+///
+/// # Safety
+/// `buf` holds (put) or is writable for (get) `oc` elements of `odt`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn fast_bytes(
+    buf: *mut c_void,
+    oc: c_int,
+    odt: MPI_Datatype,
+    rank: c_int,
+    disp: MPI_Aint,
+    tc: c_int,
+    tdt: MPI_Datatype,
+    win: MPI_Win,
+    get: bool,
+    name: &str,
+) -> Option<c_int> {
+    if odt != tdt || oc != tc || oc <= 0 || buf.is_null() || !runtime::up() {
+        return None;
+    }
+    let d = datatype::predefined_ref(odt).filter(|d| d.is_contiguous())?;
+    // Cannot overflow: a c_int count times a predefined size (at most 32).
+    let n = oc as usize * d.size();
+    crate::win::with_fast(win, |w| {
+        let r = usize::try_from(rank).ok().filter(|&r| r < w.w.size())?;
+        // SAFETY: the C contract for buf, n bytes of a predefined type.
+        let res = unsafe {
+            if get {
+                w.w.get_bytes(buf.cast(), n, r, disp)
+            } else {
+                w.w.put_bytes(buf.cast_const().cast(), n, r, disp)
+            }
+        };
+        Some(match res {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => win_finish(win, name, Err(code(&e, name))),
+        })
+    })
+    .flatten()
 }
 
 /// MPI_Put's body.
@@ -278,6 +328,10 @@ fn ready_request(request: *mut MPI_Request, name: &str) -> Result<(), c_int> {
 mpi_fn! {
     fn MPI_Put / PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
         // SAFETY: the C contract, forwarded.
+        if let Some(c) = unsafe { fast_bytes(origin_addr.cast_mut(), origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, false, "MPI_Put") } {
+            return c;
+        }
+        // SAFETY: the C contract, forwarded.
         let r = unsafe { do_put(origin_addr, origin_count.into(), origin_datatype, target_rank, target_disp, target_count.into(), target_datatype, win, "MPI_Put") };
         win_finish(win, "MPI_Put", r)
     }
@@ -293,6 +347,10 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Get / PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+        // SAFETY: the C contract, forwarded.
+        if let Some(c) = unsafe { fast_bytes(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, true, "MPI_Get") } {
+            return c;
+        }
         // SAFETY: the C contract, forwarded.
         let r = unsafe { do_get(origin_addr, origin_count.into(), origin_datatype, target_rank, target_disp, target_count.into(), target_datatype, win, "MPI_Get") };
         win_finish(win, "MPI_Get", r)

@@ -75,18 +75,33 @@ fn fast_slot(h: MPI_Win) -> Option<usize> {
 /// call frees a window while another call uses it, and MPI_Win_free clears the
 /// slot before the table lets go of the window.
 pub fn with_win<R>(win: MPI_Win, f: impl FnOnce(&Win) -> R) -> Result<R, c_int> {
-    if let Some(i) = fast_slot(win) {
-        if FAST_H[i].load(Ordering::Acquire) == win {
-            let p = FAST_P[i].load(Ordering::Acquire);
-            if !p.is_null() {
-                // SAFETY: set from a live window's Arc (kept in the table until the
-                // slot is cleared), and no call frees it meanwhile (above).
-                return Ok(f(unsafe { &*p }));
-            }
-        }
+    if let Some(p) = fast_ptr(win) {
+        // SAFETY: fast_ptr's reasons (a live window no call frees meanwhile).
+        return Ok(f(unsafe { &*p }));
     }
     let w = lookup(win)?;
     Ok(f(&w))
+}
+
+/// Runs `f` on the window behind `win` if it is in the lock-free slots (see
+/// [`with_win`]); `None` (and `f` not run) otherwise.
+#[inline(always)]
+pub fn with_fast<R>(win: MPI_Win, f: impl FnOnce(&Win) -> R) -> Option<R> {
+    // SAFETY: fast_ptr's reasons.
+    fast_ptr(win).map(|p| f(unsafe { &*p }))
+}
+
+/// The window in `win`'s lock-free slot, if it is there: set from a live window's
+/// Arc (kept in the table until the slot is cleared), and no call frees it while
+/// another uses it (with_win's reasons).
+#[inline(always)]
+fn fast_ptr(win: MPI_Win) -> Option<*const Win> {
+    let i = fast_slot(win)?;
+    if FAST_H[i].load(Ordering::Acquire) != win {
+        return None;
+    }
+    let p = FAST_P[i].load(Ordering::Acquire);
+    (!p.is_null()).then_some(p.cast_const())
 }
 
 /// The MPI error code of a core error (reported on stderr with its reason).
@@ -111,8 +126,19 @@ pub fn code(e: &RmaError, name: &str) -> c_int {
 }
 
 /// A window call's result through the window's error handler.
+#[inline]
 pub fn win_finish(win: MPI_Win, name: &str, r: Result<(), c_int>) -> c_int {
-    let Err(c) = r else { return MPI_SUCCESS };
+    match r {
+        Ok(()) => MPI_SUCCESS,
+        Err(c) => win_error(win, name, c),
+    }
+}
+
+/// [`win_finish`]'s error half, out of line: the success path of every window
+/// call is then a test, not a call.
+#[cold]
+#[inline(never)]
+fn win_error(win: MPI_Win, name: &str, c: c_int) -> c_int {
     let h = match wins().get(win) {
         Some(w) => w.errh.load(Ordering::Relaxed),
         None => return finish(MPI_COMM_WORLD, name, Err(c)),
@@ -505,6 +531,18 @@ mpi_fn! {
 
 /// The body of MPI_Win_flush and MPI_Win_flush_local.
 fn flush_one(win: MPI_Win, rank: c_int, name: &str) -> c_int {
+    // The window in the lock-free slots and a rank in range (every other case,
+    // MPI_PROC_NULL included, is the general path's below).
+    let fast = with_fast(win, |w| {
+        let r = usize::try_from(rank).ok().filter(|&r| r < w.w.size())?;
+        Some(match w.w.flush(Some(r)) {
+            Ok(()) => MPI_SUCCESS,
+            Err(e) => win_finish(win, name, Err(code(&e, name))),
+        })
+    });
+    if let Some(Some(c)) = fast {
+        return c;
+    }
     let r = with_win(win, |w| match target(w, rank)? {
         Some(r) => w.w.flush(Some(r)).map_err(|e| code(&e, name)),
         None => Ok(()),

@@ -216,6 +216,32 @@ impl Window {
 }
 use myrix_rsm::{Perm, SegmentId};
 
+/// `std::ptr::copy` of `n` bytes, with the sizes of one predefined element done
+/// inline: a one-element put or get would otherwise call `memmove` through the
+/// PLT, its size dispatch included, for a single load and store.
+///
+/// # Safety
+/// As `std::ptr::copy(src, dst, n)`.
+#[inline(always)]
+unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: every arm: the caller's contract for n bytes at src and dst; each
+    // value is loaded whole before it is stored, so overlap is harmless.
+    unsafe {
+        match n {
+            8 => dst
+                .cast::<u64>()
+                .write_unaligned(src.cast::<u64>().read_unaligned()),
+            4 => dst
+                .cast::<u32>()
+                .write_unaligned(src.cast::<u32>().read_unaligned()),
+            16 => dst
+                .cast::<u128>()
+                .write_unaligned(src.cast::<u128>().read_unaligned()),
+            _ => std::ptr::copy(src, dst, n),
+        }
+    }
+}
+
 impl Window {
     /// MPI_Put of `n` contiguous bytes at `disp` (in displacement units) of rank
     /// `r`: the path of a put of a predefined type.
@@ -255,7 +281,7 @@ impl Window {
         }
         // SAFETY: the origin's contract; the target range is inside the mapped
         // window (fast_span). They may overlap in a shared window.
-        unsafe { std::ptr::copy(origin, t, n) };
+        unsafe { copy_small(origin, t, n) };
         Ok(())
     }
 
@@ -299,7 +325,7 @@ impl Window {
             return Ok(());
         }
         // SAFETY: as in put_bytes.
-        unsafe { std::ptr::copy(t, origin, n) };
+        unsafe { copy_small(t, origin, n) };
         Ok(())
     }
 
