@@ -359,3 +359,20 @@ fn a_rank_dying_in_a_nonblocking_collective_on_the_segment_ends_the_others() {
         assert!(error || aborted, "neither an error nor an abort: {what}");
     }
 }
+
+/// A rank waiting for a nonblocking collective before a blocking one that the other
+/// ranks enter first (`icoll_order.c`, issue 24): Ibarrier, Ibcast, Ireduce,
+/// Iallreduce and two in flight, through the segment and by point-to-point schedules
+/// (sizes on both sides of a slot), on the world and on a duplicate, before a
+/// Barrier, Allreduce or Bcast through the segment, on 2 to 4 ranks (4 on two
+/// cores). The blocking collective must move the nonblocking one, or the job hangs
+/// (the time limit ends it and the test fails).
+#[test]
+fn a_blocking_collective_moves_the_nonblocking_ones_a_peer_waits_for() {
+    let exe = build("icoll_order");
+    for n in [2usize, 3, 4] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
+        assert_every_rank(&run(c, Duration::from_secs(120)), "icoll_order", n);
+    }
+}

@@ -46,6 +46,7 @@
 mod direct;
 mod direct_reduce;
 pub mod heap;
+mod lines;
 mod moves;
 pub mod nb;
 mod reduce;
