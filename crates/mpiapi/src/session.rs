@@ -96,7 +96,10 @@ fn required_level(info: MPI_Info) -> Result<c_int, c_int> {
         "MPI_THREAD_MULTIPLE" => MPI_THREAD_MULTIPLE,
         "MPI_THREAD_SERIALIZED" => MPI_THREAD_SERIALIZED,
         "MPI_THREAD_FUNNELED" => MPI_THREAD_FUNNELED,
-        _ => MPI_THREAD_SINGLE,
+        "MPI_THREAD_SINGLE" => MPI_THREAD_SINGLE,
+        // Not a level the standard names: refused, not quietly taken as SINGLE
+        // (MPICH's errors/session/sessioninit).
+        _ => return Err(MPI_ERR_ARG),
     })
 }
 

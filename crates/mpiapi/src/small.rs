@@ -152,7 +152,10 @@ mpi_fn! {
             if len == 0 {
                 return Ok(());
             }
-            if inbuf.is_null() || inoutbuf.is_null() {
+            // MPI_IN_PLACE has no meaning here, and aliased buffers are erroneous
+            // (MPICH's errors/coll/reduce_local): refused, never dereferenced.
+            let in_place = |p: *const c_void| p as usize == MPI_IN_PLACE;
+            if inbuf.is_null() || inoutbuf.is_null() || in_place(inbuf) || in_place(inoutbuf) || inbuf == inoutbuf.cast_const() {
                 return Err(MPI_ERR_BUFFER);
             }
             let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);

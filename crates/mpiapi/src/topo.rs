@@ -123,6 +123,19 @@ fn map_identity(comm: MPI_Comm, n: usize, name: &str) -> Result<c_int, c_int> {
     })
 }
 
+/// A failed constructor leaves MPI_COMM_NULL in the caller's handle (as MPICH does:
+/// errors/topo/cartsmall tests for it).
+///
+/// # Safety
+/// `out` is NULL or valid for an MPI_Comm.
+unsafe fn null_on_err(out: *mut MPI_Comm, r: Result<(), c_int>) -> Result<(), c_int> {
+    if r.is_err() && !out.is_null() {
+        // SAFETY: the caller's contract (non-NULL).
+        unsafe { out.write(MPI_COMM_NULL) };
+    }
+    r
+}
+
 mpi_fn! {
     /// Fills the zero entries of `dims` with a balanced factorization of `nnodes`.
     fn MPI_Dims_create / PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
@@ -156,6 +169,8 @@ mpi_fn! {
             // SAFETY: comm_cart is an MPI_Comm (checked non-NULL).
             unsafe { put(comm_cart, h) }
         })();
+        // SAFETY: comm_cart is NULL or an MPI_Comm by the C contract.
+        let r = unsafe { null_on_err(comm_cart, r) };
         finish(comm_old, name, r)
     }
 }
@@ -277,6 +292,8 @@ mpi_fn! {
             // SAFETY: newcomm is an MPI_Comm (checked non-NULL).
             unsafe { put(newcomm, h) }
         });
+        // SAFETY: newcomm is NULL or an MPI_Comm by the C contract.
+        let r = unsafe { null_on_err(newcomm, r) };
         finish(comm, name, r)
     }
 }
@@ -331,6 +348,8 @@ mpi_fn! {
             // SAFETY: comm_graph is an MPI_Comm (checked non-NULL).
             unsafe { put(comm_graph, h) }
         })();
+        // SAFETY: comm_graph is NULL or an MPI_Comm by the C contract.
+        let r = unsafe { null_on_err(comm_graph, r) };
         finish(comm_old, name, r)
     }
 }
@@ -480,6 +499,8 @@ mpi_fn! {
             }
             create_dist(comm_old, g, comm_dist_graph, name)
         })();
+        // SAFETY: comm_dist_graph is NULL or an MPI_Comm by the C contract.
+        let r = unsafe { null_on_err(comm_dist_graph, r) };
         finish(comm_old, name, r)
     }
 }
@@ -520,6 +541,8 @@ mpi_fn! {
             let g = DistGraph::from_edges(c.rank as usize, &edges, weighted(weights_in));
             create_dist(comm_old, g, comm_dist_graph, name)
         })();
+        // SAFETY: comm_dist_graph is NULL or an MPI_Comm by the C contract.
+        let r = unsafe { null_on_err(comm_dist_graph, r) };
         finish(comm_old, name, r)
     }
 }

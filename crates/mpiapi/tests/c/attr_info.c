@@ -294,6 +294,11 @@ static void small(void) {
     CHECK(io[0] == 4 && io[1] == 5 && io[2] == 6);
     OK(MPI_Reduce_local(in, io, 3, MPI_INT, MPI_SUM));
     CHECK(io[0] == 5 && io[1] == 10 && io[2] == 9);
+    /* MPI_IN_PLACE either side and aliased buffers are refused, never touched. */
+    CHECK(MPI_Reduce_local(MPI_IN_PLACE, io, 3, MPI_INT, MPI_SUM) == MPI_ERR_BUFFER);
+    CHECK(MPI_Reduce_local(in, MPI_IN_PLACE, 3, MPI_INT, MPI_SUM) == MPI_ERR_BUFFER);
+    CHECK(MPI_Reduce_local(io, io, 3, MPI_INT, MPI_SUM) == MPI_ERR_BUFFER);
+    CHECK(io[0] == 5 && io[1] == 10 && io[2] == 9);
 
     MPI_Datatype t;
     OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &t));

@@ -31,9 +31,12 @@ int main(void) {
     CHECK(flag == 0, "initialized before anything: %d", flag);
 
     MPI_Info info;
-    OK(MPI_Info_create(&info));
-    OK(MPI_Info_set(info, "thread_level", "MPI_THREAD_FUNNELED"));
     MPI_Session s;
+    OK(MPI_Info_create(&info));
+    /* A thread level the standard does not name is refused. */
+    OK(MPI_Info_set(info, "thread_level", "THIS_IS_NOT_VALID"));
+    CHECK(MPI_Session_init(info, MPI_ERRORS_RETURN, &s) != MPI_SUCCESS, "a bad thread_level accepted");
+    OK(MPI_Info_set(info, "thread_level", "MPI_THREAD_FUNNELED"));
     OK(MPI_Session_init(info, MPI_ERRORS_RETURN, &s));
     OK(MPI_Info_free(&info));
     OK(MPI_Initialized(&flag));

@@ -156,6 +156,11 @@ static void ring(void) {
     OK(MPI_Cart_create(MPI_COMM_WORLD, 1, &d, &per, 0, &c));
     CHECK((me == 0) == (c != MPI_COMM_NULL));
     if (c != MPI_COMM_NULL) OK(MPI_Comm_free(&c));
+    /* A grid larger than the communicator is refused, and the handle is null. */
+    int big[2] = {np + 1, np + 1}, per2[2] = {0, 0};
+    c = MPI_COMM_WORLD;
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, big, per2, 0, &c) != MPI_SUCCESS);
+    CHECK(c == MPI_COMM_NULL);
     int nr;
     OK(MPI_Cart_map(MPI_COMM_WORLD, 1, &d, &per, &nr));
     CHECK(nr == (me == 0 ? 0 : MPI_UNDEFINED));
