@@ -200,7 +200,7 @@ unsafe fn reduce(
 
 mpi_fn! {
     fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::reduce(count, datatype, op) { return finish(comm, "MPI_Reduce", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::reduce(count, datatype, op).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), count > 0, root, comm)) { return finish(comm, "MPI_Reduce", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_reduce(sendbuf, recvbuf, count, datatype, op, root, comm) } { return finish(comm, "MPI_Reduce", r); } // an in-place receive buffer at the root (coll_stand.rs)
         // SAFETY: the C contract for the buffers, forwarded.
@@ -293,7 +293,7 @@ unsafe fn all_like(
 
 mpi_fn! {
     fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::all(recvbuf, count, datatype, op) { return finish(comm, "MPI_Allreduce", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::all(sendbuf, recvbuf, count, datatype, op) { return finish(comm, "MPI_Allreduce", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) } { return finish(comm, "MPI_Allreduce", r); } // intercommunicators
         let name = "MPI_Allreduce";
@@ -306,7 +306,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Scan / PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::all(recvbuf, count, datatype, op) { return finish(comm, "MPI_Scan", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::all(sendbuf, recvbuf, count, datatype, op) { return finish(comm, "MPI_Scan", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = crate::intercoll::scan(comm) { return finish(comm, "MPI_Scan", r); } // intercommunicators
         let name = "MPI_Scan";
@@ -318,7 +318,7 @@ mpi_fn! {
 mpi_fn! {
     /// Rank 0's recvbuf is left as it was.
     fn MPI_Exscan / PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::all(recvbuf, count, datatype, op) { return finish(comm, "MPI_Exscan", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::all(sendbuf, recvbuf, count, datatype, op) { return finish(comm, "MPI_Exscan", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = crate::intercoll::scan(comm) { return finish(comm, "MPI_Exscan", r); } // intercommunicators
         let name = "MPI_Exscan";
@@ -377,7 +377,7 @@ unsafe fn reduce_scatter(
 
 mpi_fn! {
     fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::all(recvbuf, 0, datatype, op) { return finish(comm, "MPI_Reduce_scatter", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::all(sendbuf, recvbuf, 0, datatype, op) { return finish(comm, "MPI_Reduce_scatter", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::reduce_scatter(sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter", r); } // intercommunicators
         // SAFETY: the C contract for the buffers, forwarded.
@@ -390,7 +390,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::all(recvbuf, recvcount, datatype, op) { return finish(comm, "MPI_Reduce_scatter_block", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::all(sendbuf, recvbuf, recvcount, datatype, op) { return finish(comm, "MPI_Reduce_scatter_block", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::reduce_scatter(sendbuf, recvbuf, None, recvcount, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter_block", r); } // intercommunicators
         // SAFETY: the C contract for the buffers, forwarded.
@@ -512,7 +512,7 @@ unsafe fn gather(
 
 mpi_fn! {
     fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype) { return finish(comm, "MPI_Gather", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return finish(comm, "MPI_Gather", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_gather(recvbuf, recvcount, None, recvtype, root, comm) } { return finish(comm, "MPI_Gather", r); } // an in-place receive buffer at the root (coll_stand.rs)
         // SAFETY: the C contract for the buffers, forwarded.
@@ -527,7 +527,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype) { return finish(comm, "MPI_Gatherv", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return finish(comm, "MPI_Gatherv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_gather(recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm) } { return finish(comm, "MPI_Gatherv", r); } // an in-place receive buffer at the root (coll_stand.rs)
         // SAFETY: the C contract for the buffers, forwarded.
@@ -649,7 +649,7 @@ unsafe fn scatter(
 
 mpi_fn! {
     fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype) { return finish(comm, "MPI_Scatter", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return finish(comm, "MPI_Scatter", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_scatter(sendbuf, sendcount, None, sendtype, root, comm) } { return finish(comm, "MPI_Scatter", r); } // an in-place send buffer at the root (coll_stand.rs)
         // SAFETY: the C contract for the buffers, forwarded.
@@ -664,7 +664,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype) { return finish(comm, "MPI_Scatterv", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return finish(comm, "MPI_Scatterv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_scatter(sendbuf, 0, Some((sendcounts, displs)), sendtype, root, comm) } { return finish(comm, "MPI_Scatterv", r); } // an in-place send buffer at the root (coll_stand.rs)
         // SAFETY: the C contract for the buffers, forwarded.

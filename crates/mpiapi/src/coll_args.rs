@@ -333,16 +333,50 @@ pub(crate) mod entry {
         op(o)
     }
 
+    /// The same memory as both send and receive buffer (not MPI_IN_PLACE): erroneous,
+    /// and a path would read what it is writing. Refused before any step, so the
+    /// program can post a correct call (MPICH's errors/coll/noalias tests).
+    fn aliased(send: *const c_void, recv: *const c_void) -> bool {
+        send == recv && !send.is_null() && !in_place(send)
+    }
+
     /// MPI_Allreduce, Scan, Exscan, Reduce_scatter(_block) (`n` 0 for the v-form,
-    /// whose counts the paths check): the receive buffer is never in place.
+    /// whose counts the paths check): the receive buffer is never in place, nor the
+    /// send buffer's memory.
     pub(crate) fn all(
+        send: *const c_void,
         recv: *const c_void,
         n: c_int,
         t: MPI_Datatype,
         o: MPI_Op,
     ) -> Result<(), c_int> {
         not_in_place(recv)?;
+        if n > 0 && aliased(send, recv) {
+            return Err(MPI_ERR_BUFFER);
+        }
         reduce(n, t, o)
+    }
+
+    /// A rooted call's buffers aliased at the root, where both are significant
+    /// (MPI_Reduce, Gather(v), Scatter(v)); the communicator is looked up only when
+    /// the two pointers are equal.
+    pub(crate) fn root_aliased(
+        send: *const c_void,
+        recv: *const c_void,
+        nonempty: bool,
+        root: c_int,
+        comm: MPI_Comm,
+    ) -> Result<(), c_int> {
+        if !nonempty || !aliased(send, recv) {
+            return Ok(());
+        }
+        let Ok(c) = super::comm_ref(comm, "") else {
+            return Ok(());
+        };
+        match super::check_root(root, &c) {
+            Ok(r) if c.inter.is_none() && r == c.rank as usize => Err(MPI_ERR_BUFFER),
+            _ => Ok(()),
+        }
     }
 
     /// MPI_Allgather(v), Alltoall(v): the receive buffer is never in place, the send
@@ -356,6 +390,9 @@ pub(crate) mod entry {
         rt: MPI_Datatype,
     ) -> Result<(), c_int> {
         not_in_place(recv)?;
+        if (sn > 0 || rn > 0) && aliased(send, recv) {
+            return Err(MPI_ERR_BUFFER);
+        }
         side(send, sn, st)?;
         count(rn)?;
         dtype(rt)

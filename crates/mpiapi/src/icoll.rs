@@ -573,7 +573,7 @@ unsafe fn ireduce_like(
 
 mpi_fn! {
     fn MPI_Ireduce / PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::reduce(count, datatype, op) { return crate::ffi::finish(comm, "MPI_Ireduce", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::reduce(count, datatype, op).and_then(|()| crate::coll::args::entry::root_aliased(sendbuf, recvbuf.cast_const(), count > 0, root, comm)) { return crate::ffi::finish(comm, "MPI_Ireduce", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ireduce";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { ireduce_like(name, RedKind::Reduce(root), sendbuf, recvbuf, count, datatype, op, comm, request) })
@@ -582,7 +582,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Iallreduce / PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::all(recvbuf, count, datatype, op) { return crate::ffi::finish(comm, "MPI_Iallreduce", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::all(sendbuf, recvbuf, count, datatype, op) { return crate::ffi::finish(comm, "MPI_Iallreduce", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iallreduce";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { ireduce_like(name, RedKind::Allreduce, sendbuf, recvbuf, count, datatype, op, comm, request) })
@@ -591,7 +591,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Iscan / PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::all(recvbuf, count, datatype, op) { return crate::ffi::finish(comm, "MPI_Iscan", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::all(sendbuf, recvbuf, count, datatype, op) { return crate::ffi::finish(comm, "MPI_Iscan", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iscan";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { ireduce_like(name, RedKind::Scan, sendbuf, recvbuf, count, datatype, op, comm, request) })
@@ -601,7 +601,7 @@ mpi_fn! {
 mpi_fn! {
     /// Rank 0's recvbuf is left as it was.
     fn MPI_Iexscan / PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::all(recvbuf, count, datatype, op) { return crate::ffi::finish(comm, "MPI_Iexscan", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::all(sendbuf, recvbuf, count, datatype, op) { return crate::ffi::finish(comm, "MPI_Iexscan", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iexscan";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { ireduce_like(name, RedKind::Exscan, sendbuf, recvbuf, count, datatype, op, comm, request) })
@@ -667,7 +667,7 @@ unsafe fn ireduce_scatter(
 
 mpi_fn! {
     fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::all(recvbuf, 0, datatype, op) { return crate::ffi::finish(comm, "MPI_Ireduce_scatter", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::all(sendbuf, recvbuf, 0, datatype, op) { return crate::ffi::finish(comm, "MPI_Ireduce_scatter", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ireduce_scatter";
         // SAFETY: the C contract for the buffers, recvcounts and request.
         finish(comm, name, unsafe { ireduce_scatter(name, sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm, request) })
@@ -676,7 +676,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::all(recvbuf, recvcount, datatype, op) { return crate::ffi::finish(comm, "MPI_Ireduce_scatter_block", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::all(sendbuf, recvbuf, recvcount, datatype, op) { return crate::ffi::finish(comm, "MPI_Ireduce_scatter_block", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ireduce_scatter_block";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { ireduce_scatter(name, sendbuf, recvbuf, None, recvcount, datatype, op, comm, request) })

@@ -153,7 +153,7 @@ unsafe fn igather(
 
 mpi_fn! {
     fn MPI_Igather / PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::side(sendbuf, sendcount, sendtype) { return crate::ffi::finish(comm, "MPI_Igather", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| crate::coll::args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return crate::ffi::finish(comm, "MPI_Igather", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Igather";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { igather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, root, comm, request) })
@@ -162,7 +162,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Igatherv / PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::side(sendbuf, sendcount, sendtype) { return crate::ffi::finish(comm, "MPI_Igatherv", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| crate::coll::args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return crate::ffi::finish(comm, "MPI_Igatherv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Igatherv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { igather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm, request) })
@@ -225,7 +225,7 @@ unsafe fn iscatter(
 
 mpi_fn! {
     fn MPI_Iscatter / PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::side(recvbuf, recvcount, recvtype) { return crate::ffi::finish(comm, "MPI_Iscatter", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| crate::coll::args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return crate::ffi::finish(comm, "MPI_Iscatter", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iscatter";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { iscatter(name, sendbuf, sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm, request) })
@@ -234,7 +234,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Iscatterv / PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::side(recvbuf, recvcount, recvtype) { return crate::ffi::finish(comm, "MPI_Iscatterv", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| crate::coll::args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return crate::ffi::finish(comm, "MPI_Iscatterv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iscatterv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { iscatter(name, sendbuf, 0, Some((sendcounts, displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, request) })

@@ -83,6 +83,8 @@ static int call(const char *coll, const char *kind, int bad, int root, int *sbuf
                 ts[i] = MPI_DATATYPE_NULL;
         } else if (!strcmp(kind, "op"))
             op = MPI_OP_NULL;
+        else if (!strcmp(kind, "alias"))
+            rb = sb; /* the same memory as both buffers: erroneous */
         else if (!strcmp(kind, "inplace") || !strcmp(kind, "null")) {
             void *p = !strcmp(kind, "inplace") ? MPI_IN_PLACE : NULL;
             if (send_side)
@@ -166,6 +168,9 @@ static const char *all_cases[] = {
     "ibcast:root", "ibcast:count", "ibcast:type", "ibcast:inplace",
     "ireduce:root", "ireduce:count", "ireduce:type", "ireduce:op",
     "iallreduce:count", "iallreduce:type", "iallreduce:op", "iallreduce:inplace",
+    /* Aliased buffers, where every rank's are significant (MPICH's noalias tests). */
+    "allreduce:alias", "scan:alias", "exscan:alias", "reduce_scatter_block:alias",
+    "allgather:alias", "alltoall:alias", "iallreduce:alias",
     NULL,
 };
 static const char *root_cases[] = {
