@@ -199,6 +199,7 @@ impl Link {
     /// [`Link::post`] of an inline postbox whose line after the flag word is the first
     /// `n` bytes of `line` (envelope and payload): flag and line are written in one
     /// step ([`Mem::post_led`]).
+    #[inline]
     fn post_line<const N: usize>(
         &mut self,
         kind: u8,
@@ -217,6 +218,7 @@ impl Link {
     }
 
     /// The encoded flag of the postbox at the tail.
+    #[inline]
     fn tail_flag(&self, kind: u8, count: u8, nbytes: u16) -> u64 {
         Flag {
             lap: self.tail_lap,
@@ -228,6 +230,7 @@ impl Link {
     }
 
     /// The postbox at the tail was written: on to the next.
+    #[inline]
     fn posted(&mut self) {
         let i = self.tail_idx;
         self.release[i as usize] = self.pool_head;

@@ -342,8 +342,15 @@ impl Mem {
             self.net_check(off, 8 + n, 8)?;
             return w.post_led(off, &flag.to_ne_bytes(), body.get(..n).ok_or(OutOfBounds)?);
         }
-        self.write_prefix(off + 8, body, n)?;
-        self.store_u64(off, flag)
+        // Shared memory: the line (all `N` bytes, as `write_prefix`), then the flag
+        // with release, without `write_prefix`'s and `store_u64`'s own looks at the
+        // backing (this runs once per short message on shm too).
+        let word = self.word(off)?;
+        let p = self.check(off + 8, N, 1)?;
+        // SAFETY: `p..p+N` is in bounds; `body` is this process's memory (as `write`).
+        unsafe { std::ptr::copy_nonoverlapping(body.as_ptr(), p, N) };
+        word.store(flag, Ordering::Release);
+        Ok(())
     }
 
     /// Copies bytes at `off` into `out`.
