@@ -186,18 +186,53 @@ impl Link {
         nbytes: u16,
         body: impl FnOnce(&Mem, usize) -> Result<(), super::window::OutOfBounds>,
     ) -> Result<(), Corrupt> {
-        let i = self.tail_idx;
-        let off = area::postbox(i);
+        let off = area::postbox(self.tail_idx);
         body(&self.area, off).map_err(|_| Corrupt("postbox write out of bounds"))?;
-        let flag = Flag {
+        let flag = self.tail_flag(kind, count, nbytes);
+        self.area
+            .store_u64(off + pb::FLAG, flag)
+            .map_err(|_| Corrupt("postbox write out of bounds"))?;
+        self.posted();
+        Ok(())
+    }
+
+    /// [`Link::post`] of an inline postbox whose line after the flag word is the first
+    /// `n` bytes of `line` (envelope and payload): flag and line are written in one
+    /// step ([`Mem::post_led`]).
+    #[inline]
+    fn post_line<const N: usize>(
+        &mut self,
+        kind: u8,
+        nbytes: u16,
+        line: &[u8; N],
+        n: usize,
+    ) -> Result<(), Corrupt> {
+        const { assert!(pb::CTX == pb::FLAG + 8) };
+        let off = area::postbox(self.tail_idx);
+        let flag = self.tail_flag(kind, 0, nbytes);
+        self.area
+            .post_led(off + pb::FLAG, flag, line, n)
+            .map_err(|_| Corrupt("postbox write out of bounds"))?;
+        self.posted();
+        Ok(())
+    }
+
+    /// The encoded flag of the postbox at the tail.
+    #[inline]
+    fn tail_flag(&self, kind: u8, count: u8, nbytes: u16) -> u64 {
+        Flag {
             lap: self.tail_lap,
             kind,
             count,
             nbytes,
-        };
-        self.area
-            .store_u64(off + pb::FLAG, flag.encode())
-            .map_err(|_| Corrupt("postbox write out of bounds"))?;
+        }
+        .encode()
+    }
+
+    /// The postbox at the tail was written: on to the next.
+    #[inline]
+    fn posted(&mut self) {
+        let i = self.tail_idx;
         self.release[i as usize] = self.pool_head;
         self.tail += 1;
         self.tail_idx += 1;
@@ -205,7 +240,6 @@ impl Link {
             self.tail_idx = 0;
             self.tail_lap = self.tail_lap.wrapping_add(1);
         }
-        Ok(())
     }
 
     /// Writes what it can of a short message; true once all is written.
@@ -230,9 +264,7 @@ impl Link {
                 let run = pb::FIRST_PAYLOAD - AT + n;
                 src.copy_into(0, &mut b[pb::FIRST_PAYLOAD - AT..run])
                     .map_err(|_| Corrupt("short message shorter than its envelope"))?;
-                self.post(kind::SHORT, 0, n as u16, |m, off| {
-                    m.write_prefix(off + AT, &b, run)
-                })?;
+                self.post_line(kind::SHORT, n as u16, &b, run)?;
                 w.started = true;
                 w.sent = n;
             } else {
@@ -266,9 +298,7 @@ impl Link {
             .ok_or(Corrupt("a short message longer than its postbox"))?;
         src.copy_into(0, payload)
             .map_err(|_| Corrupt("short message shorter than its envelope"))?;
-        self.post(kind::SHORT, 0, n as u16, |m, off| {
-            m.write_prefix(off + AT, &b, pb::FIRST_PAYLOAD - AT + n)
-        })?;
+        self.post_line(kind::SHORT, n as u16, &b, pb::FIRST_PAYLOAD - AT + n)?;
         Ok(true)
     }
 

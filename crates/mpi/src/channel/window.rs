@@ -327,6 +327,32 @@ impl Mem {
         Ok(())
     }
 
+    /// A postbox in one step: `write_prefix(off + 8, body, n)`, then `store_u64(off,
+    /// flag)`. On a network window the flag and the body are staged together (one
+    /// lock, the body in place behind the flag: session 26, docs/mpi-net.md).
+    #[inline]
+    pub fn post_led<const N: usize>(
+        &self,
+        off: usize,
+        flag: u64,
+        body: &[u8; N],
+        n: usize,
+    ) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, 8 + n, 8)?;
+            return w.post_led(off, &flag.to_ne_bytes(), body.get(..n).ok_or(OutOfBounds)?);
+        }
+        // Shared memory: the line (all `N` bytes, as `write_prefix`), then the flag
+        // with release, without `write_prefix`'s and `store_u64`'s own looks at the
+        // backing (this runs once per short message on shm too).
+        let word = self.word(off)?;
+        let p = self.check(off + 8, N, 1)?;
+        // SAFETY: `p..p+N` is in bounds; `body` is this process's memory (as `write`).
+        unsafe { std::ptr::copy_nonoverlapping(body.as_ptr(), p, N) };
+        word.store(flag, Ordering::Release);
+        Ok(())
+    }
+
     /// Copies bytes at `off` into `out`.
     #[inline]
     pub fn read(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {

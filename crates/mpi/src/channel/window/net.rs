@@ -96,6 +96,11 @@ struct NetInner {
     batch: bool,
     /// A batch window's peer's ack window ([`NetFlush::carry_acks`]).
     acks: std::sync::OnceLock<NetFlush>,
+    /// On a lazy window, how many bytes are staged, as of the last change: a batch
+    /// window that may carry them ([`NetInner::flush_deferred`]) reads this before it
+    /// takes the lock, so the usual case (too few to carry) costs no lock per put. A
+    /// stale value only delays a carry (the acks leave at the idle flush anyway).
+    staged: std::sync::atomic::AtomicUsize,
     st: std::sync::Mutex<Staged>,
 }
 
@@ -228,6 +233,7 @@ impl NetInner {
         st.led = false;
         st.data = data;
         st.data.clear();
+        self.note_staged(st);
         r
     }
 
@@ -237,11 +243,20 @@ impl NetInner {
     /// a lazy window a byte is only staged.
     fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
         if self.lazy && word.len() == 1 {
-            self.stage(off, 1, |d| d.copy_from_slice(word))?;
+            // An ack: appended to the staged run (which it continues, or which is put
+            // first), under one lock.
             let mut st = self.lock();
+            if !st.data.is_empty() && st.off + st.data.len() != off {
+                self.put_staged(&mut st)?;
+            }
+            if st.data.is_empty() {
+                st.off = off;
+            }
+            st.data.push(word[0]);
             if st.data.len() >= NET_LAZY_ACKS {
                 self.put_staged(&mut st)?;
             }
+            self.note_staged(&st);
             return Ok(());
         }
         let mut st = self.lock();
@@ -277,6 +292,49 @@ impl NetInner {
         self.put(&mut st, off, word)
     }
 
+    /// A postbox: the flag `word` at `off`, `body` right after it, one locked step
+    /// (what [`NetInner::stage`] of the body then [`NetInner::publish`] of the flag
+    /// do, without the second lock, the gap and the move of the body behind the
+    /// flag). On a batch window the postbox extends a flag-led run it follows while
+    /// the run stays one write; any other staged run is put first.
+    fn post_led(&self, off: usize, word: &[u8; 8], body: &[u8]) -> Result<(), OutOfBounds> {
+        let n = 8 + body.len();
+        if n > NET_ONE_WRITE || off % 8 != 0 {
+            self.stage(off + 8, body.len(), |d| d.copy_from_slice(body))?;
+            return self.publish(off, word);
+        }
+        let mut st = self.lock();
+        if !st.data.is_empty() {
+            let joins = self.batch
+                && st.led
+                && st.hole.is_none()
+                && st.off + st.data.len() == off
+                && st.data.len() + n <= NET_ONE_WRITE;
+            if !joins {
+                self.put_staged(&mut st)?;
+            }
+        }
+        if st.data.is_empty() {
+            st.off = off;
+            st.led = true;
+        }
+        st.data.extend_from_slice(word);
+        st.data.extend_from_slice(body);
+        if self.batch {
+            // Wait for more postboxes until the flush.
+            return Ok(());
+        }
+        self.put_staged(&mut st)
+    }
+
+    /// Updates a lazy window's [`NetInner::staged`] hint.
+    fn note_staged(&self, st: &Staged) {
+        if self.lazy {
+            self.staged
+                .store(st.data.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     fn flush(&self) -> Result<(), OutOfBounds> {
         let mut st = self.lock();
         self.put_staged(&mut st)
@@ -285,6 +343,9 @@ impl NetInner {
     /// Puts a lazy window's staged acks, queued to leave with the put that follows,
     /// if at least `min` are staged.
     fn flush_deferred(&self, min: usize) -> Result<(), OutOfBounds> {
+        if self.staged.load(std::sync::atomic::Ordering::Relaxed) < min {
+            return Ok(());
+        }
         let mut st = self.lock();
         if st.data.is_empty() || st.data.len() < min {
             return Ok(());
@@ -295,6 +356,7 @@ impl NetInner {
         let r = self.put_as(&mut st, off, &data, true);
         st.data = data;
         st.data.clear();
+        self.note_staged(&st);
         r
     }
 
@@ -311,6 +373,7 @@ impl NetWin {
             lazy,
             batch,
             acks: std::sync::OnceLock::new(),
+            staged: std::sync::atomic::AtomicUsize::new(0),
             st: std::sync::Mutex::new(Staged::default()),
         }))
     }
@@ -333,6 +396,14 @@ impl NetWin {
     }
     pub(super) fn publish(&self, off: usize, word: &[u8]) -> Result<(), OutOfBounds> {
         self.0.publish(off, word)
+    }
+    pub(super) fn post_led(
+        &self,
+        off: usize,
+        word: &[u8; 8],
+        body: &[u8],
+    ) -> Result<(), OutOfBounds> {
+        self.0.post_led(off, word, body)
     }
     pub(super) fn flush(&self) -> Result<(), OutOfBounds> {
         self.0.flush()

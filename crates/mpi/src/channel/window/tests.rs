@@ -193,3 +193,75 @@ fn a_batch_carries_acks_once_enough_are_staged() {
     }
     assert_eq!(ackseg.load_u8(100), Ok(1));
 }
+
+/// [`Mem::post_led`] (flag and body in one step, session 26) on a batch window over
+/// RSM's udp controller on loopback: consecutive postboxes wait for the flush and
+/// arrive whole, as body-then-flag stores do; a run not led by a flag is put before
+/// the postbox; on a plain window the postbox is put at once.
+#[test]
+fn post_led_batches_postboxes_as_body_then_flag_does() {
+    use myrix_rsm::net::node_table::NodeTable;
+    use myrix_rsm::{Controller, ExportFlags, NodeId, Perm};
+    let port = || {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap().port()
+    };
+    let boards = [
+        format!("udp:127.0.0.1:{}", port()),
+        format!("udp:127.0.0.1:{}", port()),
+    ];
+    // Nodes of their own (the tests above run beside this one).
+    let t = NodeTable::from_pairs([(21, boards[0].as_str()), (22, boards[1].as_str())]).unwrap();
+    let a = Controller::udp(NodeId(21), t.clone()).unwrap();
+    let b = Controller::udp(NodeId(22), t).unwrap();
+    let e = a.export_create(4096, ExportFlags::default()).unwrap();
+    let id = e.publish(None, &[]).unwrap();
+    let local = Mem::export(e);
+    let wait = |off: usize, v: u64| {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while local.load_u64(off) != Ok(v) {
+            local.poll_net();
+            assert!(
+                std::time::Instant::now() < end,
+                "word at {off} never became {v}"
+            );
+        }
+    };
+    let imp = Arc::new(b.import_connect(NodeId(21), id, Perm::RDWR).unwrap());
+    let w = Mem::net_batch(imp.clone());
+    w.post_led(0, 11, &[1u8; 56], 56).unwrap();
+    w.post_led(64, 22, &[2u8; 56], 56).unwrap();
+    // Short: only its first 20 bytes travel.
+    w.post_led(128, 33, &[3u8; 56], 20).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    local.poll_net();
+    assert_eq!(local.load_u64(0), Ok(0), "a batch waits for its flush");
+    w.net_flush().unwrap().flush();
+    wait(128, 33);
+    let mut got = [0u8; 192];
+    local.read(0, &mut got).unwrap();
+    assert_eq!(local.load_u64(0), Ok(11));
+    assert_eq!(&got[8..64], &[1; 56][..]);
+    assert_eq!(local.load_u64(64), Ok(22));
+    assert_eq!(&got[72..128], &[2; 56][..]);
+    assert_eq!(&got[136..156], &[3; 20][..]);
+    assert_eq!(&got[156..192], &[0; 36][..]);
+    // A staged run not led by a flag goes first; the postbox after it.
+    w.write(1000, &[4; 24]).unwrap();
+    w.post_led(2048, 44, &[5u8; 56], 8).unwrap();
+    w.net_flush().unwrap().flush();
+    wait(2048, 44);
+    let mut d = [0u8; 24];
+    local.read(1000, &mut d).unwrap();
+    assert_eq!(d, [4; 24]);
+    // Out of bounds and misaligned flags are refused.
+    assert!(w.post_led(4096 - 32, 1, &[0u8; 56], 56).is_err());
+    assert!(w.post_led(3001, 1, &[0u8; 56], 8).is_err());
+    // A plain network window puts the postbox at once.
+    let p = Mem::net(imp);
+    p.post_led(3072, 55, &[6u8; 56], 56).unwrap();
+    wait(3072, 55);
+    let mut d = [0u8; 56];
+    local.read(3080, &mut d).unwrap();
+    assert_eq!(d, [6; 56]);
+}
