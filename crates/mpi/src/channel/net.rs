@@ -41,7 +41,7 @@
 //! * Messages up to [`NET_SHORT_DEFAULT`] bytes (`MYRIX_MPI_NET_SHORT`) go inline in
 //!   postboxes to a remote rank (see the measurement in `docs/mpi.md`).
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Once, Weak};
 
@@ -122,56 +122,23 @@ pub fn iface_ipv4(name: Option<&str>) -> Option<Ipv4Addr> {
 }
 
 /// [`iface_ipv4`] with the interface's name and prefix length.
-#[allow(unsafe_code)]
 pub fn iface_addr(name: Option<&str>) -> Option<IfaceAddr> {
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `head` with a list we free below.
-    if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut p = head;
-    while !p.is_null() {
-        // SAFETY: `p` is a node of the list getifaddrs returned, alive until freed.
-        let ifa = unsafe { &*p };
-        p = ifa.ifa_next;
-        if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
-            continue;
-        }
-        // SAFETY: a non-null `ifa_addr` points to a sockaddr of its family.
-        if i32::from(unsafe { (*ifa.ifa_addr).sa_family }) != libc::AF_INET {
-            continue;
-        }
-        // SAFETY: a NUL-terminated name owned by the list.
-        let iname = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy();
-        // SAFETY: the family is AF_INET, so the address is a sockaddr_in.
-        let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
-        let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
-        let up = ifa.ifa_flags & libc::IFF_UP as u32 != 0;
-        let lo = ifa.ifa_flags & libc::IFF_LOOPBACK as u32 != 0;
-        let take = match name {
-            Some(n) => iname == n,
-            None => up && !lo && !ip.is_loopback(),
-        };
-        if take {
-            let prefix = if ifa.ifa_netmask.is_null() {
-                32
-            } else {
-                // SAFETY: the netmask of an AF_INET address is a sockaddr_in.
-                let m = unsafe { &*(ifa.ifa_netmask as *const libc::sockaddr_in) };
-                u32::from_be(m.sin_addr.s_addr).count_ones() as u8
+    myrix_mx::transport::ifaddrs::addrs()
+        .into_iter()
+        .find_map(|a| {
+            let IpAddr::V4(ip) = a.ip else {
+                return None;
             };
-            found = Some(IfaceAddr {
-                name: iname.into_owned(),
+            let take = match name {
+                Some(n) => a.name == n,
+                None => a.up && !a.loopback && !ip.is_loopback(),
+            };
+            take.then_some(IfaceAddr {
+                name: a.name,
                 ip,
-                prefix,
-            });
-            break;
-        }
-    }
-    // SAFETY: the list from getifaddrs, freed once.
-    unsafe { libc::freeifaddrs(head) };
-    found
+                prefix: a.prefix,
+            })
+        })
 }
 
 /// The interfaces of this rank's rails (see the module docs): `MYRIX_MPI_IFACE`'s

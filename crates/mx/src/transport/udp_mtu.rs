@@ -18,7 +18,7 @@
 //! Unsafe code: `getifaddrs(3)` walked and freed once (std offers no interface list).
 #![allow(unsafe_code)]
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 
 /// IPv4 and UDP heads: a frame of `mtu - 28` bytes fills an IPv4 packet of `mtu`.
 const V4_HEADS: usize = 20 + 8;
@@ -57,47 +57,10 @@ pub fn frame_for_link(link: usize, v4: bool) -> Option<usize> {
 
 /// The name of the interface holding address `ip`, if any.
 fn iface_of(ip: IpAddr) -> Option<String> {
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `head` with a list freed below, once.
-    if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut p = head;
-    while !p.is_null() {
-        // SAFETY: `p` is a node of the list getifaddrs returned, alive until freed; its
-        // address, when not null, is a sockaddr of the family it says.
-        let (next, name, addr) = unsafe {
-            let a = (*p).ifa_addr;
-            let addr = if a.is_null() {
-                None
-            } else {
-                match (*a).sa_family as libc::c_int {
-                    libc::AF_INET => {
-                        let s = &*(a as *const libc::sockaddr_in);
-                        Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(s.sin_addr.s_addr))))
-                    }
-                    libc::AF_INET6 => {
-                        let s = &*(a as *const libc::sockaddr_in6);
-                        Some(IpAddr::V6(Ipv6Addr::from(s.sin6_addr.s6_addr)))
-                    }
-                    _ => None,
-                }
-            };
-            let name = std::ffi::CStr::from_ptr((*p).ifa_name)
-                .to_string_lossy()
-                .into_owned();
-            ((*p).ifa_next, name, addr)
-        };
-        if addr == Some(ip) {
-            found = Some(name);
-            break;
-        }
-        p = next;
-    }
-    // SAFETY: the list from getifaddrs, freed once.
-    unsafe { libc::freeifaddrs(head) };
-    found
+    super::ifaddrs::addrs()
+        .into_iter()
+        .find(|a| a.ip == ip)
+        .map(|a| a.name)
 }
 
 /// Whether the socket must be let fragment: frames above the 1500-byte size, which a
