@@ -19,9 +19,11 @@
 //! `MYRIX_NETNS=1`, as `.ci/run` does.
 
 mod model;
+mod netns_support;
 
+use netns_support::{lines, mac, Child, Namespaces};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -40,91 +42,10 @@ const RUN_LIMIT: Duration = Duration::from_secs(150);
 
 /// This process's namespaces and veth ends: (A, B, veth in A, veth in B).
 fn names() -> [String; 4] {
-    let pid = std::process::id();
-    [
-        format!("mza{pid}"),
-        format!("mzb{pid}"),
-        format!("mzva{pid}"),
-        format!("mzvb{pid}"),
-    ]
+    netns_support::names("mz")
 }
 
 const NET: &str = "10.84.0";
-
-/// `.ci/netns.sh`'s namespaces under this process's names; deleted when dropped.
-struct Namespaces;
-
-impl Namespaces {
-    fn up() -> Namespaces {
-        let [a, b, va, vb] = names();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/netns.sh");
-        // The guard exists before the script runs: a half-made pair is deleted too.
-        let guard = Namespaces;
-        let o = Command::new("bash")
-            .args([script, "up"])
-            .env("MYRIX_NETNS_A", &a)
-            .env("MYRIX_NETNS_B", &b)
-            .env("MYRIX_NETNS_VA", &va)
-            .env("MYRIX_NETNS_VB", &vb)
-            .env("MYRIX_NETNS_NET", NET)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "netns.sh up: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        eprint!("{}", String::from_utf8_lossy(&o.stdout));
-        guard
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        let [a, b, ..] = names();
-        for ns in [a, b] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", &ns])
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
-/// A child process, killed and reaped when dropped (also when the test panics).
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The Ethernet address of `dev` in namespace `ns`.
-fn mac(ns: &str, dev: &str) -> String {
-    let o = Command::new("ip")
-        .args(["netns", "exec", ns, "cat"])
-        .arg(format!("/sys/class/net/{dev}/address"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "no address for {dev}");
-    String::from_utf8(o.stdout).unwrap().trim().to_string()
-}
-
-/// Every line of `child`'s stdout, through a channel (so reading can time out).
-fn lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let out = child.0.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
 
 /// Parses a comma-separated list of numbers from the environment.
 fn list(var: &str) -> Vec<usize> {
@@ -254,7 +175,7 @@ fn random_ops_between_namespaces_over_udp_and_eth() {
         return;
     }
     let seed = model::seed();
-    let _ns = Namespaces::up();
+    let _ns = Namespaces::up("mz", NET);
     let [a, b, va, vb] = names();
     let udp = format!("1 udp:{NET}.1:7501\n2 udp:{NET}.2:7502\n3 udp:{NET}.2:7503\n");
     run("udp", &udp, seed, &[(2, &[0, 1]), (3, &[2, 3])]);

@@ -11,8 +11,10 @@
 //! `udp` on this host's loopback, without root: `c_programs.rs`.
 
 mod cbuild;
+#[path = "../../rsm/tests/netns_support/mod.rs"]
+mod netns_support;
 
-use std::io::{BufRead, BufReader};
+use netns_support::{lines, mac, Child, Namespaces};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -23,86 +25,7 @@ const NET: &str = "10.85.0";
 const LIMIT: Duration = Duration::from_secs(90);
 
 fn names() -> [String; 4] {
-    let pid = std::process::id();
-    [
-        format!("mca{pid}"),
-        format!("mcb{pid}"),
-        format!("mcva{pid}"),
-        format!("mcvb{pid}"),
-    ]
-}
-
-/// `.ci/netns.sh`'s namespaces under this process's names; deleted when dropped.
-struct Namespaces;
-
-impl Namespaces {
-    fn up() -> Namespaces {
-        let [a, b, va, vb] = names();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/netns.sh");
-        let guard = Namespaces;
-        let o = Command::new("bash")
-            .args([script, "up"])
-            .env("MYRIX_NETNS_A", &a)
-            .env("MYRIX_NETNS_B", &b)
-            .env("MYRIX_NETNS_VA", &va)
-            .env("MYRIX_NETNS_VB", &vb)
-            .env("MYRIX_NETNS_NET", NET)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "netns.sh up: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        eprint!("{}", String::from_utf8_lossy(&o.stdout));
-        guard
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        let [a, b, ..] = names();
-        for ns in [a, b] {
-            let _ = Command::new("ip")
-                .args(["netns", "del", &ns])
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
-/// A child process, killed and reaped when dropped (also when the test panics).
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn mac(ns: &str, dev: &str) -> String {
-    let o = Command::new("ip")
-        .args(["netns", "exec", ns, "cat"])
-        .arg(format!("/sys/class/net/{dev}/address"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "no address for {dev}");
-    String::from_utf8(o.stdout).unwrap().trim().to_string()
-}
-
-/// Every line of `child`'s stdout, through a channel (so reading can time out).
-fn lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let out = child.0.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    rx
+    netns_support::names("mc")
 }
 
 /// Collects `rx`'s lines until the child's stdout closes or `LIMIT` passes.
@@ -130,7 +53,7 @@ fn the_c_pair_runs_between_namespaces_over_udp_and_eth() {
         return;
     }
     let exe = cbuild::build_c("examples/c/rsm_pair.c", &["-pedantic"]);
-    let _ns = Namespaces::up();
+    let _ns = Namespaces::up("mc", NET);
     let [a, b, va, vb] = names();
     let udp = format!("1 udp:{NET}.1:7601\n2 udp:{NET}.2:7602\n");
     pair(&exe, "udp", &udp);
