@@ -282,6 +282,28 @@ fn silent_peer_becomes_unreachable() {
     assert!(t.engines[0].stats().retransmits > 0);
 }
 
+/// `set_request_timeout` (MX's `mx_set_request_timeout` with no request) takes effect
+/// at run time: with the default 10 s, a send to a silent peer fails only after it;
+/// lowered to 50 ms it fails within 50 ms of simulated time plus a resend interval.
+#[test]
+fn the_request_timeout_can_be_changed_at_run_time() {
+    let cfg = Config::default();
+    let (mut t, peers) = mesh(2, &cfg, NetConfig::lossy(0.0, 1));
+    t.engines[1] = myrix_mx_proto::Engine::new(cfg.clone(), nic(9), 0, KEY, 77);
+    t.engines[0].set_request_timeout(50_000_000);
+    assert_eq!(t.engines[0].config().request_timeout_ns, 50_000_000);
+    let start = t.now;
+    let s = t.engines[0]
+        .isend(t.now, peers[0][1], &[b"lost"], 0, 0, false)
+        .unwrap();
+    assert_eq!(wait(&mut t, 0, s).code, Code::Unreachable);
+    let took = t.now - start;
+    assert!(
+        took >= 50_000_000 && took < 50_000_000 + 4 * cfg.resend_ns,
+        "failed after {took} ns"
+    );
+}
+
 #[test]
 fn restarted_peer_resets_the_session() {
     let cfg = Config::default();

@@ -97,6 +97,9 @@ impl MxEp {
     pub fn set_unexpected_handler(&mut self, h: Option<UnexpectedHandler>) {
         both!(self, e => e.set_unexpected_handler(h))
     }
+    pub fn set_request_timeout(&mut self, t: std::time::Duration) {
+        both!(self, e => e.set_request_timeout(t))
+    }
     pub fn stats(&self) -> Stats {
         both!(self, e => e.stats())
     }

@@ -396,17 +396,24 @@ pub unsafe extern "C" fn mx_ibuffered(
     })
 }
 
-/// Requests time out after the endpoint's request timeout (10 s without an
-/// acknowledgement); a per-request value is checked and accepted but not applied.
+/// With no request (NULL), the endpoint's request timeout from now on, as Open-MX
+/// sets its endpoint's default (10 s unless set; 0 ms is taken as 1 ms). A request's
+/// own value is checked and accepted but not applied: the engine times out frames per
+/// peer, not per request, so that request keeps the endpoint's timeout.
 #[no_mangle]
 pub extern "C" fn mx_set_request_timeout(
     endpoint: mx_endpoint_t,
     request: mx_request_t,
-    _ms: u32,
+    ms: u32,
 ) -> mx_return_t {
     guard("mx_set_request_timeout", || {
         with_ep(endpoint, "mx_set_request_timeout", |ep, _| {
-            if !request.is_null() && !ep.reqs.contains_key(&(request as usize)) {
+            if request.is_null() {
+                let t = std::time::Duration::from_millis(u64::from(ms.max(1)));
+                ep.mx.set_request_timeout(t);
+                return ret::SUCCESS;
+            }
+            if !ep.reqs.contains_key(&(request as usize)) {
                 return ep.fail(
                     ret::BAD_REQUEST,
                     "mx_set_request_timeout: not a request of this endpoint",

@@ -220,6 +220,13 @@ impl<L: Clone + PartialEq, C: Codec> Engine<L, C> {
     pub fn set_unexpected_handler(&mut self, h: Option<UnexpectedHandler>) {
         self.handler = h;
     }
+    /// Changes [`Config::request_timeout_ns`] from now on (MX's
+    /// `mx_set_request_timeout` with no request): frames in flight and pulls are
+    /// judged by the new value at their next timer.
+    pub fn set_request_timeout(&mut self, ns: u64) {
+        self.cfg.request_timeout_ns = ns;
+        self.reliability.timeout_ns = ns;
+    }
     /// Messages in the unexpected queue.
     pub fn unexpected_len(&self) -> usize {
         self.unexpected.len()

@@ -751,6 +751,12 @@ impl<C: Codec> Endpoint<C> {
         self.engine.set_unexpected_handler(h);
     }
 
+    /// How long a request may go unacknowledged before it fails (10 s unless set).
+    pub fn set_request_timeout(&mut self, t: std::time::Duration) {
+        let ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        self.engine.set_request_timeout(ns);
+    }
+
     /// The peer is gone (its process died, or it stopped acknowledging), as far as the
     /// last progress call knows; until it connects again. A wait for a message from it
     /// would otherwise last its whole timeout.
