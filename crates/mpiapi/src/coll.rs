@@ -377,7 +377,7 @@ unsafe fn reduce_scatter(
 
 mpi_fn! {
     fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::all(sendbuf, recvbuf, 0, datatype, op) { return finish(comm, "MPI_Reduce_scatter", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = args::entry::all(sendbuf, recvbuf, 0, datatype, op).and_then(|()| args::entry::v_aliased(sendbuf, recvbuf.cast_const())) { return finish(comm, "MPI_Reduce_scatter", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::reduce_scatter(sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm) } { return finish(comm, "MPI_Reduce_scatter", r); } // intercommunicators
         // SAFETY: the C contract for the buffers, forwarded.

@@ -185,7 +185,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-        if let Err(e) = super::args::entry::exchange(sendbuf, 0, sendtype, recvbuf, 0, recvtype) { return finish(comm, "MPI_Alltoallv", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = super::args::entry::exchange(sendbuf, 0, sendtype, recvbuf, 0, recvtype).and_then(|()| super::args::entry::v_aliased(sendbuf, recvbuf.cast_const())) { return finish(comm, "MPI_Alltoallv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, false, comm) } { return finish(comm, "MPI_Alltoallv", r); } // intercommunicators
         let name = "MPI_Alltoallv";

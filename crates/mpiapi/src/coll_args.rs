@@ -357,6 +357,16 @@ pub(crate) mod entry {
         reduce(n, t, o)
     }
 
+    /// A v-form's buffers aliased (Reduce_scatter, Alltoallv, Alltoallw and their
+    /// nonblocking forms): refused whatever the counts, which only a path reads.
+    pub(crate) fn v_aliased(send: *const c_void, recv: *const c_void) -> Result<(), c_int> {
+        if aliased(send, recv) {
+            Err(MPI_ERR_BUFFER)
+        } else {
+            Ok(())
+        }
+    }
+
     /// A rooted call's buffers aliased at the root, where both are significant
     /// (MPI_Reduce, Gather(v), Scatter(v)); the communicator is looked up only when
     /// the two pointers are equal.

@@ -7,7 +7,7 @@
 
 use super::args::*;
 use super::shm::{self, Which};
-use crate::abi::MPI_Datatype;
+use crate::abi::{MPI_Datatype, MPI_ERR_BUFFER};
 use crate::comm::CommRef;
 use crate::datatype;
 use std::os::raw::{c_int, c_void};
@@ -45,7 +45,11 @@ pub(super) unsafe fn allgather_predefined(
                 return None;
             }
             let sh = shm::get(c, Which::Allgather, b.checked_mul(n)?)?;
-            // SAFETY: recvbuf holds size × recvcount elements, apart from sendbuf.
+            if overlap(data, recv, b.checked_mul(n)?) {
+                return Some(Err(MPI_ERR_BUFFER));
+            }
+            // SAFETY: recvbuf holds size × recvcount elements, apart from sendbuf
+            // (checked just above).
             let out = unsafe { contig(recv, count(rc).ok()?.checked_mul(n)?, r) }.ok()??;
             let r = shm::lock(&sh).allgather(data, out);
             Some(run("MPI_Allgather", r))
@@ -67,11 +71,22 @@ pub(super) unsafe fn allgather_predefined(
             }
             let total = by.iter().try_fold(0usize, |a, &x| a.checked_add(x))?;
             let sh = shm::get(c, Which::Allgatherv, total)?;
+            if overlap(data, recv, end.checked_mul(unit)?) {
+                return Some(Err(MPI_ERR_BUFFER));
+            }
             // SAFETY: recvbuf holds the blocks the counts and displacements name,
-            // apart from sendbuf.
+            // apart from sendbuf (checked just above).
             let out = unsafe { contig(recv, end, r) }.ok()??;
             let r = shm::lock(&sh).allgatherv(data, out, &by, &at);
             Some(run("MPI_Allgatherv", r))
         }
     }
+}
+
+/// Whether a send block lies in the receive buffer (`&recvbuf[rank]` passed as
+/// sendbuf rather than MPI_IN_PLACE: erroneous, and the copies assume two buffers;
+/// MPICH's errors/coll/noalias2).
+fn overlap(a: &[u8], b: *const c_void, b_len: usize) -> bool {
+    let (a0, b0) = (a.as_ptr() as usize, b as usize);
+    !a.is_empty() && b_len > 0 && a0 < b0.saturating_add(b_len) && b0 < a0 + a.len()
 }

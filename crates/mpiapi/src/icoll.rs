@@ -667,7 +667,7 @@ unsafe fn ireduce_scatter(
 
 mpi_fn! {
     fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::all(sendbuf, recvbuf, 0, datatype, op) { return crate::ffi::finish(comm, "MPI_Ireduce_scatter", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::all(sendbuf, recvbuf, 0, datatype, op).and_then(|()| crate::coll::args::entry::v_aliased(sendbuf, recvbuf.cast_const())) { return crate::ffi::finish(comm, "MPI_Ireduce_scatter", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ireduce_scatter";
         // SAFETY: the C contract for the buffers, recvcounts and request.
         finish(comm, name, unsafe { ireduce_scatter(name, sendbuf, recvbuf, Some(recvcounts), 0, datatype, op, comm, request) })

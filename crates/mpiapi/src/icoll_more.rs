@@ -427,7 +427,7 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Ialltoallv / PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, 0, sendtype, recvbuf, 0, recvtype) { return crate::ffi::finish(comm, "MPI_Ialltoallv", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, 0, sendtype, recvbuf, 0, recvtype).and_then(|()| crate::coll::args::entry::v_aliased(sendbuf, recvbuf.cast_const())) { return crate::ffi::finish(comm, "MPI_Ialltoallv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ialltoallv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { ialltoall(name, sendbuf, 0, Some((sendcounts, sdispls)), sendtype, recvbuf, 0, Some((recvcounts, rdispls)), recvtype, comm, request) })
@@ -516,7 +516,7 @@ unsafe fn ialltoallw(
 
 mpi_fn! {
     fn MPI_Ialltoallw / PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::not_in_place(recvbuf) { return crate::ffi::finish(comm, "MPI_Ialltoallw", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::not_in_place(recvbuf).and_then(|()| crate::coll::args::entry::v_aliased(sendbuf, recvbuf.cast_const())) { return crate::ffi::finish(comm, "MPI_Ialltoallw", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Ialltoallw";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { ialltoallw(name, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) })
@@ -526,7 +526,7 @@ mpi_fn! {
 mpi_fn! {
     /// The nonblocking schedule, waited for.
     fn MPI_Alltoallw / PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
-        if let Err(e) = crate::coll::args::entry::not_in_place(recvbuf) { return crate::ffi::finish(comm, "MPI_Alltoallw", Err(e)); } // argument checks (coll_args.rs)
+        if let Err(e) = crate::coll::args::entry::not_in_place(recvbuf).and_then(|()| crate::coll::args::entry::v_aliased(sendbuf, recvbuf.cast_const())) { return crate::ffi::finish(comm, "MPI_Alltoallw", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Alltoallw";
         let mut h = MPI_REQUEST_NULL;
         // SAFETY: the C contract for the buffers and arrays; h is ours.

@@ -170,7 +170,8 @@ static const char *all_cases[] = {
     "iallreduce:count", "iallreduce:type", "iallreduce:op", "iallreduce:inplace",
     /* Aliased buffers, where every rank's are significant (MPICH's noalias tests). */
     "allreduce:alias", "scan:alias", "exscan:alias", "reduce_scatter_block:alias",
-    "allgather:alias", "alltoall:alias", "iallreduce:alias",
+    "allgather:alias", "alltoall:alias", "iallreduce:alias", "reduce_scatter:alias",
+    "alltoallv:alias", "alltoallw:alias",
     NULL,
 };
 static const char *root_cases[] = {

@@ -76,10 +76,19 @@ pub fn pkg_config_flags() -> Vec<String> {
     flags
 }
 
-/// Compiles `src` (relative to the crate) into the test's temporary directory.
+/// Compiles `src` (relative to the crate) into the test's temporary directory, under
+/// a name of this call's own: tests running at once may build the same source, and
+/// one must never run the file another is still writing.
 pub fn build_c(src: &str, extra: &[&str]) -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let src = Path::new(CRATE).join(src);
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(src.file_stem().unwrap());
+    let name = format!(
+        "{}-{}-{n}",
+        src.file_stem().unwrap().to_string_lossy(),
+        std::process::id()
+    );
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
         .args(extra)
