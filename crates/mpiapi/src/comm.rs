@@ -342,9 +342,7 @@ pub(crate) fn split(
     install(comm, ctx, ranks, parent.ranks[parent.rank as usize])
 }
 
-/// Writes a new communicator's handle, or MPI_COMM_NULL when the call failed (as
-/// MPICH does: a program that tests the handle after an error sees no communicator).
-///
+/// Writes a new communicator's handle, or MPI_COMM_NULL when the call failed.
 /// # Safety
 /// `out` is NULL or valid for an MPI_Comm.
 pub(crate) unsafe fn put_comm(out: *mut MPI_Comm, r: Result<MPI_Comm, c_int>) -> Result<(), c_int> {
