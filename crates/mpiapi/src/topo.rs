@@ -123,19 +123,6 @@ fn map_identity(comm: MPI_Comm, n: usize, name: &str) -> Result<c_int, c_int> {
     })
 }
 
-/// A failed constructor leaves MPI_COMM_NULL in the caller's handle (as MPICH does:
-/// errors/topo/cartsmall tests for it).
-///
-/// # Safety
-/// `out` is NULL or valid for an MPI_Comm.
-unsafe fn null_on_err(out: *mut MPI_Comm, r: Result<(), c_int>) -> Result<(), c_int> {
-    if r.is_err() && !out.is_null() {
-        // SAFETY: the caller's contract (non-NULL).
-        unsafe { out.write(MPI_COMM_NULL) };
-    }
-    r
-}
-
 mpi_fn! {
     /// Fills the zero entries of `dims` with a balanced factorization of `nnodes`.
     fn MPI_Dims_create / PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
@@ -166,11 +153,11 @@ mpi_fn! {
             }
             let c = Cart::new(&wide(d), &p, size).map_err(code)?;
             let h = create_first(comm_old, c.size(), Topology::Cart(c), name)?;
-            // SAFETY: comm_cart is an MPI_Comm (checked non-NULL).
-            unsafe { put(comm_cart, h) }
+            Ok(h)
         })();
-        // SAFETY: comm_cart is NULL or an MPI_Comm by the C contract.
-        let r = unsafe { null_on_err(comm_cart, r) };
+        // SAFETY: comm_cart is NULL or an MPI_Comm by the C contract; a failure leaves
+        // MPI_COMM_NULL there (MPICH's errors/topo/cartsmall tests for it).
+        let r = unsafe { comm::put_comm(comm_cart, r) };
         finish(comm_old, name, r)
     }
 }
@@ -289,11 +276,11 @@ mpi_fn! {
             let color = c_int::try_from(color).map_err(|_| MPI_ERR_DIMS)?;
             let h = comm::split(comm, color, key as c_int, name)?;
             comm::set_topology(h, Some(Arc::new(Topology::Cart(sub))))?;
-            // SAFETY: newcomm is an MPI_Comm (checked non-NULL).
-            unsafe { put(newcomm, h) }
+            Ok(h)
         });
-        // SAFETY: newcomm is NULL or an MPI_Comm by the C contract.
-        let r = unsafe { null_on_err(newcomm, r) };
+        // SAFETY: newcomm is NULL or an MPI_Comm by the C contract; a failure leaves
+        // MPI_COMM_NULL there (MPICH's errors/topo/cartsmall tests for it).
+        let r = unsafe { comm::put_comm(newcomm, r) };
         finish(comm, name, r)
     }
 }
@@ -345,11 +332,11 @@ mpi_fn! {
                 return Err(MPI_ERR_ARG);
             }
             let h = create_first(comm_old, g.nnodes(), Topology::Graph(g), name)?;
-            // SAFETY: comm_graph is an MPI_Comm (checked non-NULL).
-            unsafe { put(comm_graph, h) }
+            Ok(h)
         })();
-        // SAFETY: comm_graph is NULL or an MPI_Comm by the C contract.
-        let r = unsafe { null_on_err(comm_graph, r) };
+        // SAFETY: comm_graph is NULL or an MPI_Comm by the C contract; a failure leaves
+        // MPI_COMM_NULL there (MPICH's errors/topo/cartsmall tests for it).
+        let r = unsafe { comm::put_comm(comm_graph, r) };
         finish(comm_old, name, r)
     }
 }
@@ -466,16 +453,10 @@ fn ranks_in(v: &[c_int], size: usize) -> Result<Vec<usize>, c_int> {
 }
 
 /// A duplicate of `comm_old` with the distributed graph `g` (collective).
-fn create_dist(
-    comm_old: MPI_Comm,
-    g: DistGraph,
-    out: *mut MPI_Comm,
-    name: &str,
-) -> Result<(), c_int> {
+fn create_dist(comm_old: MPI_Comm, g: DistGraph, name: &str) -> Result<MPI_Comm, c_int> {
     let h = comm::dup_plain(comm_old, name)?;
     comm::set_topology(h, Some(Arc::new(Topology::DistGraph(g))))?;
-    // SAFETY: out is an MPI_Comm (the callers check it non-NULL).
-    unsafe { put(out, h) }
+    Ok(h)
 }
 
 mpi_fn! {
@@ -497,10 +478,11 @@ mpi_fn! {
             if comm_dist_graph.is_null() {
                 return Err(MPI_ERR_ARG);
             }
-            create_dist(comm_old, g, comm_dist_graph, name)
+            create_dist(comm_old, g, name)
         })();
-        // SAFETY: comm_dist_graph is NULL or an MPI_Comm by the C contract.
-        let r = unsafe { null_on_err(comm_dist_graph, r) };
+        // SAFETY: comm_dist_graph is NULL or an MPI_Comm by the C contract; a failure leaves
+        // MPI_COMM_NULL there (MPICH's errors/topo/cartsmall tests for it).
+        let r = unsafe { comm::put_comm(comm_dist_graph, r) };
         finish(comm_old, name, r)
     }
 }
@@ -539,10 +521,11 @@ mpi_fn! {
             }
             let edges = gather_edges(&c, &mine, name)?;
             let g = DistGraph::from_edges(c.rank as usize, &edges, weighted(weights_in));
-            create_dist(comm_old, g, comm_dist_graph, name)
+            create_dist(comm_old, g, name)
         })();
-        // SAFETY: comm_dist_graph is NULL or an MPI_Comm by the C contract.
-        let r = unsafe { null_on_err(comm_dist_graph, r) };
+        // SAFETY: comm_dist_graph is NULL or an MPI_Comm by the C contract; a failure leaves
+        // MPI_COMM_NULL there (MPICH's errors/topo/cartsmall tests for it).
+        let r = unsafe { comm::put_comm(comm_dist_graph, r) };
         finish(comm_old, name, r)
     }
 }
