@@ -743,7 +743,8 @@ unsafe fn allgather(
 
 mpi_fn! {
     fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) { return finish(comm, "MPI_Allgather", Err(e)); } // argument checks (coll_args.rs)
+        // SAFETY: the C contract for the arrays.
+        if let Err(e) = args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype).and_then(|()| unsafe { args::entry::send_apart(sendbuf, sendcount, sendtype, recvbuf.cast_const(), recvcount, None, recvtype, comm) }) { return finish(comm, "MPI_Allgather", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, recvcount, None, recvtype, true, comm) } { return finish(comm, "MPI_Allgather", r); } // intercommunicators
         // SAFETY: the C contract for the buffers, forwarded.
@@ -756,7 +757,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-        if let Err(e) = args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype) { return finish(comm, "MPI_Allgatherv", Err(e)); } // argument checks (coll_args.rs)
+        // SAFETY: the C contract for the arrays.
+        if let Err(e) = args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype).and_then(|()| unsafe { args::entry::send_apart(sendbuf, sendcount, sendtype, recvbuf.cast_const(), 0, Some((recvcounts, displs)), recvtype, comm) }) { return finish(comm, "MPI_Allgatherv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::exchange(sendbuf, sendcount, None, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, true, comm) } { return finish(comm, "MPI_Allgatherv", r); } // intercommunicators
         // SAFETY: the C contract for the buffers, forwarded.

@@ -407,4 +407,80 @@ pub(crate) mod entry {
         count(rn)?;
         dtype(rt)
     }
+
+    /// MPI_Allgather(v) and their nonblocking forms: a send buffer sharing memory with
+    /// the receive blocks (`&recvbuf[rank]` passed instead of MPI_IN_PLACE) is
+    /// erroneous, and the paths copy as if apart; refused on every path before any
+    /// step (MPICH's errors/coll/noalias2 and noalias3). The regular form's blocks are
+    /// taken as one run; the v-form's each on its own. Handles and arrays the call
+    /// reports on later are skipped here.
+    ///
+    /// # Safety
+    /// The v-form's arrays hold one int per rank (the C contract).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn send_apart(
+        send: *const c_void,
+        sn: c_int,
+        st: MPI_Datatype,
+        recv: *const c_void,
+        rn: c_int,
+        v: Option<(*const c_int, *const c_int)>,
+        rt: MPI_Datatype,
+        comm: MPI_Comm,
+    ) -> Result<(), c_int> {
+        if in_place(send) || sn <= 0 {
+            return Ok(());
+        }
+        let Ok(c) = super::comm_ref(comm, "") else {
+            return Ok(());
+        };
+        let (Ok(s), Ok(r)) = (crate::datatype::lookup(st), crate::datatype::lookup(rt)) else {
+            return Ok(());
+        };
+        let n = c.ranks.len();
+        let mine = span(send, sn as usize, &s, 0);
+        let hit = match v {
+            _ if c.inter.is_some() => false,
+            None => usize::try_from(rn)
+                .ok()
+                .and_then(|k| k.checked_mul(n))
+                .is_some_and(|k| meets(mine, span(recv, k, &r, 0))),
+            Some((cs, ds)) => {
+                // SAFETY: one int per rank in each array (the caller's contract).
+                let (Ok(cs), Ok(ds)) =
+                    (unsafe { super::ints(cs, n) }, unsafe { super::ints(ds, n) })
+                else {
+                    return Ok(());
+                };
+                cs.iter().zip(ds).any(|(&k, &d)| {
+                    usize::try_from(k).is_ok_and(|k| meets(mine, span(recv, k, &r, d as isize)))
+                })
+            }
+        };
+        if hit {
+            Err(MPI_ERR_BUFFER)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The addresses `[lo, hi)` that `n` elements of `t` touch, starting `at` extents
+    /// from `p`; None when empty or beyond the address space.
+    fn span(p: *const c_void, n: usize, t: &super::Datatype, at: isize) -> Option<(isize, isize)> {
+        let n = isize::try_from(n).ok().filter(|&n| n > 0)?;
+        let first = (p as isize).checked_add(at.checked_mul(t.extent())?)?;
+        let step = (n - 1).checked_mul(t.extent())?;
+        let base = first.checked_add(t.true_lb())?;
+        let (lo, hi) = (
+            base.checked_add(step.min(0))?,
+            base.checked_add(t.true_extent())?
+                .checked_add(step.max(0))?,
+        );
+        (hi > lo).then_some((lo, hi))
+    }
+
+    /// Whether two spans share a byte.
+    fn meets(a: Option<(isize, isize)>, b: Option<(isize, isize)>) -> bool {
+        matches!((a, b), (Some((a0, a1)), Some((b0, b1))) if a0 < b1 && b0 < a1)
+    }
 }

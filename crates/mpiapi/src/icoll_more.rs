@@ -324,7 +324,8 @@ unsafe fn iallgather(
 
 mpi_fn! {
     fn MPI_Iallgather / PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype) { return crate::ffi::finish(comm, "MPI_Iallgather", Err(e)); } // argument checks (coll_args.rs)
+        // SAFETY: the C contract for the arrays.
+        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype).and_then(|()| unsafe { crate::coll::args::entry::send_apart(sendbuf, sendcount, sendtype, recvbuf.cast_const(), recvcount, None, recvtype, comm) }) { return crate::ffi::finish(comm, "MPI_Iallgather", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iallgather";
         // SAFETY: the C contract for the buffers and request.
         finish(comm, name, unsafe { iallgather(name, sendbuf, sendcount, sendtype, recvbuf, recvcount, None, recvtype, comm, request) })
@@ -333,7 +334,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Iallgatherv / PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype) { return crate::ffi::finish(comm, "MPI_Iallgatherv", Err(e)); } // argument checks (coll_args.rs)
+        // SAFETY: the C contract for the arrays.
+        if let Err(e) = crate::coll::args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype).and_then(|()| unsafe { crate::coll::args::entry::send_apart(sendbuf, sendcount, sendtype, recvbuf.cast_const(), 0, Some((recvcounts, displs)), recvtype, comm) }) { return crate::ffi::finish(comm, "MPI_Iallgatherv", Err(e)); } // argument checks (coll_args.rs)
         let name = "MPI_Iallgatherv";
         // SAFETY: the C contract for the buffers, arrays and request.
         finish(comm, name, unsafe { iallgather(name, sendbuf, sendcount, sendtype, recvbuf, 0, Some((recvcounts, displs)), recvtype, comm, request) })

@@ -85,6 +85,8 @@ static int call(const char *coll, const char *kind, int bad, int root, int *sbuf
             op = MPI_OP_NULL;
         else if (!strcmp(kind, "alias"))
             rb = sb; /* the same memory as both buffers: erroneous */
+        else if (!strcmp(kind, "overlap"))
+            sb = rbuf + rank * N; /* this rank's receive block, not MPI_IN_PLACE */
         else if (!strcmp(kind, "inplace") || !strcmp(kind, "null")) {
             void *p = !strcmp(kind, "inplace") ? MPI_IN_PLACE : NULL;
             if (send_side)
@@ -135,6 +137,10 @@ static int call(const char *coll, const char *kind, int bad, int root, int *sbuf
         rc = MPI_Ireduce(sb, rb, cnt, t, op, rt, w, &req);
     else if (!strcmp(coll, "iallreduce"))
         rc = MPI_Iallreduce(sb, rb, cnt, t, op, w, &req);
+    else if (!strcmp(coll, "iallgather"))
+        rc = MPI_Iallgather(sb, cnt, t, rb, cnt, t, w, &req);
+    else if (!strcmp(coll, "iallgatherv"))
+        rc = MPI_Iallgatherv(sb, cnt, t, rb, counts, ds, t, w, &req);
     else {
         fprintf(stderr, "coll_badargs: unknown collective %s\n", coll);
         MPI_Abort(w, 2);
@@ -172,6 +178,8 @@ static const char *all_cases[] = {
     "allreduce:alias", "scan:alias", "exscan:alias", "reduce_scatter_block:alias",
     "allgather:alias", "alltoall:alias", "iallreduce:alias", "reduce_scatter:alias",
     "alltoallv:alias", "alltoallw:alias",
+    /* A send buffer inside the receive blocks (MPICH's noalias2 and noalias3). */
+    "allgather:overlap", "allgatherv:overlap", "iallgather:overlap", "iallgatherv:overlap",
     NULL,
 };
 static const char *root_cases[] = {
