@@ -461,7 +461,15 @@ impl ImportBackend for NetImport {
     }
 
     fn disconnect(&self) -> Result<(), RsmError> {
-        let st = self.lock();
+        let mut st = self.lock();
+        // Drained first: what a user of RSMAPI expects is that once disconnect returns
+        // the segment's owner has every write and signal posted before it, even if the
+        // process exits at once (a signal whose frame was lost had nothing left to
+        // resend it: issue 21, docs/rsm.md "Disconnect drains"). A flush answered on
+        // every rail that carries unflushed writes or signals says so; a rail lost on
+        // the way is failed over as in any flush. Bounded by the engine's retry limit: a
+        // node silent for `timeout_ns` is unreachable and the flush fails with that.
+        let drained = self.flush(&mut st, |_| true);
         let rejoins = st.rejoins();
         for k in 0..st.len() {
             let mut c = lock(&self.net.rails[st.rail(k)].core);
@@ -473,8 +481,10 @@ impl ImportBackend for NetImport {
             }
         }
         drop(st);
+        // The disconnect itself leaves now; what is still unacknowledged when the
+        // controller goes is drained by its release ([`super::Net`]'s `Drop`).
         self.net.progress();
-        Ok(())
+        drained
     }
 }
 
