@@ -469,7 +469,13 @@ impl ImportBackend for NetImport {
         // every rail that carries unflushed writes or signals says so; a rail lost on
         // the way is failed over as in any flush. Bounded by the engine's retry limit: a
         // node silent for `timeout_ns` is unreachable and the flush fails with that.
-        let drained = self.flush(&mut st, |_| true);
+        // `ConnAborted` is no error here: the owner ended the connection first (it
+        // unpublished, typically on the very signal just posted, before the flush came
+        // in), and what reaches it after that is refused by design.
+        let drained = match self.flush(&mut st, |_| true) {
+            Err(RsmError::ConnAborted) => Ok(()),
+            r => r,
+        };
         let rejoins = st.rejoins();
         for k in 0..st.len() {
             let mut c = lock(&self.net.rails[st.rail(k)].core);
