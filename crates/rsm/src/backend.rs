@@ -36,6 +36,11 @@ pub(crate) trait CtlrBackend: Send + Sync {
     fn set_rail_down(&self, _rail: usize, _down: bool) -> Result<(), RsmError> {
         Err(RsmError::BadConf)
     }
+    /// Unacknowledged frames sent until acknowledged, within the retry limit
+    /// (network controllers; [`crate::Controller::drain`]).
+    fn drain(&self) -> bool {
+        true
+    }
     /// `len` is checked (non-zero, page multiple, ≤ max).
     fn export_create(
         &self,

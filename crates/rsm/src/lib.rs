@@ -200,6 +200,16 @@ impl Controller {
         self.backend.set_rail_down(rail, down)
     }
 
+    /// Sends what this process still has unacknowledged on the controller (the last
+    /// disconnects, signals, unpublishes, unflushed puts) until the nodes acknowledge
+    /// it or the engine's retry limit declares them unreachable; returns whether
+    /// everything was acknowledged. The controller's release does this by itself; a
+    /// process about to exit with handles still open calls it (the C library does at
+    /// exit). Nothing to do (`true`) on `shm`.
+    pub fn drain(&self) -> bool {
+        self.backend.drain()
+    }
+
     /// The nodes this controller reaches, the local node included.
     pub fn topology(&self) -> Vec<NodeId> {
         self.backend.topology()

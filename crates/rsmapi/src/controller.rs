@@ -75,6 +75,8 @@ pub unsafe extern "C" fn rsm_get_controller(name: *mut c_char, ctrl: *mut Handle
         let name = name.to_str().map_err(|_| RsmError::CtlrNotPresent)?;
         let c = Controller::get(name)?;
         let h = insert(&CONTROLLERS, c)?;
+        // What the program leaves unacknowledged when it exits is drained then.
+        crate::exit::register();
         // SAFETY: checked not NULL above; the caller promises it is writable.
         unsafe { write_out(ctrl, h as Handle) }
     })

@@ -21,6 +21,7 @@
 
 pub mod barrier;
 pub mod controller;
+pub mod exit;
 pub mod export;
 pub mod ffi;
 pub mod handles;

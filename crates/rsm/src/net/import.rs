@@ -461,7 +461,21 @@ impl ImportBackend for NetImport {
     }
 
     fn disconnect(&self) -> Result<(), RsmError> {
-        let st = self.lock();
+        let mut st = self.lock();
+        // Drained first: what a user of RSMAPI expects is that once disconnect returns
+        // the segment's owner has every write and signal posted before it, even if the
+        // process exits at once (a signal whose frame was lost had nothing left to
+        // resend it: issue 21, docs/rsm.md "Disconnect drains"). A flush answered on
+        // every rail that carries unflushed writes or signals says so; a rail lost on
+        // the way is failed over as in any flush. Bounded by the engine's retry limit: a
+        // node silent for `timeout_ns` is unreachable and the flush fails with that.
+        // `ConnAborted` is no error here: the owner ended the connection first (it
+        // unpublished, typically on the very signal just posted, before the flush came
+        // in), and what reaches it after that is refused by design.
+        let drained = match self.flush(&mut st, |_| true) {
+            Err(RsmError::ConnAborted) => Ok(()),
+            r => r,
+        };
         let rejoins = st.rejoins();
         for k in 0..st.len() {
             let mut c = lock(&self.net.rails[st.rail(k)].core);
@@ -473,8 +487,10 @@ impl ImportBackend for NetImport {
             }
         }
         drop(st);
+        // The disconnect itself leaves now; what is still unacknowledged when the
+        // controller goes is drained by its release ([`super::Net`]'s `Drop`).
         self.net.progress();
-        Ok(())
+        drained
     }
 }
 

@@ -547,6 +547,35 @@ impl Net {
     pub(crate) fn agent_rounds(&self) -> u64 {
         self.agent_rounds.load(std::sync::atomic::Ordering::Relaxed)
     }
+
+    /// Drives the endpoints until no rail's engine has anything left to send, to have
+    /// acknowledged or answered ([`Engine::idle`]): the frames of the last calls (a
+    /// disconnect, an exporter's last signal or unpublish, puts not yet flushed) are
+    /// resent until acknowledged, as the process may exit right after. Bounded by the
+    /// engine's retry limit: a node silent for `timeout_ns` is declared unreachable and
+    /// what was queued for it is dropped (the wait stops at that limit in any case).
+    /// Returns whether every rail went idle.
+    pub(crate) fn drain(&self) -> bool {
+        let limit = self
+            .rails
+            .iter()
+            .map(|r| lock(&r.core).engine.config().timeout_ns)
+            .max()
+            .unwrap_or(0);
+        let idle = || self.rails.iter().all(|r| lock(&r.core).engine.idle());
+        self.wait_with(Some(Duration::from_nanos(limit)), || idle().then_some(()))
+            .is_some()
+    }
+}
+
+/// The controller's release (its last handle gone: `rsm_release_controller` after
+/// the last disconnect and export destroy): unacknowledged frames are drained
+/// ([`Net::drain`]) before the endpoints close. The agents hold the controller only
+/// weakly and stop; the releasing thread drives the endpoints itself.
+impl Drop for Net {
+    fn drop(&mut self) {
+        self.drain();
+    }
 }
 
 /// Open controllers of this process, by kind and node: a second `get` shares the first.
@@ -636,6 +665,10 @@ impl CtlrBackend for NetCtlr {
                 }
             })
             .collect()
+    }
+
+    fn drain(&self) -> bool {
+        self.net.drain()
     }
 
     fn set_rail_down(&self, rail: usize, down: bool) -> Result<(), RsmError> {
