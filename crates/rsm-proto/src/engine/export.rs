@@ -14,7 +14,7 @@
 use crate::hash::FastSet;
 
 use super::flow::{DataKind, Item, Pending, NO_BUF};
-use super::import::check_range;
+use super::memory::check_range;
 use super::*;
 use crate::acl::{Acl, Credentials};
 use crate::types::Perm;
@@ -230,17 +230,15 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             self.stats.writes_refused += 1;
             return;
         };
+        // One call finds the segment, checks the range and writes (one lookup of the
+        // segment, not two: this is every remote write's path).
         let checked = if !c.perm.can_write() {
             Err(RsmError::PermDenied)
         } else {
-            match mem.len(c.seg) {
-                None => Err(RsmError::ConnAborted),
-                Some(len) => check_range(len, offset, data.len() as u64),
-            }
+            mem.write_checked(c.seg, offset, data)
         };
         match checked {
             Ok(()) => {
-                mem.write(c.seg, offset, data);
                 self.stats.writes_applied += 1;
                 self.stats.bytes_written += data.len() as u64;
             }

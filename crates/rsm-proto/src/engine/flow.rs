@@ -222,7 +222,20 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
     /// the peer asked ([`super::Config::max_reply_buffer`]); the two roles' frames need
     /// no order between them (a read reply is read from memory when its request is
     /// delivered, after that importer's earlier writes, whatever waits here).
+    #[inline]
     pub(super) fn fill_window(&mut self, pi: u32) {
+        // Most calls find nothing queued (every ack that frees an item asks): that is
+        // answered here, inline, without the call and the loop's setup.
+        let p = &self.peers[pi as usize];
+        if p.answers.is_empty() && p.waiting.is_empty() {
+            return;
+        }
+        self.fill_window_queued(pi);
+    }
+
+    /// [`Engine::fill_window`] with work queued.
+    #[inline(never)]
+    fn fill_window_queued(&mut self, pi: u32) {
         let write_max = (self.cfg.mtu - WRITE_HEAD) as u32;
         let reply_max = (self.cfg.mtu - READ_REPLY_HEAD) as u32;
         loop {

@@ -357,13 +357,15 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
     }
 
     pub(super) fn on_flush_reply(&mut self, pi: u32, token: u32, status: u32) {
-        let Some(&imp) = self.flushes.get(&token) else {
+        // Taken out at once (one lookup, not a look and a removal: every completed
+        // put's reply comes here); put back in the rare case the reply is not for it.
+        let Some(imp) = self.flushes.remove(&token) else {
             return;
         };
         let Some(i) = self.imports.get_mut(&imp).filter(|i| i.peer == pi) else {
+            self.flushes.insert(token, imp);
             return;
         };
-        self.flushes.remove(&token);
         let local = i.scope_err.take();
         let result = match (local, status_result(status)) {
             (Some(e), _) => Err(e),
@@ -454,18 +456,6 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 result: Err(err),
             });
         }
-    }
-}
-
-/// `offset..offset+len` within a segment of `seg_len` bytes: [`RsmError::BadOffset`]
-/// for an offset past the end, [`RsmError::BadLength`] for a range that runs past it.
-pub(super) fn check_range(seg_len: u64, offset: u64, len: u64) -> Result<(), RsmError> {
-    if offset > seg_len {
-        return Err(RsmError::BadOffset);
-    }
-    match offset.checked_add(len) {
-        Some(end) if end <= seg_len => Ok(()),
-        _ => Err(RsmError::BadLength),
     }
 }
 

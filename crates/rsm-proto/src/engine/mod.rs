@@ -64,7 +64,7 @@ use std::collections::VecDeque;
 use std::hash::Hash;
 
 pub use config::{Config, MAX_READ_BLOCK};
-pub use memory::{Memory, NoMemory};
+pub use memory::{check_range, Memory, NoMemory};
 pub use types::{Event, FlushId, GetId, Import, SignalTarget, Stats};
 
 use crate::error::RsmError;

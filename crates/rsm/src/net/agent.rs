@@ -167,7 +167,14 @@ impl Core {
             return Some((to.loc(), head + first));
         }
         let mut end = head + first;
-        while let Some((a, n)) = self.engine.poll_transmit(now, spare) {
+        // `has_transmit` first: a lone frame (a flush's reply) then asks the engine
+        // nothing more.
+        while let Some((a, n)) = self
+            .engine
+            .has_transmit()
+            .then(|| self.engine.poll_transmit(now, spare))
+            .flatten()
+        {
             match (a == to)
                 .then(|| bundle::push(buf, end, limit, &spare[..n]))
                 .flatten()

@@ -17,8 +17,9 @@
 //! always do), so a flag word at the start of such a put is published after its data
 //! with no second put (MPI's network channel relies on it).
 
-use myrix_rsm_proto::engine::Memory;
+use myrix_rsm_proto::engine::{check_range, Memory};
 use myrix_rsm_proto::hash::FastMap;
+use myrix_rsm_proto::RsmError;
 use myrix_rsm_proto::SegmentId;
 
 /// One segment's memory: `ptr..ptr + len`, kept as integers so the table is `Send`.
@@ -62,32 +63,22 @@ impl Memory for Segments {
 
     #[allow(unsafe_code)]
     fn write(&mut self, seg: SegmentId, offset: u64, data: &[u8]) {
-        let Some(dst) = self.at(seg, offset, data.len()) else {
-            return;
-        };
-        if data.len() >= 8 && dst % 8 == 0 {
-            // SAFETY: as below, for the bytes after the first 8.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    data.as_ptr().add(8),
-                    (dst + 8) as *mut u8,
-                    data.len() - 8,
-                )
-            };
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&data[..8]);
-            // SAFETY: `dst` is 8-aligned and in the range (as below); an atomic view of
-            // segment memory is always defined.
-            unsafe { std::sync::atomic::AtomicU64::from_ptr(dst as *mut u64) }
-                .store(u64::from_ne_bytes(w), std::sync::atomic::Ordering::Release);
-            return;
+        if let Some(dst) = self.at(seg, offset, data.len()) {
+            // SAFETY: `at` found the range inside a bound segment.
+            unsafe { store(dst, data) };
         }
-        // SAFETY: `dst..dst + data.len()` lies inside a range `bind` was given, which
-        // its caller keeps mapped and writable while it is in the table (we hold the
-        // table, so it is); `data` is a frame buffer, not segment memory, so the two do
-        // not overlap.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) };
+    }
+
+    /// One lookup of the segment for the check and the write (the engine's remote
+    /// writes; the default would look twice).
+    #[allow(unsafe_code)]
+    fn write_checked(&mut self, seg: SegmentId, offset: u64, data: &[u8]) -> Result<(), RsmError> {
+        let r = *self.map.get(&seg).ok_or(RsmError::ConnAborted)?;
+        check_range(r.len as u64, offset, data.len() as u64)?;
+        // SAFETY: `offset + data.len() <= r.len` (checked just above), and `r` is a
+        // bound segment's range.
+        unsafe { store(r.ptr + offset as usize, data) };
+        Ok(())
     }
 
     #[allow(unsafe_code)]
@@ -95,8 +86,97 @@ impl Memory for Segments {
         let Some(src) = self.at(seg, offset, out.len()) else {
             return;
         };
-        // SAFETY: as for `write`: the range is inside mapped, readable segment memory,
+        // SAFETY: as for `store`: the range is inside mapped, readable segment memory,
         // and `out` is the engine's own buffer.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, out.as_mut_ptr(), out.len()) };
+    }
+}
+
+/// Stores `data` at address `dst`, first word last (module docs).
+///
+/// # Safety
+/// `dst..dst + data.len()` lies inside a range bound in the table (mapped and
+/// writable while it is there).
+#[allow(unsafe_code)]
+unsafe fn store(dst: usize, data: &[u8]) {
+    if data.len() >= 8 && dst % 8 == 0 {
+        // SAFETY: as below, for the bytes after the first 8.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr().add(8),
+                (dst + 8) as *mut u8,
+                data.len() - 8,
+            )
+        };
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&data[..8]);
+        // SAFETY: `dst` is 8-aligned and in the range (as below); an atomic view of
+        // segment memory is always defined.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(dst as *mut u64) }
+            .store(u64::from_ne_bytes(w), std::sync::atomic::Ordering::Release);
+        return;
+    }
+    // SAFETY: `dst..dst + data.len()` lies inside a range `bind` was given, which
+    // its caller keeps mapped and writable while it is in the table (we hold the
+    // table, so it is); `data` is a frame buffer, not segment memory, so the two do
+    // not overlap.
+    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_checked_writes_inside_and_refuses_outside() {
+        let mut backing = vec![0u64; 4]; // 32 bytes, 8-aligned
+        let mut segs = Segments::default();
+        let r = Range {
+            ptr: backing.as_mut_ptr() as usize,
+            len: 32,
+        };
+        segs.bind(SegmentId(7), r);
+        let data: Vec<u8> = (1..=12).collect();
+        assert_eq!(segs.write_checked(SegmentId(7), 8, &data), Ok(()));
+        assert_eq!(
+            segs.write_checked(SegmentId(7), 24, &data),
+            Err(RsmError::BadLength)
+        );
+        assert_eq!(
+            segs.write_checked(SegmentId(7), 33, &[1]),
+            Err(RsmError::BadOffset)
+        );
+        assert_eq!(
+            segs.write_checked(SegmentId(7), u64::MAX, &data),
+            Err(RsmError::BadOffset)
+        );
+        assert_eq!(
+            segs.write_checked(SegmentId(8), 0, &data),
+            Err(RsmError::ConnAborted)
+        );
+        // The same answers as the engine's own check (`Memory::len` + `check_range`).
+        for off in [0u64, 20, 21, 32, 33] {
+            let want = check_range(32, off, data.len() as u64);
+            let mut copy = Segments::default();
+            let mut b2 = vec![0u64; 4];
+            copy.bind(
+                SegmentId(7),
+                Range {
+                    ptr: b2.as_mut_ptr() as usize,
+                    len: 32,
+                },
+            );
+            assert_eq!(
+                copy.write_checked(SegmentId(7), off, &data),
+                want,
+                "offset {off}"
+            );
+        }
+        let mut out = [0u8; 32];
+        segs.read(SegmentId(7), 0, &mut out);
+        let mut want = [0u8; 32];
+        want[8..20].copy_from_slice(&data);
+        assert_eq!(out, want, "only the accepted write landed");
     }
 }
