@@ -262,6 +262,106 @@ fn gatherv_pair(
     done(bad)
 }
 
+/// What a Scatterv head of one line left to do.
+enum Line {
+    /// Every block moved in the line: this rank's count, in bytes.
+    Done(usize),
+    /// The blocks did not fit: the line's counts (the rest of it zeros).
+    Counts([u8; INLINE]),
+}
+
+/// MPI_ERR_TRUNCATE unless this rank's buffer holds its block exactly.
+fn truncated(have: usize, mine: usize) -> Result<(), c_int> {
+    if have != mine {
+        Err(MPI_ERR_TRUNCATE)
+    } else {
+        Ok(())
+    }
+}
+
+/// A Scatterv head of one line (up to 7 ranks): the root writes every count and,
+/// when the others' blocks fit beside them, the blocks, straight from its table and
+/// buffer into its line; each other rank reads the counts and copies its own block
+/// straight out of that line. The root writes blocks while they fit and every rank
+/// decides whether all did from the counts alone, so all decide alike and the root
+/// walks its table once (session 27: the head was built twice and its counts
+/// summed three times, each block found through `at` twice).
+fn scatterv_line(
+    g: &mut ShmColl,
+    root: usize,
+    root_side: Option<&(Blocks, &[u8])>,
+    out: &mut [u8],
+) -> Result<Line, myrix_mpi::coll::CollError> {
+    let (n, me) = (g.size(), g.rank());
+    if let (1, Some((at, data))) = (n, root_side) {
+        // Nothing moves (bcast_line calls neither closure on one rank).
+        let (o, b) = at(0);
+        let k = out.len().min(b);
+        out[..k].copy_from_slice(&data[o..o + k]);
+        return Ok(Line::Done(b));
+    }
+    let mut fit = false;
+    let mut mine = 0;
+    let mut counts = [0u8; INLINE];
+    match root_side {
+        Some((at, data)) if me == root => {
+            let fill = |l: &mut [u8]| {
+                let mut w = 8 * n;
+                for q in 0..n {
+                    let (o, b) = at(q);
+                    l[8 * q..8 * q + 8].copy_from_slice(&(b as u64).to_le_bytes());
+                    if q == root {
+                        // The root's own block never moves.
+                        mine = b;
+                        let k = out.len().min(b);
+                        out[..k].copy_from_slice(&data[o..o + k]);
+                    } else {
+                        let end = w.saturating_add(b);
+                        if end <= INLINE {
+                            l[w..end].copy_from_slice(&data[o..o + b]);
+                        }
+                        w = end;
+                    }
+                }
+                fit = w <= INLINE;
+                if !fit {
+                    counts[..8 * n].copy_from_slice(&l[..8 * n]);
+                }
+            };
+            g.bcast_line(root, fill, |_| {})?;
+        }
+        _ => {
+            let take = |l: &[u8]| {
+                // One pass: the others' total (does it fit?) and where this
+                // rank's block starts.
+                let (mut w, mut at) = (8 * n, 0);
+                for q in (0..n).filter(|&q| q != root) {
+                    if q == me {
+                        at = w;
+                    }
+                    w = w.saturating_add(u64_at(l, 8 * q));
+                }
+                mine = u64_at(l, 8 * me);
+                fit = w <= INLINE;
+                if fit {
+                    let k = out.len().min(mine);
+                    out[..k].copy_from_slice(&l[at..at + k]);
+                } else {
+                    counts[..8 * n].copy_from_slice(&l[..8 * n]);
+                }
+            };
+            // (At the root without a table, never in a correct program: a line of
+            // zeros, as before.)
+            g.bcast_line(root, |l| l.fill(0), take)?;
+        }
+    }
+    Ok(if fit {
+        Line::Done(mine)
+    } else {
+        Line::Counts(counts)
+    })
+}
+
 /// Scatterv: the root's blocks (`at(q)` of `data`, `root_side` at the root) to
 /// every rank's `out` (its own block's bytes); see [`gatherv`].
 pub(super) fn scatterv(
@@ -276,10 +376,15 @@ pub(super) fn scatterv(
     let (n, me) = (g.size(), g.rank());
     // Head: every rank's count, then the others' blocks end to end when they fit.
     let hlen = (8 * n).max(INLINE);
-    // Up to 7 ranks the head is a line: read and written in place, no scratch.
-    let mut line = [0u8; INLINE];
     let mut heads = None;
+    let mut line;
     let hs: &mut [u8] = if hlen == INLINE {
+        // Up to 7 ranks the head is a line, read and written in place.
+        match scatterv_line(&mut g, root, root_side.as_ref(), out) {
+            Err(e) => return Some(run(name, Err(e))),
+            Ok(Line::Done(mine)) => return Some(truncated(out.len(), mine)),
+            Ok(Line::Counts(l)) => line = l,
+        }
         &mut line
     } else {
         heads.insert(Scratch::new(hlen)).buf()
@@ -291,57 +396,27 @@ pub(super) fn scatterv(
             .is_some_and(|t| t <= hlen)
     };
     let small = hlen == INLINE;
-    if let Some((at, data)) = &root_side {
-        for q in 0..n {
-            hs[8 * q..8 * q + 8].copy_from_slice(&(at(q).1 as u64).to_le_bytes());
-        }
-        if !small && fits(hs) {
-            let mut w = 8 * n;
-            for q in (0..n).filter(|&q| q != root) {
-                let (o, b) = at(q);
-                hs[w..w + b].copy_from_slice(&data[o..o + b]);
-                w += b;
+    if !small {
+        if let Some((at, data)) = &root_side {
+            for q in 0..n {
+                hs[8 * q..8 * q + 8].copy_from_slice(&(at(q).1 as u64).to_le_bytes());
             }
-        }
-    }
-    // At the root (the others learn it from the head).
-    let fit_root = fits(hs);
-    let r = if small {
-        // The root writes its line straight from its table and buffer; the others
-        // copy their own block straight out of it.
-        let fill = |l: &mut [u8]| match &root_side {
-            Some((at, data)) => {
+            if fits(hs) {
                 let mut w = 8 * n;
-                for q in 0..n {
+                for q in (0..n).filter(|&q| q != root) {
                     let (o, b) = at(q);
-                    l[8 * q..8 * q + 8].copy_from_slice(&(b as u64).to_le_bytes());
-                    if fit_root && q != root {
-                        l[w..w + b].copy_from_slice(&data[o..o + b]);
-                        w += b;
-                    }
+                    hs[w..w + b].copy_from_slice(&data[o..o + b]);
+                    w += b;
                 }
             }
-            // (Never at the root; a line of zeros, as the staged head was.)
-            None => l.fill(0),
-        };
-        let take = |l: &[u8]| {
-            hs[..8 * n].copy_from_slice(&l[..8 * n]);
-            if fits(l) {
-                let before = (0..me).filter(|&q| q != root);
-                let w = 8 * n + before.map(|q| u64_at(l, 8 * q)).sum::<usize>();
-                let k = out.len().min(u64_at(l, 8 * me));
-                out[..k].copy_from_slice(&l[w..w + k]);
-            }
-        };
-        g.bcast_line(root, fill, take)
-    } else {
-        g.bcast(root, hs)
-    };
-    if let Err(e) = run(name, r) {
-        return Some(Err(e));
+        }
+        if let Err(e) = run(name, g.bcast(root, hs)) {
+            return Some(Err(e));
+        }
     }
     let hs: &[u8] = hs;
-    let fit = fits(hs);
+    // (A small head that fit returned above.)
+    let fit = !small && fits(hs);
     let count = |q: usize| u64_at(hs, 8 * q);
     let mine = count(me);
     let k = out.len().min(mine);
@@ -351,7 +426,7 @@ pub(super) fn scatterv(
             let o = at(me).0;
             out[..k].copy_from_slice(&data[o..o + k]);
         }
-    } else if fit && !small {
+    } else if fit {
         let w = 8 * n + (0..me).filter(|&q| q != root).map(count).sum::<usize>();
         out[..k].copy_from_slice(&hs[w..w + k]);
     }
@@ -363,11 +438,7 @@ pub(super) fn scatterv(
             if let Err(e) = run(name, g.scatterv_direct(root, side, out)) {
                 return Some(Err(e));
             }
-            return Some(if out.len() != mine {
-                Err(MPI_ERR_TRUNCATE)
-            } else {
-                Ok(())
-            });
+            return Some(truncated(out.len(), mine));
         }
         if !worth(m.checked_mul(n), (0..n).map(count).sum()) {
             return None;
@@ -388,11 +459,7 @@ pub(super) fn scatterv(
             out[..k].copy_from_slice(&block[..k]);
         }
     }
-    Some(if out.len() != mine {
-        Err(MPI_ERR_TRUNCATE)
-    } else {
-        Ok(())
-    })
+    Some(truncated(out.len(), mine))
 }
 
 /// Alltoallv of packed blocks: this rank's blocks `sat(q)` of `data` to each rank,
