@@ -12,6 +12,10 @@ use super::*;
 const DT_BASE: MPI_Datatype = 0x200;
 const DT_SPAN: usize = 0x100;
 
+/// A table entry: size and true lower bound, `None` for a handle that is not a
+/// predefined contiguous type.
+type Contig = Option<(u32, i32)>;
+
 /// A predefined contiguous datatype's size and true lower bound, by handle, in one
 /// indexed load (the table is made on first use from `datatype::predefined_ref`);
 /// `None` for any other handle. Before: the handle's `match`, an out-of-line call,
@@ -19,7 +23,7 @@ const DT_SPAN: usize = 0x100;
 /// on every `MPI_Send`, docs/mpi-p2p.md "Session 27").
 #[inline]
 fn contig(dt: MPI_Datatype) -> Option<(usize, isize)> {
-    static TABLE: std::sync::OnceLock<Box<[Option<(u32, i32)>]>> = std::sync::OnceLock::new();
+    static TABLE: std::sync::OnceLock<Box<[Contig]>> = std::sync::OnceLock::new();
     let i = dt.wrapping_sub(DT_BASE);
     if i >= DT_SPAN {
         return None;

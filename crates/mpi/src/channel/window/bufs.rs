@@ -121,7 +121,7 @@ impl DstBuf {
 #[inline(always)]
 pub(crate) unsafe fn copy_bytes(s: *const u8, d: *mut u8, n: usize) {
     use std::ptr::{read_unaligned as rd, write_unaligned as wr};
-    // SAFETY (every arm): each access covers `[0, k)` or `[n - k, n)` with `k <= n`,
+    // SAFETY: in every arm each access covers `[0, k)` or `[n - k, n)` with `k <= n`,
     // inside both ranges by the caller's promise.
     unsafe {
         match n {
