@@ -7,6 +7,46 @@
 //! MPI_PROC_NULL), only from its cost.
 
 use super::*;
+
+/// The handles of the standard ABI's predefined datatypes lie in `0x200..0x300`.
+const DT_BASE: MPI_Datatype = 0x200;
+const DT_SPAN: usize = 0x100;
+
+/// A table entry: size and true lower bound, `None` for a handle that is not a
+/// predefined contiguous type.
+type Contig = Option<(u32, i32)>;
+
+/// A predefined contiguous datatype's size and true lower bound, by handle, in one
+/// indexed load (the table is made on first use from `datatype::predefined_ref`);
+/// `None` for any other handle. Before: the handle's `match`, an out-of-line call,
+/// the type list's lazy check, its `Arc` and five field checks (≈ 35 instructions
+/// on every `MPI_Send`, docs/mpi-p2p.md "Session 27").
+#[inline]
+fn contig(dt: MPI_Datatype) -> Option<(usize, isize)> {
+    static TABLE: std::sync::OnceLock<Box<[Contig]>> = std::sync::OnceLock::new();
+    let i = dt.wrapping_sub(DT_BASE);
+    if i >= DT_SPAN {
+        return None;
+    }
+    let t = TABLE.get_or_init(|| {
+        (0..DT_SPAN)
+            .map(|i| {
+                let d = datatype::predefined_ref(DT_BASE + i)?;
+                if !d.is_contiguous() {
+                    return None;
+                }
+                Some((
+                    u32::try_from(d.size()).ok()?,
+                    i32::try_from(d.true_lb()).ok()?,
+                ))
+            })
+            .collect()
+    });
+    t.get(i)
+        .copied()
+        .flatten()
+        .map(|(size, lb)| (size as usize, lb as isize))
+}
 /// MPI_Send/Ssend/Rsend on a predefined communicator with a predefined contiguous
 /// datatype: no handle, no reference count, one lock around the issue and the wait.
 /// `None`: the general path applies.
@@ -18,21 +58,18 @@ pub(super) unsafe fn fast_send(a: &SendArgs<'_>) -> Option<Result<(), c_int>> {
         return None;
     }
     let c = comm::predefined_ref(a.comm)?;
-    let dt = datatype::predefined_ref(a.dt)?;
-    if !dt.is_contiguous() {
-        return None;
-    }
+    let (size, lb) = contig(a.dt)?;
     Some((|| {
         let count = check_count(a.count)?;
         let tag = send_tag(a.tag)?;
         let Some(dest) = send_peer(c, a.dest)? else {
             return runtime::check(a.name);
         };
-        let len = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let len = size.checked_mul(count).ok_or(MPI_ERR_COUNT)?;
         let ptr = if len == 0 {
             std::ptr::NonNull::dangling().as_ptr()
         } else {
-            a.buf.cast::<u8>().wrapping_offset(dt.true_lb())
+            a.buf.cast::<u8>().wrapping_offset(lb)
         };
         runtime::with(a.name, |rt| {
             let p = p2p(rt)?;
@@ -65,19 +102,16 @@ pub(super) unsafe fn fast_isend(a: &SendArgs<'_>) -> Option<Result<MPI_Request, 
         return None;
     }
     let c = comm::predefined_ref(a.comm)?;
-    let dt = datatype::predefined_ref(a.dt)?;
-    if !dt.is_contiguous() {
-        return None;
-    }
+    let (size, lb) = contig(a.dt)?;
     Some((|| {
         let count = check_count(a.count)?;
         let tag = send_tag(a.tag)?;
         let peer = send_peer(c, a.dest)?;
-        let len = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let len = size.checked_mul(count).ok_or(MPI_ERR_COUNT)?;
         let ptr = if len == 0 {
             std::ptr::NonNull::dangling().as_ptr()
         } else {
-            a.buf.cast::<u8>().wrapping_offset(dt.true_lb())
+            a.buf.cast::<u8>().wrapping_offset(lb)
         };
         let ranks = Ranks::Static(&c.ranks[..]);
         runtime::with(a.name, |rt| {
@@ -121,17 +155,14 @@ pub(super) unsafe fn fast_irecv(
     name: &str,
 ) -> Option<Result<MPI_Request, c_int>> {
     let c = comm::predefined_ref(comm)?;
-    let d = datatype::predefined_ref(dt)?;
-    if !d.is_contiguous() {
-        return None;
-    }
+    let (size, lb) = contig(dt)?;
     let world = comm == MPI_COMM_WORLD;
     Some((|| {
         let count = check_count(count)?;
         let tag = recv_tag(tag)?;
         let peer = recv_peer(c, src)?;
-        let cap = d.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
-        let ptr = buf.cast::<u8>().wrapping_offset(d.true_lb());
+        let cap = size.checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let ptr = buf.cast::<u8>().wrapping_offset(lb);
         let ranks = Ranks::Static(&c.ranks[..]);
         runtime::with(name, |rt| {
             let p = p2p(rt)?;
@@ -171,10 +202,7 @@ pub(super) unsafe fn fast_recv(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let c = comm::predefined_ref(comm)?;
-    let d = datatype::predefined_ref(dt)?;
-    if !d.is_contiguous() {
-        return None;
-    }
+    let (size, lb) = contig(dt)?;
     Some((|| {
         let count = check_count(count)?;
         let tag = recv_tag(tag)?;
@@ -184,8 +212,8 @@ pub(super) unsafe fn fast_recv(
             unsafe { CStatus::empty().store(st) };
             return Ok(());
         };
-        let cap = d.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
-        let ptr = buf.cast::<u8>().wrapping_offset(d.true_lb());
+        let cap = size.checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+        let ptr = buf.cast::<u8>().wrapping_offset(lb);
         let s = runtime::with(name, |rt| {
             let p = p2p(rt)?;
             if !p.orphans.is_empty() {

@@ -12,9 +12,12 @@
 
 use crate::abi::*;
 use myrix_mpi::Job;
+use rtlock::{BiasedLock, Guard};
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+
+#[path = "rtlock.rs"]
+mod rtlock;
 
 const NOT_INITIALIZED: u8 = 0;
 const INITIALIZED: u8 = 1;
@@ -41,10 +44,14 @@ pub struct Runtime {
     pub main_thread: std::thread::ThreadId,
 }
 
-static RT: Mutex<Option<Runtime>> = Mutex::new(None);
+/// Every call takes it (calls are serialized whatever the thread level); biased
+/// toward the thread that started the runtime, which takes it without a locked
+/// instruction (`rtlock.rs`).
+static RT: BiasedLock<Option<Runtime>> = BiasedLock::new(None);
 
-fn lock() -> MutexGuard<'static, Option<Runtime>> {
-    RT.lock().unwrap_or_else(|p| p.into_inner())
+#[inline]
+fn lock() -> Guard<'static, Option<Runtime>> {
+    RT.lock()
 }
 
 pub fn initialized() -> bool {
@@ -114,7 +121,7 @@ extern "C" fn teardown_at_exit() {
 }
 
 /// Connects to the launcher (or becomes a singleton), unless the runtime is up.
-fn start(rt: &mut Option<Runtime>, provided: c_int, name: &str) -> Result<(), c_int> {
+fn start(rt: &mut Guard<'_, Option<Runtime>>, provided: c_int, name: &str) -> Result<(), c_int> {
     if DOWN.load(Ordering::SeqCst) {
         crate::ffi::say!(
             "myrix MPI: {name}: MPI was finalized (MPI_Finalize or the last session) and \
@@ -136,12 +143,13 @@ fn start(rt: &mut Option<Runtime>, provided: c_int, name: &str) -> Result<(), c_
         crate::ffi::say!("myrix MPI: {name}: cannot set up point-to-point: {e}");
         MPI_ERR_OTHER
     })?;
-    *rt = Some(Runtime {
+    **rt = Some(Runtime {
         p2p: Some(crate::p2p::P2p::new(myrix_mpi::p2p::Engine::new(fabric))),
         job,
         provided,
         main_thread: std::thread::current().id(),
     });
+    rt.bias_to_current_thread();
     UP.store(true, Ordering::SeqCst);
     Ok(())
 }
@@ -159,7 +167,7 @@ fn start(rt: &mut Option<Runtime>, provided: c_int, name: &str) -> Result<(), c_
 /// MPI_COMM_WORLD, so once any rank is past it no rank waits in a collective.
 pub fn progress_schedules() {
     static CALLS: AtomicU32 = AtomicU32::new(0);
-    let Ok(mut rt) = RT.try_lock() else {
+    let Some(mut rt) = RT.try_lock() else {
         return;
     };
     let check = CALLS.fetch_add(1, Ordering::Relaxed) % LOST_CHECK_EVERY == 0;
