@@ -79,7 +79,22 @@ pub struct Rx {
     /// Taken rendezvous messages whose data has not started.
     expecting: Vec<(u64, usize, DstBuf)>,
     matches: u64,
+    /// The put of the acks staged on a network ack window (`None` on shm, where an
+    /// ack is a store S sees at once), and the rendezvous data bytes consumed since
+    /// the acks last left: see [`Rx::consume_rdata`].
+    ack_flush: Option<super::window::NetFlush>,
+    rdata_unacked: usize,
 }
+
+/// Rendezvous data consumed, as a fraction of the pool (1/`RDATA_ACK_SHARE`), after
+/// which the staged acks leave at once instead of at the next idle progress. A
+/// rendezvous message is larger than the eager limit (64 KiB by default, a quarter of
+/// the default pool), so S streams it through the pool and refills blocks only as their
+/// acks return: a receiver busy copying never idles and its lazy acks (session 24,
+/// docs/mpi-net.md) left only once 32 were staged or 50 µs after the message, so S
+/// stalled with a full pool every pool's worth of data (session 27, "A MiB's
+/// timeline"). One ack datagram per quarter pool is a few per MiB.
+const RDATA_ACK_SHARE: usize = 4;
 
 /// A postbox's line after its flag word: the envelope and the first payload.
 const LINE_AFTER_FLAG: usize = layout::LINE - pb::CTX;
@@ -113,6 +128,7 @@ impl Rx {
             src,
             g,
             area,
+            ack_flush: acks.net_flush(),
             acks,
             head: 0,
             idx: 0,
@@ -122,6 +138,7 @@ impl Rx {
             awaiting: Vec::with_capacity(ack::RING_LEN),
             expecting: Vec::with_capacity(ack::RING_LEN),
             matches: 0,
+            rdata_unacked: 0,
         })
     }
 
@@ -151,6 +168,21 @@ impl Rx {
         if self.idx == self.g.queue {
             self.idx = 0;
             self.lap = self.lap.wrapping_add(1);
+        }
+        Ok(())
+    }
+
+    /// Consumes the head postbox of a rendezvous message that carried `bytes` of its
+    /// data, and puts the staged acks once a share of the pool was consumed since
+    /// they last left: S is waiting for those blocks (see [`RDATA_ACK_SHARE`]).
+    fn consume_rdata(&mut self, bytes: usize) -> Result<(), Corrupt> {
+        self.consume()?;
+        if let Some(f) = &self.ack_flush {
+            self.rdata_unacked += bytes;
+            if self.rdata_unacked * RDATA_ACK_SHARE >= self.g.pool_bytes() {
+                self.rdata_unacked = 0;
+                f.flush();
+            }
         }
         Ok(())
     }
@@ -314,7 +346,7 @@ impl Rx {
                     }
                     let (_, _, dst) = self.expecting.swap_remove(i);
                     let copied = self.copy_head(f, true, len, 0, &dst)?;
-                    self.consume()?;
+                    self.consume_rdata(copied)?;
                     self.advance(seq, len, dst, copied, false, ev);
                 }
                 (
@@ -342,8 +374,9 @@ impl Rx {
                     },
                     kind::CONT_REFS,
                 ) => {
+                    let was = copied;
                     let copied = self.copy_head(f, false, len, copied, &dst)?;
-                    self.consume()?;
+                    self.consume_rdata(copied - was)?;
                     self.advance(seq, len, dst, copied, false, ev);
                 }
                 _ => return Err(Corrupt("unexpected postbox kind")),
