@@ -56,6 +56,23 @@ fn random_one_sided_traffic_matches_a_serial_reference() {
     }
 }
 
+/// `rma_one.c` (one-element accumulates: every pair type with MAXLOC, MINLOC,
+/// REPLACE and NO_OP, basic types, concurrent accumulates from every rank to one
+/// location, refusals) alone and on 2 and 4 ranks.
+#[test]
+fn one_element_accumulates_are_atomic_and_exact() {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    let exe = EXE.get_or_init(|| build("rma_one"));
+    let o = run(alone(exe), Duration::from_secs(60));
+    assert_every_rank(&o, "rma_one", 1);
+    for n in [2usize, 4] {
+        let mut c = myrix();
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(exe);
+        let o = run(c, Duration::from_secs(120));
+        assert_every_rank(&o, "rma_one", n);
+    }
+}
+
 /// `topo.c` (topologies, neighbourhood collectives), `attr_info.c` (info
 /// objects, attributes, error handlers, status accessors) and `type_grid.c`
 /// (subarray and darray types) on 1, 2, 3, 4 and 6 ranks.

@@ -88,6 +88,7 @@ pub mod pcoll;
 pub mod port;
 pub mod request;
 pub mod rma;
+mod rma_fast;
 pub mod runtime;
 pub mod session;
 pub mod small;

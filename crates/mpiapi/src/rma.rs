@@ -11,6 +11,7 @@
 
 use crate::abi::*;
 use crate::ffi::{mpi_fn, put};
+use crate::rma_fast::{fast_acc, fast_bytes, fast_cas};
 use crate::win::{code, lookup, target, win_finish, with_win, Win};
 use crate::{datatype, op, runtime};
 use myrix_mpi::datatype::Datatype;
@@ -72,54 +73,6 @@ fn same_basic(
     // (size 6, extent 8) has a gap, so `count * size` bytes are not its data.
     let d = datatype::predefined_ref(odt).filter(|d| d.is_contiguous())?;
     Some(count(oc).and_then(|n| n.checked_mul(d.size()).ok_or(MPI_ERR_COUNT)))
-}
-
-/// MPI_Put and MPI_Get of one run of a predefined type (the origin's and the
-/// target's count and type alike) on a window in the lock-free table: no
-/// datatype object, no closure results to unpack, the window's byte path
-/// straight away. `None`, with nothing done, whenever the general path has
-/// something to check or report (a count of 0 or less, a NULL buffer, a rank
-/// out of range or MPI_PROC_NULL, a runtime not up); errors of the access itself
-/// go through the window's handler here as there.
-///
-/// # Safety
-/// `buf` holds (put) or is writable for (get) `oc` elements of `odt`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-unsafe fn fast_bytes(
-    buf: *mut c_void,
-    oc: c_int,
-    odt: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tc: c_int,
-    tdt: MPI_Datatype,
-    win: MPI_Win,
-    get: bool,
-    name: &str,
-) -> Option<c_int> {
-    if odt != tdt || oc != tc || oc <= 0 || buf.is_null() || !runtime::up() {
-        return None;
-    }
-    let d = datatype::predefined_ref(odt).filter(|d| d.is_contiguous())?;
-    // Cannot overflow: a c_int count times a predefined size (at most 32).
-    let n = oc as usize * d.size();
-    crate::win::with_fast(win, |w| {
-        let r = usize::try_from(rank).ok().filter(|&r| r < w.w.size())?;
-        // SAFETY: the C contract for buf, n bytes of a predefined type.
-        let res = unsafe {
-            if get {
-                w.w.get_bytes(buf.cast(), n, r, disp)
-            } else {
-                w.w.put_bytes(buf.cast_const().cast(), n, r, disp)
-            }
-        };
-        Some(match res {
-            Ok(()) => MPI_SUCCESS,
-            Err(e) => win_finish(win, name, Err(code(&e, name))),
-        })
-    })
-    .flatten()
 }
 
 /// MPI_Put's body.
@@ -368,6 +321,10 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Accumulate / PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
         // SAFETY: the C contract, forwarded.
+        if let Some(c) = unsafe { fast_acc(origin_addr, origin_count, origin_datatype, std::ptr::null_mut(), target_rank, target_disp, target_count, target_datatype, op, win, "MPI_Accumulate") } {
+            return c;
+        }
+        // SAFETY: the C contract, forwarded.
         let r = unsafe { do_acc(origin_addr, origin_count.into(), origin_datatype, None, target_rank, target_disp, target_count.into(), target_datatype, op, win, "MPI_Accumulate") };
         win_finish(win, "MPI_Accumulate", r)
     }
@@ -383,6 +340,12 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Get_accumulate / PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+        if result_count == 1 && result_datatype == target_datatype && !result_addr.is_null() {
+            // SAFETY: the C contract, forwarded.
+            if let Some(c) = unsafe { fast_acc(origin_addr, origin_count, origin_datatype, result_addr, target_rank, target_disp, target_count, target_datatype, op, win, "MPI_Get_accumulate") } {
+                return c;
+            }
+        }
         // SAFETY: the C contract, forwarded.
         let r = unsafe { do_acc(origin_addr, origin_count.into(), origin_datatype, Some((result_addr, result_count.into(), result_datatype)), target_rank, target_disp, target_count.into(), target_datatype, op, win, "MPI_Get_accumulate") };
         win_finish(win, "MPI_Get_accumulate", r)
@@ -401,6 +364,12 @@ mpi_fn! {
     /// One element of a predefined type: Get_accumulate with counts of 1.
     fn MPI_Fetch_and_op / PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> c_int {
         let name = "MPI_Fetch_and_op";
+        if !result_addr.is_null() {
+            // SAFETY: the C contract, forwarded.
+            if let Some(c) = unsafe { fast_acc(origin_addr, 1, datatype, result_addr, target_rank, target_disp, 1, datatype, op, win, name) } {
+                return c;
+            }
+        }
         let r = if datatype::predefined(datatype).is_none() {
             Err(MPI_ERR_TYPE)
         } else {
@@ -414,6 +383,10 @@ mpi_fn! {
 mpi_fn! {
     fn MPI_Compare_and_swap / PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) -> c_int {
         let name = "MPI_Compare_and_swap";
+        // SAFETY: the C contract, forwarded.
+        if let Some(c) = unsafe { fast_cas(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, name) } {
+            return c;
+        }
         let r = (|| {
             if datatype::predefined(datatype).is_none() {
                 return Err(MPI_ERR_TYPE);

@@ -91,6 +91,16 @@ pub fn with_fast<R>(win: MPI_Win, f: impl FnOnce(&Win) -> R) -> Option<R> {
     fast_ptr(win).map(|p| f(unsafe { &*p }))
 }
 
+/// The window in `win`'s lock-free slot, if it is there (see [`with_win`] for why
+/// it may be used without the table's lock or a reference count): the way in of
+/// the one-element paths, where [`with_fast`]'s closure cost a call and its
+/// captures.
+#[inline(always)]
+pub(crate) fn fast_win<'a>(win: MPI_Win) -> Option<&'a Win> {
+    // SAFETY: fast_ptr's reasons; the callers use it within their MPI call.
+    fast_ptr(win).map(|p| unsafe { &*p })
+}
+
 /// The window in `win`'s lock-free slot, if it is there: set from a live window's
 /// Arc (kept in the table until the slot is cleared), and no call frees it while
 /// another uses it (with_win's reasons).
@@ -529,20 +539,31 @@ mpi_fn! {
     }
 }
 
-/// The body of MPI_Win_flush and MPI_Win_flush_local.
+/// The body of MPI_Win_flush and MPI_Win_flush_local (inline: a flush follows
+/// every operation of the latency benchmarks; the general path is out of line).
+#[inline(always)]
 fn flush_one(win: MPI_Win, rank: c_int, name: &str) -> c_int {
     // The window in the lock-free slots and a rank in range (every other case,
     // MPI_PROC_NULL included, is the general path's below).
-    let fast = with_fast(win, |w| {
-        let r = usize::try_from(rank).ok().filter(|&r| r < w.w.size())?;
-        Some(match w.w.flush(Some(r)) {
-            Ok(()) => MPI_SUCCESS,
-            Err(e) => win_finish(win, name, Err(code(&e, name))),
-        })
-    });
-    if let Some(Some(c)) = fast {
-        return c;
+    if let Some(w) = fast_win(win) {
+        if let Some(r) = usize::try_from(rank).ok().filter(|&r| r < w.w.size()) {
+            return match w.w.flush_rank(r) {
+                Ok(()) => MPI_SUCCESS,
+                Err(e) => flush_failed(win, name, &e),
+            };
+        }
     }
+    flush_general(win, rank, name)
+}
+
+#[cold]
+#[inline(never)]
+fn flush_failed(win: MPI_Win, name: &str, e: &RmaError) -> c_int {
+    win_finish(win, name, Err(code(e, name)))
+}
+
+#[inline(never)]
+fn flush_general(win: MPI_Win, rank: c_int, name: &str) -> c_int {
     let r = with_win(win, |w| match target(w, rank)? {
         Some(r) => w.w.flush(Some(r)).map_err(|e| code(&e, name)),
         None => Ok(()),

@@ -92,6 +92,7 @@ impl Ctrl {
         unsafe { AtomicU64::from_ptr((self.ptr as *mut u64).add(i)) }
     }
 
+    #[inline]
     pub fn state(&self) -> u64 {
         self.word(0).load(Ordering::Acquire)
     }

@@ -9,6 +9,7 @@
 //! every rank's error, so no rank is left waiting in a later fence.
 
 mod cut;
+mod fast;
 mod memory;
 mod ops;
 mod sync;
@@ -679,6 +680,7 @@ impl Window {
     }
 
     /// The error kept by [`Window::defer`], if any (taken).
+    #[inline]
     fn take_deferred(&self) -> Result<(), RmaError> {
         // Set after the error is stored and cleared before it is taken: a calling
         // thread (the library is at most MPI_THREAD_SERIALIZED) never misses one.
@@ -686,6 +688,11 @@ impl Window {
         if !self.has_deferred.load(Ordering::Acquire) {
             return Ok(());
         }
+        self.take_deferred_slow()
+    }
+
+    #[cold]
+    fn take_deferred_slow(&self) -> Result<(), RmaError> {
         self.has_deferred.store(false, Ordering::Relaxed);
         self.deferred
             .lock()
@@ -699,17 +706,25 @@ impl Window {
             .store(e.fence || e.lock_all, Ordering::Release);
     }
 
+    #[inline]
     fn target(&self, r: usize) -> Result<&Target, RmaError> {
-        let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
+        let Some(t) = self.targets.get(r) else {
+            return Err(RmaError::Rank(r));
+        };
         if !self.access_all.load(Ordering::Acquire)
             && self.access[r].load(Ordering::Acquire) == NONE
         {
-            return Err(RmaError::Sync(format!(
-                "no access epoch to rank {r} is open (fence, lock, lock_all or start first)"
-            )));
+            return Err(no_epoch(r));
         }
         self.touched[r].store(true, Ordering::Relaxed);
         self.fence_used.store(true, Ordering::Relaxed);
         Ok(t)
     }
+}
+
+#[cold]
+fn no_epoch(r: usize) -> RmaError {
+    RmaError::Sync(format!(
+        "no access epoch to rank {r} is open (fence, lock, lock_all or start first)"
+    ))
 }

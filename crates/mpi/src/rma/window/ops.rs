@@ -1,5 +1,6 @@
 //! The operations of a window: put, get, accumulate (and its fetching forms),
-//! compare-and-swap, and where a target's bytes are.
+//! compare-and-swap of any datatypes, and where a target's bytes are (the
+//! one-element paths are in `fast.rs`).
 
 use super::{rsm, Window};
 use crate::datatype::Datatype;
@@ -33,7 +34,7 @@ pub(super) fn not_attached(rank: usize, addr: u64, n: u64) -> RmaError {
 
 /// # Safety
 /// `p` is readable for `n` bytes (or `n` is 0).
-unsafe fn bytes<'a>(p: *const u8, n: usize) -> &'a [u8] {
+pub(super) unsafe fn bytes<'a>(p: *const u8, n: usize) -> &'a [u8] {
     if n == 0 {
         return &[];
     }
@@ -140,7 +141,7 @@ unsafe fn get_remote(
     }
 }
 
-fn byte() -> Datatype {
+pub(super) fn byte() -> Datatype {
     Datatype::basic(crate::datatype::Basic::Byte)
 }
 
@@ -179,7 +180,14 @@ impl Window {
     /// A put into attached memory of a rank on another node: REPLACE records its
     /// service thread applies once it found the address attached (an error, kept for
     /// the synchronization, otherwise).
-    fn put_dyn(&self, rem: &Remote, off: usize, data: &[u8], tcount: usize, tdt: &Datatype) {
+    pub(super) fn put_dyn(
+        &self,
+        rem: &Remote,
+        off: usize,
+        data: &[u8],
+        tcount: usize,
+        tdt: &Datatype,
+    ) {
         let r = self.net_side().and_then(|side| {
             let mut it = dyn_records(wire::Kind::Acc, BuiltinOp::Replace, off, tcount, tdt, data);
             rem.send(side, &mut it, None)
@@ -190,7 +198,14 @@ impl Window {
     }
 
     /// A get from attached memory of a rank on another node: fetching NO_OP records.
-    fn get_dyn(&self, rem: &Remote, off: usize, out: &mut [u8], tcount: usize, tdt: &Datatype) {
+    pub(super) fn get_dyn(
+        &self,
+        rem: &Remote,
+        off: usize,
+        out: &mut [u8],
+        tcount: usize,
+        tdt: &Datatype,
+    ) {
         let zeros = vec![0u8; out.len()];
         let r = self.net_side().and_then(|side| {
             let mut it = dyn_records(
@@ -216,146 +231,10 @@ impl Window {
 }
 use myrix_rsm::{Perm, SegmentId};
 
-/// `std::ptr::copy` of `n` bytes, with the sizes of one predefined element done
-/// inline: a one-element put or get would otherwise call `memmove` through the
-/// PLT, its size dispatch included, for a single load and store.
-///
-/// # Safety
-/// As `std::ptr::copy(src, dst, n)`.
-#[inline(always)]
-unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) {
-    // SAFETY: every arm: the caller's contract for n bytes at src and dst; each
-    // value is loaded whole before it is stored, so overlap is harmless.
-    unsafe {
-        match n {
-            8 => dst
-                .cast::<u64>()
-                .write_unaligned(src.cast::<u64>().read_unaligned()),
-            4 => dst
-                .cast::<u32>()
-                .write_unaligned(src.cast::<u32>().read_unaligned()),
-            16 => dst
-                .cast::<u128>()
-                .write_unaligned(src.cast::<u128>().read_unaligned()),
-            _ => std::ptr::copy(src, dst, n),
-        }
-    }
-}
-
 impl Window {
-    /// MPI_Put of `n` contiguous bytes at `disp` (in displacement units) of rank
-    /// `r`: the path of a put of a predefined type.
-    ///
-    /// # Safety
-    /// `origin` is readable for `n` bytes.
-    #[inline]
-    pub unsafe fn put_bytes(
-        &self,
-        origin: *const u8,
-        n: usize,
-        r: usize,
-        disp: isize,
-    ) -> Result<(), RmaError> {
-        let t = match self.fast_span(r, disp, n)? {
-            Span::Here(t) => t,
-            Span::There(rem, off) => {
-                // SAFETY: the origin's contract.
-                rem.put(off, unsafe { bytes(origin, n) });
-                return Ok(());
-            }
-            Span::Dyn(rem, off) => {
-                // SAFETY: the origin's contract.
-                // n elements of MPI_BYTE: the records cover the whole run.
-                self.put_dyn(rem, off, unsafe { bytes(origin, n) }, n, &byte());
-                return Ok(());
-            }
-            Span::Cut(r, off) => {
-                // SAFETY: the origin's contract.
-                let data = unsafe { bytes(origin, n) };
-                return self.cut_put(r, off, data, n, &byte());
-            }
-            Span::Skip => return Ok(()),
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        // SAFETY: the origin's contract; the target range is inside the mapped
-        // window (fast_span). They may overlap in a shared window.
-        unsafe { copy_small(origin, t, n) };
-        Ok(())
-    }
-
-    /// MPI_Get of `n` contiguous bytes (a predefined type).
-    ///
-    /// # Safety
-    /// `origin` is writable for `n` bytes.
-    #[inline]
-    pub unsafe fn get_bytes(
-        &self,
-        origin: *mut u8,
-        n: usize,
-        r: usize,
-        disp: isize,
-    ) -> Result<(), RmaError> {
-        let t = match self.fast_span(r, disp, n)? {
-            Span::Here(t) => t,
-            Span::There(rem, off) => {
-                if n > 0 {
-                    // SAFETY: the origin's contract (writable for n bytes).
-                    rem.get(off, unsafe { std::slice::from_raw_parts_mut(origin, n) });
-                }
-                return Ok(());
-            }
-            Span::Dyn(rem, off) => {
-                if n > 0 {
-                    // SAFETY: the origin's contract (writable for n bytes).
-                    let out = unsafe { std::slice::from_raw_parts_mut(origin, n) };
-                    self.get_dyn(rem, off, out, n, &byte());
-                }
-                return Ok(());
-            }
-            Span::Cut(r, off) => {
-                // SAFETY: the origin's contract (writable for n bytes; n > 0 here).
-                let out = unsafe { std::slice::from_raw_parts_mut(origin, n) };
-                return self.cut_get(r, off, out, n, &byte());
-            }
-            Span::Skip => return Ok(()),
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        // SAFETY: as in put_bytes.
-        unsafe { copy_small(t, origin, n) };
-        Ok(())
-    }
-
-    /// [`Window::span`] for `n` contiguous bytes.
-    #[inline]
-    fn fast_span(&self, r: usize, disp: isize, n: usize) -> Result<Span<'_>, RmaError> {
-        if self.flavor == Flavor::Dynamic {
-            let dt = Datatype::basic(crate::datatype::Basic::Byte);
-            return self.span(r, disp, n, &dt);
-        }
-        let t = self.target(r)?;
-        let off = disp as i128 * t.disp_unit as i128;
-        let hi = off + n as i128;
-        if off < 0 || hi > t.len as i128 {
-            return Err(RmaError::Range {
-                rank: r,
-                lo: off,
-                hi,
-                len: t.len,
-            });
-        }
-        if let Some(rem) = &t.remote {
-            return Ok(Span::There(rem, off as usize));
-        }
-        Ok(Span::Here((t.base as *mut u8).wrapping_add(off as usize)))
-    }
-
     /// The address of element 0 of `count` elements of `dt` at displacement `disp`
     /// of rank `r`'s window, after checking they lie inside it.
-    fn span(
+    pub(super) fn span(
         &self,
         r: usize,
         disp: isize,
@@ -661,6 +540,22 @@ impl Window {
             }
         };
         let ctrl = self.targets[r].ctrl();
+        if !tdt.is_contiguous() && tdt.runs().iter().any(|run| run.len % basic.size() != 0) {
+            // SAFETY: the target type's runs at t lie in the checked range.
+            unsafe {
+                gathered(
+                    op,
+                    basic,
+                    origin,
+                    t,
+                    tcount,
+                    tdt,
+                    fetch.then_some(&mut old[..]),
+                    ctrl,
+                )
+            }?;
+            return Ok(old);
+        }
         let mut at = 0usize;
         let mut piece = |p: *mut u8, len: usize| -> Result<(), RmaError> {
             let res = if fetch {
@@ -748,4 +643,38 @@ fn same_bytes(oc: usize, odt: &Datatype, tc: usize, tdt: &Datatype) -> Result<us
         (Some(o), Some(t)) if o == t => Ok(o),
         _ => Err(RmaError::Type("origin and target type signatures differ")),
     }
+}
+
+/// An accumulate on a pair type with a gap (MPI_SHORT_INT: a short, 2 bytes of
+/// padding, an int): its runs are parts of elements, which the per-run paths
+/// cannot combine (they refused every such accumulate before). The elements'
+/// bytes are gathered, combined packed and scattered back, under the target's
+/// accumulate lock: such an element (6 bytes) is never one hardware atomic, so
+/// every accumulate of it takes that lock and this is atomic beside them.
+///
+/// # Safety
+/// `tcount` elements of `tdt` at `t` lie in mapped window memory.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gathered(
+    op: BuiltinOp,
+    basic: crate::datatype::Basic,
+    origin: &[u8],
+    t: *mut u8,
+    tcount: usize,
+    tdt: &Datatype,
+    result: Option<&mut [u8]>,
+    ctrl: &crate::rma::ctrl::Ctrl,
+) -> Result<(), RmaError> {
+    let mut buf = vec![0u8; origin.len()];
+    ctrl.with_acc_lock(|| {
+        // SAFETY: the caller's range, read and written under the lock.
+        unsafe { tdt.pack(t, tcount, &mut buf) };
+        if let Some(r) = result {
+            r.copy_from_slice(&buf);
+        }
+        crate::op::reduce(op, basic, origin, &mut buf).map_err(|_| RmaError::Op)?;
+        // SAFETY: as above.
+        unsafe { tdt.unpack(&buf, t, tcount) };
+        Ok(())
+    })
 }

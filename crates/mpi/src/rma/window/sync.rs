@@ -171,37 +171,42 @@ impl Window {
     /// (they complete when issued; this orders them before later accesses and
     /// reports a target that freed its window). `None`: every rank.
     pub fn flush(&self, r: Option<usize>) -> Result<(), RmaError> {
+        let Some(r) = r else {
+            fence(Ordering::SeqCst);
+            self.take_deferred()?;
+            let mut res = Ok(());
+            for (r, t) in self.targets.iter().enumerate() {
+                let one = match (&t.remote, &self.net) {
+                    (Some(rem), Some(n)) => rem.flush(&n.side),
+                    _ if t.ctrl().state() != ctrl::LIVE => Err(RmaError::Gone(r)),
+                    _ => Ok(()),
+                };
+                res = res.and(one);
+            }
+            return res;
+        };
+        self.flush_rank(r)
+    }
+
+    /// MPI_Win_flush of rank `r` (the latency benchmarks' every other call:
+    /// inline, its errors built out of line).
+    #[inline]
+    pub fn flush_rank(&self, r: usize) -> Result<(), RmaError> {
         fence(Ordering::SeqCst);
         self.take_deferred()?;
-        match r {
-            Some(r) => {
-                let t = self.targets.get(r).ok_or(RmaError::Rank(r))?;
-                if !self.access_all.load(Ordering::Relaxed)
-                    && self.access[r].load(Ordering::Relaxed) & (SHARED | EXCLUSIVE) == 0
-                {
-                    return Err(RmaError::Sync(format!(
-                        "flush of rank {r} outside a passive-target epoch to it"
-                    )));
-                }
-                if let (Some(rem), Some(n)) = (&t.remote, &self.net) {
-                    return rem.flush(&n.side);
-                }
-                if t.ctrl().state() != ctrl::LIVE {
-                    return Err(RmaError::Gone(r));
-                }
-            }
-            None => {
-                let mut res = Ok(());
-                for (r, t) in self.targets.iter().enumerate() {
-                    let one = match (&t.remote, &self.net) {
-                        (Some(rem), Some(n)) => rem.flush(&n.side),
-                        _ if t.ctrl().state() != ctrl::LIVE => Err(RmaError::Gone(r)),
-                        _ => Ok(()),
-                    };
-                    res = res.and(one);
-                }
-                return res;
-            }
+        let Some(t) = self.targets.get(r) else {
+            return Err(RmaError::Rank(r));
+        };
+        if !self.access_all.load(Ordering::Relaxed)
+            && self.access[r].load(Ordering::Relaxed) & (SHARED | EXCLUSIVE) == 0
+        {
+            return Err(no_passive_epoch(r));
+        }
+        if let (Some(rem), Some(n)) = (&t.remote, &self.net) {
+            return rem.flush(&n.side);
+        }
+        if t.ctrl().state() != ctrl::LIVE {
+            return Err(RmaError::Gone(r));
         }
         Ok(())
     }
@@ -464,4 +469,11 @@ fn check_group(g: &[usize], size: usize) -> Result<(), RmaError> {
         Some(&r) => Err(RmaError::Rank(r)),
         None => Ok(()),
     }
+}
+
+#[cold]
+fn no_passive_epoch(r: usize) -> RmaError {
+    RmaError::Sync(format!(
+        "flush of rank {r} outside a passive-target epoch to it"
+    ))
 }
