@@ -245,46 +245,68 @@ fn send_segmented(fd: libc::c_int, bytes: &[u8], seg: usize, to: &SocketAddr) ->
     Ok(())
 }
 
-/// `recvmsg` into `buf`: the length, the sender, and the segment size when the kernel
-/// coalesced several datagrams (`UDP_GRO`), else `None`.
-fn recv_coalesced(
+/// One datagram (or, with `gro`, a run the kernel coalesced, and its segment size)
+/// and its sender. Err: the raw errno, so the empty socket most polls find (EAGAIN)
+/// builds no `io::Error` (~20 instructions of an empty poll; docs/mpi-net.md,
+/// "Session 27"); `EINVAL` for a sender that is not an IP address.
+fn recv_raw(
     fd: libc::c_int,
     buf: &mut [u8],
-) -> io::Result<(usize, SocketAddr, Option<usize>)> {
+    gro: bool,
+) -> Result<(usize, SocketAddr, Option<usize>), i32> {
     // SAFETY: the storage, iovec and control buffer are live locals of the sizes given;
     // control messages are read only within msg_controllen, as the CMSG macros walk them.
     unsafe {
         let mut storage: libc::sockaddr_storage = zeroed();
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        let mut control = [0u64; 8];
-        let mut msg: libc::msghdr = zeroed();
-        msg.msg_name = &mut storage as *mut _ as *mut libc::c_void;
-        msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_controllen = size_of::<[u64; 8]>() as _;
-        let n = libc::recvmsg(fd, &mut msg, 0);
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
         let mut seg = None;
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == libc::UDP_GRO {
-                let s = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::c_int);
-                if s > 0 {
-                    seg = Some(s as usize);
-                }
+        let n = if gro {
+            let mut iov = libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
+            };
+            let mut control = [0u64; 8];
+            let mut msg: libc::msghdr = zeroed();
+            msg.msg_name = &mut storage as *mut _ as *mut libc::c_void;
+            msg.msg_namelen = len;
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+            msg.msg_controllen = size_of::<[u64; 8]>() as _;
+            let n = libc::recvmsg(fd, &mut msg, 0);
+            if n < 0 {
+                return Err(super::eth::errno());
             }
-            c = libc::CMSG_NXTHDR(&msg, c);
-        }
-        let from = SockAddr::new(storage, msg.msg_namelen)
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == libc::UDP_GRO {
+                    let s = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::c_int);
+                    if s > 0 {
+                        seg = Some(s as usize);
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+            len = msg.msg_namelen;
+            n
+        } else {
+            // A plain `recvfrom`, as std's `recv_from` makes, without its `io::Error`.
+            let n = libc::recvfrom(
+                fd,
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                0,
+                &mut storage as *mut _ as *mut libc::sockaddr,
+                &mut len,
+            );
+            if n < 0 {
+                return Err(super::eth::errno());
+            }
+            n
+        };
+        let from = SockAddr::new(storage, len)
             .as_socket()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not an IP sender"))?;
+            .ok_or(libc::EINVAL)?;
         Ok((n as usize, from, seg))
     }
 }
@@ -360,14 +382,7 @@ impl Transport for Udp {
         }
         let mut n = 0;
         while n < max {
-            let got = if self.gro {
-                recv_coalesced(self.sock.as_raw_fd(), &mut self.buf)
-            } else {
-                self.sock
-                    .recv_from(&mut self.buf)
-                    .map(|(l, f)| (l, f, None))
-            };
-            match got {
+            match recv_raw(self.sock.as_raw_fd(), &mut self.buf, self.gro) {
                 Ok((len, from, seg)) => {
                     let from = Loc::Udp(from);
                     let seg = seg.unwrap_or(len).max(1);
@@ -382,16 +397,11 @@ impl Transport for Udp {
                         break;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset
-                    ) =>
-                {
-                    continue
-                }
-                Err(e) => return Err(e),
+                Err(libc::EAGAIN) => break,
+                // An ICMP answer to an earlier send (the peer's port closed), or a
+                // signal: nothing for this poll, look again.
+                Err(libc::ECONNREFUSED | libc::ECONNRESET | libc::EINTR) => continue,
+                Err(e) => return Err(io::Error::from_raw_os_error(e)),
             }
         }
         Ok(n)
