@@ -388,6 +388,13 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             self.events.push_back(Event::Aborted {
                 import: Import(conn),
             });
+            // The exporter answers in order: a flush or get block it had taken before
+            // it unpublished was answered before this abort, so what is still pending
+            // would be answered `ConnAborted`. Said now, not left to an answer that
+            // may never come: an exporter that exits once its abort is acknowledged
+            // leaves nobody to answer a request whose frame was lost (issue 21,
+            // docs/rsm.md "Disconnect drains", tests/abort_pending.rs).
+            self.fail_pending_of(conn, RsmError::ConnAborted);
         }
     }
 
