@@ -137,6 +137,13 @@ pub(crate) trait ImportBackend: Send + Sync {
     fn signal_wait(&self, timeout: Option<Duration>) -> Result<SignalSender, RsmError>;
     fn pollfd(&self) -> Result<RawFd, RsmError>;
     fn release_pollfd(&self) -> Result<(), RsmError>;
-    /// Called once, when no mapping is left.
+    /// Called once, when no mapping is left, by an explicit disconnect: it may wait
+    /// until what was posted before it is confirmed.
     fn disconnect(&self) -> Result<(), RsmError>;
+    /// Called once instead of [`disconnect`](Self::disconnect) when the last handle is
+    /// dropped without one: ends the connection without waiting (a program tearing
+    /// down many imports at exit, MPI's at `MPI_Finalize`, must not wait on each).
+    fn disconnect_now(&self) -> Result<(), RsmError> {
+        self.disconnect()
+    }
 }

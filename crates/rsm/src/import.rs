@@ -165,17 +165,23 @@ impl Inner {
         }
     }
 
-    fn end(&self) -> Result<(), RsmError> {
+    /// Ends the connection once: `drain` for an explicit disconnect, which may wait
+    /// for what was posted before it; a dropped handle does not wait.
+    fn end(&self, drain: bool) -> Result<(), RsmError> {
         if self.disconnected.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        self.b.disconnect()
+        if drain {
+            self.b.disconnect()
+        } else {
+            self.b.disconnect_now()
+        }
     }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        let _ = self.end();
+        let _ = self.end(false);
     }
 }
 
@@ -456,7 +462,7 @@ impl Import {
         if self.is_mapped() {
             return Err(RsmError::SegStillMapped);
         }
-        self.inner.end()
+        self.inner.end(true)
     }
 }
 

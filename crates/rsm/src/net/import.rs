@@ -461,6 +461,17 @@ impl ImportBackend for NetImport {
     }
 
     fn disconnect(&self) -> Result<(), RsmError> {
+        self.end(true)
+    }
+
+    fn disconnect_now(&self) -> Result<(), RsmError> {
+        self.end(false)
+    }
+}
+
+impl NetImport {
+    /// The disconnect; `drain`: an explicit one (below), which waits for the flush.
+    fn end(&self, drain: bool) -> Result<(), RsmError> {
         let mut st = self.lock();
         // Drained first: what a user of RSMAPI expects is that once disconnect returns
         // the segment's owner has every write and signal posted before it, even if the
@@ -472,9 +483,11 @@ impl ImportBackend for NetImport {
         // `ConnAborted` is no error here: the owner ended the connection first (it
         // unpublished, typically on the very signal just posted, before the flush came
         // in), and what reaches it after that is refused by design.
-        let drained = match self.flush(&mut st, |_| true) {
-            Err(RsmError::ConnAborted) => Ok(()),
-            r => r,
+        // A dropped handle does not wait: the controller's release still drains what
+        // is unacknowledged, once for all its imports.
+        let drained = match drain.then(|| self.flush(&mut st, |_| true)) {
+            None | Some(Err(RsmError::ConnAborted)) => Ok(()),
+            Some(r) => r,
         };
         let rejoins = st.rejoins();
         for k in 0..st.len() {
