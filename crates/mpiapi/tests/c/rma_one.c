@@ -30,28 +30,7 @@
 
 static int rank, size;
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: line %d: check failed: %s: ", rank,      \
-                    __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                      \
-        }                                                                      \
-    } while (0)
-
-#define OK(call)                                                               \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);               \
-    } while (0)
-
-static int err_class(int rc) {
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
+#include "check.h"
 
 /* A pair type's element as the C struct the standard gives it, read and written
  * through its value as a double (every value used is exact in each type). */
@@ -295,29 +274,29 @@ static void errors(void) {
     double d = 1.0, dold;
     unsigned char byte = 1, bold;
     /* No epoch yet. */
-    CHECK(err_class(MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 0, 0, MPI_SUM,
+    CHECK(class_of(MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 0, 0, MPI_SUM,
                                      win)) == MPI_ERR_RMA_SYNC,
           "fetch_and_op outside an epoch");
-    CHECK(err_class(MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG,
+    CHECK(class_of(MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG,
                                    MPI_SUM, win)) == MPI_ERR_RMA_SYNC,
           "accumulate outside an epoch");
     OK(MPI_Win_lock_all(0, win));
-    CHECK(err_class(MPI_Fetch_and_op(&byte, &bold, MPI_BYTE, 0, 0, MPI_SUM, win)) ==
+    CHECK(class_of(MPI_Fetch_and_op(&byte, &bold, MPI_BYTE, 0, 0, MPI_SUM, win)) ==
               MPI_ERR_OP,
           "MPI_SUM on MPI_BYTE");
-    CHECK(err_class(MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, MPI_BAND,
+    CHECK(class_of(MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, MPI_BAND,
                                    win)) == MPI_ERR_OP,
           "MPI_BAND on MPI_DOUBLE");
-    CHECK(err_class(MPI_Compare_and_swap(&d, &d, &dold, MPI_DOUBLE, 0, 0, win)) ==
+    CHECK(class_of(MPI_Compare_and_swap(&d, &d, &dold, MPI_DOUBLE, 0, 0, win)) ==
               MPI_ERR_TYPE,
           "compare_and_swap on MPI_DOUBLE");
-    CHECK(err_class(MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 0, 2, MPI_SUM,
+    CHECK(class_of(MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 0, 2, MPI_SUM,
                                      win)) == MPI_ERR_RMA_RANGE,
           "fetch_and_op past the end");
-    CHECK(err_class(MPI_Compare_and_swap(&one, &one, &old, MPI_LONG_LONG, 0, -1,
+    CHECK(class_of(MPI_Compare_and_swap(&one, &one, &old, MPI_LONG_LONG, 0, -1,
                                          win)) == MPI_ERR_RMA_RANGE,
           "compare_and_swap before the start");
-    CHECK(err_class(MPI_Accumulate(&one, 1, MPI_LONG_LONG, size, 0, 1,
+    CHECK(class_of(MPI_Accumulate(&one, 1, MPI_LONG_LONG, size, 0, 1,
                                    MPI_LONG_LONG, MPI_SUM, win)) == MPI_ERR_RANK,
           "accumulate to rank %d", size);
     old = 42;
