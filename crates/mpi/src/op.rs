@@ -6,7 +6,7 @@
 //! |-----------------------|--------------------------------------------------------|
 //! | MAX, MIN              | C and Fortran integers, floating point, AINT/OFFSET/COUNT |
 //! | SUM, PROD             | the same and complex                                   |
-//! | LAND, LOR, LXOR       | C integers, logical (C_BOOL, Fortran LOGICAL)          |
+//! | LAND, LOR, LXOR       | C integers, logical, AINT/OFFSET/COUNT (as MPICH)      |
 //! | BAND, BOR, BXOR       | C and Fortran integers, BYTE, AINT/OFFSET/COUNT        |
 //! | MAXLOC, MINLOC        | the value-index pairs (on equal values: the lower index) |
 //! | REPLACE, NO_OP        | every type                                             |
@@ -69,7 +69,9 @@ pub fn allowed(op: BuiltinOp, basic: Basic) -> bool {
             c,
             CInteger | FortranInteger | Floating | Complex | MultiLanguage
         ),
-        Land | Lor | Lxor => matches!(c, CInteger | Logical),
+        // The standard names only C integers and logicals; MPICH also takes the
+        // multi-language integers (its own suite reduces MPI_COUNT with MPI_LAND).
+        Land | Lor | Lxor => matches!(c, CInteger | Logical | MultiLanguage),
         Band | Bor | Bxor => matches!(c, CInteger | FortranInteger | Byte | MultiLanguage),
         Maxloc | Minloc => c == Pair,
         Replace | NoOp => true,

@@ -34,7 +34,7 @@ fn the_table_of_allowed_combinations() {
                 c,
                 CInteger | FortranInteger | Floating | Complex | MultiLanguage
             ),
-            Land | Lor | Lxor => matches!(c, CInteger | Logical),
+            Land | Lor | Lxor => matches!(c, CInteger | Logical | MultiLanguage),
             Band | Bor | Bxor => matches!(c, CInteger | FortranInteger | Byte | MultiLanguage),
             Maxloc | Minloc => c == Pair,
             Replace | NoOp => true,
@@ -70,7 +70,8 @@ fn the_table_of_allowed_combinations() {
     assert!(!allowed(Sum, Basic::Byte));
     assert!(allowed(Sum, Basic::DoubleComplex));
     assert!(!allowed(Max, Basic::DoubleComplex));
-    assert!(allowed(Band, Basic::Aint) && !allowed(Lor, Basic::Count));
+    assert!(allowed(Band, Basic::Aint) && allowed(Lor, Basic::Count));
+    assert!(!allowed(Lor, Basic::FInteger));
     assert!(allowed(Maxloc, Basic::DoubleInt) && !allowed(Sum, Basic::TwoInt));
     assert!(is_commutative(Sum) && !is_commutative(Replace));
 }
