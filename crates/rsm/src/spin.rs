@@ -56,11 +56,23 @@ pub fn set_local_procs(n: usize) {
     LOCAL_PROCS.store(n, Ordering::Relaxed);
 }
 
-fn cores() -> usize {
+/// The machine's online CPUs: what `/proc/loadavg`'s running count and a job's
+/// processes on the host are compared with. Not the caller's affinity
+/// (`available_parallelism`): a process pinned to one core (`myrix bench --cpu`,
+/// `taskset`) saw 1, so two busy processes on a 2-core machine counted as
+/// oversubscribed and every wait of the pinned process yielded at each empty poll
+/// (session 28: the RSM benchmark's exporter, a `sched_yield` beside each `recvfrom`).
+#[allow(unsafe_code)]
+pub fn cores() -> usize {
     static CORES: AtomicUsize = AtomicUsize::new(0);
     match CORES.load(Ordering::Relaxed) {
         0 => {
-            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // SAFETY: sysconf reads a system value and touches no memory of ours.
+            let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+            let n = usize::try_from(online)
+                .ok()
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             CORES.store(n, Ordering::Relaxed);
             n
         }
