@@ -168,7 +168,16 @@ impl Server {
         let load = |w| self.seg.load_u64(w).map_err(|e| rsm("poll", e));
         let mut buf = vec![0u8; MAX_LEN];
         let mut last = 0u64;
-        let mut spin = SpinWait::new();
+        // The benchmark is a job of two busy processes (this one and the client).
+        // Through the put and get phases no ping comes for a long time, and a wait
+        // that consults the machine's load (`SpinWait::new`) soon yields the core at
+        // every empty poll (its own agent waking from a nap counts as a third running
+        // task): each poll then costs a `sched_yield` besides its `recvfrom`, and the
+        // exporter takes the client's puts in later. Measured in session 28 (one
+        // yield per empty poll through both phases, the poll period about doubled):
+        // see docs/rsm-net.md. Yield only when the job oversubscribes the machine.
+        myrix_rsm::spin::set_local_procs(2);
+        let mut spin = SpinWait::for_job();
         let mut idle = Instant::now();
         let mut polls = 0u32;
         loop {

@@ -56,16 +56,33 @@ pub fn set_local_procs(n: usize) {
     LOCAL_PROCS.store(n, Ordering::Relaxed);
 }
 
-fn cores() -> usize {
+/// The machine's online CPUs: what `/proc/loadavg`'s running count and a job's
+/// processes on the host are compared with. Not the caller's affinity
+/// (`available_parallelism`): a process pinned to one core (`myrix bench --cpu`,
+/// `taskset`) saw 1, so two busy processes on a 2-core machine counted as
+/// oversubscribed and every wait of the pinned process yielded at each empty poll
+/// (session 28: the RSM benchmark's exporter, a `sched_yield` beside each `recvfrom`).
+pub fn cores() -> usize {
     static CORES: AtomicUsize = AtomicUsize::new(0);
     match CORES.load(Ordering::Relaxed) {
         0 => {
-            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let n = online_cpus();
             CORES.store(n, Ordering::Relaxed);
             n
         }
         n => n,
     }
+}
+
+/// [`cores`], uncached.
+#[allow(unsafe_code)]
+fn online_cpus() -> usize {
+    // SAFETY: sysconf reads a system value and touches no memory of ours.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(online)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Whether this process's own job has more busy processes on the machine than cores.
@@ -259,6 +276,32 @@ mod tests {
             "a job with a core per process never yields on load"
         );
         super::set_local_procs(0);
+    }
+
+    /// A thread pinned to one CPU still counts the machine's cores (before session
+    /// 28 it counted its affinity: 1, so two busy processes were "oversubscribed").
+    #[test]
+    #[allow(unsafe_code)]
+    fn a_pinned_caller_counts_the_machines_cores() {
+        let online = super::online_cpus();
+        let pinned = std::thread::spawn(move || {
+            // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET and
+            // sched_setaffinity get a live set and its size; 0 is this thread.
+            let ok = unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+            };
+            let seen = std::thread::available_parallelism().map_or(0, |n| n.get());
+            (ok, seen, super::online_cpus())
+        })
+        .join()
+        .unwrap();
+        let (ok, seen, counted) = pinned;
+        assert!(ok, "pinning a thread to CPU 0");
+        assert_eq!(seen, 1, "the pinned thread's affinity is one CPU");
+        assert_eq!(counted, online, "the pinned thread counts every online CPU");
+        assert!(online >= 1);
     }
 
     #[test]

@@ -343,8 +343,8 @@ impl Net {
         let at = self.load_at.load(Ordering::Relaxed);
         if at == 0 || now.saturating_sub(at) >= LOAD_RECHECK_NS {
             self.load_at.store(now, Ordering::Relaxed);
-            let ok = std::thread::available_parallelism().map_or(1, |n| n.get()) > 1
-                && !crate::spin::oversubscribed();
+            // The machine's cores, not this thread's affinity (a pinned process has 1).
+            let ok = crate::spin::cores() > 1 && !crate::spin::oversubscribed();
             self.spin_ok.store(ok, Ordering::Relaxed);
             return ok;
         }
