@@ -56,7 +56,7 @@ pub fn set_local_procs(n: usize) {
     LOCAL_PROCS.store(n, Ordering::Relaxed);
 }
 
-/// The machine's online CPUs: what `/proc/loadavg`'s running count and a job's
+/// The machine's online CPUs (capped by a cgroup CPU quota): what `/proc/loadavg`'s running count and a job's
 /// processes on the host are compared with. Not the caller's affinity
 /// (`available_parallelism`): a process pinned to one core (`myrix bench --cpu`,
 /// `taskset`) saw 1, so two busy processes on a 2-core machine counted as
@@ -74,15 +74,37 @@ pub fn cores() -> usize {
     }
 }
 
-/// [`cores`], uncached.
+/// [`cores`], uncached: the online CPUs, capped by a CPU quota of the process's
+/// control group (a container limited to 2 CPUs of a 64-CPU host must yield as a
+/// 2-core machine would).
 #[allow(unsafe_code)]
 fn online_cpus() -> usize {
     // SAFETY: sysconf reads a system value and touches no memory of ours.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    usize::try_from(online)
+    let Some(online) = usize::try_from(online).ok().filter(|&n| n > 0) else {
+        return std::thread::available_parallelism().map_or(1, |n| n.get());
+    };
+    // `available_parallelism` reads the cgroup quota (v1 and v2) but also the
+    // caller's affinity: asked from a thread allowed on every CPU, only the quota
+    // (and the cpuset) is left.
+    let quota = std::thread::Builder::new()
+        .name("myrix-cpus".into())
+        .spawn(|| {
+            // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes into the
+            // live set, sched_setaffinity reads it (0: this thread only).
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                for cpu in 0..libc::CPU_SETSIZE as usize {
+                    libc::CPU_SET(cpu, &mut set);
+                }
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+            std::thread::available_parallelism().map_or(usize::MAX, |n| n.get())
+        })
         .ok()
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .and_then(|t| t.join().ok())
+        .unwrap_or(usize::MAX);
+    online.min(quota)
 }
 
 /// Whether this process's own job has more busy processes on the machine than cores.
