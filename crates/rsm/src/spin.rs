@@ -56,8 +56,8 @@ pub fn set_local_procs(n: usize) {
     LOCAL_PROCS.store(n, Ordering::Relaxed);
 }
 
-/// The machine's online CPUs (capped by a cgroup CPU quota): what `/proc/loadavg`'s running count and a job's
-/// processes on the host are compared with. Not the caller's affinity
+/// The machine's online CPUs (capped by a cgroup CPU quota): what `/proc/loadavg`'s
+/// running count and a job's processes on the host are compared with. Not the caller's affinity
 /// (`available_parallelism`): a process pinned to one core (`myrix bench --cpu`,
 /// `taskset`) saw 1, so two busy processes on a 2-core machine counted as
 /// oversubscribed and every wait of the pinned process yielded at each empty poll
