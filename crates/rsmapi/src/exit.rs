@@ -42,7 +42,8 @@ extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(drain_all);
 }
 
-/// Disconnects the imports still connected and drains the controllers still held.
+/// Disconnects the imports still connected and drains the controllers still held,
+/// telling the other nodes that this one leaves ([`myrix_rsm::Controller::leave`]).
 pub fn drain_all() {
     for h in IMPORTS.handles() {
         let Some(obj) = IMPORTS.get(h) else { continue };
@@ -63,7 +64,8 @@ pub fn drain_all() {
     }
     for h in CONTROLLERS.handles() {
         if let Some(c) = CONTROLLERS.get(h) {
-            c.drain();
+            // The process goes: its peers are told (a bye), so none waits for it.
+            c.leave();
         }
     }
 }

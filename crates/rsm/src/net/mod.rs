@@ -566,15 +566,82 @@ impl Net {
         self.wait_with(Some(Duration::from_nanos(limit)), || idle().then_some(()))
             .is_some()
     }
+
+    /// This node leaves (the controller's release, the process's exit): [`Net::drain`],
+    /// then a bye to every peer ([`Engine::leave`]) drained the same way, so no peer
+    /// waits for this node any more (it would resend what we took but whose ack it
+    /// lost, up to its retry limit; its gets and flushes towards our segments end
+    /// `RSMERR_CONN_ABORTED` at once). When a peer's bye crossed ours, the peer may
+    /// not have our ack of it: we keep answering (a linger, as TCP's TIME_WAIT) until
+    /// no frame has come for [`LINGER_QUIET`] resend intervals, at most
+    /// [`LINGER_MAX`]. Bounded by the retry limit as a whole (the linger aside).
+    /// Returns whether every rail went idle.
+    pub(crate) fn leave(&self) -> bool {
+        if !bye_enabled() {
+            return self.drain();
+        }
+        let start = Instant::now();
+        let (limit, resend) = self
+            .rails
+            .iter()
+            .map(|r| {
+                let c = lock(&r.core);
+                (c.engine.config().timeout_ns, c.engine.config().resend_ns)
+            })
+            .fold((0, 0), |(t, r), (t2, r2)| (t.max(t2), r.max(r2)));
+        let limit = Duration::from_nanos(limit);
+        let drained = self.drain();
+        for r in &self.rails {
+            lock(&r.core).engine.leave();
+        }
+        let idle = || self.rails.iter().all(|r| lock(&r.core).engine.idle());
+        let left = self
+            .wait_with(Some(limit.saturating_sub(start.elapsed())), || {
+                idle().then_some(())
+            })
+            .is_some();
+        if self.rails.iter().any(|r| lock(&r.core).engine.lingering()) {
+            let frames_in = || {
+                self.rails
+                    .iter()
+                    .map(|r| lock(&r.core).engine.stats().frames_in)
+                    .sum::<u64>()
+            };
+            let quiet = Duration::from_nanos(resend.saturating_mul(LINGER_QUIET));
+            let (mut seen, mut since) = (frames_in(), Instant::now());
+            let _ = self.wait_with(Some(LINGER_MAX), || {
+                let n = frames_in();
+                if n != seen {
+                    (seen, since) = (n, Instant::now());
+                }
+                (since.elapsed() >= quiet).then_some(())
+            });
+        }
+        drained && left
+    }
+}
+
+/// A linger ([`Net::leave`]) ends once no frame came for this many resend intervals
+/// (a peer that missed our ack of its bye resends it every interval, backing off).
+const LINGER_QUIET: u64 = 4;
+/// The longest linger.
+const LINGER_MAX: Duration = Duration::from_millis(200);
+
+/// `MYRIX_RSM_BYE=0` leaves without a bye (only the drain, as before session 28): to
+/// compare the two endings in one build (docs/rsm.md "Leaving: the bye").
+fn bye_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("MYRIX_RSM_BYE").is_none_or(|v| v != "0"))
 }
 
 /// The controller's release (its last handle gone: `rsm_release_controller` after
-/// the last disconnect and export destroy): unacknowledged frames are drained
-/// ([`Net::drain`]) before the endpoints close. The agents hold the controller only
-/// weakly and stop; the releasing thread drives the endpoints itself.
+/// the last disconnect and export destroy): unacknowledged frames are drained and the
+/// peers told that this node leaves ([`Net::leave`]) before the endpoints close. The
+/// agents hold the controller only weakly and stop; the releasing thread drives the
+/// endpoints itself.
 impl Drop for Net {
     fn drop(&mut self) {
-        self.drain();
+        self.leave();
     }
 }
 
@@ -669,6 +736,10 @@ impl CtlrBackend for NetCtlr {
 
     fn drain(&self) -> bool {
         self.net.drain()
+    }
+
+    fn leave(&self) -> bool {
+        self.net.leave()
     }
 
     fn set_rail_down(&self, rail: usize, down: bool) -> Result<(), RsmError> {
