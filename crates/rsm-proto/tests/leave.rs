@@ -73,14 +73,24 @@ fn a_lost_last_ack_of_the_side_that_left_does_not_hold_the_peer() {
     net.drop_acks_from.insert(1);
     let idle = net.run_until(1_000_000_000, |n| n.engines[1].idle());
     assert!(idle, "the importer's disconnect was never acknowledged");
-    assert_eq!(&net.mems[0][&SEG][8..12], b"last", "the last put was not applied");
+    assert_eq!(
+        &net.mems[0][&SEG][8..12],
+        b"last",
+        "the last put was not applied"
+    );
     exit(&mut net, 1);
     let start = net.now;
     let limit = net.engines[0].config().timeout_ns;
     let idle = net.run_until(limit * 2, |n| n.engines[0].idle());
     let took = net.now - start;
-    assert!(idle && took < limit / 10, "the exporter drained in {took} ns, limit {limit} ns");
-    assert!(!unreachable_reported(&mut net, 0), "the importer was declared unreachable");
+    assert!(
+        idle && took < limit / 10,
+        "the exporter drained in {took} ns, limit {limit} ns"
+    );
+    assert!(
+        !unreachable_reported(&mut net, 0),
+        "the importer was declared unreachable"
+    );
 }
 
 #[test]
@@ -132,7 +142,10 @@ fn both_sides_leaving_at_once_over_a_lossy_network_end_quickly() {
         net.engines[1].leave();
         let left = net.run_until(limit, |n| n.engines.iter().all(Engine::idle));
         let took = net.now - start;
-        assert!(left && took < limit / 10, "seed {seed}: {took} ns, limit {limit} ns");
+        assert!(
+            left && took < limit / 10,
+            "seed {seed}: {took} ns, limit {limit} ns"
+        );
         assert!(!unreachable_reported(&mut net, 0), "seed {seed}");
         assert!(!unreachable_reported(&mut net, 1), "seed {seed}");
     }
@@ -143,7 +156,11 @@ fn a_node_that_left_is_a_peer_again_in_its_next_session() {
     let mut net = two_nodes(0.0, 7);
     let imp = connect(&mut net, 0, 1);
     exit(&mut net, 1);
-    assert_eq!(net.engines[0].connections(SEG), 0, "the left node's connection stays");
+    assert_eq!(
+        net.engines[0].connections(SEG),
+        0,
+        "the left node's connection stays"
+    );
     // Node 1's process starts again (a newer session) and connects again.
     net.cut.remove(&1);
     net.engines[1] = Engine::new(Config::fast_timers(), NodeId(1), 2);
