@@ -574,7 +574,8 @@ impl Net {
     /// `RSMERR_CONN_ABORTED` at once). When a peer's bye crossed ours, the peer may
     /// not have our ack of it: we keep answering (a linger, as TCP's TIME_WAIT) until
     /// no frame has come for [`LINGER_QUIET`] resend intervals, at most
-    /// [`LINGER_MAX`]. Bounded by the retry limit as a whole (the linger aside).
+    /// [`LINGER_MAX`]. The byes are waited for at most [`BYE_WAIT_RESENDS`] resend
+    /// intervals, everything within the retry limit (the linger aside).
     /// Returns whether every rail went idle.
     pub(crate) fn leave(&self) -> bool {
         if !bye_enabled() {
@@ -592,13 +593,21 @@ impl Net {
         let limit = Duration::from_nanos(limit);
         let drained = self.drain();
         for r in &self.rails {
-            lock(&r.core).engine.leave();
+            let mut c = lock(&r.core);
+            // A rail taken down drops what it would send: no bye there.
+            if !c.down {
+                c.engine.leave();
+            }
         }
+        // The bye is a courtesy: a peer that died without one (or a link that died
+        // silently) must not hold the release for the whole retry limit.
+        let bye_wait = Duration::from_nanos(resend.saturating_mul(BYE_WAIT_RESENDS));
         let idle = || self.rails.iter().all(|r| lock(&r.core).engine.idle());
         let left = self
-            .wait_with(Some(limit.saturating_sub(start.elapsed())), || {
-                idle().then_some(())
-            })
+            .wait_with(
+                Some(limit.saturating_sub(start.elapsed()).min(bye_wait)),
+                || idle().then_some(()),
+            )
             .is_some();
         if self.rails.iter().any(|r| lock(&r.core).engine.lingering()) {
             let frames_in = || {
@@ -621,11 +630,15 @@ impl Net {
     }
 }
 
+/// How long [`Net::leave`] waits for its byes to be acknowledged, in resend intervals
+/// (500 ms at the default 5 ms): a lost bye or ack costs one interval.
+const BYE_WAIT_RESENDS: u64 = 100;
 /// A linger ([`Net::leave`]) ends once no frame came for this many resend intervals
 /// (a peer that missed our ack of its bye resends it every interval, backing off).
-const LINGER_QUIET: u64 = 4;
-/// The longest linger.
-const LINGER_MAX: Duration = Duration::from_millis(200);
+const LINGER_QUIET: u64 = 3;
+/// The longest linger (frames the network held back, its reordering, reset the quiet
+/// time; they must not hold every MPI job's end).
+const LINGER_MAX: Duration = Duration::from_millis(60);
 
 /// `MYRIX_RSM_BYE=0` leaves without a bye (only the drain, as before session 28): to
 /// compare the two endings in one build (docs/rsm.md "Leaving: the bye").
