@@ -8,8 +8,9 @@
 //!
 //! An `atexit` handler, registered by the first `rsm_get_controller`, disconnects the
 //! imports still connected (each drains its writes and signals), drains every
-//! controller still held and tells the other nodes this one leaves (a bye, so none
-//! waits for its acknowledgements; docs/rsm.md "Leaving: the bye"). Each wait is bounded by the engine's retry limit, so a
+//! controller still held and (with `MYRIX_RSM_BYE=1`) tells the other nodes this one
+//! leaves (a bye, so none waits for its acknowledgements; docs/rsm.md "Leaving: the
+//! bye"). Each wait is bounded by the engine's retry limit, so a
 //! node that is gone delays the exit by at most that, never hangs it.
 
 use std::sync::atomic::{AtomicU32, Ordering};
