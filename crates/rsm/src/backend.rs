@@ -41,6 +41,11 @@ pub(crate) trait CtlrBackend: Send + Sync {
     fn drain(&self) -> bool {
         true
     }
+    /// [`CtlrBackend::drain`], then the nodes are told this one leaves (network
+    /// controllers; [`crate::Controller::leave`]).
+    fn leave(&self) -> bool {
+        self.drain()
+    }
     /// `len` is checked (non-zero, page multiple, ≤ max).
     fn export_create(
         &self,

@@ -210,6 +210,15 @@ impl Controller {
         self.backend.drain()
     }
 
+    /// [`Controller::drain`] for a process about to exit: then (with `MYRIX_RSM_BYE=1`
+    /// in the environment) every node it talked with is told that it leaves (docs/rsm.md "Leaving: the bye"), so none waits for
+    /// its acknowledgements, and their imports of its segments end
+    /// `RSMERR_CONN_ABORTED`. The controller's release does this by itself; use the
+    /// controller no more after it.
+    pub fn leave(&self) -> bool {
+        self.backend.leave()
+    }
+
     /// The nodes this controller reaches, the local node included.
     pub fn topology(&self) -> Vec<NodeId> {
         self.backend.topology()

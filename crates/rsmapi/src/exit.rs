@@ -7,8 +7,10 @@
 //! left to resend them.
 //!
 //! An `atexit` handler, registered by the first `rsm_get_controller`, disconnects the
-//! imports still connected (each drains its writes and signals) and drains every
-//! controller still held. Each wait is bounded by the engine's retry limit, so a
+//! imports still connected (each drains its writes and signals), drains every
+//! controller still held and (with `MYRIX_RSM_BYE=1`) tells the other nodes this one
+//! leaves (a bye, so none waits for its acknowledgements; docs/rsm.md "Leaving: the
+//! bye"). Each wait is bounded by the engine's retry limit, so a
 //! node that is gone delays the exit by at most that, never hangs it.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -42,7 +44,8 @@ extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(drain_all);
 }
 
-/// Disconnects the imports still connected and drains the controllers still held.
+/// Disconnects the imports still connected and drains the controllers still held,
+/// telling the other nodes that this one leaves ([`myrix_rsm::Controller::leave`]).
 pub fn drain_all() {
     for h in IMPORTS.handles() {
         let Some(obj) = IMPORTS.get(h) else { continue };
@@ -63,7 +66,8 @@ pub fn drain_all() {
     }
     for h in CONTROLLERS.handles() {
         if let Some(c) = CONTROLLERS.get(h) {
-            c.drain();
+            // The process goes: its peers are told (a bye), so none waits for it.
+            c.leave();
         }
     }
 }

@@ -9,7 +9,7 @@ use myrix_mx_proto::reliability::{AckDue, Arrival};
 use myrix_wire::rsm::{emit_head, Body, Header, Kind, Repr};
 
 use super::flow::Item;
-use super::peers::SessionCheck;
+use super::peers::{SessionCheck, BYE};
 use super::*;
 
 /// The largest send and early windows ([`Config::send_window`],
@@ -243,6 +243,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 exporter_conn,
                 length,
             } => self.on_connect_reply(pi, conn, status, exporter_conn, length),
+            Body::Disconnect { conn: BYE } => self.on_bye(pi),
             Body::Disconnect { conn } => self.on_disconnect(pi, conn),
             Body::Write { conn, offset, data } => self.on_write(pi, conn, offset, data, mem),
             Body::ReadReq {

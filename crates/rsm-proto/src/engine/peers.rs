@@ -58,7 +58,21 @@ pub(super) struct Peer<A> {
     /// While [`Peer::resync`]: when the next probe (an explicit ack, carrying our
     /// newer session) goes, so a link that comes back is noticed without traffic.
     pub(super) probe_at: Option<u64>,
+    /// The peer said it leaves ([`BYE`]) and no newer session came since: nothing is
+    /// owed to it, nothing is sent it, and our own leave skips it.
+    pub(super) left: bool,
+    /// We said we leave ([`Engine::leave`]).
+    pub(super) bye_sent: bool,
+    /// The peer's bye came while ours to it was not acknowledged: it may resend its
+    /// bye until it hears our ack, so the driver lingers ([`Engine::lingering`]).
+    pub(super) linger: bool,
 }
+
+/// The connection a `Disconnect` names to say "this node leaves" (a bye): 0 is never a
+/// connection's id (`Engine::fresh_id`), so the wire format is unchanged and an engine
+/// that does not know byes takes it as the disconnect of an unknown connection:
+/// acknowledged and ignored.
+pub(super) const BYE: u32 = 0;
 
 impl<A> Peer<A> {
     fn new(addr: A) -> Peer<A> {
@@ -80,6 +94,9 @@ impl<A> Peer<A> {
             epoch: 0,
             resync: false,
             probe_at: None,
+            left: false,
+            bye_sent: false,
+            linger: false,
         }
     }
 
@@ -152,6 +169,9 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         } else if newer {
             self.peer_failed(pi, RsmError::ConnAborted);
             let p = &mut self.peers[pi as usize];
+            // A new incarnation of a peer that left: a peer like any other again.
+            p.left = false;
+            p.linger = false;
             p.reset_numbering();
             p.epoch = p.epoch.wrapping_add(1);
             p.remote_session = Some(session);
@@ -217,6 +237,54 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 }
             }
         }
+    }
+
+    /// This node leaves (its controller is released, its process exits): a bye, queued
+    /// behind everything else, to every peer it has exchanged frames with and that is
+    /// neither gone nor left. A peer that takes it fails what it has with us
+    /// ([`RsmError::ConnAborted`]) and expects nothing more: it does not resend to us
+    /// what we received but whose ack it lost, and its gets and flushes towards our
+    /// segments end at once ([`Engine::on_bye`]). [`Engine::idle`] holds once every
+    /// bye is acknowledged (or the peer's own bye came). Call once everything else is
+    /// drained (idle), so the bye is the last frame each peer gets from us.
+    pub fn leave(&mut self) {
+        for pi in 0..self.peers.len() as u32 {
+            let p = &mut self.peers[pi as usize];
+            if p.left || p.bye_sent || p.resync || p.remote_session.is_none() {
+                continue;
+            }
+            if p.rel.is_unreachable() {
+                continue;
+            }
+            p.bye_sent = true;
+            self.push_pending(pi, Pending::Item(Item::Disconnect { exp: BYE }));
+        }
+    }
+
+    /// Peer `pi` leaves (its bye, delivered in order: everything it sent before was
+    /// applied). What we have with it fails with [`RsmError::ConnAborted`] (our imports
+    /// of its segments, their pending gets and flushes; its connections to ours), what
+    /// we queued or sent it and it did not acknowledge is dropped (it wants none of
+    /// it), and the bye is acknowledged at once (the ack is built when sent, after the bye
+    /// counts as delivered). Numbering is kept, so a resent bye
+    /// is acknowledged again; a later incarnation of the peer presents a newer session.
+    pub(super) fn on_bye(&mut self, pi: u32) {
+        let p = &mut self.peers[pi as usize];
+        let ours_unacked = p.bye_sent && !p.rel.all_acked();
+        p.left = true;
+        p.linger |= ours_unacked;
+        self.peer_failed(pi, RsmError::ConnAborted);
+        // At once, not after the ack delay: the peer waits for it to close.
+        self.queue_ack(pi);
+    }
+
+    /// Whether a peer's bye came while ours to it was unacknowledged: both sides left
+    /// at once, and the peer may not have our ack of its bye (it then resends the bye
+    /// until it has, or until its retry limit). A driver about to close its endpoint
+    /// keeps answering for a short while after [`Engine::idle`] (a linger, as TCP's
+    /// TIME_WAIT), while frames still come.
+    pub fn lingering(&self) -> bool {
+        self.peers.iter().any(|p| p.linger)
     }
 
     /// Whether `addr` has been declared unreachable (or gone) and not heard from since.

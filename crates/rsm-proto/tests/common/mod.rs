@@ -93,6 +93,8 @@ pub struct Net {
     buf: Vec<u8>,
     /// Nodes whose frames (to and from) are all lost.
     pub cut: HashSet<usize>,
+    /// Nodes whose explicit acks (frames that carry nothing else) are all lost.
+    pub drop_acks_from: HashSet<usize>,
     /// The memory each engine applies writes to and reads from (`mems[mem_of[i]]`; by
     /// default its own): engines of one node on several rails share one.
     pub mem_of: Vec<usize>,
@@ -133,6 +135,7 @@ impl Net {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             order: 0,
             cut: HashSet::new(),
+            drop_acks_from: HashSet::new(),
             mem_of: (0..n).collect(),
             delay: vec![0; n],
             htb: None,
@@ -165,7 +168,15 @@ impl Net {
 
     pub fn send_frame(&mut self, src: usize, dst: usize, frame: &[u8]) {
         self.sent += 1;
-        if self.cut.contains(&src) || self.cut.contains(&dst) || self.rng.gen_bool(self.cfg.loss) {
+        let ack_only = || {
+            myrix_wire::rsm::Repr::parse_bytes(frame)
+                .is_ok_and(|r| r.body.kind() == myrix_wire::rsm::Kind::Ack)
+        };
+        if self.cut.contains(&src)
+            || self.cut.contains(&dst)
+            || (self.drop_acks_from.contains(&src) && ack_only())
+            || self.rng.gen_bool(self.cfg.loss)
+        {
             self.lost += 1;
             return;
         }
