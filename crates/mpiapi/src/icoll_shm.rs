@@ -7,9 +7,11 @@
 //! Each rank decides from what every rank passes alike (the message's bytes, the
 //! communicator's segment), so all take the segment or none.
 //!
-//! The start copies this rank's contribution into the operation, posts its step
-//! when no earlier operation of this rank is unfinished, and if nothing is left to
-//! read (a bcast root, a reduce's other ranks) returns a request already complete.
+//! The start posts its step when no earlier operation of this rank is unfinished,
+//! writing this rank's contribution straight from the caller's (or the packed)
+//! bytes — copied into the operation only when it has to wait — and if nothing is
+//! left to read (a bcast root, a reduce's other ranks) returns a request already
+//! complete.
 //! Otherwise the request is a driver in the point-to-point engine (a schedule with
 //! one poll step, [`NbReq`] at its completion): any call that makes progress — a
 //! blocking receive too — moves the segment's queue (a peer may be waiting for a
@@ -288,8 +290,8 @@ pub(super) unsafe fn ibcast(
         let op = if c.rank as usize == root {
             // SAFETY: the caller's contract.
             let d = unsafe { packed(buf, n, t, &mut tmp) }?;
-            // SAFETY: no output.
-            unsafe { NbOp::new(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
+            // SAFETY: no output; `d` lives until `start` returns.
+            unsafe { NbOp::borrowed(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
                 .map_err(|e| coll_code(&e, name))?
         } else {
             // SAFETY: the caller's contract.
@@ -343,8 +345,9 @@ pub(super) unsafe fn ireduce(
         };
         let combine = combine();
         let kind = NbKind::Reduce { root, combine };
-        // SAFETY: p holds l bytes until completion (`output`).
-        let op = unsafe { NbOp::new(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
+        // SAFETY: p holds l bytes until completion (`output`); `d` lives until
+        // `start` returns.
+        let op = unsafe { NbOp::borrowed(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
         // SAFETY: the caller's contract.
         unsafe { start(c, sh, op, stage, request, name) }
     })())
@@ -416,8 +419,9 @@ pub(super) unsafe fn iexchange(
         } else {
             NbKind::Allgather
         };
-        // SAFETY: p holds l bytes until completion (`output`).
-        let op = unsafe { NbOp::new(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
+        // SAFETY: p holds l bytes until completion (`output`); `d` lives until
+        // `start` returns.
+        let op = unsafe { NbOp::borrowed(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
         // SAFETY: the caller's contract.
         unsafe { start(c, sh, op, stage, request, name) }
     })())
