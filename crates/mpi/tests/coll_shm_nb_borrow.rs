@@ -8,13 +8,17 @@
 //! every input scribbled over right after its start (a later read of it would
 //! show), blocking allreduces on the same segment between batches, a slow rank now
 //! and then (its peers' claims fail and their operations queue), each result
-//! compared with a serial reference (a non-commutative 2x2 matrix product).
+//! compared with a serial reference (a non-commutative 2x2 matrix product). The
+//! same with the one-copy way on ([`SameProcess`] copies, switch points 1 and 40
+//! bytes): Ibcasts and Ialltoalls up to twice a slot, their inputs either kept by
+//! the caller until the end (`NbOp::kept`: exposed as they are) or scribbled over
+//! at once (copied at the start).
 
 mod common;
 use common::reference::{matmul, Rng};
 
 use myrix_mpi::coll::shm::nb::{NbCombine, NbKind, NbOp};
-use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, ShmColl, INLINE};
+use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, SameProcess, ShmColl, INLINE};
 use myrix_mpi::coll::ReduceOp;
 
 fn input(call: u64, r: usize, len: usize) -> Vec<u8> {
@@ -31,7 +35,7 @@ fn product(ins: &[Vec<u8>]) -> Vec<u8> {
     acc
 }
 
-fn run(n: usize, f: impl Fn(&mut ShmColl) + Sync) {
+fn run(n: usize, direct: Option<usize>, f: impl Fn(&mut ShmColl) + Sync) {
     let g = Geometry {
         n,
         slot: 64 * n.max(4),
@@ -42,7 +46,13 @@ fn run(n: usize, f: impl Fn(&mut ShmColl) + Sync) {
     std::thread::scope(|sc| {
         for r in 0..n {
             let m = mem.clone();
-            sc.spawn(move || f(&mut ShmColl::new(Box::new(m), g, r).unwrap()));
+            sc.spawn(move || {
+                let mut c = ShmColl::new(Box::new(m), g, r).unwrap();
+                if let Some(min) = direct {
+                    c.set_peer(Box::new(SameProcess), min);
+                }
+                f(&mut c)
+            });
         }
     });
 }
@@ -66,21 +76,24 @@ fn size(g: &mut Rng, max: usize) -> usize {
     }
 }
 
-fn draw(g: &mut Rng, n: usize, slot: usize) -> Draw {
+/// `big`: the one-copy way is on (Ibcast and Ialltoall go beyond a slot).
+fn draw(g: &mut Rng, n: usize, slot: usize, big: bool) -> Draw {
+    let most = if big { 2 * slot } else { slot };
     match g.below(4) {
-        0 => Draw::Bcast(g.below(n), size(g, slot)),
+        0 => Draw::Bcast(g.below(n), size(g, most)),
         1 => {
             let root = (g.below(2) == 0).then(|| g.below(n));
             Draw::Reduce(root, 16 * (size(g, slot) / 16), g.below(2) == 0)
         }
         2 => Draw::Allgather(size(g, slot)),
-        _ => Draw::Alltoall(size(g, slot) / n),
+        _ => Draw::Alltoall(size(g, most) / n),
     }
 }
 
 /// Starts `d` (call number `call`) on the caller's bytes, then scribbles over
-/// them; the output buffer.
-fn start(c: &mut ShmColl, d: Draw, call: u64) -> (u64, Vec<u8>) {
+/// them unless `keep` (then they are returned, to be left alone until the
+/// operation is over); the output buffer.
+fn start(c: &mut ShmColl, d: Draw, call: u64, keep: bool) -> (u64, Vec<u8>, Vec<u8>) {
     let (me, n) = (c.rank(), c.size());
     let (kind, mut data, out_len, in_place) = match d {
         Draw::Bcast(root, len) => {
@@ -113,12 +126,23 @@ fn start(c: &mut ShmColl, d: Draw, call: u64) -> (u64, Vec<u8>) {
         // is over; the input is the output itself, as MPI_IN_PLACE.
         unsafe { NbOp::borrowed(kind, std::slice::from_raw_parts(p, out_len), p, out_len) }
     } else {
-        // SAFETY: as above; `data` is left alone until the start returns.
-        unsafe { NbOp::borrowed(kind, &data, out.as_mut_ptr(), out_len) }
+        // SAFETY: as above; `data` is left alone until the start returns, or
+        // (kept) until the operation is over: the caller holds it in its list.
+        unsafe {
+            NbOp::borrowed(kind, &data, out.as_mut_ptr(), out_len).map(|op| {
+                if keep {
+                    op.kept()
+                } else {
+                    op
+                }
+            })
+        }
     };
     let id = c.nb_start(op.unwrap()).unwrap();
-    data.fill(0x5A);
-    (id, out)
+    if !keep {
+        data.fill(0x5A);
+    }
+    (id, out, data)
 }
 
 /// What rank `me` must hold after `d`.
@@ -157,8 +181,18 @@ fn blocking_allreduce(c: &mut ShmColl) {
 
 #[test]
 fn borrowed_inputs_in_flight_match_a_serial_reference() {
+    batches(None);
+}
+
+#[test]
+fn the_one_copy_way_in_flight_matches_a_serial_reference() {
+    batches(Some(1));
+    batches(Some(40));
+}
+
+fn batches(direct: Option<usize>) {
     for n in 1..=4usize {
-        run(n, |c| {
+        run(n, direct, |c| {
             let me = c.rank();
             let mut g = Rng(2000 + n as u64);
             let mut mine = Rng(11 + me as u64);
@@ -172,9 +206,10 @@ fn borrowed_inputs_in_flight_match_a_serial_reference() {
                 let k = 1 + g.below(5);
                 let mut live = Vec::new();
                 for _ in 0..k {
-                    let d = draw(&mut g, n, c.nb_max());
-                    let (id, out) = start(c, d, call);
-                    live.push((id, out, d, call));
+                    let d = draw(&mut g, n, c.nb_max(), direct.is_some() && n > 1);
+                    let keep = mine.below(2) == 0;
+                    let (id, out, input) = start(c, d, call, keep);
+                    live.push((id, out, d, call, input));
                     call += 1;
                 }
                 if round % 4 == 2 {
@@ -186,7 +221,7 @@ fn borrowed_inputs_in_flight_match_a_serial_reference() {
                     c.nb_progress();
                     let i = mine.below(live.len());
                     if c.nb_done(live[i].0) {
-                        let (_, out, d, at) = live.swap_remove(i);
+                        let (_, out, d, at, _input) = live.swap_remove(i);
                         assert_eq!(out, expect(d, at, me, n), "n={n} rank {me} {d:?}");
                     } else {
                         std::thread::yield_now();

@@ -35,6 +35,8 @@ use myrix_mpi::coll::shm::nb::{NbKind, NbOp};
 use myrix_mpi::coll::shm::INLINE;
 use myrix_mpi::datatype::Datatype;
 use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The communicator's segment, unless a persistent collective is starting (its
 /// starts may come in any order; the segment's slots go in start order).
@@ -60,6 +62,8 @@ struct NbReq {
     sh: Shm,
     id: u64,
     stage: Option<Stage>,
+    /// Set when a copy of the one-copy way failed.
+    failed: Arc<AtomicBool>,
 }
 
 // SAFETY: `out` is the C caller's buffer, left alone by the program until the
@@ -95,7 +99,10 @@ impl Hook for NbReq {
         poll(&self.sh, self.id, POLLS)
     }
 
-    fn done(self: Box<Self>, _st: &mut CStatus) {
+    fn done(self: Box<Self>, st: &mut CStatus) {
+        if self.failed.load(Ordering::Relaxed) && st.error == MPI_SUCCESS {
+            st.error = MPI_ERR_OTHER;
+        }
         if let Some(s) = self.stage {
             // SAFETY: `out` holds `count` elements of `t` (the caller's contract,
             // kept since the start).
@@ -166,12 +173,24 @@ unsafe fn packed<'a>(
     Ok(out)
 }
 
-/// `sh`'s segment if a contribution of `len` bytes per rank fits its steps (alike
-/// on every rank: every rank passes the same length, and the geometry is rank 0's).
-fn fits(c: &CommRef, len: usize) -> Option<Shm> {
+/// `sh`'s segment if a contribution of `len` bytes per rank fits its steps, or
+/// (`block` Some, an Ibcast's or Ialltoall's) blocks of that size go the one-copy
+/// way (alike on every rank: every rank passes the same length, and the geometry
+/// and the way are decided alike).
+fn fits(c: &CommRef, len: usize, block: Option<usize>) -> Option<Shm> {
     let sh = segment(c)?;
     // Only above a line is the slot's size needed (the lock is one exchange).
-    (len <= INLINE || len <= shm::lock(&sh).nb_max()).then_some(sh)
+    let ok = len <= INLINE || {
+        let g = shm::lock(&sh);
+        len <= g.nb_max() || block.is_some_and(|b| g.one_copy(b))
+    };
+    ok.then_some(sh)
+}
+
+/// Whether `d` (from [`packed`]) is the caller's own memory rather than `tmp`'s.
+fn callers(d: &[u8], tmp: &Tmp) -> bool {
+    let p = d.as_ptr();
+    p != tmp.line.as_ptr() && (tmp.heap.is_empty() || p != tmp.heap.as_ptr())
 }
 
 /// Where `n` elements of `t` at `buf` receive `len` bytes: the memory itself when
@@ -214,11 +233,16 @@ unsafe fn start(
     request: *mut MPI_Request,
     name: &str,
 ) -> Result<(), c_int> {
+    let failed = Arc::new(AtomicBool::new(false));
+    let op = op.on_failure(failed.clone());
     let (id, done) = {
         let mut g = shm::lock(&sh);
         let id = g.nb_start(op).map_err(|e| coll_code(&e, name))?;
         (id, g.nb_done(id))
     };
+    if done && failed.load(Ordering::Relaxed) {
+        return Err(MPI_ERR_OTHER);
+    }
     if done {
         if let Some(s) = stage {
             // SAFETY: as in `NbReq::done`.
@@ -234,7 +258,12 @@ unsafe fn start(
     let poller = sh.clone();
     b.poll(Box::new(move || poll(&poller, id, POLLS)));
     let driver = b.build().map_err(|e| coll_code(&e, name))?;
-    let hook = Box::new(NbReq { sh, id, stage });
+    let hook = Box::new(NbReq {
+        sh,
+        id,
+        stage,
+        failed,
+    });
     let h = runtime::with(name, |rt| {
         let p = p2p(rt)?;
         let d = p
@@ -280,7 +309,7 @@ pub(super) unsafe fn ibcast(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let len = bytes(n, t).ok()?;
-    let sh = fits(c, len)?;
+    let sh = fits(c, len, Some(len))?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -291,8 +320,15 @@ pub(super) unsafe fn ibcast(
             // SAFETY: the caller's contract.
             let d = unsafe { packed(buf, n, t, &mut tmp) }?;
             // SAFETY: no output; `d` lives until `start` returns.
-            unsafe { NbOp::borrowed(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
-                .map_err(|e| coll_code(&e, name))?
+            let op = unsafe { NbOp::borrowed(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
+                .map_err(|e| coll_code(&e, name))?;
+            if callers(d, &tmp) {
+                // SAFETY: the caller's buffer, left alone until the request
+                // completes (the standard's rule).
+                unsafe { op.kept() }
+            } else {
+                op
+            }
         } else {
             // SAFETY: the caller's contract.
             let (p, l) = unsafe { output(buf, n, t, &mut stage) }?;
@@ -322,7 +358,7 @@ pub(super) unsafe fn ireduce(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let len = bytes(n, t).ok()?;
-    let sh = fits(c, len)?;
+    let sh = fits(c, len, None)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -383,7 +419,7 @@ pub(super) unsafe fn iexchange(
     if alltoall && in_place(send) {
         return None;
     }
-    let sh = fits(c, mine)?;
+    let sh = fits(c, mine, alltoall.then_some(block))?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -422,6 +458,13 @@ pub(super) unsafe fn iexchange(
         // SAFETY: p holds l bytes until completion (`output`); `d` lives until
         // `start` returns.
         let op = unsafe { NbOp::borrowed(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
+        let op = if callers(d, &tmp) && !in_place(send) {
+            // SAFETY: the caller's send buffer, left alone until the request
+            // completes (the standard's rule).
+            unsafe { op.kept() }
+        } else {
+            op
+        };
         // SAFETY: the caller's contract.
         unsafe { start(c, sh, op, stage, request, name) }
     })())

@@ -28,7 +28,8 @@ use crate::coll::CollError;
 use crate::datatype::Basic;
 use crate::op::BuiltinOp;
 use myrix_rsm::spin::SpinWait;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A reduction on packed whole elements: `inout = input op inout`.
 pub type CombineFn = Box<dyn FnMut(&[u8], &mut [u8]) + Send>;
@@ -124,6 +125,16 @@ pub struct NbOp {
     /// Whether this rank's whole contribution sits in its own area of the step
     /// (written at the post), so the completion reads it there.
     own_in_area: bool,
+    /// The one-copy way (an Ibcast or Ialltoall of large blocks, see
+    /// `nb_try_direct`): two steps, `step` and `step + 1`.
+    direct: bool,
+    /// Whether this rank posted the second step (its copies are done).
+    copied: bool,
+    /// Whether `data` is the caller's memory, valid until the operation is over
+    /// (it can be exposed to the peers without a copy).
+    kept: bool,
+    /// Set when a copy of the one-copy way failed here or at a peer.
+    failed: Option<Arc<AtomicBool>>,
 }
 
 // SAFETY: `out` is memory the caller promised to this operation until it is over;
@@ -160,6 +171,10 @@ impl NbOp {
             step: 0,
             posted: false,
             own_in_area: false,
+            direct: false,
+            copied: false,
+            kept: false,
+            failed: None,
         })
     }
 
@@ -191,16 +206,45 @@ impl NbOp {
             step: 0,
             posted: false,
             own_in_area: false,
+            direct: false,
+            copied: false,
+            kept: false,
+            failed: None,
         })
     }
 }
 
 impl NbOp {
+    fn fail(&self) {
+        if let Some(f) = &self.failed {
+            f.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Whether the completion reads this rank's own contribution (a reduction at a
     /// rank that receives; an allgather's or alltoall's own block is placed at the
     /// post).
     fn needs_own(&self) -> bool {
         matches!(self.kind, NbKind::Reduce { .. }) && self.out_len > 0
+    }
+
+    /// Marks `data` (of [`NbOp::borrowed`]) as the caller's memory, left alone
+    /// until the operation is over, as MPI's rule for a send buffer: the one-copy
+    /// way exposes it to the peers instead of copying it first.
+    ///
+    /// # Safety
+    /// `data` stays valid and unchanged until [`ShmColl::nb_done`] says the
+    /// operation is over.
+    pub unsafe fn kept(mut self) -> NbOp {
+        self.kept = matches!(self.data, Data::Borrowed(_));
+        self
+    }
+
+    /// `flag` is set if a copy between the ranks' memories fails (the one-copy
+    /// way); the operation still ends.
+    pub fn on_failure(mut self, flag: Arc<AtomicBool>) -> NbOp {
+        self.failed = Some(flag);
+        self
     }
 
     /// A bcast reader's operation: `len` bytes from `root` into `out`.
@@ -217,6 +261,10 @@ impl NbOp {
             step: 0,
             posted: false,
             own_in_area: false,
+            direct: false,
+            copied: false,
+            kept: false,
+            failed: None,
         }
     }
 }
@@ -226,7 +274,12 @@ impl ShmColl {
     /// against the communicator first (nothing starts on an error).
     pub fn nb_start(&mut self, mut op: NbOp) -> Result<u64, CollError> {
         let n = self.g.n;
-        if op.len > self.nb_max() {
+        op.direct = match op.kind {
+            NbKind::Bcast { .. } => self.one_copy(op.len),
+            NbKind::Alltoall => op.len % n == 0 && self.one_copy(op.len / n),
+            _ => false,
+        };
+        if op.len > self.nb_max() && !op.direct {
             return Err(CollError::Args(format!(
                 "{} bytes do not fit a slot of {}",
                 op.len,
@@ -269,6 +322,19 @@ impl ShmColl {
         }
         self.seq += 1;
         op.step = self.seq;
+        if op.direct {
+            self.seq += 1;
+            // Exposed to the peers until the operation is over: the caller's own
+            // memory when it promised to leave it alone, else a copy that does
+            // not move with the operation.
+            let exposes = match op.kind {
+                NbKind::Bcast { root } => root == self.me,
+                _ => true,
+            };
+            if exposes && !op.kept && !matches!(op.data, Data::Heap(_)) {
+                op.data = Data::Heap(op.data.get(op.len).to_vec());
+            }
+        }
         let id = self.nb_started;
         self.nb_started += 1;
         if self.nb.is_empty() && self.nb_try(&mut op) {
@@ -276,7 +342,9 @@ impl ShmColl {
         } else {
             // The caller's bytes are not ours past this call: keep what the rest of
             // the operation needs (nothing once this rank's bytes are in its area).
-            if let Data::Borrowed(_) = op.data {
+            if op.direct {
+                // Its input is kept or copied already (above).
+            } else if let Data::Borrowed(_) = op.data {
                 if op.posted && !op.own_in_area && op.needs_own() {
                     // A reduce root's: its claim holds and no peer reads its area.
                     self.write(op.step, Area::of(op.len), 0, op.data.get(op.len));
@@ -399,6 +467,9 @@ impl ShmColl {
     /// Runs `op` as far as it goes; true when it is over. Called only for the
     /// oldest unfinished operation.
     fn nb_try(&mut self, op: &mut NbOp) -> bool {
+        if op.direct {
+            return self.nb_try_direct(op);
+        }
         let s = op.step;
         let me = self.me;
         let n = self.g.n;
@@ -493,6 +564,89 @@ impl ShmColl {
                 true
             }
         }
+    }
+
+    /// The one-copy way for an Ibcast or Ialltoall of blocks of `one_copy` size:
+    /// in step `s` the ranks whose input the others read (the root; every rank of
+    /// an alltoall) post its address in their lines; every reader copies straight
+    /// from there with [`super::direct::PeerMem`] and posts `s + 1` with a status
+    /// word (1: a copy failed); an exposing rank is over once every rank posted
+    /// `s + 1` (its input is read until then). As the blocking `bcast_direct` and
+    /// alltoall, so the steps mean the same to every rank.
+    fn nb_try_direct(&mut self, op: &mut NbOp) -> bool {
+        let (s, me, n, len) = (op.step, self.me, self.g.n, op.len);
+        let d = s + 1;
+        let exposes = match op.kind {
+            NbKind::Bcast { root } => root == me,
+            _ => true,
+        };
+        if !op.posted {
+            if exposes {
+                if !self.try_claim(s, Area::Line) {
+                    return false;
+                }
+                let at = op.data.get(len).as_ptr() as u64;
+                self.write(s, Area::Line, 0, &at.to_le_bytes());
+            }
+            self.post(s);
+            op.posted = true;
+        }
+        if !op.copied {
+            let ready = match op.kind {
+                NbKind::Bcast { root } => exposes || self.has_posted(root, s),
+                _ => self.all_posted(s),
+            };
+            // The claim first: the copies are done once.
+            if !ready || !self.try_claim(d, Area::Line) {
+                return false;
+            }
+            let mut ok = true;
+            match op.kind {
+                NbKind::Bcast { root } if !exposes => {
+                    // SAFETY: `out` holds `len` bytes (checked at the start).
+                    let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
+                    ok = self.peer_read(root, self.exposed_at(root, s), out);
+                }
+                NbKind::Alltoall => {
+                    let b = len / n;
+                    // SAFETY: `out` holds n blocks of `b` bytes; the input is not
+                    // part of it (no in-place alltoall here).
+                    let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
+                    for q in (0..n).filter(|&q| q != me) {
+                        let at = self.exposed_at(q, s) + me * b;
+                        ok &= self.peer_read(q, at, &mut out[q * b..(q + 1) * b]);
+                    }
+                    out[me * b..(me + 1) * b]
+                        .copy_from_slice(&op.data.get(len)[me * b..(me + 1) * b]);
+                }
+                _ => {}
+            }
+            self.write(d, Area::Line, 0, &u64::from(!ok).to_le_bytes());
+            self.post(d);
+            op.copied = true;
+            if !ok {
+                op.fail();
+            }
+        }
+        if exposes {
+            if !self.all_posted(d) {
+                return false;
+            }
+            let failed = (0..n)
+                .filter(|&q| q != me)
+                .any(|q| self.read(q, d, Area::Line, 0, 8) != [0u8; 8]);
+            if failed {
+                op.fail();
+            }
+        }
+        true
+    }
+
+    /// The address rank `q` posted in its line for step `s` (posted).
+    fn exposed_at(&self, q: usize, s: u64) -> usize {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(self.read(q, s, Area::Line, 0, 8));
+        u64::from_le_bytes(w) as usize
     }
 
     /// Writes what the peers of `op` read into this rank's area for step `s`
