@@ -379,7 +379,10 @@ impl ShmColl {
         let first = self.nb_started - queued;
         match id.checked_sub(first) {
             None => true,
-            Some(i) => self.nb.get(i as usize).is_some_and(|o| o.posted),
+            Some(i) => self
+                .nb
+                .get(i as usize)
+                .is_some_and(|o| o.posted && (!o.direct || o.copied)),
         }
     }
 
