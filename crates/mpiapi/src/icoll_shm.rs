@@ -187,10 +187,14 @@ fn fits(c: &CommRef, len: usize, block: Option<usize>) -> Option<Shm> {
     ok.then_some(sh)
 }
 
-/// Whether `d` (from [`packed`]) is the caller's own memory rather than `tmp`'s.
-fn callers(d: &[u8], tmp: &Tmp) -> bool {
-    let p = d.as_ptr();
-    p != tmp.line.as_ptr() && (tmp.heap.is_empty() || p != tmp.heap.as_ptr())
+/// Whether `n` elements of `t` at `buf` are contiguous: [`packed`] gives the
+/// caller's own memory, not a copy.
+///
+/// # Safety
+/// As [`packed`]'s.
+unsafe fn callers(buf: *const c_void, n: usize, t: &Datatype) -> bool {
+    // SAFETY: the caller's contract.
+    matches!(unsafe { contig(buf, n, t) }, Ok(Some(_)))
 }
 
 /// Where `n` elements of `t` at `buf` receive `len` bytes: the memory itself when
@@ -322,7 +326,8 @@ pub(super) unsafe fn ibcast(
             // SAFETY: no output; `d` lives until `start` returns.
             let op = unsafe { NbOp::borrowed(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
                 .map_err(|e| coll_code(&e, name))?;
-            if callers(d, &tmp) {
+            // SAFETY: the caller's contract.
+            if unsafe { callers(buf, n, t) } {
                 // SAFETY: the caller's buffer, left alone until the request
                 // completes (the standard's rule).
                 unsafe { op.kept() }
@@ -458,7 +463,9 @@ pub(super) unsafe fn iexchange(
         // SAFETY: p holds l bytes until completion (`output`); `d` lives until
         // `start` returns.
         let op = unsafe { NbOp::borrowed(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
-        let op = if callers(d, &tmp) && !in_place(send) {
+        // SAFETY: the caller's contract (not in place: the send buffer).
+        let kept = st.is_some_and(|st| !in_place(send) && unsafe { callers(send, sn, st) });
+        let op = if kept {
             // SAFETY: the caller's send buffer, left alone until the request
             // completes (the standard's rule).
             unsafe { op.kept() }
