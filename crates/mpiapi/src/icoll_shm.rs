@@ -7,9 +7,11 @@
 //! Each rank decides from what every rank passes alike (the message's bytes, the
 //! communicator's segment), so all take the segment or none.
 //!
-//! The start copies this rank's contribution into the operation, posts its step
-//! when no earlier operation of this rank is unfinished, and if nothing is left to
-//! read (a bcast root, a reduce's other ranks) returns a request already complete.
+//! The start posts its step when no earlier operation of this rank is unfinished,
+//! writing this rank's contribution straight from the caller's (or the packed)
+//! bytes — copied into the operation only when it has to wait — and if nothing is
+//! left to read (a bcast root, a reduce's other ranks) returns a request already
+//! complete.
 //! Otherwise the request is a driver in the point-to-point engine (a schedule with
 //! one poll step, [`NbReq`] at its completion): any call that makes progress — a
 //! blocking receive too — moves the segment's queue (a peer may be waiting for a
@@ -33,6 +35,8 @@ use myrix_mpi::coll::shm::nb::{NbKind, NbOp};
 use myrix_mpi::coll::shm::INLINE;
 use myrix_mpi::datatype::Datatype;
 use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The communicator's segment, unless a persistent collective is starting (its
 /// starts may come in any order; the segment's slots go in start order).
@@ -58,6 +62,8 @@ struct NbReq {
     sh: Shm,
     id: u64,
     stage: Option<Stage>,
+    /// Set when a copy of the one-copy way failed.
+    failed: Arc<AtomicBool>,
 }
 
 // SAFETY: `out` is the C caller's buffer, left alone by the program until the
@@ -93,7 +99,10 @@ impl Hook for NbReq {
         poll(&self.sh, self.id, POLLS)
     }
 
-    fn done(self: Box<Self>, _st: &mut CStatus) {
+    fn done(self: Box<Self>, st: &mut CStatus) {
+        if self.failed.load(Ordering::Relaxed) && st.error == MPI_SUCCESS {
+            st.error = MPI_ERR_OTHER;
+        }
         if let Some(s) = self.stage {
             // SAFETY: `out` holds `count` elements of `t` (the caller's contract,
             // kept since the start).
@@ -164,12 +173,28 @@ unsafe fn packed<'a>(
     Ok(out)
 }
 
-/// `sh`'s segment if a contribution of `len` bytes per rank fits its steps (alike
-/// on every rank: every rank passes the same length, and the geometry is rank 0's).
-fn fits(c: &CommRef, len: usize) -> Option<Shm> {
+/// `sh`'s segment if a contribution of `len` bytes per rank fits its steps, or
+/// (`block` Some, an Ibcast's or Ialltoall's) blocks of that size go the one-copy
+/// way (alike on every rank: every rank passes the same length, and the geometry
+/// and the way are decided alike).
+fn fits(c: &CommRef, len: usize, block: Option<usize>) -> Option<Shm> {
     let sh = segment(c)?;
     // Only above a line is the slot's size needed (the lock is one exchange).
-    (len <= INLINE || len <= shm::lock(&sh).nb_max()).then_some(sh)
+    let ok = len <= INLINE || {
+        let g = shm::lock(&sh);
+        len <= g.nb_max() || block.is_some_and(|b| g.one_copy(b))
+    };
+    ok.then_some(sh)
+}
+
+/// Whether `n` elements of `t` at `buf` are contiguous: [`packed`] gives the
+/// caller's own memory, not a copy.
+///
+/// # Safety
+/// As [`packed`]'s.
+unsafe fn callers(buf: *const c_void, n: usize, t: &Datatype) -> bool {
+    // SAFETY: the caller's contract.
+    matches!(unsafe { contig(buf, n, t) }, Ok(Some(_)))
 }
 
 /// Where `n` elements of `t` at `buf` receive `len` bytes: the memory itself when
@@ -212,11 +237,16 @@ unsafe fn start(
     request: *mut MPI_Request,
     name: &str,
 ) -> Result<(), c_int> {
+    let failed = Arc::new(AtomicBool::new(false));
+    let op = op.on_failure(failed.clone());
     let (id, done) = {
         let mut g = shm::lock(&sh);
         let id = g.nb_start(op).map_err(|e| coll_code(&e, name))?;
         (id, g.nb_done(id))
     };
+    if done && failed.load(Ordering::Relaxed) {
+        return Err(MPI_ERR_OTHER);
+    }
     if done {
         if let Some(s) = stage {
             // SAFETY: as in `NbReq::done`.
@@ -232,7 +262,12 @@ unsafe fn start(
     let poller = sh.clone();
     b.poll(Box::new(move || poll(&poller, id, POLLS)));
     let driver = b.build().map_err(|e| coll_code(&e, name))?;
-    let hook = Box::new(NbReq { sh, id, stage });
+    let hook = Box::new(NbReq {
+        sh,
+        id,
+        stage,
+        failed,
+    });
     let h = runtime::with(name, |rt| {
         let p = p2p(rt)?;
         let d = p
@@ -278,7 +313,7 @@ pub(super) unsafe fn ibcast(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let len = bytes(n, t).ok()?;
-    let sh = fits(c, len)?;
+    let sh = fits(c, len, Some(len))?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -288,9 +323,17 @@ pub(super) unsafe fn ibcast(
         let op = if c.rank as usize == root {
             // SAFETY: the caller's contract.
             let d = unsafe { packed(buf, n, t, &mut tmp) }?;
-            // SAFETY: no output.
-            unsafe { NbOp::new(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
-                .map_err(|e| coll_code(&e, name))?
+            // SAFETY: no output; `d` lives until `start` returns.
+            let op = unsafe { NbOp::borrowed(NbKind::Bcast { root }, d, std::ptr::null_mut(), 0) }
+                .map_err(|e| coll_code(&e, name))?;
+            // SAFETY: the caller's contract.
+            if unsafe { callers(buf, n, t) } {
+                // SAFETY: the caller's buffer, left alone until the request
+                // completes (the standard's rule).
+                unsafe { op.kept() }
+            } else {
+                op
+            }
         } else {
             // SAFETY: the caller's contract.
             let (p, l) = unsafe { output(buf, n, t, &mut stage) }?;
@@ -320,7 +363,7 @@ pub(super) unsafe fn ireduce(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let len = bytes(n, t).ok()?;
-    let sh = fits(c, len)?;
+    let sh = fits(c, len, None)?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -343,8 +386,9 @@ pub(super) unsafe fn ireduce(
         };
         let combine = combine();
         let kind = NbKind::Reduce { root, combine };
-        // SAFETY: p holds l bytes until completion (`output`).
-        let op = unsafe { NbOp::new(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
+        // SAFETY: p holds l bytes until completion (`output`); `d` lives until
+        // `start` returns.
+        let op = unsafe { NbOp::borrowed(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
         // SAFETY: the caller's contract.
         unsafe { start(c, sh, op, stage, request, name) }
     })())
@@ -380,7 +424,7 @@ pub(super) unsafe fn iexchange(
     if alltoall && in_place(send) {
         return None;
     }
-    let sh = fits(c, mine)?;
+    let sh = fits(c, mine, alltoall.then_some(block))?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -416,8 +460,18 @@ pub(super) unsafe fn iexchange(
         } else {
             NbKind::Allgather
         };
-        // SAFETY: p holds l bytes until completion (`output`).
-        let op = unsafe { NbOp::new(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
+        // SAFETY: p holds l bytes until completion (`output`); `d` lives until
+        // `start` returns.
+        let op = unsafe { NbOp::borrowed(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
+        // SAFETY: the caller's contract (not in place: the send buffer).
+        let kept = st.is_some_and(|st| !in_place(send) && unsafe { callers(send, sn, st) });
+        let op = if kept {
+            // SAFETY: the caller's send buffer, left alone until the request
+            // completes (the standard's rule).
+            unsafe { op.kept() }
+        } else {
+            op
+        };
         // SAFETY: the caller's contract.
         unsafe { start(c, sh, op, stage, request, name) }
     })())
