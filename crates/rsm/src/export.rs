@@ -69,6 +69,15 @@ impl Export {
         self.b.as_ptr()
     }
 
+    /// On a network controller: takes in the frames that arrived (a non-blocking
+    /// receive), as [`Export::load_u64`] does before its load; nothing on shm. For an
+    /// exporter that polls its memory through [`Export::as_ptr`] and only needs the
+    /// frames applied (no bounds check, no look at the segment's state).
+    #[inline]
+    pub fn poll(&self) {
+        self.b.poll();
+    }
+
     /// Reads the 8-byte word at `offset` (8-aligned) of this segment with acquire
     /// ordering: how an exporter polls a flag that importers set with an 8-byte
     /// [`crate::Import::put_scalars`], after which the bytes they put before it are

@@ -180,7 +180,9 @@ impl Mem {
     /// controller's thread). Nothing on other windows.
     pub fn poll_net(&self) {
         if let Backing::Export(e) = &self._keep {
-            let _ = e.load_u64(0);
+            // The poll alone: `load_u64(0)` also locked the segment's state twice (its
+            // length and address) on every look, nearly all of them empty.
+            e.poll();
         }
     }
 

@@ -367,7 +367,12 @@ impl Transport for Udp {
         }
         Ok(true)
     }
+    #[inline]
     fn flush(&mut self) -> io::Result<()> {
+        // Every poll of the endpoint flushes, nearly always with nothing batched.
+        if self.batch.to.is_none() {
+            return Ok(());
+        }
         self.flush_batch()
     }
     #[inline]

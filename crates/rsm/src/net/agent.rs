@@ -422,8 +422,12 @@ const AGENT_BUSY_BACKOFF: Duration = Duration::from_micros(200);
 /// leaves the socket to it (a frame woke nobody but the caller that reads it).
 pub(crate) const APP_ACTIVE_NS: u64 = 200_000;
 /// The shortest nap of the agent while the application polls: it naps until the
-/// application would stop counting as active, at least this long.
-const AGENT_NAP_MIN: Duration = Duration::from_micros(50);
+/// application would stop counting as active, at least this long. Each nap's end is a
+/// wake-up that, when every core runs a polling rank, preempts one (a context switch
+/// each way, on a message's path one time in ~80 at 200 µs; docs/mpi-net.md, session
+/// 28): 1 ms makes them 5x rarer, and the agent takes over at most ~1.2 ms after the
+/// application stops polling.
+const AGENT_NAP_MIN: Duration = Duration::from_millis(1);
 /// How long the agent keeps polling the socket after a frame before it sleeps in
 /// `poll(2)`, when the machine has a core for every busy process: the next frame of a
 /// burst (a put's flush, the next put of a sequence) then costs no wake-up.
