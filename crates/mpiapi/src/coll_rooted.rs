@@ -15,6 +15,28 @@ use crate::ffi::{finish, mpi_fn};
 use myrix_mpi::coll;
 use std::os::raw::{c_int, c_void};
 
+/// MPI_COMM_WORLD, borrowed, when a rooted call on it may go straight to the
+/// predefined-type paths of `coll_fast.rs`: MPI is up and the world's segment is in
+/// use (`shm::world_ready`: neither `intercoll` nor `coll_hier` applies). At the
+/// root the buffers must be what the entry's checks let through (neither NULL nor
+/// in place, not the same memory; `plain`) — anything else takes the entry as
+/// before. Those paths decide alike on every rank and return None for whatever
+/// else they do not take (derived types, bad counts or roots), which then also
+/// goes the whole way, so errors are reported as before.
+fn world(comm: MPI_Comm, name: &str) -> Option<&'static crate::comm::CommRef> {
+    if comm != MPI_COMM_WORLD || crate::runtime::check(name).is_err() || !shm::world_ready() {
+        return None;
+    }
+    crate::comm::predefined_ref(comm)
+}
+
+/// At the root of `c`, whether the send and receive buffers are neither NULL nor
+/// in place nor the same memory (elsewhere: always).
+fn plain(send: *const c_void, recv: *const c_void, root: c_int, c: &crate::comm::CommRef) -> bool {
+    usize::try_from(root).ok() != Some(c.rank as usize)
+        || !(send.is_null() || recv.is_null() || in_place(send) || in_place(recv) || send == recv)
+}
+
 /// Gather (`rcounts` None: `rc` each) and Gatherv.
 ///
 /// # Safety
@@ -103,6 +125,11 @@ unsafe fn gather(
 
 mpi_fn! {
     fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
+        if let Some(c) = world(comm, "MPI_Gather").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::gather_predefined(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Gather", r); }
+        }
         if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return finish(comm, "MPI_Gather", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_gather(recvbuf, recvcount, None, recvtype, root, comm) } { return finish(comm, "MPI_Gather", r); } // an in-place receive buffer at the root (coll_stand.rs)
@@ -118,6 +145,11 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
+        if let Some(c) = world(comm, "MPI_Gatherv").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::gatherv_predefined(sendbuf, sendcount, sendtype, recvbuf, (recvcounts, displs), recvtype, root, c) } { return finish(comm, "MPI_Gatherv", r); }
+        }
         if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return finish(comm, "MPI_Gatherv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_gather(recvbuf, 0, Some((recvcounts, displs)), recvtype, root, comm) } { return finish(comm, "MPI_Gatherv", r); } // an in-place receive buffer at the root (coll_stand.rs)
@@ -240,6 +272,11 @@ unsafe fn scatter(
 
 mpi_fn! {
     fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
+        if let Some(c) = world(comm, "MPI_Scatter").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::scatter_predefined(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Scatter", r); }
+        }
         if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return finish(comm, "MPI_Scatter", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_scatter(sendbuf, sendcount, None, sendtype, root, comm) } { return finish(comm, "MPI_Scatter", r); } // an in-place send buffer at the root (coll_stand.rs)
@@ -255,6 +292,11 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
+        if let Some(c) = world(comm, "MPI_Scatterv").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::scatterv_predefined(sendbuf, (sendcounts, displs), sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Scatterv", r); }
+        }
         if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return finish(comm, "MPI_Scatterv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_scatter(sendbuf, 0, Some((sendcounts, displs)), sendtype, root, comm) } { return finish(comm, "MPI_Scatterv", r); } // an in-place send buffer at the root (coll_stand.rs)

@@ -277,6 +277,15 @@ static REG: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 /// registry's lock.
 static WORLD: OnceLock<Option<&'static ShmCell>> = OnceLock::new();
 
+/// Whether MPI_COMM_WORLD's segment is set up and in use (no choice to print, not
+/// forced point to point). A world with a segment lies on one node and is an
+/// intracommunicator, so its rooted calls may skip the entry's detours for
+/// intercommunicators and for levels across nodes (`coll_rooted.rs`).
+pub fn world_ready() -> bool {
+    let cfg = config();
+    cfg.force != Force::P2p && !cfg.debug && matches!(WORLD.get(), Some(Some(_)))
+}
+
 fn reg() -> MutexGuard<'static, Vec<Entry>> {
     REG.lock().unwrap_or_else(|p| p.into_inner())
 }
