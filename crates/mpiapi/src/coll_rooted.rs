@@ -125,10 +125,10 @@ unsafe fn gather(
 
 mpi_fn! {
     fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
-        if let Some(c) = world(comm, "MPI_Gather").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+        // MPI_COMM_WORLD with predefined types: straight to the segment (`coll_fast.rs`).
+        if comm == MPI_COMM_WORLD && crate::runtime::check("MPI_Gather").is_ok() {
             // SAFETY: the C contract, forwarded.
-            if let Some(r) = unsafe { fast::gather_predefined(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Gather", r); }
+            if let Some(r) = unsafe { fast::gather_world(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root) } { return finish(comm, "MPI_Gather", r); }
         }
         if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return finish(comm, "MPI_Gather", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
@@ -272,10 +272,10 @@ unsafe fn scatter(
 
 mpi_fn! {
     fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
-        if let Some(c) = world(comm, "MPI_Scatter").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+        // MPI_COMM_WORLD with predefined types: straight to the segment (`coll_fast.rs`).
+        if comm == MPI_COMM_WORLD && crate::runtime::check("MPI_Scatter").is_ok() {
             // SAFETY: the C contract, forwarded.
-            if let Some(r) = unsafe { fast::scatter_predefined(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Scatter", r); }
+            if let Some(r) = unsafe { fast::scatter_world(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root) } { return finish(comm, "MPI_Scatter", r); }
         }
         if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return finish(comm, "MPI_Scatter", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.

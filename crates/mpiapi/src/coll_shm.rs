@@ -286,6 +286,18 @@ pub fn world_ready() -> bool {
     cfg.force != Force::P2p && !cfg.debug && matches!(WORLD.get(), Some(Some(_)))
 }
 
+/// MPI_COMM_WORLD's segment, locked, when `which` on `bytes` goes through it (the
+/// choice `get` makes for the world, without looking the communicator up); None
+/// when it is not set up yet, not in use, or the switch point says no.
+pub fn world_lock(which: Which, bytes: usize) -> Option<Guard<'static>> {
+    let cfg = config();
+    if cfg.force == Force::P2p || cfg.debug {
+        return None;
+    }
+    let cell = (*WORLD.get()?)?;
+    (cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize]).then(|| cell.lock())
+}
+
 fn reg() -> MutexGuard<'static, Vec<Entry>> {
     REG.lock().unwrap_or_else(|p| p.into_inner())
 }
