@@ -1,6 +1,7 @@
 //! The rooted collectives' direct path on MPI_COMM_WORLD (`coll_rooted.rs` `world`):
 //! `coll_world_run.c` under `myrix mpiexec` on 2, 3 and 4 ranks, through shared
-//! memory in the default and in 1 KiB slots, and point to point. Needs `cc`.
+//! memory in the default and in 1 KiB slots, and point to point; and on 4 ranks on
+//! pretend nodes (levels). Needs `cc`.
 
 mod common;
 
@@ -25,4 +26,11 @@ fn rooted_calls_on_the_world_run_ahead_with_changing_roots() {
             assert_every_rank(&o, "coll_world_run", n);
         }
     }
+    // Pretend nodes: the world has a segment, yet its calls go by levels.
+    let mut c = myrix();
+    c.env("MYRIX_MPI_COLL_HIER_NODES", "2")
+        .args(["mpiexec", "-n", "4"])
+        .arg(&exe);
+    let o = run(c, Duration::from_secs(180));
+    assert_every_rank(&o, "coll_world_run", 4);
 }
