@@ -5,6 +5,7 @@
  * must leave to the general one (MPI_IN_PLACE at the root, a derived type, a split
  * communicator) are mixed in between. Every result is checked against values each rank
  * computes; the sequence is the same on every rank. Prints "coll_world_run ok <rank>". */
+#define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
