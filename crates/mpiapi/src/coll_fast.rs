@@ -461,3 +461,92 @@ pub(super) unsafe fn alltoallv_predefined(
         },
     )
 }
+
+/// MPI_Gather on MPI_COMM_WORLD's segment (`shm::world_lock`) with predefined types
+/// in the caller's buffers, the communicator never looked up: the segment knows this
+/// rank and the size. Takes only what the entry's checks let through (at the root
+/// neither buffer NULL nor in place nor the same memory); None for anything else,
+/// which then goes the whole way (and reports its errors there). The caller checked
+/// that MPI is up.
+///
+/// # Safety
+/// The C contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gather_world(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    root: c_int,
+) -> Option<Result<(), c_int>> {
+    if in_place(send) {
+        return None;
+    }
+    let s = datatype::predefined_ref(st)?;
+    let sn = count(sc).ok()?;
+    let b = bytes(sn, s).ok()?;
+    let mut g = shm::world_lock(Which::Gather, b)?;
+    let (me, n) = (g.rank(), g.size());
+    let root = usize::try_from(root).ok().filter(|&r| r < n)?;
+    let out: &mut [u8] = if me == root {
+        if recv.is_null() || in_place(recv) || send == recv.cast_const() {
+            return None;
+        }
+        let r = datatype::predefined_ref(rt)?;
+        let rn = count(rc).ok()?;
+        if bytes(rn, r).ok()? != b {
+            return None;
+        }
+        // SAFETY: the root's recvbuf holds size × recvcount elements.
+        unsafe { contig(recv, rn.checked_mul(n)?, r) }.ok()??
+    } else {
+        &mut []
+    };
+    // SAFETY: sendbuf holds sendcount elements.
+    let data = unsafe { contig(send, sn, s) }.ok()??;
+    Some(run("MPI_Gather", g.gather(root, data, out)))
+}
+
+/// MPI_Scatter on MPI_COMM_WORLD's segment; see [`gather_world`].
+///
+/// # Safety
+/// The C contract for the buffers.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn scatter_world(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    root: c_int,
+) -> Option<Result<(), c_int>> {
+    let r = datatype::predefined_ref(rt)?;
+    let rn = count(rc).ok()?;
+    let b = bytes(rn, r).ok()?;
+    let mut g = shm::world_lock(Which::Scatter, b)?;
+    let (me, n) = (g.rank(), g.size());
+    let root = usize::try_from(root).ok().filter(|&r| r < n)?;
+    let data: &[u8] = if me == root {
+        if send.is_null() || recv.is_null() || in_place(send) || in_place(recv) {
+            return None;
+        }
+        if send == recv.cast_const() {
+            return None;
+        }
+        let s = datatype::predefined_ref(st)?;
+        let sn = count(sc).ok()?;
+        if bytes(sn, s).ok()? != b {
+            return None;
+        }
+        // SAFETY: the root's sendbuf holds size × sendcount elements.
+        unsafe { contig(send, sn.checked_mul(n)?, s) }.ok()??
+    } else {
+        &[]
+    };
+    // SAFETY: recvbuf holds recvcount elements.
+    let out = unsafe { contig(recv, rn, r) }.ok()??;
+    Some(run("MPI_Scatter", g.scatter(root, data, out)))
+}

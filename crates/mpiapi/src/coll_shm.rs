@@ -277,6 +277,35 @@ static REG: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 /// registry's lock.
 static WORLD: OnceLock<Option<&'static ShmCell>> = OnceLock::new();
 
+/// Whether MPI_COMM_WORLD's segment is set up and in use (no choice to print, not
+/// forced point to point) and no collective goes by levels (`coll_hier`: on one
+/// host only with pretend nodes, whose world still has a segment). Such a world is
+/// an intracommunicator on one node, so its rooted calls may skip the entry's
+/// detours for intercommunicators and levels (`coll_rooted.rs`).
+pub fn world_ready() -> bool {
+    let cfg = config();
+    cfg.force != Force::P2p
+        && !cfg.debug
+        && matches!(WORLD.get(), Some(Some(_)))
+        && !crate::coll_hier::enabled()
+}
+
+/// MPI_COMM_WORLD's segment, locked, when `which` on `bytes` goes through it (the
+/// choice `get` makes for the world, without looking the communicator up); None
+/// when it is not set up yet, not in use, collectives may go by levels
+/// (`world_ready`), or the switch point says no.
+pub fn world_lock(which: Which, bytes: usize) -> Option<Guard<'static>> {
+    let cfg = config();
+    if cfg.force == Force::P2p || cfg.debug {
+        return None;
+    }
+    let cell = (*WORLD.get()?)?;
+    if crate::coll_hier::enabled() {
+        return None;
+    }
+    (cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize]).then(|| cell.lock())
+}
+
 fn reg() -> MutexGuard<'static, Vec<Entry>> {
     REG.lock().unwrap_or_else(|p| p.into_inner())
 }

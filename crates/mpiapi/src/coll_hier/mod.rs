@@ -106,7 +106,8 @@ fn fake_nodes() -> u32 {
 
 /// Whether the path may apply at all: turned on, and the job on more than one node.
 /// Read once: a job on one node pays one load per collective for this module.
-fn enabled() -> bool {
+/// (`coll_shm.rs` `world_lock` asks too: the world's shortcut must not skip levels.)
+pub(crate) fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| {
         std::env::var("MYRIX_MPI_COLL_HIER").map_or(true, |v| v != "0")
