@@ -211,8 +211,8 @@ impl Controller {
     }
 
     /// [`Controller::drain`] for a process about to exit: then (with `MYRIX_RSM_BYE=1`
-    /// in the environment) every node it talked with is told that it leaves (docs/rsm.md "Leaving: the bye"), so none waits for
-    /// its acknowledgements, and their imports of its segments end
+    /// in the environment) every node it talked with is told that it leaves
+    /// (docs/rsm.md "Leaving: the bye"), so none waits for its acknowledgements, and their imports of its segments end
     /// `RSMERR_CONN_ABORTED`. The controller's release does this by itself; use the
     /// controller no more after it.
     pub fn leave(&self) -> bool {

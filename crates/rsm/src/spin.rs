@@ -28,6 +28,7 @@
 //! fast path.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// Polls between two looks at the (cached) machine load.
 const RECHECK: u32 = 1 << 15;
@@ -57,21 +58,13 @@ pub fn set_local_procs(n: usize) {
 }
 
 /// The machine's online CPUs (capped by a cgroup CPU quota): what `/proc/loadavg`'s
-/// running count and a job's processes on the host are compared with. Not the caller's affinity
-/// (`available_parallelism`): a process pinned to one core (`myrix bench --cpu`,
-/// `taskset`) saw 1, so two busy processes on a 2-core machine counted as
-/// oversubscribed and every wait of the pinned process yielded at each empty poll
-/// (session 28: the RSM benchmark's exporter, a `sched_yield` beside each `recvfrom`).
+/// running count and a job's processes on the host are compared with. Not the
+/// caller's affinity (`available_parallelism`): a process pinned to one core saw 1,
+/// and two busy processes on a 2-core machine counted as oversubscribed
+/// (docs/rsm-net.md, session 28).
 pub fn cores() -> usize {
-    static CORES: AtomicUsize = AtomicUsize::new(0);
-    match CORES.load(Ordering::Relaxed) {
-        0 => {
-            let n = online_cpus();
-            CORES.store(n, Ordering::Relaxed);
-            n
-        }
-        n => n,
-    }
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(online_cpus)
 }
 
 /// [`cores`], uncached: the online CPUs, capped by a CPU quota of the process's
@@ -307,12 +300,20 @@ mod tests {
     fn a_pinned_caller_counts_the_machines_cores() {
         let online = super::online_cpus();
         let pinned = std::thread::spawn(move || {
-            // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET and
-            // sched_setaffinity get a live set and its size; 0 is this thread.
+            // SAFETY: zeroed cpu_set_t values are empty sets; sched_getaffinity
+            // fills one, CPU_ISSET/CPU_SET read and write live sets, and
+            // sched_setaffinity reads one of its size; 0 is this thread.
             let ok = unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(0, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+                let size = std::mem::size_of::<libc::cpu_set_t>();
+                let mut now: libc::cpu_set_t = std::mem::zeroed();
+                let first = (libc::sched_getaffinity(0, size, &mut now) == 0)
+                    .then(|| (0..libc::CPU_SETSIZE as usize).find(|&c| libc::CPU_ISSET(c, &now)))
+                    .flatten();
+                first.is_some_and(|cpu| {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu, &mut set);
+                    libc::sched_setaffinity(0, size, &set) == 0
+                })
             };
             let seen = std::thread::available_parallelism().map_or(0, |n| n.get());
             (ok, seen, super::online_cpus())
@@ -320,7 +321,7 @@ mod tests {
         .join()
         .unwrap();
         let (ok, seen, counted) = pinned;
-        assert!(ok, "pinning a thread to CPU 0");
+        assert!(ok, "pinning a thread to the first CPU it may use");
         assert_eq!(seen, 1, "the pinned thread's affinity is one CPU");
         assert_eq!(counted, online, "the pinned thread counts every online CPU");
         assert!(online >= 1);

@@ -58,8 +58,10 @@ pub(super) struct Peer<A> {
     /// While [`Peer::resync`]: when the next probe (an explicit ack, carrying our
     /// newer session) goes, so a link that comes back is noticed without traffic.
     pub(super) probe_at: Option<u64>,
-    /// The peer said it leaves ([`BYE`]) and no newer session came since: nothing is
-    /// owed to it, nothing is sent it, and our own leave skips it.
+    /// The peer said it leaves ([`BYE`]) and no newer session came since: what was
+    /// owed to it was dropped at its bye and our own leave skips it. (A new call
+    /// towards it is still queued and ends at the retry limit, as towards any silent
+    /// node.)
     pub(super) left: bool,
     /// We said we leave ([`Engine::leave`]).
     pub(super) bye_sent: bool,
@@ -161,6 +163,9 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             p.remote_session = Some(session);
             p.resync = false;
             p.probe_at = None;
+            // A new incarnation of a peer that left, as in the branch below.
+            p.left = false;
+            p.linger = false;
             // Answered: our own probes stop now, and the peer may not have heard our
             // newer session yet (its copies were lost while the link was down); it
             // would wait in resync for ever.

@@ -11,7 +11,8 @@
 //! root, a reduce's other ranks), is over at once. An allgather's or alltoall's
 //! own block goes straight to the output then; a reduction at a rank that receives
 //! reads its own bytes back from its area (a reduce root, whose area nobody reads,
-//! writes none and uses the caller's bytes when it is over at the start). Otherwise it waits in a queue; [`ShmColl::nb_progress`] (from the request's
+//! writes none and uses the caller's bytes when it is over at the start). Otherwise
+//! it waits in a queue; [`ShmColl::nb_progress`] (from the request's
 //! test, from a driver the caller files with the point-to-point engine, and before
 //! every blocking collective through [`ShmColl::nb_drain`]) moves the queue in
 //! order. The protocol's rule stays whole: a rank posts step `s` only after it read
@@ -21,7 +22,10 @@
 //! What this file must never do: block outside [`ShmColl::nb_drain`], write a
 //! line or slot before its claim holds, or touch the caller's input after the
 //! start (what an unfinished operation still needs of it is copied into the
-//! operation before the start returns).
+//! operation before the start returns) — except an input the caller marked
+//! [`NbOp::kept`] for the one-copy way: peers read it in place until every one has
+//! posted the next step, and it is never written (MPI forbids the caller to change
+//! a nonblocking collective's send buffer before completion).
 
 use super::{Area, ShmColl, INLINE};
 use crate::coll::CollError;
@@ -185,7 +189,8 @@ impl NbOp {
     ///
     /// # Safety
     /// As [`NbOp::new`]'s; `data` stays valid and unchanged until
-    /// [`ShmColl::nb_start`] of this operation returns (it is not used after).
+    /// [`ShmColl::nb_start`] of this operation returns (it is not used after),
+    /// or, when the operation is [`NbOp::kept`], until the operation completes.
     pub unsafe fn borrowed(
         kind: NbKind,
         data: &[u8],
@@ -616,7 +621,9 @@ impl ShmColl {
                     // part of it (no in-place alltoall here).
                     let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
                     for q in (0..n).filter(|&q| q != me) {
-                        let at = self.exposed_at(q, s) + me * b;
+                        // The address came from shared memory: a bad one fails the
+                        // read, never the arithmetic.
+                        let at = self.exposed_at(q, s).wrapping_add(me * b);
                         ok &= self.peer_read(q, at, &mut out[q * b..(q + 1) * b]);
                     }
                     out[me * b..(me + 1) * b]
