@@ -292,9 +292,11 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        // No shortcut for the world (`world`) here: timed slower through it (0.103 -> 0.124 us on 2
-        // ranks, docs/results-mpi-coll.md session 28), though fewer instructions; not
-        // understood yet.
+        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
+        if let Some(c) = world(comm, "MPI_Scatterv").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::scatterv_predefined(sendbuf, (sendcounts, displs), sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Scatterv", r); }
+        }
         if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return finish(comm, "MPI_Scatterv", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_scatter(sendbuf, 0, Some((sendcounts, displs)), sendtype, root, comm) } { return finish(comm, "MPI_Scatterv", r); } // an in-place send buffer at the root (coll_stand.rs)
