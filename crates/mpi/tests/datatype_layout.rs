@@ -1,10 +1,12 @@
 //! The predefined types' sizes, extents and alignments against what the C compiler
 //! says (`cc` on this machine; skipped without one).
 
+use myrix_ctest::{BuildError, Compiler};
 use myrix_mpi::datatype::{Basic, Datatype};
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 const PROGRAM: &str = r#"
 #include <stdalign.h>
@@ -33,26 +35,19 @@ int main(void) {
 
 #[test]
 fn predefined_types_match_the_c_compiler() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("datatype-layout");
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("layout.c");
-    let exe = dir.join("layout");
-    std::fs::write(&src, PROGRAM).unwrap();
-    let Ok(cc) = Command::new("cc")
-        .args(["-std=c11", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-    else {
-        eprintln!("no cc: skipped");
-        return;
+    let exe = match Compiler::cc(Path::new(env!("CARGO_TARGET_TMPDIR")).join("datatype-layout"))
+        .flags(&["-std=c11"])
+        .build_text("layout.c", PROGRAM)
+    {
+        Ok(exe) => exe,
+        Err(BuildError::NoCompiler(_)) => {
+            eprintln!("no cc: skipped");
+            return;
+        }
+        Err(e) => panic!("{e}"),
     };
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let out = Command::new(&exe).output().unwrap();
+    let out = myrix_ctest::run(Command::new(&exe), Duration::from_secs(60));
+    assert!(out.status.success(), "{}", myrix_ctest::show(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     let c: HashMap<&str, Vec<usize>> = text
         .lines()
@@ -85,6 +80,7 @@ fn predefined_types_match_the_c_compiler() {
         c.len(),
         "a name printed by the C program is unknown"
     );
+    assert!(checked >= 24, "only {checked} types printed:\n{text}");
 }
 
 #[test]

@@ -3,41 +3,21 @@
 //! `MYRIX_SLURM=1` says `.ci/slurm.sh up` ran), and no launcher (singleton). The
 //! program is `examples/job_info.rs`, which cargo builds for the tests.
 
+use myrix_ctest::{have, run};
 use myrix_mpi::launch::{self, App, LaunchSpec};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("test path");
     // target/<profile>/deps/launchers-<hash> -> target/<profile>/examples/job_info
-    let p = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>")
-        .join("examples/job_info");
+    let p = myrix_ctest::profile_dir().join("examples/job_info");
     assert!(
         p.exists(),
         "{} is not built: run `cargo test -p myrix-mpi` (which builds the examples), not `--test launchers`",
         p.display()
     );
     p
-}
-
-fn run(mut c: Command, limit: Duration) -> Output {
-    c.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("spawning");
-    let end = Instant::now() + limit;
-    while child.try_wait().expect("wait").is_none() {
-        if Instant::now() > end {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
 }
 
 /// Checks `n` lines, one per rank, local layout as expected on one node.
@@ -58,14 +38,6 @@ fn check_lines(out: &Output, n: u32, mode: &str) {
             "no line {want:?} in\n{text}"
         );
     }
-}
-
-fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 #[test]

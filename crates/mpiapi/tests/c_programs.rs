@@ -3,82 +3,29 @@
 //! function exported (as MPI_ and PMPI_), and a singleton run. The launchers are
 //! tested in `crates/cli/tests/mpi_launch.rs`. Needs `cc`, `pkg-config` and `nm`.
 
+use myrix_ctest::{CLib, Compiler};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf()
-}
+const LIB: CLib = CLib::new("mpi_abi", "myrix-mpi");
 
-/// The library cargo built last: `target/<profile>` or its `deps/`.
-fn library_dir() -> PathBuf {
-    let p = profile_dir();
-    let modified = |d: &Path| {
-        std::fs::metadata(d.join("libmpi_abi.so"))
-            .and_then(|m| m.modified())
-            .ok()
-    };
-    let deps = p.join("deps");
-    match (modified(&p), modified(&deps)) {
-        (up, Some(d)) if Some(d) > up => deps,
-        (Some(_), _) => p,
-        _ => panic!("libmpi_abi.so was not built in {}", p.display()),
-    }
-}
-
+/// `tests/c/<name>.c`, built once per test process.
 fn build(name: &str) -> PathBuf {
-    let pc = profile_dir().join("pkgconfig");
-    let flags = Command::new("pkg-config")
-        .env("PKG_CONFIG_PATH", &pc)
-        .arg(format!(
-            "--define-variable=libdir={}",
-            library_dir().display()
-        ))
-        .args(["--cflags", "--libs", "myrix-mpi"])
-        .output()
-        .expect("pkg-config must be installed (Debian: apt-get install pkg-config)");
-    assert!(
-        flags.status.success(),
-        "pkg-config cannot find myrix-mpi in {}: {}",
-        pc.display(),
-        String::from_utf8_lossy(&flags.stderr)
-    );
-    let flags = String::from_utf8(flags.stdout).expect("utf-8 flags");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c")
-        .join(format!("{name}.c"));
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpiapi-c");
-    std::fs::create_dir_all(&dir).expect("output directory");
-    let exe = dir.join(name);
-    let out = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .args(flags.split_whitespace())
-        .output()
-        .expect("running cc");
-    assert!(
-        out.status.success(),
-        "compiling {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    Compiler::cc(Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpiapi-c"))
+        .flags(&["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
+        .against(LIB)
+        .build(&Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c")))
 }
 
+/// A singleton run (no launcher's variables), at most two minutes.
 fn run(exe: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(exe)
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
+    let mut c = Command::new(exe);
+    c.args(args)
         .env_remove("PMI_FD")
         .env_remove("PMI_PORT")
-        .env_remove("PMI_JOBID")
-        .output()
-        .expect("running the program")
+        .env_remove("PMI_JOBID");
+    myrix_ctest::run(c, Duration::from_secs(120))
 }
 
 #[test]
@@ -140,7 +87,7 @@ fn every_declared_function_is_exported() {
     );
     let nm = Command::new("nm")
         .args(["-D", "--defined-only"])
-        .arg(library_dir().join("libmpi_abi.so"))
+        .arg(LIB.path())
         .output()
         .expect("nm (binutils)");
     let syms = String::from_utf8_lossy(&nm.stdout);

@@ -9,7 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{build, library, program, run, text};
+use common::{build, library, program};
+use myrix_ctest::{run, text};
 
 fn run_ok(exe: &Path, args: &[&str]) -> String {
     let mut c = program(exe);
