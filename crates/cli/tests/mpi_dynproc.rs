@@ -11,19 +11,6 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-/// Each program built once (the tests run in parallel: two builds of one file
-/// would race with its runs).
-fn built(name: &str) -> PathBuf {
-    static DONE: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
-    let mut d = DONE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, p)) = d.iter().find(|(n, _)| n == name) {
-        return p.clone();
-    }
-    let p = build(name);
-    d.push((name.to_string(), p.clone()));
-    p
-}
-
 fn scratch(name: &str) -> PathBuf {
     let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-dynproc");
     std::fs::create_dir_all(&d).expect("scratch directory");
@@ -58,7 +45,7 @@ fn pair(server: Command, client: Command) -> (Output, Output) {
 
 #[test]
 fn separate_jobs_connect_through_a_port_in_a_file() {
-    let exe = built("ports");
+    let exe = build("ports");
     for (ns, nc) in [(2, 3), (1, 1), (3, 2), (0, 0)] {
         let file = scratch("port");
         let f = file.to_str().expect("utf-8 path");
@@ -71,7 +58,7 @@ fn separate_jobs_connect_through_a_port_in_a_file() {
 
 #[test]
 fn a_published_name_leads_to_the_port() {
-    let exe = built("ports");
+    let exe = build("ports");
     let file = scratch("named");
     let f = file.to_str().expect("utf-8 path");
     let svc = format!("myrix-test-service-{}", std::process::id());
@@ -86,7 +73,7 @@ fn a_published_name_leads_to_the_port() {
 
 #[test]
 fn bad_ports_and_names_are_errors() {
-    let exe = built("ports");
+    let exe = build("ports");
     assert_every_rank(
         &run(job(0, &exe, &["errors"]), Duration::from_secs(60)),
         "ports",
@@ -101,7 +88,7 @@ fn bad_ports_and_names_are_errors() {
 
 #[test]
 fn join_over_a_socket() {
-    let exe = built("join");
+    let exe = build("join");
     let sock = scratch("join.sock");
     let s = sock.to_str().expect("utf-8 path");
     // Two ranks of one job, and two jobs of one rank each.
@@ -124,7 +111,7 @@ fn assert_spawned(o: &Output, parents: usize, k: usize) {
 
 #[test]
 fn spawn_starts_children_that_find_their_parents() {
-    let exe = built("spawn");
+    let exe = build("spawn");
     for (n, k) in [(1, 1), (2, 3), (3, 2)] {
         let o = run(job(n, &exe, &[&k.to_string()]), Duration::from_secs(100));
         assert_spawned(&o, n, k);
@@ -145,7 +132,7 @@ fn spawn_starts_children_that_find_their_parents() {
 
 #[test]
 fn spawn_failures_are_error_codes() {
-    let exe = built("spawn");
+    let exe = build("spawn");
     for mode in ["bad", "args"] {
         let o = run(job(2, &exe, &[mode]), Duration::from_secs(100));
         assert_every_rank(&o, "spawn", 2);

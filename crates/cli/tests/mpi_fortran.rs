@@ -11,9 +11,10 @@
 
 mod common;
 
-use common::mpi::{assert_every_rank, have, myrix, run, show};
+use common::mpi::{assert_every_rank, have, myrix, run, show, MYRIX};
+use myrix_ctest::{BuildError, Compiler};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 fn gfortran() -> bool {
@@ -30,29 +31,23 @@ fn out_dir() -> PathBuf {
     dir
 }
 
-/// `myrix mpifort` with the module cache under the test's target directory.
-fn mpifort() -> Command {
-    let mut c = myrix();
-    c.arg("mpifort")
-        .env("MYRIX_MPI_MODCACHE", out_dir().join("modcache"));
-    c
+/// `myrix mpifort -O1` with the module cache under the test's target directory.
+fn mpifort() -> Compiler {
+    Compiler::command(MYRIX, &["mpifort"], out_dir())
+        .env("MYRIX_MPI_MODCACHE", out_dir().join("modcache"))
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .env_remove("PMI_JOBID")
+        .flags(&["-O1"])
 }
 
-fn compile(src: &Path, exe: &Path) -> Output {
-    let mut c = mpifort();
-    c.args(["-O1"]).arg(src).arg("-o").arg(exe);
-    run(c, Duration::from_secs(180))
-}
-
-/// `crates/mpiapi/tests/f/<name>.f90`, built.
+/// `crates/mpiapi/tests/f/<name>.f90`, built once per test process.
 fn build(name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../mpiapi/tests/f")
-        .join(format!("{name}.f90"));
-    let exe = out_dir().join(name);
-    let o = compile(&src, &exe);
-    assert!(o.status.success(), "myrix mpifort {name}: {}", show(&o));
-    exe
+    mpifort().build(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../mpiapi/tests/f")
+            .join(format!("{name}.f90")),
+    )
 }
 
 /// Runs `<prog>` at each rank count: every rank prints "<prog> ok <rank>".
@@ -187,21 +182,19 @@ fn functions_without_a_binding_do_not_link() {
         return;
     }
     // MPI_Op_create takes a callback, whose Fortran form this library lacks.
-    let src = out_dir().join("opcreate.f90");
-    std::fs::write(
-        &src,
+    let built = mpifort().build_text(
+        "opcreate.f90",
         "program p\n  include 'mpif.h'\n  integer op, ierr\n  external f\n  \
          call MPI_INIT(ierr)\n  call MPI_OP_CREATE(f, .true., op, ierr)\n  \
          call MPI_FINALIZE(ierr)\nend program\n",
-    )
-    .expect("writing the program");
-    let o = compile(&src, &out_dir().join("opcreate"));
-    assert!(!o.status.success(), "{}", show(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("undefined reference to `mpi_op_create_'"),
-        "{}",
-        show(&o)
     );
+    match built {
+        Err(BuildError::Failed(text)) => assert!(
+            text.contains("undefined reference to `mpi_op_create_'"),
+            "{text}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -13,19 +13,16 @@ mod common;
 use common::mpi::{alone, build, have, myrix, run, show, MYRIX};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// `hello.c`, built once.
-fn hello() -> &'static Path {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| build("hello"))
+/// `hello.c` (built once per test process).
+fn hello() -> PathBuf {
+    build("hello")
 }
 
-/// `p2p.c`, built once.
-fn p2p() -> &'static Path {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| build("p2p"))
+/// `p2p.c` (built once per test process).
+fn p2p() -> PathBuf {
+    build("p2p")
 }
 
 /// Checks one "p2p ok <rank>" line per rank.
@@ -111,9 +108,9 @@ fn mpicc_show_prints_the_command() {
 
 #[test]
 fn singleton() {
-    let o = run(alone(hello()), Duration::from_secs(30));
+    let o = run(alone(&hello()), Duration::from_secs(30));
     check_ranks(&o, 1);
-    let mut c = alone(hello());
+    let mut c = alone(&hello());
     c.arg("abort");
     assert_eq!(run(c, Duration::from_secs(30)).status.code(), Some(7));
 }

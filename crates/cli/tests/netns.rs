@@ -356,11 +356,7 @@ fn open_mx_frames_captured_on_the_veth_decode_with_open_mx_layouts() {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces myrix-rb-a and myrix-rb-b)"]
 fn rsm_bench_across_namespaces_with_reordering_verified() {
-    if std::env::var_os("MYRIX_NETNS").is_none() {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"rsm bench: skipped: set MYRIX_NETNS=1 and run as root\n",
-        );
+    if common::netns_skipped("rsm bench") {
         return;
     }
     struct Down;

@@ -7,9 +7,10 @@
 
 mod common;
 
-use common::mpi::myrix as myrix_cmd;
+use common::mpi::{c_source, mpicc, myrix as myrix_cmd, run};
 use common::reorder_share;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// Two namespaces of this test process's own (`mma<pid>`, `mmb<pid>`, veths `mva<pid>`
 /// and `mvb<pid>`, 10.78.0.0/24; named by process id so two runs on one machine never
@@ -98,18 +99,7 @@ impl Drop for MpiNamespaces {
 
 /// `p2p.c` built with `myrix mpicc`.
 fn mpi_p2p_program() -> std::path::PathBuf {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../mpiapi/tests/c/p2p.c");
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-netns");
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("p2p");
-    let o = myrix_cmd()
-        .args(["mpicc", "-O1", src, "-o"])
-        .arg(&exe)
-        .env_remove("PMI_FD")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    exe
+    mpi_c_program("p2p")
 }
 
 /// Runs `cmd` with a time limit; checks every rank of `n` printed "p2p ok <rank>".
@@ -124,11 +114,7 @@ fn expect_p2p_ok(cmd: Command, n: u32, what: &str) {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid> and mmb<pid>)"]
 fn mpi_p2p_across_namespaces_with_loss() {
-    if std::env::var_os("MYRIX_NETNS").is_none() {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"mpi: skipped: set MYRIX_NETNS=1 and run as root\n",
-        );
+    if common::netns_skipped("mpi") {
         return;
     }
     let exe = mpi_p2p_program();
@@ -191,47 +177,16 @@ fn mpi_p2p_across_namespaces_with_loss() {
     drop(ns);
 }
 
-/// A C program of `crates/mpiapi/tests/c/` built with `myrix mpicc`.
+/// A C program of `crates/mpiapi/tests/c/` built with `myrix mpicc -O1`.
 fn mpi_c_program(name: &str) -> std::path::PathBuf {
-    let src = format!("{}/../mpiapi/tests/c/{name}.c", env!("CARGO_MANIFEST_DIR"));
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-netns");
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join(name);
-    let o = myrix_cmd()
-        .args(["mpicc", "-O1"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .env_remove("PMI_FD")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    exe
+    mpicc("mpi-netns", &["-O1"]).build(&c_source(name))
 }
 
 /// Runs `cmd` (at most 180 s); checks it succeeded and every rank of `n` printed
 /// "`word` ok <rank>".
 fn expect_ranks_ok(mut cmd: Command, word: &str, n: u32, what: &str) {
-    // cargo's LD_LIBRARY_PATH names target/<profile>, whose libmpi_abi.so may be older
-    // than the one the program's runpath (target/<profile>/deps) names.
-    let mut child = cmd
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("PMI_FD")
-        .env_remove("PMI_PORT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(180);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > end {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let o = child.wait_with_output().unwrap();
+    cmd.env_remove("PMI_FD").env_remove("PMI_PORT");
+    let o = run(cmd, Duration::from_secs(180));
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{what}: {}\n{out}\n{err}", o.status);
@@ -254,11 +209,7 @@ fn expect_ranks_ok(mut cmd: Command, word: &str, n: u32, what: &str) {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid> and mmb<pid>)"]
 fn mpi_one_sided_across_namespaces_with_loss() {
-    if std::env::var_os("MYRIX_NETNS").is_none() {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"mpi rma: skipped: set MYRIX_NETNS=1 and run as root\n",
-        );
+    if common::netns_skipped("mpi rma") {
         return;
     }
     let rma = mpi_c_program("rma");
@@ -297,11 +248,7 @@ fn mpi_one_sided_across_namespaces_with_loss() {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid> and mmb<pid>)"]
 fn mpi_collectives_across_namespaces_with_loss() {
-    if std::env::var_os("MYRIX_NETNS").is_none() {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"mpi collectives: skipped: set MYRIX_NETNS=1 and run as root\n",
-        );
+    if common::netns_skipped("mpi collectives") {
         return;
     }
     let progs =
@@ -479,11 +426,7 @@ impl Drop for EthStar {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid>, mmb<pid>, me<i>-<pid>, meh-<pid>)"]
 fn mpi_p2p_over_raw_ethernet_across_namespaces_with_loss() {
-    if std::env::var_os("MYRIX_NETNS").is_none() {
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"mpi eth: skipped: set MYRIX_NETNS=1 and run as root\n",
-        );
+    if common::netns_skipped("mpi eth") {
         return;
     }
     let exe = mpi_p2p_program();

@@ -11,17 +11,10 @@
 //! (`myrix_rsm_proto::rails`) are tested deterministically in
 //! `crates/rsm-proto/tests/rails.rs`.
 
+mod common;
+
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-/// The myrix binary without cargo's LD_LIBRARY_PATH: it names target/<profile>, whose
-/// libmpi_abi.so may be older than the one the programs' runpath names (`myrix mpicc`
-/// links the newest copy).
-fn myrix_cmd() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_myrix"));
-    c.env_remove("LD_LIBRARY_PATH");
-    c
-}
 
 /// This process's names: the two namespaces and the two rails' veths (each veth has the
 /// same name at both ends). At most 15 bytes each, the kernel's limit for interface
@@ -119,20 +112,9 @@ impl Drop for RailNamespaces {
     }
 }
 
-/// `failover.c` built with `myrix mpicc`.
+/// `failover.c` built with `myrix mpicc -O1`.
 fn failover_program() -> std::path::PathBuf {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/../mpiapi/tests/c/failover.c");
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-netns-rails");
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("failover");
-    let o = myrix_cmd()
-        .args(["mpicc", "-O1", src, "-o"])
-        .arg(&exe)
-        .env_remove("PMI_FD")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    exe
+    common::mpi::mpicc("mpi-netns-rails", &["-O1"]).build(&common::mpi::c_source("failover"))
 }
 
 /// A running `myrix mpiexec` in a process group of its own (its ranks are in it too):
@@ -185,14 +167,12 @@ impl Drop for Job {
 /// with `env` added.
 fn spawn_failover(exe: &std::path::Path, secs: u64, env: &[(&str, &str)]) -> Job {
     let n = names();
-    let mut cmd = myrix_cmd();
+    let mut cmd = common::mpi::myrix();
     cmd.args(["mpiexec", "--netns", &n.ns.join(","), "-n", "2"])
         .arg(exe)
         .arg(secs.to_string())
         .env("MYRIX_MPI_IFACE", n.rails.join(","))
         .envs(env.iter().copied())
-        .env_remove("PMI_FD")
-        .env_remove("PMI_PORT")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -206,18 +186,6 @@ fn at(start: Instant, s: u64) {
     }
 }
 
-/// Whether the test must skip (no `MYRIX_NETNS`), saying so past the harness's capture.
-fn skipped() -> bool {
-    if std::env::var_os("MYRIX_NETNS").is_some() {
-        return false;
-    }
-    let _ = std::io::Write::write_all(
-        &mut std::io::stderr(),
-        b"mpi rails: skipped: set MYRIX_NETNS=1 and run as root\n",
-    );
-    true
-}
-
 /// Rail fail-over is invisible to an MPI program: `failover.c` (two ranks streaming
 /// messages of mixed sizes both ways, inline to 1 MiB, every byte checked, errors
 /// returned) runs across the two namespaces on two rails; rail 0, the primary, is taken
@@ -227,7 +195,7 @@ fn skipped() -> bool {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mfa<pid> and mfb<pid>)"]
 fn mpi_survives_a_rail_going_down_and_coming_back() {
-    if skipped() {
+    if common::netns_skipped("mpi rails") {
         return;
     }
     let exe = failover_program();
@@ -277,7 +245,7 @@ fn mpi_survives_a_rail_going_down_and_coming_back() {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mfa<pid> and mfb<pid>)"]
 fn mpi_stripes_long_messages_over_both_rails() {
-    if skipped() {
+    if common::netns_skipped("mpi rails") {
         return;
     }
     let exe = failover_program();
@@ -313,7 +281,7 @@ fn mpi_stripes_long_messages_over_both_rails() {
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mfa<pid> and mfb<pid>)"]
 fn mpi_fails_in_bounded_time_when_every_rail_is_down() {
-    if skipped() {
+    if common::netns_skipped("mpi rails") {
         return;
     }
     let exe = failover_program();

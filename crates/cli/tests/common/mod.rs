@@ -57,3 +57,15 @@ pub fn shm_server() -> (std::process::Child, String) {
 pub fn reorder_share() -> String {
     std::env::var("MYRIX_NETNS_REORDER").unwrap_or_else(|_| "10".into())
 }
+
+/// Whether a test of network namespaces must skip: without `MYRIX_NETNS` (set by
+/// `.ci/run`, as root) it says "`what`: skipped: set MYRIX_NETNS=1 and run as root"
+/// straight to standard error, past the test harness's capture, so the skip shows.
+pub fn netns_skipped(what: &str) -> bool {
+    if std::env::var_os("MYRIX_NETNS").is_some() {
+        return false;
+    }
+    let line = format!("{what}: skipped: set MYRIX_NETNS=1 and run as root\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    true
+}

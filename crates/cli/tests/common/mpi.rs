@@ -1,14 +1,23 @@
-//! What the MPI test binaries (`mpi_launch`, `mpi_coll`, `mpi_programs`, `mpi_crash`)
-//! share: building a program of `crates/mpiapi/tests/c/` with `myrix mpicc`, running
-//! it under a time limit without the variables cargo or a launcher set, and checking
-//! that every rank finished.
+//! What the MPI test binaries (`mpi_launch`, `mpi_coll`, `mpi_programs`, `mpi_crash`,
+//! the `netns_*` ones…) share: building a program of `crates/mpiapi/tests/c/` with
+//! `myrix mpicc` (through `myrix-ctest`, once per test process), running it under a
+//! time limit without the variables cargo or a launcher set, and checking that every
+//! rank finished.
 
+use myrix_ctest::Compiler;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+// Not every test binary takes each of them.
+#[allow(unused_imports)]
+pub use myrix_ctest::{have, run, show};
 
 pub const MYRIX: &str = env!("CARGO_BIN_EXE_myrix");
 
+/// The myrix binary without the variables a launcher sets, nor cargo's LD_LIBRARY_PATH:
+/// it names target/<profile>, whose libmpi_abi.so may be older than the one the
+/// programs' runpath names (`myrix mpicc` links the newest copy).
 pub fn myrix() -> Command {
     let mut c = Command::new(MYRIX);
     c.env_remove("LD_LIBRARY_PATH")
@@ -29,75 +38,30 @@ pub fn alone(exe: &Path) -> Command {
     c
 }
 
-pub fn run(mut c: Command, limit: Duration) -> Output {
-    c.env_remove("LD_LIBRARY_PATH")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("spawning");
-    let end = Instant::now() + limit;
-    while child.try_wait().expect("wait").is_none() {
-        if Instant::now() > end {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
-}
-
-pub fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// A program of `crates/mpiapi/tests/c/` built with `myrix mpicc`.
+/// A program of `crates/mpiapi/tests/c/` built with `myrix mpicc`, warnings as errors.
 pub fn build(name: &str) -> PathBuf {
-    // Once per program and test process: two tests building the same program at once
-    // would overwrite the executable while the other runs it (EACCES/ETXTBSY).
-    type Once = std::sync::Arc<std::sync::OnceLock<PathBuf>>;
-    static BUILT: std::sync::Mutex<Vec<(String, Once)>> = std::sync::Mutex::new(Vec::new());
-    let once: Once = {
-        let mut b = BUILT.lock().unwrap_or_else(|p| p.into_inner());
-        match b.iter().find(|e| e.0 == name) {
-            Some(e) => e.1.clone(),
-            None => {
-                let o = Once::default();
-                b.push((name.to_string(), o.clone()));
-                o
-            }
-        }
-    };
-    once.get_or_init(|| compile(name)).clone()
+    mpicc("mpi-c", &["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]).build(&c_source(name))
 }
 
-fn compile(name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+/// `crates/mpiapi/tests/c/<name>.c`.
+pub fn c_source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../mpiapi/tests/c")
-        .join(format!("{name}.c"));
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi-c");
-    std::fs::create_dir_all(&dir).expect("output directory");
-    let exe = dir.join(name);
-    let mut c = myrix();
-    c.args(["mpicc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe);
-    let o = run(c, Duration::from_secs(120));
-    assert!(o.status.success(), "myrix mpicc failed: {}", show(&o));
-    exe
+        .join(format!("{name}.c"))
 }
 
-pub fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+/// `myrix mpicc <flags>`, writing into `<CARGO_TARGET_TMPDIR>/<dir>`, without the
+/// variables a launcher sets.
+pub fn mpicc(dir: &str, flags: &[&str]) -> Compiler {
+    Compiler::command(
+        MYRIX,
+        &["mpicc"],
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir),
+    )
+    .flags(flags)
+    .env_remove("PMI_FD")
+    .env_remove("PMI_PORT")
+    .env_remove("PMI_JOBID")
 }
 
 /// `o` exited 0 and each of its `n` ranks printed "`prog` ok <rank>".
