@@ -6,37 +6,18 @@
 mod common;
 
 use common::mpi::{alone, assert_every_rank, build, every_rank_ok, myrix, run, show};
-use std::path::{Path, PathBuf};
-use std::process::Output;
-use std::sync::OnceLock;
 use std::time::Duration;
-
-/// `rma.c`, built once.
-fn rma() -> &'static Path {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| build("rma"))
-}
 
 /// One-sided communication (`rma.c`: fence, locks, counters, CAS lock, PSCW,
 /// shared and dynamic windows, refusals) alone and on 2 and 4 ranks.
 #[test]
 fn one_sided_under_myrix_mpiexec() {
-    let check = |o: &Output, n: usize| {
-        let text = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success(), "{}", show(o));
-        for r in 0..n {
-            assert!(
-                text.lines().any(|l| l == format!("rma ok {r}")),
-                "rank {r} did not finish:\n{}",
-                show(o)
-            );
-        }
-    };
-    check(&run(alone(rma()), Duration::from_secs(60)), 1);
-    for n in ["2", "4"] {
+    let rma = build("rma");
+    assert_every_rank(&run(alone(&rma), Duration::from_secs(60)), "rma", 1);
+    for n in [2, 4] {
         let mut c = myrix();
-        c.args(["mpiexec", "-n", n]).arg(rma());
-        check(&run(c, Duration::from_secs(120)), n.parse().unwrap());
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(&rma);
+        assert_every_rank(&run(c, Duration::from_secs(120)), "rma", n);
     }
 }
 
@@ -44,8 +25,7 @@ fn one_sided_under_myrix_mpiexec() {
 /// checked against a serial reference) on 2, 3 and 4 ranks, two seeds each.
 #[test]
 fn random_one_sided_traffic_matches_a_serial_reference() {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    let exe = EXE.get_or_init(|| build("rma_random"));
+    let exe = &build("rma_random");
     for n in [2usize, 3, 4] {
         for seed in ["1", "20261123"] {
             let mut c = myrix();
@@ -61,8 +41,7 @@ fn random_one_sided_traffic_matches_a_serial_reference() {
 /// location, refusals) alone and on 2 and 4 ranks.
 #[test]
 fn one_element_accumulates_are_atomic_and_exact() {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    let exe = EXE.get_or_init(|| build("rma_one"));
+    let exe = &build("rma_one");
     let o = run(alone(exe), Duration::from_secs(60));
     assert_every_rank(&o, "rma_one", 1);
     for n in [2usize, 4] {
@@ -204,8 +183,7 @@ fn intercommunicators() {
 /// fence no access used; alone and on 2 and 3 ranks.
 #[test]
 fn one_sided_windows_on_the_stack() {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    let exe = EXE.get_or_init(|| build("rma_stack"));
+    let exe = &build("rma_stack");
     for n in [1usize, 2, 3] {
         let o = if n == 1 {
             run(alone(exe), Duration::from_secs(60))

@@ -15,35 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 #define ITER 200
 
 static int rank, size;
 /* The ranks of this node (shared and dynamic windows run there). */
 static MPI_Comm node;
 static int nrank, nsize;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: line %d: check failed: %s: ", rank,      \
-                    __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                      \
-        }                                                                      \
-    } while (0)
-
-#define OK(call)                                                               \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);               \
-    } while (0)
-
-static int err_class(int rc) {
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
 
 static void fence_epochs(void) {
     int *mem;
@@ -347,19 +326,19 @@ static void requests_and_refusals(void) {
     OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     int v = 1;
     /* No epoch yet. */
-    CHECK(err_class(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win)) ==
+    CHECK(class_of(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win)) ==
               MPI_ERR_RMA_SYNC, "put without epoch");
     OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
-    CHECK(err_class(MPI_Put(&v, 1, MPI_INT, rank, 4, 1, MPI_INT, win)) ==
+    CHECK(class_of(MPI_Put(&v, 1, MPI_INT, rank, 4, 1, MPI_INT, win)) ==
               MPI_ERR_RMA_RANGE, "put past the end");
-    CHECK(err_class(MPI_Put(&v, 1, MPI_INT, size, 0, 1, MPI_INT, win)) ==
+    CHECK(class_of(MPI_Put(&v, 1, MPI_INT, size, 0, 1, MPI_INT, win)) ==
               MPI_ERR_RANK, "bad rank");
-    CHECK(err_class(MPI_Put(&v, -1, MPI_INT, rank, 0, 1, MPI_INT, win)) ==
+    CHECK(class_of(MPI_Put(&v, -1, MPI_INT, rank, 0, 1, MPI_INT, win)) ==
               MPI_ERR_COUNT, "bad count");
     double d = 1, dc = 0, dr;
-    CHECK(err_class(MPI_Compare_and_swap(&d, &dc, &dr, MPI_DOUBLE, rank, 0,
+    CHECK(class_of(MPI_Compare_and_swap(&d, &dc, &dr, MPI_DOUBLE, rank, 0,
                                          win)) == MPI_ERR_TYPE, "CAS double");
-    CHECK(err_class(MPI_Accumulate(&v, 1, MPI_INT, rank, 0, 1, MPI_INT,
+    CHECK(class_of(MPI_Accumulate(&v, 1, MPI_INT, rank, 0, 1, MPI_INT,
                                    MPI_MAXLOC, win)) == MPI_ERR_OP, "MAXLOC int");
     /* An empty target moves nothing, whatever the types. */
     MPI_Datatype none;
@@ -370,7 +349,7 @@ static void requests_and_refusals(void) {
     OK(MPI_Get_accumulate(NULL, 0, MPI_INT, NULL, 0, MPI_DOUBLE, rank, 0, 1, none,
                           MPI_SUM, win));
     OK(MPI_Type_free(&none));
-    CHECK(err_class(MPI_Win_free(&win)) == MPI_ERR_RMA_SYNC, "free while locked");
+    CHECK(class_of(MPI_Win_free(&win)) == MPI_ERR_RMA_SYNC, "free while locked");
     OK(MPI_Put(&v, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
     MPI_Request rq[2];
     int w = 40 + rank, r = -1;
@@ -380,10 +359,10 @@ static void requests_and_refusals(void) {
     OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
     CHECK(r == 40 + rank && mem[2] == 40 + rank, "rput/rget %d", r);
     OK(MPI_Win_unlock(rank, win));
-    CHECK(err_class(MPI_Win_unlock(rank, win)) == MPI_ERR_RMA_SYNC, "double unlock");
-    CHECK(err_class(MPI_Win_lock(7, 0, 0, win)) == MPI_ERR_LOCKTYPE, "lock type");
-    CHECK(err_class(MPI_Win_fence(12345, win)) == MPI_ERR_ASSERT, "fence assert");
-    CHECK(err_class(MPI_Win_attach(win, mem, 4)) == MPI_ERR_RMA_FLAVOR,
+    CHECK(class_of(MPI_Win_unlock(rank, win)) == MPI_ERR_RMA_SYNC, "double unlock");
+    CHECK(class_of(MPI_Win_lock(7, 0, 0, win)) == MPI_ERR_LOCKTYPE, "lock type");
+    CHECK(class_of(MPI_Win_fence(12345, win)) == MPI_ERR_ASSERT, "fence assert");
+    CHECK(class_of(MPI_Win_attach(win, mem, 4)) == MPI_ERR_RMA_FLAVOR,
           "attach to allocated window");
     OK(MPI_Win_free(&win));
 }
@@ -395,7 +374,7 @@ static void spanning(void) {
     MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
     MPI_Win win = MPI_WIN_NULL;
     int *p;
-    CHECK(err_class(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, w, &p, &win)) ==
+    CHECK(class_of(MPI_Win_allocate_shared(8, 1, MPI_INFO_NULL, w, &p, &win)) ==
               MPI_ERR_UNSUPPORTED_OPERATION, "shared window across nodes");
     CHECK(win == MPI_WIN_NULL, "no window made");
     MPI_Comm_set_errhandler(w, MPI_ERRORS_ARE_FATAL);

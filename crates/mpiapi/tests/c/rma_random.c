@@ -19,29 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 #define N 8192
 #define EPOCHS 12
 #define OPS 24
 #define ROUNDS 30
 
 static int rank, size;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: line %d: check failed: %s: ", rank,      \
-                    __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                      \
-        }                                                                      \
-    } while (0)
-
-#define OK(call)                                                               \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_);               \
-    } while (0)
 
 static unsigned long long rng_state;
 
