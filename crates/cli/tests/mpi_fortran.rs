@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::mpi::{assert_every_rank, have, myrix, run, show, MYRIX};
+use common::mpi::{assert_every_rank, have, myrix, ranks_ok, run, show, MYRIX};
 use myrix_ctest::{BuildError, Compiler};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,12 +52,7 @@ fn build(name: &str) -> PathBuf {
 
 /// Runs `<prog>` at each rank count: every rank prints "<prog> ok <rank>".
 fn every_rank_ok(prog: &str, ranks: &[usize]) {
-    let exe = build(prog);
-    for &n in ranks {
-        let mut c = myrix();
-        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
-        assert_every_rank(&run(c, Duration::from_secs(60)), prog, n);
-    }
+    ranks_ok(&build(prog), prog, ranks);
 }
 
 #[test]

@@ -81,10 +81,15 @@ pub fn assert_every_rank(o: &Output, prog: &str, n: usize) {
 /// rank count of `ranks` (at most 60 s each): it must exit 0 with every rank printing
 /// "<prog> ok <rank>".
 pub fn every_rank_ok(prog: &str, ranks: &[usize]) {
-    let exe = build(prog);
+    ranks_ok(&build(prog), prog, ranks);
+}
+
+/// Runs `exe` under `myrix mpiexec` at each rank count of `ranks` (at most 60 s each):
+/// it must exit 0 with every rank printing "<prog> ok <rank>".
+pub fn ranks_ok(exe: &Path, prog: &str, ranks: &[usize]) {
     for &n in ranks {
         let mut c = myrix();
-        c.args(["mpiexec", "-n", &n.to_string()]).arg(&exe);
+        c.args(["mpiexec", "-n", &n.to_string()]).arg(exe);
         assert_every_rank(&run(c, Duration::from_secs(60)), prog, n);
     }
 }
