@@ -228,7 +228,12 @@ fn run_on(netcfg: NetConfig, reliable: bool, rounds: usize) -> Totals {
     if reliable {
         assert_eq!(t.direct, 0);
     } else {
-        assert!(t.direct >= t.puts / 100, "{} of {} puts direct", t.direct, t.puts);
+        assert!(
+            t.direct >= t.puts / 100,
+            "{} of {} puts direct",
+            t.direct,
+            t.puts
+        );
     }
     eprintln!(
         "loss {loss}: {} puts ({} B, {} built at once), {} gets, {} barriers, {} signals; {} frames sent, {} lost, {} duplicated, simulated {} ms",
