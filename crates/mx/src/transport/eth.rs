@@ -316,6 +316,11 @@ impl Eth {
         n
     }
 
+    /// Frames arrive through the receive ring ([`RxRing`]), not `recvfrom(2)`.
+    pub fn has_ring(&self) -> bool {
+        self.ring.is_some()
+    }
+
     /// Frames are whole Ethernet frames (an `omx:` board).
     pub fn whole(&self) -> bool {
         self.whole
