@@ -27,6 +27,8 @@
 #       linked against the libmpi_abi.so in /tmp/old (an earlier build, copied aside),
 #       run under the same myrix mpiexec in the same rounds (before/after, interleaved);
 #       with --netns, under hydra over MYRIX_MPI_NET=eth as the "myrix" column
+#   BASE_ENV="MYRIX_ETH_RING=0" ...           # settings exported to the base column's
+#       ranks only, with --netns (BASE may then be this build's own library: a knob's A/B)
 #
 # --netns: the same two ranks in two network namespaces ($NSP_A 10.79.0.1 and
 # $NSP_B 10.79.0.2, named after the script's process id: mxpa<pid>, mxpb<pid>;
@@ -159,7 +161,10 @@ launch() { # name program args...
     case $name in
     myrix) MYRIX_MPI_NET=${NET_MYRIX:-eth} netns_pair_launch myrix "$@" ;;
     myrixudp) MYRIX_MPI_NET=udp netns_pair_launch myrix "$@" ;;
-    base) MYRIX_MPI_NET=${NET_MYRIX:-eth} netns_pair_launch myrix "$@" ;;
+    base) (
+      [ -n "${BASE_ENV:-}" ] && export ${BASE_ENV?}
+      MYRIX_MPI_NET=${NET_MYRIX:-eth} netns_pair_launch myrix "$@"
+    ) ;;
     *) netns_pair_launch "$name" "$@" ;;
     esac
     return
@@ -274,7 +279,7 @@ out=target/bench/mpi_compare$suffix-$(date +%Y%m%d-%H%M%S).txt
 {
   echo "# bench/mpi_compare.sh${suffix:+ --netns}: $where, medians of $ROUNDS interleaved rounds"
   echo "# $(uname -n), $(nproc) CPUs, load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-  [ -n "$BASE" ] && echo "# base: the same programs linked against $BASE/libmpi_abi.so"
+  [ -n "$BASE" ] && echo "# base: the same programs linked against $BASE/libmpi_abi.so${BASE_ENV:+, its ranks with $BASE_ENV}"
   [ -n "${CHRT:-}" ] && echo "# every launcher, rank and the bare ping-pong under chrt -f $CHRT"
   [ $MODE = netns ] && echo "# bare raw-Ethernet ping-pong (bench/eth_pingpong.c), 8 B one way: $(med bare lat 8) us (median of the rounds)"
   for name in "${names[@]}"; do

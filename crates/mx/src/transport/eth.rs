@@ -32,12 +32,17 @@
 //! takes leaving frames addressed to its own MAC. Every frame of the interface then
 //! crosses into the process (those of other protocols are skipped): a knob for testing
 //! the NIC path, not for speed.
+//!
+//! `eth:` frames arrive in a receive ring shared with the kernel
+//! ([`super::eth_ring`]) when the link's MTU fits its slots: an empty look costs no
+//! system call. `omx:` and jumbo links use `recvfrom(2)`.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use super::eth_ring::RxRing;
 use super::{Loc, Transport, Verdict};
 
 /// Open-MX's EtherType.
@@ -63,6 +68,8 @@ pub struct Eth {
     host_peers: bool,
     /// Full-size frames to one MAC waiting to leave in one `sendmmsg(2)`.
     batch: Batch,
+    /// Where frames arrive when the socket has a receive ring ([`RxRing`]).
+    ring: Option<RxRing>,
 }
 
 /// Frames per `sendmmsg(2)` at most.
@@ -243,6 +250,13 @@ impl Eth {
                 );
             }
         }
+        // Length-prefixed frames arrive in a ring shared with the kernel when it can
+        // be had (no system call per look: `eth_ring`).
+        let ring = if whole || host_peers {
+            None
+        } else {
+            RxRing::open(fd.as_raw_fd(), link_mtu)
+        };
         let mtu = if whole {
             (link_mtu + ETH_HLEN).clamp(128, myrix_wire::codec::omx::MTU)
         } else {
@@ -261,7 +275,50 @@ impl Eth {
             looped: Default::default(),
             host_peers,
             batch: Batch::default(),
+            ring,
         })
+    }
+
+    /// [`Transport::poll_recv`] from the receive ring: frames to our own MAC kept
+    /// aside first, then the ring's, up to `max`; a frame shorter than the MTU ends
+    /// the poll, as for `recvfrom(2)` below.
+    fn poll_ring<F: FnMut(&Loc, &[u8]) -> Verdict>(&mut self, max: usize, mut deliver: F) -> usize {
+        let mut n = 0;
+        while n < max {
+            let Some(f) = self.looped.pop_front() else {
+                break;
+            };
+            n += 1;
+            let _ = deliver(&Loc::Eth(self.mac), &f);
+        }
+        let (mtu, Some(ring)) = (self.mtu, self.ring.as_mut()) else {
+            return n;
+        };
+        while n < max {
+            let mut short = false;
+            let took = ring.next(|fr| {
+                // Leaving frames are not ours (PACKET_IGNORE_OUTGOING keeps most away).
+                if fr.pkttype == libc::PACKET_OUTGOING || fr.bytes.len() < PREFIX {
+                    return;
+                }
+                let len = u16::from_be_bytes([fr.bytes[0], fr.bytes[1]]) as usize;
+                if PREFIX + len > fr.bytes.len() {
+                    return; // cut short on the way: not a frame of ours
+                }
+                n += 1;
+                let _ = deliver(&Loc::Eth(fr.from), &fr.bytes[PREFIX..PREFIX + len]);
+                short = len < mtu;
+            });
+            if !took || short {
+                break;
+            }
+        }
+        n
+    }
+
+    /// Frames arrive through the receive ring ([`RxRing`]), not `recvfrom(2)`.
+    pub fn has_ring(&self) -> bool {
+        self.ring.is_some()
     }
 
     /// Frames are whole Ethernet frames (an `omx:` board).
@@ -488,6 +545,9 @@ impl Transport for Eth {
         // Whoever forgot to flush, the frames leave before we look for answers.
         if self.batch.to.is_some() {
             self.flush_batch()?;
+        }
+        if self.ring.is_some() {
+            return Ok(self.poll_ring(max, deliver));
         }
         let mut n = 0;
         while n < max {

@@ -17,6 +17,7 @@ use std::io;
 
 pub mod eth;
 pub mod eth_driver;
+pub mod eth_ring;
 pub mod ifaddrs;
 pub mod loopback;
 pub mod omxshm;

@@ -66,16 +66,8 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             };
             let p = &mut self.peers[pi as usize];
             // An explicit ack carries the next number, so its age can be checked too.
-            let next = p.rel.next_seq();
-            let seq = body_item.map_or(next, |(s, _)| s);
-            let full = p.tx_count.wrapping_sub(u32::from(next.wrapping_sub(seq)));
-            let h = Header {
-                session: self.session.wrapping_add(p.epoch),
-                seq,
-                ack: p.rel.ack(),
-                seq_hi: (full >> 16) as u8,
-                ack_hi: (p.rx_count >> 16) as u8,
-            };
+            let seq = body_item.map_or(p.rel.next_seq(), |(s, _)| s);
+            let h = frame_header(p, self.session, seq);
             let n = match body_item {
                 None => emit_head(&h, &Body::Ack, buf, 0),
                 Some((_, item)) => emit_item(&h, item, &self.bufs, buf),
@@ -277,7 +269,21 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
 }
 
 /// Writes the frame of `item` into `buf`; data is copied once, from its buffer.
-fn emit_item(
+/// The header of a frame to peer `p` numbered `seq`, acknowledging what has arrived.
+#[inline]
+pub(super) fn frame_header<A>(p: &Peer<A>, session: u32, seq: u16) -> Header {
+    let next = p.rel.next_seq();
+    let full = p.tx_count.wrapping_sub(u32::from(next.wrapping_sub(seq)));
+    Header {
+        session: session.wrapping_add(p.epoch),
+        seq,
+        ack: p.rel.ack(),
+        seq_hi: (full >> 16) as u8,
+        ack_hi: (p.rx_count >> 16) as u8,
+    }
+}
+
+pub(super) fn emit_item(
     h: &Header,
     item: Item,
     bufs: &flow::Bufs,

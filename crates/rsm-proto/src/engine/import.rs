@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use super::flow::{DataKind, Item, Pending};
+use super::flow::{Item, Pending};
 use super::*;
 use crate::acl::Credentials;
 use crate::types::Perm;
@@ -103,7 +103,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
     }
 
     /// The import, connected: its state's error otherwise.
-    fn connected(&self, imp: Import) -> Result<&ImpConn, RsmError> {
+    pub(super) fn connected(&self, imp: Import) -> Result<&ImpConn, RsmError> {
         let i = self.imports.get(&imp.0).ok_or(RsmError::BadSegHndl)?;
         match i.state {
             ImpState::Connected => Ok(i),
@@ -138,28 +138,8 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             return Err(RsmError::PermDenied);
         }
         check_range(i.len, offset, data.len() as u64)?;
-        if data.is_empty() {
-            return Ok(());
-        }
-        let len = u32::try_from(data.len()).map_err(|_| RsmError::BadLength)?;
         let (pi, exp) = (i.peer, i.exp.ok_or(RsmError::SegNotConnected)?);
-        let p = &mut self.peers[pi as usize];
-        if p.queued > 0 && p.queued + data.len() > self.cfg.max_queued {
-            return Err(RsmError::InsufficientResources);
-        }
-        p.queued += data.len();
-        let buf = self.bufs.alloc_copy(data);
-        self.push_pending(
-            pi,
-            Pending::Data {
-                kind: DataKind::Write { exp },
-                buf,
-                at: 0,
-                len,
-                offset,
-            },
-        );
-        Ok(())
+        self.queue_write(pi, exp, offset, data)
     }
 
     /// Reads `len` bytes from `offset`, pulled in blocks; completes with

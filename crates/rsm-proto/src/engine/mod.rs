@@ -44,13 +44,15 @@
 //! * `flow` — the per-peer queue of work not yet sequenced, windows, the data buffers;
 //! * `frames` — frames out (built from sequenced items) and in (dispatch, order);
 //! * `timers` — cached deadlines;
-//! * `import` — the importer's calls and the answers they get;
+//! * `import` — the importer's calls and the answers they get; `direct` — a small put
+//!   built straight into the send buffer when nothing waits ahead of it;
 //! * `export` — the exporter's calls and the requests it serves.
 //!
 //! Must never read a clock, touch a socket or memory other than through [`Memory`], or
 //! scan a whole table per frame.
 
 mod config;
+mod direct;
 mod export;
 mod flow;
 mod frames;

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use myrix_mx::protocol::Protocol;
 use myrix_mx::transport::{Loc, Verdict};
-use myrix_rsm_proto::engine::{Engine, Event, SignalTarget};
+use myrix_rsm_proto::engine::{Engine, Event, Import, SignalTarget};
 use myrix_rsm_proto::hash::{FastMap, FastSet};
 use myrix_rsm_proto::{NodeId, RsmError};
 
@@ -128,6 +128,28 @@ impl Core {
     pub(crate) fn next_datagram(&mut self, now: u64, buf: &mut [u8]) -> Option<(Loc, usize)> {
         self.last_now = now;
         self.bundle_next(now, buf)
+    }
+
+    /// A put of import `imp` and the datagram that carries it: a small put with
+    /// nothing ahead of it built straight into `buf` ([`Engine::put_now`]), else
+    /// queued and the next datagram built as [`Core::next_datagram`] does. An error
+    /// queues nothing and sends nothing.
+    pub(crate) fn put_now(
+        &mut self,
+        now: u64,
+        imp: Import,
+        off: u64,
+        data: &[u8],
+        buf: &mut [u8],
+    ) -> Result<Option<(Loc, usize)>, RsmError> {
+        self.last_now = now;
+        if self.held.is_some() {
+            // The held frame was taken from the engine before this write: it goes first.
+            self.engine.put(imp, off, data)?;
+        } else if let Some((a, n)) = self.engine.put_now(now, imp, off, data, buf)? {
+            return Ok(Some((a.loc(), n)));
+        }
+        Ok(self.bundle_next(now, buf))
     }
 
     /// Whether frames are left to send after [`Core::next_datagram`] (one held back,

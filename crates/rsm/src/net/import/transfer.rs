@@ -215,16 +215,31 @@ impl NetImport {
         // The engine's put looks the import up and refuses one that is not connected
         // (what `check_rails` looks at: a failed import takes the general path), so
         // no separate look at its state (one table lookup less per put).
-        if c.engine.put(imp, off, data).is_err() {
-            return None;
-        }
-        // Connected (just looked at): the flush is queued behind the write.
-        let flush = if implicit {
-            c.engine.flush(imp).ok()
+        let (sent, flush) = if implicit {
+            if c.engine.put(imp, off, data).is_err() {
+                return None;
+            }
+            // Connected (just looked at): the flush is queued behind the write.
+            let flush = c.engine.flush(imp).ok();
+            (ep.send_with(|now, buf| c.next_datagram(now, buf)), flush)
         } else {
-            None
+            // Queued and sent in one step: a small write with nothing ahead of it is
+            // built straight into the endpoint's buffer (`Core::put_now`).
+            let (mut called, mut refused) = (false, false);
+            let sent = ep.send_with(|now, buf| {
+                called = true;
+                c.put_now(now, imp, off, data, buf).unwrap_or_else(|_| {
+                    refused = true;
+                    None
+                })
+            });
+            // `send_with` did not call it (a stalled transport): queued, it leaves
+            // with the transmit below.
+            if refused || (!called && c.engine.put(imp, off, data).is_err()) {
+                return None;
+            }
+            (sent, None)
         };
-        let sent = ep.send_with(|now, buf| c.next_datagram(now, buf));
         let more = c.more_to_send();
         drop(c);
         if more || !matches!(sent, Ok(true)) {
