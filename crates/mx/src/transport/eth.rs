@@ -165,6 +165,16 @@ impl Eth {
     /// [`Eth::open`]; with `host_peers` (whole frames only), the endpoints of this host
     /// on the interface are reached through it too (see the module docs).
     pub fn open_with(ifname: &str, whole: bool, host_peers: bool) -> io::Result<Eth> {
+        Self::open_inner(ifname, whole, host_peers, true)
+    }
+
+    /// The Ethernet address of `ifname`, once a raw socket could be opened on it (the
+    /// socket is closed again, and no receive ring's kernel memory is taken for it).
+    pub fn probe(ifname: &str) -> io::Result<[u8; 6]> {
+        Ok(Self::open_inner(ifname, false, false, false)?.mac())
+    }
+
+    fn open_inner(ifname: &str, whole: bool, host_peers: bool, ring: bool) -> io::Result<Eth> {
         let host_peers = host_peers && whole;
         let protocol = if host_peers {
             libc::ETH_P_ALL as u16
@@ -252,7 +262,7 @@ impl Eth {
         }
         // Length-prefixed frames arrive in a ring shared with the kernel when it can
         // be had (no system call per look: `eth_ring`).
-        let ring = if whole || host_peers {
+        let ring = if whole || host_peers || !ring {
             None
         } else {
             RxRing::open(fd.as_raw_fd(), link_mtu)

@@ -100,11 +100,11 @@ impl EthBoard {
 pub fn probe_eth(ifs: &[IfaceAddr]) -> Result<Vec<EthBoard>, String> {
     ifs.iter()
         .map(|a| {
-            let e = myrix_mx::transport::eth::Eth::open(&a.name, false)
+            let mac = myrix_mx::transport::eth::Eth::probe(&a.name)
                 .map_err(|e| format!("raw Ethernet on {}: {e}", a.name))?;
             Ok(EthBoard {
                 iface: a.name.clone(),
-                mac: e.mac(),
+                mac,
                 ip: a.ip,
                 prefix: a.prefix,
             })
