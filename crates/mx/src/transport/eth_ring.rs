@@ -144,6 +144,7 @@ impl RxRing {
         let p = unsafe { self.base.add(self.head * self.slot) };
         let rd32 = |at: usize| unsafe { (p.add(at) as *const u32).read_unaligned() };
         let rd16 = |at: usize| unsafe { (p.add(at) as *const u16).read_unaligned() };
+        let len = rd32(4) as usize;
         let snaplen = rd32(8) as usize;
         let net = usize::from(rd16(14));
         let mut from = [0u8; 6];
@@ -151,8 +152,9 @@ impl RxRing {
         let (pkttype, addr) = unsafe { (*p.add(SLL_AT + 10), p.add(SLL_AT + 12)) };
         // SAFETY: 6 bytes of the address, in the slot.
         unsafe { std::ptr::copy_nonoverlapping(addr, from.as_mut_ptr(), 6) };
-        // A frame that does not lie in its slot (never from a sane kernel) is skipped.
-        if net + snaplen <= self.slot {
+        // A frame cut short (larger than the slot: never at the link's MTU) or that does
+        // not lie in its slot is skipped, as a lost frame would be.
+        if snaplen == len && net + snaplen <= self.slot {
             // SAFETY: in the slot (checked), ours until given back below.
             let bytes = unsafe { std::slice::from_raw_parts(p.add(net), snaplen) };
             f(Frame {
