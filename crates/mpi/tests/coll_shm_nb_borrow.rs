@@ -76,7 +76,8 @@ fn size(g: &mut Rng, max: usize) -> usize {
     }
 }
 
-/// `big`: the one-copy way is on (Ibcast and Ialltoall go beyond a slot).
+/// `big`: the one-copy way is on (Ibcast, Iallgather and Ialltoall go beyond a
+/// slot).
 fn draw(g: &mut Rng, n: usize, slot: usize, big: bool) -> Draw {
     let most = if big { 2 * slot } else { slot };
     match g.below(4) {
@@ -85,7 +86,7 @@ fn draw(g: &mut Rng, n: usize, slot: usize, big: bool) -> Draw {
             let root = (g.below(2) == 0).then(|| g.below(n));
             Draw::Reduce(root, 16 * (size(g, slot) / 16), g.below(2) == 0)
         }
-        2 => Draw::Allgather(size(g, slot)),
+        2 => Draw::Allgather(size(g, most)),
         _ => Draw::Alltoall(size(g, most) / n),
     }
 }

@@ -129,7 +129,7 @@ pub struct NbOp {
     /// Whether this rank's whole contribution sits in its own area of the step
     /// (written at the post), so the completion reads it there.
     own_in_area: bool,
-    /// The one-copy way (an Ibcast or Ialltoall of large blocks, see
+    /// The one-copy way (an Ibcast, Iallgather or Ialltoall of large blocks, see
     /// `nb_try_direct`): two steps, `step` and `step + 1`.
     direct: bool,
     /// Whether this rank posted the second step (its copies are done).
@@ -262,6 +262,8 @@ impl ShmColl {
         op.direct = match op.kind {
             NbKind::Bcast { .. } => self.one_copy(op.len),
             NbKind::Alltoall => op.len % n == 0 && self.one_copy(op.len / n),
+            // Above a slot only (the slots were the faster way up to it, session 28).
+            NbKind::Allgather => op.len > self.nb_max() && self.one_copy(op.len),
             _ => false,
         };
         if op.len > self.nb_max() && !op.direct {
@@ -559,9 +561,10 @@ impl ShmColl {
         }
     }
 
-    /// The one-copy way for an Ibcast or Ialltoall of blocks of `one_copy` size:
-    /// in step `s` the ranks whose input the others read (the root; every rank of
-    /// an alltoall) post its address in their lines; every reader copies straight
+    /// The one-copy way for an Ibcast, Iallgather or Ialltoall of blocks of
+    /// `one_copy` size: in step `s` the ranks whose input the others read (the
+    /// root; every rank of an allgather or alltoall) post its address in their
+    /// lines; every reader copies straight
     /// from there with [`super::direct::PeerMem`] and posts `s + 1` with a status
     /// word (1: a copy failed); an exposing rank is over once every rank posted
     /// `s + 1` (its input is read until then). As the blocking `bcast_direct` and
@@ -599,6 +602,18 @@ impl ShmColl {
                     // SAFETY: `out` holds `len` bytes (checked at the start).
                     let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
                     ok = self.peer_read(root, self.exposed_at(root, s), out);
+                }
+                NbKind::Allgather => {
+                    // SAFETY: `out` holds n blocks of `len` bytes (checked at the
+                    // start).
+                    let out = unsafe { std::slice::from_raw_parts_mut(op.out, len * n) };
+                    for q in (0..n).filter(|&q| q != me) {
+                        let at = self.exposed_at(q, s);
+                        ok &= self.peer_read(q, at, &mut out[q * len..(q + 1) * len]);
+                    }
+                    // SAFETY: as above; an in-place input was copied at the start,
+                    // and `copy` allows an overlap anyway.
+                    unsafe { std::ptr::copy(op.data.get(len).as_ptr(), op.out.add(me * len), len) };
                 }
                 NbKind::Alltoall => {
                     let b = len / n;
