@@ -375,7 +375,13 @@ pub(super) unsafe fn ireduce(
     name: &str,
 ) -> Option<Result<(), c_int>> {
     let len = bytes(n, t).ok()?;
-    let sh = fits(c, len, None)?;
+    let combine = combine();
+    // Above a slot a predefined op goes the one-copy way (shares of whole
+    // elements; alike on every rank: same op, type and count). The segment decides
+    // the rest (`nb_start`).
+    let builtin = matches!(combine, NbCombine::Builtin(..));
+    let size = c.ranks.len().max(1);
+    let sh = fits(c, len, builtin.then_some(len / size))?;
     Some((|| {
         if request.is_null() {
             return Err(MPI_ERR_ARG);
@@ -396,11 +402,18 @@ pub(super) unsafe fn ireduce(
         } else {
             (std::ptr::null_mut(), 0)
         };
-        let combine = combine();
         let kind = NbKind::Reduce { root, combine };
         // SAFETY: p holds l bytes until completion (`output`); `d` lives until
         // `start` returns.
         let op = unsafe { NbOp::borrowed(kind, d, p, l) }.map_err(|e| coll_code(&e, name))?;
+        // SAFETY: the caller's contract (not in place: the send buffer).
+        let op = if !in_place(send) && unsafe { callers(send, n, t) } {
+            // SAFETY: the caller's send buffer, left alone until the request
+            // completes (the standard's rule): the one-copy way reads it there.
+            unsafe { op.kept() }
+        } else {
+            op
+        };
         // SAFETY: the caller's contract.
         unsafe { start(c, sh, op, stage, request, name) }
     })())

@@ -27,6 +27,8 @@
 //! posted the next step, and it is never written (MPI forbids the caller to change
 //! a nonblocking collective's send buffer before completion).
 
+mod one_copy_reduce;
+
 use super::{Area, ShmColl, INLINE};
 use crate::coll::CollError;
 use crate::datatype::Basic;
@@ -139,6 +141,10 @@ pub struct NbOp {
     kept: bool,
     /// Set when a copy of the one-copy way failed here or at a peer.
     failed: Option<Arc<AtomicBool>>,
+    /// A one-copy reduction (`one_copy_reduce.rs`): whether this rank posted its
+    /// share (step `step + 1`), and the share followed by room for a peer's.
+    reduced: bool,
+    chunk: Vec<u8>,
 }
 
 // SAFETY: `out` is memory the caller promised to this operation until it is over;
@@ -208,6 +214,8 @@ impl NbOp {
             copied: false,
             kept: false,
             failed: None,
+            reduced: false,
+            chunk: Vec::new(),
         }
     }
 }
@@ -264,6 +272,10 @@ impl ShmColl {
             NbKind::Alltoall => op.len % n == 0 && self.one_copy(op.len / n),
             // Above a slot only (the slots were the faster way up to it, session 28).
             NbKind::Allgather => op.len > self.nb_max() && self.one_copy(op.len),
+            // Above a slot, a predefined op (session 29; whole elements per share).
+            NbKind::Reduce { .. } => one_copy_reduce::elem(&op.kind).is_some_and(|esz| {
+                op.len > self.nb_max() && op.len % esz == 0 && self.one_copy(op.len / n)
+            }),
             _ => false,
         };
         if op.len > self.nb_max() && !op.direct {
@@ -311,6 +323,12 @@ impl ShmColl {
         op.step = self.seq;
         if op.direct {
             self.seq += 1;
+            if let Some(esz) = one_copy_reduce::elem(&op.kind) {
+                // Three steps; the share and a peer's, allocated here, not in a poll.
+                self.seq += 1;
+                let (lo, hi) = one_copy_reduce::share(op.len, esz, n, self.me);
+                op.chunk = vec![0u8; 2 * (hi - lo)];
+            }
             // Exposed to the peers until the operation is over: the caller's own
             // memory when it promised to leave it alone, else a copy that does
             // not move with the operation.
@@ -463,6 +481,9 @@ impl ShmColl {
     /// oldest unfinished operation.
     fn nb_try(&mut self, op: &mut NbOp) -> bool {
         if op.direct {
+            if matches!(op.kind, NbKind::Reduce { .. }) {
+                return self.nb_try_reduce_direct(op);
+            }
             return self.nb_try_direct(op);
         }
         let s = op.step;
