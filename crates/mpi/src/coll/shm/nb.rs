@@ -3,6 +3,9 @@
 //! the same step sequence as the blocking collectives, so every rank numbers it
 //! alike. The data rides in the writer's line when it fits ([`INLINE`] bytes), else
 //! in its slot (up to [`ShmColl::nb_max`] bytes per rank), as a blocking step's.
+//! Larger blocks go one-copy ways (peers read the caller's memory): Ibcast,
+//! Ialltoall and, above a slot, Iallgather in two steps (`nb_try_direct`); Ireduce
+//! and Iallreduce above a slot with a predefined op in three (`one_copy_reduce.rs`).
 //!
 //! An operation is started with [`ShmColl::nb_start`]: it takes the next step
 //! number and, when no earlier operation of this rank is still unfinished, writes
