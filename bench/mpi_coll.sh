@@ -19,6 +19,10 @@
 #   MYRIX_ENV="MYRIX_MPI_COLL=p2p" bash bench/mpi_coll.sh   # myrix's point-to-point algorithms
 #   TESTS=gatherv,scatterv,allgatherv,alltoallv,iallreduce,ibcast NPS=2 bash bench/mpi_coll.sh
 # NOBUILD=1: use the myrix binary and library as they are (no cargo build first).
+# BASE=DIR: also run the same myrix program with the library in DIR (LD_LIBRARY_PATH;
+# e.g. a copy of main's release build) as a fourth MPI, "base", interleaved with the
+# others in every round: the table adds base's figure, base / the faster peer and
+# myrix / base (a change timed against its base in one run).
 # TESTS: coll.c's -t list (default allreduce,bcast,alltoall,barrier; also reduce, gather,
 # scatter, allgather, the v-forms and the nonblocking iallreduce, ibcast, ibarrier,
 # ireduce, iallgather, ialltoall). MYRIX: the myrix binary
@@ -38,6 +42,7 @@ ROUNDS=${ROUNDS:-3}
 SIZES=${SIZES:-8,32,128,512,2048,8192,32768,131072,524288,1048576}
 NPS=${NPS:-2 4 8}
 COLLARGS=${COLLARGS:--i 1000 -r 5}
+BASE=${BASE:-}
 ONLY=${ONLY:-myrix,mpich,ompi}
 LIMIT=${LIMIT:-600}
 TESTS=${TESTS:-allreduce,bcast,alltoall,barrier}
@@ -50,6 +55,8 @@ MYRIX=${MYRIX:-${CARGO_TARGET_DIR:-$PWD/target}/release/myrix}
 declare -A why
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 for name in myrix mpich ompi; do want $name || why[$name]="left out (ONLY=$ONLY)"; done
+[ -z "$BASE" ] && why[base]="no BASE"
+[ -n "$BASE" ] && [ ! -e "$BASE/libmpi_abi.so" ] && why[base]="no $BASE/libmpi_abi.so"
 
 if want myrix && [ "${NOBUILD:-0}" != 1 ] && ! cargo build --release -q -p myrix-cli -p myrix-mpiapi; then
   why[myrix]="cargo build --release -p myrix-cli -p myrix-mpiapi failed"
@@ -61,6 +68,7 @@ build() { # name compiler...
     why[$name]="does not compile: $(head -1 "$W/cc_$name.err")"
 }
 [ -z "${why[myrix]:-}" ] && build myrix "$MYRIX" mpicc
+[ -n "${why[myrix]:-}" ] && [ -z "${why[base]:-}" ] && why[base]="needs myrix's program"
 [ -z "${why[mpich]:-}" ] && build mpich mpicc.mpich
 [ -z "${why[ompi]:-}" ] && build ompi mpicc.openmpi
 
@@ -69,6 +77,10 @@ launch() { # name np args...
   shift 2
   case $name in
   myrix) env $MYRIX_ENV timeout "$LIMIT" "$MYRIX" mpiexec -n "$np" "$W/coll_myrix" "$@" ;;
+  base)
+    env $MYRIX_ENV LD_LIBRARY_PATH="$BASE" timeout "$LIMIT" "$MYRIX" mpiexec -n "$np" \
+      "$W/coll_myrix" "$@"
+    ;;
   mpich) timeout "$LIMIT" mpiexec.mpich -n "$np" "$W/coll_mpich" "$@" ;;
   ompi)
     timeout "$LIMIT" mpirun.openmpi -n "$np" --allow-run-as-root --oversubscribe \
@@ -80,7 +92,8 @@ launch() { # name np args...
 : >"$W/res" # lines: name np test size value
 for r in $(seq "$ROUNDS"); do
   order=(myrix mpich ompi)
-  k=$(((r - 1) % 3))
+  [ -z "${why[base]:-}" ] && order=(myrix mpich base ompi)
+  k=$(((r - 1) % ${#order[@]}))
   order=("${order[@]:$k}" "${order[@]:0:$k}")
   for np in $NPS; do
     for name in "${order[@]}"; do
@@ -107,11 +120,21 @@ spread() { # name np test size -> max/min over the rounds
     if (lo == "" || $5 < lo) lo = $5; if ($5 > hi) hi = $5 } END {
     if (lo == "" || lo + 0 == 0) print "n/a"; else printf "%.2f\n", hi / lo }' "$W/res"
 }
+div() { # a b -> a / b or n/a
+  awk -v m="$1" -v b="$2" 'BEGIN { if (m == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"; else printf "%.2f\n", m / b }'
+}
 table() { # test np
   local cores
   cores=$(nproc)
   echo "# $1, $2 ranks$([ "$2" -gt "$cores" ] && echo " (oversubscribed: $cores cores)"), us per call (ratio < 1: myrix faster)"
-  printf "%9s %10s %10s %10s %12s %9s %11s\n" size myrix MPICH OpenMPI myrix/best spread spread-best
+  local withbase=
+  [ -z "${why[base]:-}" ] && withbase=1
+  if [ -n "$withbase" ]; then
+    printf "%9s %10s %10s %10s %10s %12s %11s %11s %9s %11s\n" size myrix base MPICH OpenMPI \
+      myrix/best base/best myrix/base spread spread-best
+  else
+    printf "%9s %10s %10s %10s %12s %9s %11s\n" size myrix MPICH OpenMPI myrix/best spread spread-best
+  fi
   local sizes=${SIZES//,/ }
   case $1 in barrier | ibarrier) sizes=0 ;; esac
   for s in $sizes; do
@@ -125,20 +148,28 @@ table() { # test np
     b=$(med ompi "$2" "$1" "$sz")
     best=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a == "n/a") print b; else if (b == "n/a" || a + 0 < b + 0) print a; else print b }')
     bn=$([ "$best" = "$a" ] && echo mpich || echo ompi)
-    ratio=$(awk -v m="$m" -v b="$best" 'BEGIN { if (m == "n/a" || b == "n/a" || b + 0 == 0) print "n/a"; else printf "%.2f\n", m / b }')
-    printf "%9s %10s %10s %10s %12s %9s %11s\n" "$sz" "$m" "$a" "$b" "$ratio" \
-      "$(spread myrix "$2" "$1" "$sz")" "$(spread $bn "$2" "$1" "$sz")"
+    ratio=$(div "$m" "$best")
+    if [ -n "$withbase" ]; then
+      local o
+      o=$(med base "$2" "$1" "$sz")
+      printf "%9s %10s %10s %10s %10s %12s %11s %11s %9s %11s\n" "$sz" "$m" "$o" "$a" "$b" "$ratio" \
+        "$(div "$o" "$best")" "$(div "$m" "$o")" "$(spread myrix "$2" "$1" "$sz")" \
+        "$(spread $bn "$2" "$1" "$sz")"
+    else
+      printf "%9s %10s %10s %10s %12s %9s %11s\n" "$sz" "$m" "$a" "$b" "$ratio" \
+        "$(spread myrix "$2" "$1" "$sz")" "$(spread $bn "$2" "$1" "$sz")"
+    fi
   done
 }
 
 mkdir -p target/bench
 out=target/bench/mpi_coll-$(date +%Y%m%d-%H%M%S).txt
 {
-  echo "# bench/mpi_coll.sh: medians of $ROUNDS interleaved rounds; coll $COLLARGS${MYRIX_ENV:+; myrix with $MYRIX_ENV}"
+  echo "# bench/mpi_coll.sh: medians of $ROUNDS interleaved rounds; coll $COLLARGS${MYRIX_ENV:+; myrix with $MYRIX_ENV}${BASE:+; base: the library in $BASE}"
   echo "# $(uname -n), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo "# spread: max/min of the rounds' figures (myrix's, and the best other MPI's)"
-  for name in myrix mpich ompi; do
-    [ -n "${why[$name]:-}" ] && echo "# $name: n/a: ${why[$name]}"
+  for name in myrix base mpich ompi; do
+    [ -n "${why[$name]:-}" ] && [ "${why[$name]}" != "no BASE" ] && echo "# $name: n/a: ${why[$name]}"
   done
   for np in $NPS; do
     for t in ${TESTS//,/ }; do

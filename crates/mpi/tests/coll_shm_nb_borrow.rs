@@ -76,7 +76,8 @@ fn size(g: &mut Rng, max: usize) -> usize {
     }
 }
 
-/// `big`: the one-copy way is on (Ibcast and Ialltoall go beyond a slot).
+/// `big`: the one-copy way is on (Ibcast, Iallgather and Ialltoall go beyond a
+/// slot).
 fn draw(g: &mut Rng, n: usize, slot: usize, big: bool) -> Draw {
     let most = if big { 2 * slot } else { slot };
     match g.below(4) {
@@ -85,7 +86,7 @@ fn draw(g: &mut Rng, n: usize, slot: usize, big: bool) -> Draw {
             let root = (g.below(2) == 0).then(|| g.below(n));
             Draw::Reduce(root, 16 * (size(g, slot) / 16), g.below(2) == 0)
         }
-        2 => Draw::Allgather(size(g, slot)),
+        2 => Draw::Allgather(size(g, most)),
         _ => Draw::Alltoall(size(g, most) / n),
     }
 }
@@ -223,6 +224,101 @@ fn batches(direct: Option<usize>) {
                     if c.nb_done(live[i].0) {
                         let (_, out, d, at, _input) = live.swap_remove(i);
                         assert_eq!(out, expect(d, at, me, n), "n={n} rank {me} {d:?}");
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+            blocking_allreduce(c);
+        });
+    }
+}
+
+/// Rank `r`'s input to sum call `call`: `elems` u64 values below 256 (no overflow).
+fn sum_input(call: u64, r: usize, elems: usize) -> Vec<u8> {
+    input(call, r, elems)
+        .into_iter()
+        .flat_map(|b| u64::from(b).to_le_bytes())
+        .collect()
+}
+
+/// Ireduce and Iallreduce with a predefined op above a slot take the one-copy way
+/// (session 29: each rank reduces its share straight from the others' inputs);
+/// batches in flight with the slots' ones, roots drawn, in place or not, inputs
+/// kept or scribbled over, a slow rank now and then; sums against a serial sum.
+#[test]
+fn one_copy_sums_in_flight_match_a_serial_sum() {
+    use myrix_mpi::datatype::Basic;
+    use myrix_mpi::op::BuiltinOp;
+    for n in 2..=4usize {
+        run(n, Some(1), |c| {
+            let me = c.rank();
+            let mut g = Rng(7000 + n as u64);
+            let mut mine = Rng(300 + me as u64);
+            let mut call = 0u64;
+            for round in 0..40 {
+                if round % 7 == 3 && me == round % n {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                let mut live = Vec::new();
+                for _ in 0..1 + g.below(4) {
+                    let root = (g.below(2) == 0).then(|| g.below(n));
+                    // Up to twice a slot, in elements; most above it.
+                    let elems = 1 + g.below(2 * c.nb_max() / 8);
+                    let in_place = g.below(3) == 0;
+                    let gets = root.is_none_or(|r| r == me);
+                    let mut data = sum_input(call, me, elems);
+                    let len = data.len();
+                    let mut out = vec![0xEE; if gets { len } else { 0 }];
+                    let kind = NbKind::Reduce {
+                        root,
+                        combine: NbCombine::Builtin(BuiltinOp::Sum, Basic::UnsignedLongLong),
+                    };
+                    let keep = mine.below(2) == 0;
+                    let op = if in_place && gets {
+                        out.copy_from_slice(&data);
+                        let p = out.as_mut_ptr();
+                        // SAFETY: `out` stays alive and untouched until the
+                        // operation is over; the input is the output (in place).
+                        unsafe { NbOp::borrowed(kind, std::slice::from_raw_parts(p, len), p, len) }
+                    } else {
+                        let ol = out.len();
+                        // SAFETY: as above; `data` is kept alive in `live` and left
+                        // alone until the end when `keep`.
+                        unsafe {
+                            NbOp::borrowed(kind, &data, out.as_mut_ptr(), ol).map(|op| {
+                                if keep {
+                                    op.kept()
+                                } else {
+                                    op
+                                }
+                            })
+                        }
+                    };
+                    let id = c.nb_start(op.unwrap()).unwrap();
+                    if !keep {
+                        data.fill(0x5A);
+                    }
+                    live.push((id, out, data, root, elems, call));
+                    call += 1;
+                }
+                while !live.is_empty() {
+                    c.nb_progress();
+                    let i = mine.below(live.len());
+                    if c.nb_done(live[i].0) {
+                        let (_, out, _data, root, elems, at) = live.swap_remove(i);
+                        if root.is_none_or(|r| r == me) {
+                            let ins: Vec<Vec<u8>> = (0..n).map(|q| input(at, q, elems)).collect();
+                            let want: Vec<u8> = (0..elems)
+                                .flat_map(|k| {
+                                    ins.iter()
+                                        .map(|v| u64::from(v[k]))
+                                        .sum::<u64>()
+                                        .to_le_bytes()
+                                })
+                                .collect();
+                            assert_eq!(out, want, "n={n} rank {me} root {root:?} {elems} elements");
+                        }
                     } else {
                         std::thread::yield_now();
                     }

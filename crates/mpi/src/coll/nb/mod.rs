@@ -14,6 +14,7 @@
 //! * [`levels`] — barrier, bcast, reduce, allreduce, allgather(v) and alltoall by
 //!   levels for communicators spanning nodes: inside each node, among one rank per
 //!   node, inside each node again, chained in one schedule.
+//! * `pool` — large scratch buffers of finished schedules kept for the next ones.
 //!
 //! **Tags.** Schedules send on the communicator's collective context (`ctx + 1`,
 //! as the blocking collectives) with tag [`tag`]`(seq)`: bit 30 set plus a sequence
@@ -32,6 +33,7 @@
 
 pub mod build;
 pub mod levels;
+mod pool;
 pub mod sched;
 
 pub use sched::{Buf, Builder, Combine, Poll, Schedule};

@@ -202,7 +202,7 @@ impl<'r> Builder<'r> {
 
     /// `len` bytes of scratch owned by the schedule (zeroed).
     pub fn scratch(&mut self, len: usize) -> Buf {
-        let mut v = vec![0u8; len];
+        let mut v = super::pool::take(len);
         let ptr = if len == 0 {
             std::ptr::NonNull::dangling().as_ptr()
         } else {
@@ -341,6 +341,15 @@ impl<'r> Builder<'r> {
             error: None,
             cancelled: false,
         })
+    }
+}
+
+impl Drop for Schedule {
+    fn drop(&mut self) {
+        // Every request into the scratch is over by now (see the module docs).
+        for v in self._scratch.drain(..) {
+            super::pool::give(v);
+        }
     }
 }
 

@@ -3,6 +3,9 @@
 //! the same step sequence as the blocking collectives, so every rank numbers it
 //! alike. The data rides in the writer's line when it fits ([`INLINE`] bytes), else
 //! in its slot (up to [`ShmColl::nb_max`] bytes per rank), as a blocking step's.
+//! Larger blocks go one-copy ways (peers read the caller's memory): Ibcast,
+//! Ialltoall and, above a slot, Iallgather in two steps (`nb_try_direct`); Ireduce
+//! and Iallreduce above a slot with a predefined op in three (`one_copy_reduce.rs`).
 //!
 //! An operation is started with [`ShmColl::nb_start`]: it takes the next step
 //! number and, when no earlier operation of this rank is still unfinished, writes
@@ -26,6 +29,8 @@
 //! [`NbOp::kept`] for the one-copy way: peers read it in place until every one has
 //! posted the next step, and it is never written (MPI forbids the caller to change
 //! a nonblocking collective's send buffer before completion).
+
+mod one_copy_reduce;
 
 use super::{Area, ShmColl, INLINE};
 use crate::coll::CollError;
@@ -129,7 +134,7 @@ pub struct NbOp {
     /// Whether this rank's whole contribution sits in its own area of the step
     /// (written at the post), so the completion reads it there.
     own_in_area: bool,
-    /// The one-copy way (an Ibcast or Ialltoall of large blocks, see
+    /// The one-copy way (an Ibcast, Iallgather or Ialltoall of large blocks, see
     /// `nb_try_direct`): two steps, `step` and `step + 1`.
     direct: bool,
     /// Whether this rank posted the second step (its copies are done).
@@ -139,6 +144,10 @@ pub struct NbOp {
     kept: bool,
     /// Set when a copy of the one-copy way failed here or at a peer.
     failed: Option<Arc<AtomicBool>>,
+    /// A one-copy reduction (`one_copy_reduce.rs`): whether this rank posted its
+    /// share (step `step + 1`), and the share followed by room for a peer's.
+    reduced: bool,
+    chunk: Vec<u8>,
 }
 
 // SAFETY: `out` is memory the caller promised to this operation until it is over;
@@ -166,20 +175,7 @@ impl NbOp {
         } else {
             Data::owned(data)
         };
-        Ok(NbOp {
-            kind,
-            data: d,
-            len: data.len(),
-            out,
-            out_len,
-            step: 0,
-            posted: false,
-            own_in_area: false,
-            direct: false,
-            copied: false,
-            kept: false,
-            failed: None,
-        })
+        Ok(NbOp::with(kind, d, data.len(), out, out_len))
     }
 
     /// As [`NbOp::new`], but `data` is not copied here: the start reads it in place
@@ -198,14 +194,20 @@ impl NbOp {
         out_len: usize,
     ) -> Result<NbOp, CollError> {
         let reader = matches!(kind, NbKind::Bcast { .. }) && out_len > 0;
-        Ok(NbOp {
+        let d = if reader {
+            Data::Gone
+        } else {
+            Data::Borrowed(data.as_ptr())
+        };
+        Ok(NbOp::with(kind, d, data.len(), out, out_len))
+    }
+
+    /// An operation not started yet: the one place its fields are filled.
+    fn with(kind: NbKind, data: Data, len: usize, out: *mut u8, out_len: usize) -> NbOp {
+        NbOp {
             kind,
-            data: if reader {
-                Data::Gone
-            } else {
-                Data::Borrowed(data.as_ptr())
-            },
-            len: data.len(),
+            data,
+            len,
             out,
             out_len,
             step: 0,
@@ -215,7 +217,9 @@ impl NbOp {
             copied: false,
             kept: false,
             failed: None,
-        })
+            reduced: false,
+            chunk: Vec::new(),
+        }
     }
 }
 
@@ -257,20 +261,7 @@ impl NbOp {
     /// # Safety
     /// As [`NbOp::new`]'s, for `len` bytes at `out`.
     pub unsafe fn bcast_reader(root: usize, out: *mut u8, len: usize) -> NbOp {
-        NbOp {
-            kind: NbKind::Bcast { root },
-            data: Data::Gone,
-            len,
-            out,
-            out_len: len,
-            step: 0,
-            posted: false,
-            own_in_area: false,
-            direct: false,
-            copied: false,
-            kept: false,
-            failed: None,
-        }
+        NbOp::with(NbKind::Bcast { root }, Data::Gone, len, out, len)
     }
 }
 
@@ -282,6 +273,12 @@ impl ShmColl {
         op.direct = match op.kind {
             NbKind::Bcast { .. } => self.one_copy(op.len),
             NbKind::Alltoall => op.len % n == 0 && self.one_copy(op.len / n),
+            // Above a slot only (the slots were the faster way up to it, session 28).
+            NbKind::Allgather => op.len > self.nb_max() && self.one_copy(op.len),
+            // Above a slot, a predefined op (session 29; whole elements per share).
+            NbKind::Reduce { .. } => one_copy_reduce::elem(&op.kind).is_some_and(|esz| {
+                op.len > self.nb_max() && op.len % esz == 0 && self.one_copy(op.len / n)
+            }),
             _ => false,
         };
         if op.len > self.nb_max() && !op.direct {
@@ -329,6 +326,12 @@ impl ShmColl {
         op.step = self.seq;
         if op.direct {
             self.seq += 1;
+            if let Some(esz) = one_copy_reduce::elem(&op.kind) {
+                // Three steps; the share and a peer's, allocated here, not in a poll.
+                self.seq += 1;
+                let (lo, hi) = one_copy_reduce::share(op.len, esz, n, self.me);
+                op.chunk = vec![0u8; 2 * (hi - lo)];
+            }
             // Exposed to the peers until the operation is over: the caller's own
             // memory when it promised to leave it alone, else a copy that does
             // not move with the operation.
@@ -398,14 +401,19 @@ impl ShmColl {
 
     /// Moves the queue as far as it goes without waiting.
     pub fn nb_progress(&mut self) {
-        while let Some(mut op) = self.nb.pop_front() {
-            if self.nb_try(&mut op) {
-                self.nb_finished += 1;
-            } else {
-                self.nb.push_front(op);
-                return;
+        // The queue is lent out while its head runs, so the head is tried where it
+        // lies: popping and pushing it back moved the whole operation (two copies
+        // of ~150 bytes per empty poll, a third of a waiting rank's time in
+        // `perf` when 4 ranks share 2 cores).
+        let mut q = std::mem::take(&mut self.nb);
+        while let Some(op) = q.front_mut() {
+            if !self.nb_try(op) {
+                break;
             }
+            q.pop_front();
+            self.nb_finished += 1;
         }
+        self.nb = q;
     }
 
     /// Finishes every queued operation (before a blocking collective: its steps
@@ -476,6 +484,9 @@ impl ShmColl {
     /// oldest unfinished operation.
     fn nb_try(&mut self, op: &mut NbOp) -> bool {
         if op.direct {
+            if matches!(op.kind, NbKind::Reduce { .. }) {
+                return self.nb_try_reduce_direct(op);
+            }
             return self.nb_try_direct(op);
         }
         let s = op.step;
@@ -574,9 +585,10 @@ impl ShmColl {
         }
     }
 
-    /// The one-copy way for an Ibcast or Ialltoall of blocks of `one_copy` size:
-    /// in step `s` the ranks whose input the others read (the root; every rank of
-    /// an alltoall) post its address in their lines; every reader copies straight
+    /// The one-copy way for an Ibcast, Iallgather or Ialltoall of blocks of
+    /// `one_copy` size: in step `s` the ranks whose input the others read (the
+    /// root; every rank of an allgather or alltoall) post its address in their
+    /// lines; every reader copies straight
     /// from there with [`super::direct::PeerMem`] and posts `s + 1` with a status
     /// word (1: a copy failed); an exposing rank is over once every rank posted
     /// `s + 1` (its input is read until then). As the blocking `bcast_direct` and
@@ -614,6 +626,18 @@ impl ShmColl {
                     // SAFETY: `out` holds `len` bytes (checked at the start).
                     let out = unsafe { std::slice::from_raw_parts_mut(op.out, len) };
                     ok = self.peer_read(root, self.exposed_at(root, s), out);
+                }
+                NbKind::Allgather => {
+                    // SAFETY: `out` holds n blocks of `len` bytes (checked at the
+                    // start).
+                    let out = unsafe { std::slice::from_raw_parts_mut(op.out, len * n) };
+                    for q in (0..n).filter(|&q| q != me) {
+                        let at = self.exposed_at(q, s);
+                        ok &= self.peer_read(q, at, &mut out[q * len..(q + 1) * len]);
+                    }
+                    // SAFETY: as above; an in-place input was copied at the start,
+                    // and `copy` allows an overlap anyway.
+                    unsafe { std::ptr::copy(op.data.get(len).as_ptr(), op.out.add(me * len), len) };
                 }
                 NbKind::Alltoall => {
                     let b = len / n;
