@@ -262,7 +262,7 @@ impl World {
     /// Receives one message of any length into a new vector of `T` (`Vec<u8>` for
     /// bytes): a matched probe, so no other receive can take the message between the
     /// probe and the receive.
-    pub fn recv_vec<T: Pod + Default>(
+    pub fn recv_vec<T: Pod>(
         &mut self,
         src: Option<Rank>,
         tag: Option<i32>,
@@ -277,7 +277,9 @@ impl World {
             }
         };
         let n = whole(probed.len, std::mem::size_of::<T>())?;
-        let mut v = vec![T::default(); n];
+        // SAFETY: all-zero bytes are a valid `T` (`Pod`: every bit pattern is).
+        let zero: T = unsafe { std::mem::zeroed() };
+        let mut v = vec![zero; n];
         let buf = bytes_mut(&mut v);
         // SAFETY: `buf` (the vector's memory) lives until the wait below returns, and
         // the wait returns only once the request is complete.

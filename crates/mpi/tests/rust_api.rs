@@ -57,9 +57,14 @@ fn check(text: &str, n: u32, nodes: u32, what: &str) {
 
 /// Runs the example at `n` ranks through the launcher behind `myrix mpiexec`, in
 /// `netns` if given; each rank's output goes to a file of its own (the launcher's
-/// output is this process's).
+/// output is this process's), named by this process, `netns` and `n` (tests run at
+/// once in this process).
 fn launch(n: u32, netns: &[String], args: &[&str]) -> String {
-    let out = std::env::temp_dir().join(format!("myrix-ring-{}-{n}", std::process::id()));
+    let out = std::env::temp_dir().join(format!(
+        "myrix-ring-{}-{}-{n}",
+        std::process::id(),
+        netns.len()
+    ));
     let spec = LaunchSpec {
         apps: vec![App::new(
             n,
