@@ -18,6 +18,9 @@
 //! * [`rma`] — one-sided communication: windows over RSM segments.
 //! * [`p2p`] — point-to-point: MPI's matching engine over a transport
 //!   ([`p2p::fabric::Fabric`]).
+//! * [`world`] — MPI for Rust programs: [`World::init`], rank, size, sends and
+//!   receives of bytes and plain data, probes, a barrier; the start-up the C
+//!   library shares ([`world::start`]).
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod channel;
@@ -32,6 +35,8 @@ pub mod p2p;
 pub mod pmi;
 pub mod rma;
 pub mod topo;
+pub mod world;
 pub mod wrapper;
 
 pub use job::Job;
+pub use world::World;

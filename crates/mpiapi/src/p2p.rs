@@ -43,8 +43,8 @@ pub(crate) use issue::*;
 mod reqs;
 pub(crate) use reqs::*;
 
-/// The transport, chosen at MPI_Init.
-pub type Fabric = Box<dyn myrix_mpi::p2p::fabric::Fabric + Send>;
+/// The transport, chosen at MPI_Init (`myrix_mpi::world::start`).
+pub type Fabric = myrix_mpi::world::BoxFabric;
 
 /// The world's engine and the C-side objects.
 pub struct P2p {
@@ -56,23 +56,6 @@ pub struct P2p {
     pub(crate) msgs: Table<CMsg>,
     /// Attached buffers of buffered sends (`bsend.rs`).
     pub(crate) bufs: crate::bsend::Buffers,
-}
-
-/// The transport for this job: in-process for a singleton; postboxes in RSM
-/// segments otherwise.
-pub fn open_fabric(job: &mut myrix_mpi::Job) -> Result<Fabric, String> {
-    use myrix_mpi::channel::{ChannelConfig, ChannelFabric};
-    let cfg = ChannelConfig::from_env().map_err(|e| e.to_string())?;
-    match ChannelFabric::open(job, &cfg) {
-        Ok(f) => Ok(Box::new(f)),
-        // A process alone can do without segments (it then cannot reach other
-        // jobs' processes: MPI_Comm_accept/connect/join say so).
-        Err(_) if job.size == 1 => {
-            let (_, mut f) = myrix_mpi::p2p::loopnet::LoopNet::new(1, Default::default());
-            Ok(Box::new(f.pop().ok_or("no fabric")?))
-        }
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 // SAFETY: the raw pointers a P2p holds are C callers' buffers, touched only while

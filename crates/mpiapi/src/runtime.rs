@@ -132,15 +132,10 @@ fn start(rt: &mut Guard<'_, Option<Runtime>>, provided: c_int, name: &str) -> Re
     if rt.is_some() {
         return Ok(());
     }
-    let job = Job::init().map_err(|e| {
-        crate::ffi::say!("myrix MPI: {name}: cannot join the job: {e}");
-        MPI_ERR_OTHER
-    })?;
-    // Waits spin hard unless this job alone has more ranks here than cores.
-    myrix_rsm::spin::set_local_procs(job.local_size as usize);
-    let mut job = job;
-    let fabric = crate::p2p::open_fabric(&mut job).map_err(|e| {
-        crate::ffi::say!("myrix MPI: {name}: cannot set up point-to-point: {e}");
+    // The start-up Rust programs' `myrix_mpi::World` shares: the job, the spin rule,
+    // the transport.
+    let (job, fabric) = myrix_mpi::world::start().map_err(|e| {
+        crate::ffi::say!("myrix MPI: {name}: {e}");
         MPI_ERR_OTHER
     })?;
     **rt = Some(Runtime {
