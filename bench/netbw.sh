@@ -68,7 +68,7 @@ pkts() { # [veth] packets through $NSP_A's veth (default: myrixv0 and myrixv1), 
     awk '{s += $1} END {print s}'
 }
 run() { # column test -> the figure (us one way, or MB/s)
-  local c=$1 t=$2 prog net iface=myrixv0
+  local c=$1 t=$2 prog net= iface=myrixv0
   case $c in
   ompi) prog=$W/${t}_ompi ;;
   base-*) prog=$W/${t}_base net=${c#base-} ;;
@@ -113,7 +113,7 @@ for mtu in $MTUS; do
       [ -n "$v" ] && [ "$c" != ompi ] &&
         echo "$mtu $c pkts $(awk -v a="$p0" -v b="$p1" 'BEGIN {printf "%.1f", (b - a) / 310}')" >>"$res" &&
         echo "$mtu $c rail2 $(awk -v a="$p0" -v b="$p1" -v c="$q0" -v d="$q1" \
-          'BEGIN {printf "%.0f", b > a ? 100 * ((b - a) - (d - c)) / (b - a) : 0}')" >>"$res"
+          'BEGIN {printf "%.0f", (b > a ? 100 * ((b - a) - (d - c)) / (b - a) : 0)}')" >>"$res"
       v=$(run "$c" bw)
       [ -n "$v" ] && echo "$mtu $c bw $v" >>"$res"
     done
