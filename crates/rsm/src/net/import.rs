@@ -41,8 +41,12 @@ mod transfer;
 /// A put is queued in pieces of at most this size, so a huge put never meets the
 /// engine's queue limit at once.
 const PUT_PIECE: usize = 1 << 20;
-/// Puts of at least this many bytes are striped across the live rails.
-pub(crate) const STRIPE_MIN: usize = 64 * 1024;
+/// Puts of at least this many bytes are striped across the live rails. 32 KiB, not
+/// RSM's 64 KiB of before, so MPI's long messages stripe with the channel's default
+/// geometry: it puts a postbox's blocks as one run, 40 KiB for the first postbox of a
+/// message and 56 KiB for each further one (4 KiB blocks, 10 and 14 references), all
+/// below 64 KiB (docs/mpi-net.md, "Rails and fail-over").
+pub(crate) const STRIPE_MIN: usize = 32 * 1024;
 /// The longest data [`ImportBackend::put_with_flag`] sends with its flag as one write
 /// (a stack buffer), if the rails' frames hold it (the engine cuts writes only at its
 /// MTU: `Rail::one_write`).
