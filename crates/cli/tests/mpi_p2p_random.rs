@@ -163,7 +163,8 @@ impl Drop for Namespaces {
 
 /// Across two namespaces with loss, duplication and reordering on the link: 2 ranks
 /// (the network only) and 4 (two a namespace: shared memory inside, the network
-/// across), two seeds each.
+/// across) with the controller the library picks, and 2 over raw Ethernet
+/// (`MYRIX_MPI_NET=eth`, one rank an interface), two seeds each.
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces pra<pid> and prb<pid>)"]
 fn random_point_to_point_across_namespaces_with_loss() {
@@ -172,13 +173,14 @@ fn random_point_to_point_across_namespaces_with_loss() {
     }
     let exe = p2p_random();
     let ns = Namespaces::up();
-    for n in [2usize, 4] {
+    for (net, n) in [("auto", 2usize), ("auto", 4), ("eth", 2)] {
         for seed in ["8", "9"] {
             let mut c = myrix();
-            c.args(["mpiexec", "--netns", &ns.0.join(","), "-n", &n.to_string()])
+            c.env("MYRIX_MPI_NET", net)
+                .args(["mpiexec", "--netns", &ns.0.join(","), "-n", &n.to_string()])
                 .arg(exe)
                 .args([seed, "12"]);
-            let what = format!("--netns, n={n} seed {seed}");
+            let what = format!("--netns, {net}, n={n} seed {seed}");
             every_rank_ok(&run(c, Duration::from_secs(180)), n, &what);
         }
     }
