@@ -4,9 +4,9 @@
  * each receiver knows what it must get without extra messages: per round a few
  * messages per rank, each (source, destination, communicator, tag, size, Isend or
  * Issend, sent from a vector datatype or not), with sizes from 0 to past the
- * eager/rendezvous switch (65536 by default, MYRIX_MPI_EAGER). The communicators are
- * the world, a dup of it and a split with the ranks reversed (so ranks and sources
- * differ from world ranks). How a rank receives is its own choice, from a second
+ * eager/rendezvous switch (65536 by default, MYRIX_MPI_EAGER), up to 1.2 MB. The
+ * communicators are the world, a dup of it and a split with the ranks reversed (so
+ * ranks and sources differ from world ranks). How a rank receives is its own choice, from a second
  * generator seeded by (SEED, rank): per communicator the receives name source and
  * tag, or take MPI_ANY_SOURCE, MPI_ANY_TAG, both, or named ones first and wildcards
  * after (any of these always leaves a receive for every message, whatever matches
@@ -103,7 +103,8 @@ static long differs(const unsigned char *b, size_t n, const Msg *m) {
 }
 
 /* Sizes across the protocols: empty, inline in one postbox, pool blocks, up to the
- * eager limit, around it and past it (rendezvous). */
+ * eager limit, around it and past it (rendezvous; now and then past the 256 KiB pool,
+ * up to 1.2 MB). */
 static int draw_len(void) {
     switch (pick(10)) {
     case 0: return 0;
@@ -112,7 +113,7 @@ static int draw_len(void) {
     case 5: case 6: return 2041 + pick(14000);
     case 7: return 16384 + pick(49150);
     case 8: return 65535 + pick(4);
-    default: return 65539 + pick(100000);
+    default: return pick(4) ? 65539 + pick(100000) : 200000 + pick(1000000);
     }
 }
 
