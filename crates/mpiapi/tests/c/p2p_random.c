@@ -6,8 +6,8 @@
  * Issend, sent from a vector datatype or not), with sizes from 0 to past the
  * eager/rendezvous switch (65536 by default, MYRIX_MPI_EAGER), up to 1.2 MB. The
  * communicators are the world, a dup of it and a split with the ranks reversed (so
- * ranks and sources differ from world ranks). How a rank receives is its own choice, from a second
- * generator seeded by (SEED, rank): per communicator the receives name source and
+ * ranks and sources differ from world ranks). How a rank receives is its own
+ * choice, from a second generator seeded by (SEED, rank): per communicator the receives name source and
  * tag, or take MPI_ANY_SOURCE, MPI_ANY_TAG, both, or named ones first and wildcards
  * after (any of these always leaves a receive for every message, whatever matches
  * first), in a random order, each one blocking, nonblocking (completed by Waitall,
@@ -508,7 +508,8 @@ static void truncation(void) {
         MPI_Status st;
         int rc = MPI_Recv(small, 50, MPI_BYTE, 0, 1, tc, &st), cls = -1, n = -1;
         MPI_Error_class(rc, &cls);
-        if (cls != MPI_ERR_TRUNCATE) FAIL("100 bytes into 50: error class %d, not MPI_ERR_TRUNCATE", cls);
+        if (cls != MPI_ERR_TRUNCATE)
+            FAIL("100 bytes into 50: error class %d, not MPI_ERR_TRUNCATE", cls);
         rc = MPI_Recv(small, (int)sizeof small, MPI_BYTE, 0, 2, tc, &st);
         MPI_Error_class(rc, &cls);
         if (cls != MPI_ERR_TRUNCATE)
