@@ -11,10 +11,10 @@
  * tag, or take MPI_ANY_SOURCE, MPI_ANY_TAG, both, or named ones first and wildcards
  * after (any of these always leaves a receive for every message, whatever matches
  * first), in a random order, each one blocking, nonblocking (completed by Waitall,
- * Waitany, Waitsome or Testall), after Probe or Iprobe, or by Mprobe/Improbe with
- * Mrecv/Imrecv, into bytes or a strided vector datatype. A receive that can never
- * match (a tag never sent) is posted beside the traffic now and then and cancelled
- * (MPI_Test_cancelled must say so). Rounds are separated by a barrier.
+ * Waitany, Waitsome, Testany, Testsome or Testall), after Probe or Iprobe, or by
+ * Mprobe/Improbe with Mrecv/Imrecv, into bytes or a strided vector datatype. A
+ * receive that can never match (a tag never sent) is posted beside the traffic now
+ * and then and cancelled (MPI_Test_cancelled must say so). Rounds are separated by a barrier.
  *
  * Checked: every byte (a message's bytes are a function of (SEED, source, sequence
  * number), so the receiver identifies which message it got from its status and
@@ -234,11 +234,11 @@ static void recv_probed(Recv *r, MPI_Comm comm, MPI_Status *pst) {
     finish(r, &st);
 }
 
-/* Completes the nonblocking receives in one of four ways. */
+/* Completes the nonblocking receives in one of six ways. */
 static void complete_recvs(Recv *rs, int *pend, MPI_Request *reqs, int np) {
     MPI_Status *sts = malloc(sizeof(MPI_Status) * (np ? np : 1));
     int *idx = malloc(sizeof(int) * (np ? np : 1));
-    switch (lpick(4)) {
+    switch (lpick(6)) {
     case 0:
         OK(MPI_Waitall(np, reqs, sts));
         for (int i = 0; i < np; i++) finish(&rs[pend[i]], &sts[i]);
@@ -260,6 +260,32 @@ static void complete_recvs(Recv *rs, int *pend, MPI_Request *reqs, int np) {
             OK(MPI_Waitsome(np, reqs, &out, idx, sts));
             if (out == MPI_UNDEFINED || out <= 0) {
                 FAIL("Waitsome: %d with %d left", out, left);
+                break;
+            }
+            for (int j = 0; j < out; j++) finish(&rs[pend[idx[j]]], &sts[j]);
+            left -= out;
+        }
+        break;
+    case 3:
+        for (int left = np; left > 0;) {
+            int i, flag = 0;
+            OK(MPI_Testany(np, reqs, &i, &flag, &sts[0]));
+            if (flag && i == MPI_UNDEFINED) {
+                FAIL("Testany: no active request with %d left", left);
+                break;
+            }
+            if (flag) {
+                finish(&rs[pend[i]], &sts[0]);
+                left--;
+            }
+        }
+        break;
+    case 4:
+        for (int left = np; left > 0;) {
+            int out;
+            OK(MPI_Testsome(np, reqs, &out, idx, sts));
+            if (out == MPI_UNDEFINED) {
+                FAIL("Testsome: no active request with %d left", left);
                 break;
             }
             for (int j = 0; j < out; j++) finish(&rs[pend[idx[j]]], &sts[j]);
