@@ -7,8 +7,8 @@
  * eager/rendezvous switch (65536 by default, MYRIX_MPI_EAGER), up to 1.2 MB. The
  * communicators are the world, a dup of it and a split with the ranks reversed (so
  * ranks and sources differ from world ranks). How a rank receives is its own
- * choice, from a second generator seeded by (SEED, rank): per communicator the receives name source and
- * tag, or take MPI_ANY_SOURCE, MPI_ANY_TAG, both, or named ones first and wildcards
+ * choice, from a second generator seeded by (SEED, rank): per communicator the
+ * receives name source and tag, or take MPI_ANY_SOURCE, MPI_ANY_TAG, both, or named ones first and wildcards
  * after (any of these always leaves a receive for every message, whatever matches
  * first), in a random order, each one blocking, nonblocking (completed by Waitall,
  * Waitany, Waitsome, Testany, Testsome or Testall), after Probe or Iprobe, or by
