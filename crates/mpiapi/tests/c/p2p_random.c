@@ -8,13 +8,14 @@
  * communicators are the world, a dup of it and a split with the ranks reversed (so
  * ranks and sources differ from world ranks). How a rank receives is its own
  * choice, from a second generator seeded by (SEED, rank): per communicator the
- * receives name source and tag, or take MPI_ANY_SOURCE, MPI_ANY_TAG, both, or named ones first and wildcards
- * after (any of these always leaves a receive for every message, whatever matches
- * first), in a random order, each one blocking, nonblocking (completed by Waitall,
- * Waitany, Waitsome, Testany, Testsome or Testall), after Probe or Iprobe, or by
- * Mprobe/Improbe with Mrecv/Imrecv, into bytes or a strided vector datatype. A
- * receive that can never match (a tag never sent) is posted beside the traffic now
- * and then and cancelled (MPI_Test_cancelled must say so). Rounds are separated by a barrier.
+ * receives name source and tag, or take MPI_ANY_SOURCE, MPI_ANY_TAG, both, or
+ * named ones first and wildcards after (any of these always leaves a receive for
+ * every message, whatever matches first), in a random order, each one blocking,
+ * nonblocking (completed by Waitall, Waitany, Waitsome, Testany, Testsome or
+ * Testall), after Probe or Iprobe, or by Mprobe/Improbe with Mrecv/Imrecv, into
+ * bytes or a strided vector datatype. A receive that can never match (a tag never
+ * sent) is posted beside the traffic now and then and cancelled
+ * (MPI_Test_cancelled must say so). Rounds are separated by a barrier.
  *
  * Checked: every byte (a message's bytes are a function of (SEED, source, sequence
  * number), so the receiver identifies which message it got from its status and
