@@ -120,7 +120,13 @@ unsafe fn gather(
     {
         Some(Some(s)) => run(name, shm::lock(&s).gather(root, &data, &mut out))?,
         Some(None) => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
-        None => match vshm::gatherv(Via::Comm(&c), name, root, &data, Some((&|q| (pd[q], by[q]), &mut out))) {
+        None => match vshm::gatherv(
+            Via::Comm(&c),
+            name,
+            root,
+            &data,
+            Some((&|q| (pd[q], by[q]), &mut out)),
+        ) {
             Some(r) => r?,
             None => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
         },
@@ -261,7 +267,13 @@ unsafe fn scatter(
             coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
         )?,
         None => {
-            match vshm::scatterv(Via::Comm(&c), name, root, Some((&|q| (pd[q], by[q]), &data)), &mut out) {
+            match vshm::scatterv(
+                Via::Comm(&c),
+                name,
+                root,
+                Some((&|q| (pd[q], by[q]), &data)),
+                &mut out,
+            ) {
                 Some(r) => r?,
                 None => run(
                     name,
