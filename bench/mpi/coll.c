@@ -5,7 +5,9 @@
  * on every rank and the slowest rank's taken (MPI_MAX), as OSU's benchmarks do.
  * Standard MPI and C99 only, so the same source builds with any MPI's mpicc.
  *
- * Usage: coll [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]
+ * Usage: coll [-d] [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]
+ *   -d            run the tests on an MPI_Comm_dup of MPI_COMM_WORLD (the timing's
+ *                 barrier and maximum stay on the world)
  *   -t allreduce,bcast,alltoall,barrier   the tests (default: these four); also
  *                 reduce (doubles, MPI_SUM, root 0), gather, scatter, allgather (the
  *                 size is the root's or each rank's whole receive or send buffer,
@@ -36,6 +38,8 @@ static void wrong(const char *what, long size) {
 static int rank, nranks;
 static char *sbuf, *rbuf;
 static int *vcounts, *vdispls; /* the v-forms' counts and displacements */
+/* The communicator the tests run on: MPI_COMM_WORLD, or with -d a dup of it. */
+static MPI_Comm comm = MPI_COMM_WORLD;
 
 #define NTESTS 18
 
@@ -57,62 +61,62 @@ static void vsetup(long b) {
 static void once(int t, long size) {
     switch (t) {
     case 0:
-        check(MPI_Allreduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+        check(MPI_Allreduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, comm),
               "MPI_Allreduce");
         break;
     case 1:
-        check(MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+        check(MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, comm), "MPI_Bcast");
         break;
     case 2:
         check(MPI_Alltoall(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
-                           MPI_BYTE, MPI_COMM_WORLD),
+                           MPI_BYTE, comm),
               "MPI_Alltoall");
         break;
     case 3:
-        check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        check(MPI_Barrier(comm), "MPI_Barrier");
         break;
     case 4:
-        check(MPI_Reduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD),
+        check(MPI_Reduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, 0, comm),
               "MPI_Reduce");
         break;
     case 5:
         check(MPI_Gather(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
-                         MPI_BYTE, 0, MPI_COMM_WORLD),
+                         MPI_BYTE, 0, comm),
               "MPI_Gather");
         break;
     case 6:
         check(MPI_Scatter(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
-                          MPI_BYTE, 0, MPI_COMM_WORLD),
+                          MPI_BYTE, 0, comm),
               "MPI_Scatter");
         break;
     case 7:
         check(MPI_Allgather(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, (int)(size / nranks),
-                            MPI_BYTE, MPI_COMM_WORLD),
+                            MPI_BYTE, comm),
               "MPI_Allgather");
         break;
     case 8:
         check(MPI_Gatherv(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, vcounts, vdispls, MPI_BYTE,
-                          0, MPI_COMM_WORLD),
+                          0, comm),
               "MPI_Gatherv");
         break;
     case 9:
         check(MPI_Scatterv(sbuf, vcounts, vdispls, MPI_BYTE, rbuf, (int)(size / nranks),
-                           MPI_BYTE, 0, MPI_COMM_WORLD),
+                           MPI_BYTE, 0, comm),
               "MPI_Scatterv");
         break;
     case 10:
         check(MPI_Allgatherv(sbuf, (int)(size / nranks), MPI_BYTE, rbuf, vcounts, vdispls,
-                             MPI_BYTE, MPI_COMM_WORLD),
+                             MPI_BYTE, comm),
               "MPI_Allgatherv");
         break;
     case 11:
         check(MPI_Alltoallv(sbuf, vcounts, vdispls, MPI_BYTE, rbuf, vcounts, vdispls, MPI_BYTE,
-                            MPI_COMM_WORLD),
+                            comm),
               "MPI_Alltoallv");
         break;
     case 12: {
         MPI_Request q;
-        check(MPI_Iallreduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+        check(MPI_Iallreduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM, comm,
                              &q),
               "MPI_Iallreduce");
         check(MPI_Wait(&q, MPI_STATUS_IGNORE), "MPI_Wait");
@@ -123,20 +127,20 @@ static void once(int t, long size) {
         const char *what = "MPI_Ibcast";
         int e;
         if (t == 13)
-            e = MPI_Ibcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+            e = MPI_Ibcast(sbuf, (int)size, MPI_BYTE, 0, comm, &q);
         else if (t == 14)
-            what = "MPI_Ibarrier", e = MPI_Ibarrier(MPI_COMM_WORLD, &q);
+            what = "MPI_Ibarrier", e = MPI_Ibarrier(comm, &q);
         else if (t == 15)
             what = "MPI_Ireduce", e = MPI_Ireduce(sbuf, rbuf, (int)(size / 8), MPI_DOUBLE, MPI_SUM,
-                                                 0, MPI_COMM_WORLD, &q);
+                                                 0, comm, &q);
         else if (t == 16)
             what = "MPI_Iallgather", e = MPI_Iallgather(sbuf, (int)(size / nranks), MPI_BYTE, rbuf,
                                                        (int)(size / nranks), MPI_BYTE,
-                                                       MPI_COMM_WORLD, &q);
+                                                       comm, &q);
         else
             what = "MPI_Ialltoall", e = MPI_Ialltoall(sbuf, (int)(size / nranks), MPI_BYTE, rbuf,
                                                      (int)(size / nranks), MPI_BYTE,
-                                                     MPI_COMM_WORLD, &q);
+                                                     comm, &q);
         check(e, what);
         check(MPI_Wait(&q, MPI_STATUS_IGNORE), "MPI_Wait");
     }
@@ -206,7 +210,12 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
+    int dup = 0;
     for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "-d")) {
+            dup = 1;
+            continue;
+        }
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!v) goto usage;
         if (!strcmp(argv[a], "-t")) {
@@ -233,6 +242,10 @@ int main(int argc, char **argv) {
         }
         a++;
     }
+    if (dup) {
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    }
     if (nsizes == 0)
         for (long s = 8; s <= max && nsizes < MAX_SIZES; s *= factor) sizes[nsizes++] = s;
     long most = largest(sizes, nsizes);
@@ -249,8 +262,8 @@ int main(int argc, char **argv) {
     memset(sbuf, 0, most + 64);
     memset(rbuf, 0, most + 64);
     if (rank == 0) {
-        printf("# coll: %d ranks, median of %ld repetitions, slowest rank's mean per call\n",
-               nranks, reps);
+        printf("# coll: %d ranks%s, median of %ld repetitions, slowest rank's mean per call\n",
+               nranks, dup ? " on a dup of MPI_COMM_WORLD" : "", reps);
         print_library();
         printf("# test bytes latency_us iterations\n");
     }
@@ -281,6 +294,7 @@ int main(int argc, char **argv) {
             }
         }
     }
+    if (dup) MPI_Comm_free(&comm);
     free(times);
     free(vcounts);
     free(vdispls);
@@ -290,7 +304,7 @@ int main(int argc, char **argv) {
     return 0;
 usage:
     if (rank == 0)
-        fprintf(stderr, "usage: coll [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]\n");
+        fprintf(stderr, "usage: coll [-d] [-t TESTS] [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-r REPS]\n");
 bad:
     MPI_Finalize();
     return 2;

@@ -9,7 +9,7 @@
 //! point-to-point when the segment refuses the sizes, as the general path would).
 
 use super::args::*;
-use super::shm::{self, Which};
+use super::shm::{self, Via, Which};
 use super::vshm::{self, Blocks};
 use crate::abi::*;
 use crate::coll_glue::pt2pt;
@@ -176,9 +176,10 @@ pub(super) unsafe fn reduce_builtin(
     Some(r.and(err.map_or(Ok(()), |_| Err(MPI_ERR_INTERN))))
 }
 
-/// The hot path of MPI_Gather: predefined types whose blocks have the same bytes
-/// on both sides, through shared memory in the caller's buffers (not in place);
-/// None when it does not apply (the general path then also reports any error).
+/// The hot path of MPI_Gather: predefined types whose elements are their packed
+/// form ([`plain_size`]) and whose blocks have the same bytes on both sides,
+/// through shared memory in the caller's buffers (not in place); None when it does
+/// not apply (the general path then also reports any error).
 ///
 /// # Safety
 /// The C contract for the buffers.
@@ -191,30 +192,27 @@ pub(super) unsafe fn gather_predefined(
     rc: c_int,
     rt: MPI_Datatype,
     root: c_int,
-    c: &CommRef,
+    v: Via,
 ) -> Option<Result<(), c_int>> {
+    let c = v.c();
     let root = check_root(root, c).ok()?;
-    let s = datatype::predefined_ref(st)?;
-    let sn = count(sc).ok()?;
-    let b = bytes(sn, s).ok()?;
+    let b = plain_size(st)?.checked_mul(count(sc).ok()?)?;
     if in_place(send) {
         return None;
     }
     // SAFETY: the root's recvbuf holds size × recvcount elements, apart from sendbuf.
     let out: &mut [u8] = if c.rank as usize == root {
-        let r = datatype::predefined_ref(rt)?;
-        let rn = count(rc).ok()?;
-        if bytes(rn, r).ok()? != b {
+        if plain_size(rt)?.checked_mul(count(rc).ok()?)? != b {
             return None;
         }
         // SAFETY: as above.
-        unsafe { contig(recv, rn.checked_mul(c.ranks.len())?, r) }.ok()??
+        unsafe { raw(recv, b.checked_mul(c.ranks.len())?) }?
     } else {
         &mut []
     };
-    let sh = shm::get(c, Which::Gather, b)?;
+    let sh = v.get(Which::Gather, b)?;
     // SAFETY: sendbuf holds sendcount elements.
-    let data = unsafe { contig(send, sn, s) }.ok()??;
+    let data = unsafe { raw(send, b) }?;
     let r = run("MPI_Gather", shm::lock(&sh).gather(root, data, out));
     Some(r)
 }
@@ -232,31 +230,28 @@ pub(super) unsafe fn scatter_predefined(
     rc: c_int,
     rt: MPI_Datatype,
     root: c_int,
-    c: &CommRef,
+    v: Via,
 ) -> Option<Result<(), c_int>> {
+    let c = v.c();
     let root = check_root(root, c).ok()?;
     let at_root = c.rank as usize == root;
     if at_root && in_place(recv) {
         return None;
     }
-    let r = datatype::predefined_ref(rt)?;
-    let rn = count(rc).ok()?;
-    let b = bytes(rn, r).ok()?;
+    let b = plain_size(rt)?.checked_mul(count(rc).ok()?)?;
     // SAFETY: the root's sendbuf holds size × sendcount elements, apart from recvbuf.
     let data: &[u8] = if at_root {
-        let s = datatype::predefined_ref(st)?;
-        let sn = count(sc).ok()?;
-        if bytes(sn, s).ok()? != b {
+        if plain_size(st)?.checked_mul(count(sc).ok()?)? != b {
             return None;
         }
         // SAFETY: as above.
-        unsafe { contig(send, sn.checked_mul(c.ranks.len())?, s) }.ok()??
+        unsafe { raw(send, b.checked_mul(c.ranks.len())?) }?
     } else {
         &[]
     };
-    let sh = shm::get(c, Which::Scatter, b)?;
+    let sh = v.get(Which::Scatter, b)?;
     // SAFETY: recvbuf holds recvcount elements.
-    let out = unsafe { contig(recv, rn, r) }.ok()??;
+    let out = unsafe { raw(recv, b) }?;
     let r = run("MPI_Scatter", shm::lock(&sh).scatter(root, data, out));
     Some(r)
 }
@@ -292,19 +287,20 @@ pub(super) unsafe fn gatherv_predefined(
     (rcs, rds): (*const c_int, *const c_int),
     rt: MPI_Datatype,
     root: c_int,
-    c: &CommRef,
+    v: Via,
 ) -> Option<Result<(), c_int>> {
+    let c = v.c();
     let name = "MPI_Gatherv";
     let root = check_root(root, c).ok()?;
-    let (s, sn) = (datatype::predefined_ref(st)?, count(sc).ok()?);
+    let b = plain_size(st)?.checked_mul(count(sc).ok()?)?;
     let (n, me) = (c.ranks.len(), c.rank as usize);
     if in_place(send) {
         return None;
     }
+    // SAFETY: sendbuf holds sendcount elements.
+    let data = unsafe { raw(send, b) }?;
     if me != root {
-        // SAFETY: sendbuf holds sendcount elements.
-        let data = unsafe { contig(send, sn, s) }.ok()??;
-        return Some(match vshm::gatherv(c, name, root, data, None) {
+        return Some(match vshm::gatherv(v, name, root, data, None) {
             Some(r) => r,
             None => run(
                 name,
@@ -312,24 +308,18 @@ pub(super) unsafe fn gatherv_predefined(
             ),
         });
     }
-    let r = datatype::predefined_ref(rt)?;
+    let sz = plain_size(rt)?;
     // SAFETY: recvcounts and displs hold one int per rank.
     let (cs, ds) = unsafe { (ints(rcs, n).ok()?, ints(rds, n).ok()?) };
-    let sz = r.size();
-    if bytes(sn, s).ok()? != (cs[me].max(0) as usize).checked_mul(sz)? {
+    if b != (cs[me].max(0) as usize).checked_mul(sz)? {
         return None;
     }
     // SAFETY: recvbuf holds the blocks (span elements from its start), apart from
-    // sendbuf, which holds sendcount elements.
-    let (out, data) = unsafe {
-        (
-            contig(recv, span(cs, ds)?, r).ok()??,
-            contig(send, sn, s).ok()??,
-        )
-    };
+    // sendbuf.
+    let out = unsafe { raw(recv, span(cs, ds)?.checked_mul(sz)?) }?;
     let at = |q: usize| (ds[q] as usize * sz, cs[q] as usize * sz);
     Some(
-        match vshm::gatherv(c, name, root, data, Some((&at, &mut *out))) {
+        match vshm::gatherv(v, name, root, data, Some((&at, &mut *out))) {
             Some(r) => r,
             None => {
                 let (by, pd) = listed(n, &at);
@@ -355,19 +345,20 @@ pub(super) unsafe fn scatterv_predefined(
     rc: c_int,
     rt: MPI_Datatype,
     root: c_int,
-    c: &CommRef,
+    v: Via,
 ) -> Option<Result<(), c_int>> {
+    let c = v.c();
     let name = "MPI_Scatterv";
     let root = check_root(root, c).ok()?;
     let (n, me) = (c.ranks.len(), c.rank as usize);
     if me == root && in_place(recv) {
         return None;
     }
-    let (r, rn) = (datatype::predefined_ref(rt)?, count(rc).ok()?);
+    let b = plain_size(rt)?.checked_mul(count(rc).ok()?)?;
+    // SAFETY: recvbuf holds recvcount elements.
+    let out = unsafe { raw(recv, b) }?;
     if me != root {
-        // SAFETY: recvbuf holds recvcount elements.
-        let out = unsafe { contig(recv, rn, r) }.ok()??;
-        return Some(match vshm::scatterv(c, name, root, None, &mut *out) {
+        return Some(match vshm::scatterv(v, name, root, None, &mut *out) {
             Some(r) => r,
             None => run(
                 name,
@@ -375,24 +366,18 @@ pub(super) unsafe fn scatterv_predefined(
             ),
         });
     }
-    let s = datatype::predefined_ref(st)?;
+    let sz = plain_size(st)?;
     // SAFETY: sendcounts and displs hold one int per rank.
     let (cs, ds) = unsafe { (ints(scs, n).ok()?, ints(sds, n).ok()?) };
-    let sz = s.size();
-    if bytes(rn, r).ok()? != (cs[me].max(0) as usize).checked_mul(sz)? {
+    if b != (cs[me].max(0) as usize).checked_mul(sz)? {
         return None;
     }
     // SAFETY: sendbuf holds the blocks (span elements from its start), apart from
-    // recvbuf, which holds recvcount elements.
-    let (data, out) = unsafe {
-        (
-            &*contig(send, span(cs, ds)?, s).ok()??,
-            contig(recv, rn, r).ok()??,
-        )
-    };
+    // recvbuf.
+    let data = unsafe { &*raw(send, span(cs, ds)?.checked_mul(sz)?)? };
     let at = |q: usize| (ds[q] as usize * sz, cs[q] as usize * sz);
     Some(
-        match vshm::scatterv(c, name, root, Some((&at, data)), &mut *out) {
+        match vshm::scatterv(v, name, root, Some((&at, data)), &mut *out) {
             Some(r) => r,
             None => {
                 let (by, pd) = listed(n, &at);
@@ -460,93 +445,4 @@ pub(super) unsafe fn alltoallv_predefined(
             }
         },
     )
-}
-
-/// MPI_Gather on MPI_COMM_WORLD's segment (`shm::world_lock`) with predefined types
-/// in the caller's buffers, the communicator never looked up: the segment knows this
-/// rank and the size. Takes only what the entry's checks let through (at the root
-/// neither buffer NULL nor in place nor the same memory); None for anything else,
-/// which then goes the whole way (and reports its errors there). The caller checked
-/// that MPI is up.
-///
-/// # Safety
-/// The C contract for the buffers.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn gather_world(
-    send: *const c_void,
-    sc: c_int,
-    st: MPI_Datatype,
-    recv: *mut c_void,
-    rc: c_int,
-    rt: MPI_Datatype,
-    root: c_int,
-) -> Option<Result<(), c_int>> {
-    if in_place(send) {
-        return None;
-    }
-    let s = datatype::predefined_ref(st)?;
-    let sn = count(sc).ok()?;
-    let b = bytes(sn, s).ok()?;
-    let mut g = shm::world_lock(Which::Gather, b)?;
-    let (me, n) = (g.rank(), g.size());
-    let root = usize::try_from(root).ok().filter(|&r| r < n)?;
-    let out: &mut [u8] = if me == root {
-        if recv.is_null() || in_place(recv) || send == recv.cast_const() {
-            return None;
-        }
-        let r = datatype::predefined_ref(rt)?;
-        let rn = count(rc).ok()?;
-        if bytes(rn, r).ok()? != b {
-            return None;
-        }
-        // SAFETY: the root's recvbuf holds size × recvcount elements.
-        unsafe { contig(recv, rn.checked_mul(n)?, r) }.ok()??
-    } else {
-        &mut []
-    };
-    // SAFETY: sendbuf holds sendcount elements.
-    let data = unsafe { contig(send, sn, s) }.ok()??;
-    Some(run("MPI_Gather", g.gather(root, data, out)))
-}
-
-/// MPI_Scatter on MPI_COMM_WORLD's segment; see [`gather_world`].
-///
-/// # Safety
-/// The C contract for the buffers.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn scatter_world(
-    send: *const c_void,
-    sc: c_int,
-    st: MPI_Datatype,
-    recv: *mut c_void,
-    rc: c_int,
-    rt: MPI_Datatype,
-    root: c_int,
-) -> Option<Result<(), c_int>> {
-    let r = datatype::predefined_ref(rt)?;
-    let rn = count(rc).ok()?;
-    let b = bytes(rn, r).ok()?;
-    let mut g = shm::world_lock(Which::Scatter, b)?;
-    let (me, n) = (g.rank(), g.size());
-    let root = usize::try_from(root).ok().filter(|&r| r < n)?;
-    let data: &[u8] = if me == root {
-        if send.is_null() || recv.is_null() || in_place(send) || in_place(recv) {
-            return None;
-        }
-        if send == recv.cast_const() {
-            return None;
-        }
-        let s = datatype::predefined_ref(st)?;
-        let sn = count(sc).ok()?;
-        if bytes(sn, s).ok()? != b {
-            return None;
-        }
-        // SAFETY: the root's sendbuf holds size × sendcount elements.
-        unsafe { contig(send, sn.checked_mul(n)?, s) }.ok()??
-    } else {
-        &[]
-    };
-    // SAFETY: recvbuf holds recvcount elements.
-    let out = unsafe { contig(recv, rn, r) }.ok()??;
-    Some(run("MPI_Scatter", g.scatter(root, data, out)))
 }

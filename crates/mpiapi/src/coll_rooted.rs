@@ -6,7 +6,7 @@
 //! point-to-point algorithm of `myrix_mpi::coll`, and unpacks at the receivers.
 
 use super::args::*;
-use super::shm::Which;
+use super::shm::{Via, Which};
 use super::{args, contribution, fast, shm, stand, vshm};
 use crate::abi::*;
 use crate::coll_glue::pt2pt;
@@ -15,19 +15,26 @@ use crate::ffi::{finish, mpi_fn};
 use myrix_mpi::coll;
 use std::os::raw::{c_int, c_void};
 
-/// MPI_COMM_WORLD, borrowed, when a rooted call on it may go straight to the
-/// predefined-type paths of `coll_fast.rs`: MPI is up and the world's segment is in
-/// use (`shm::world_ready`: neither `intercoll` nor `coll_hier` applies). At the
-/// root the buffers must be what the entry's checks let through (neither NULL nor
-/// in place, not the same memory; `plain`) — anything else takes the entry as
-/// before. Those paths decide alike on every rank and return None for whatever
-/// else they do not take (derived types, bad counts or roots), which then also
-/// goes the whole way, so errors are reported as before.
-fn world(comm: MPI_Comm, name: &str) -> Option<&'static crate::comm::CommRef> {
-    if comm != MPI_COMM_WORLD || crate::runtime::check(name).is_err() || !shm::world_ready() {
-        return None;
-    }
-    crate::comm::predefined_ref(comm)
+/// The communicator, from its record (`coll_cache.rs`), when a rooted call on it
+/// may go straight to the predefined-type paths of `coll_fast.rs`: MPI is up and
+/// the communicator's segment is in use, so neither `intercoll` nor `coll_hier`
+/// applies. At the root the buffers must be what the entry's checks let through
+/// (neither NULL nor in place, not the same memory; `plain`) — anything else takes
+/// the entry as before. Those paths decide alike on every rank and return None for
+/// whatever else they do not take (derived types, bad counts or roots), which then
+/// also goes the whole way, so errors are reported as before. Any communicator:
+/// MPI_COMM_WORLD, its dups and splits alike.
+#[inline]
+fn direct(
+    comm: MPI_Comm,
+    name: &str,
+    send: *const c_void,
+    recv: *const c_void,
+    root: c_int,
+) -> Option<Via<'static>> {
+    crate::runtime::check(name).ok()?;
+    let f = shm::fast(comm)?;
+    plain(send, recv, root, &f.cref).then_some(Via::Record(f))
 }
 
 /// At the root of `c`, whether the send and receive buffers are neither NULL nor
@@ -58,8 +65,8 @@ unsafe fn gather(
     // SAFETY: the C contract, forwarded.
     if let Some(r) = unsafe {
         match rcounts {
-            None => fast::gather_predefined(send, sc, st, recv, rc, rt, root, &c),
-            Some(v) => fast::gatherv_predefined(send, sc, st, recv, v, rt, root, &c),
+            None => fast::gather_predefined(send, sc, st, recv, rc, rt, root, Via::Comm(&c)),
+            Some(v) => fast::gatherv_predefined(send, sc, st, recv, v, rt, root, Via::Comm(&c)),
         }
     } {
         return r;
@@ -74,7 +81,7 @@ unsafe fn gather(
             if let Some(s) = shm::get(&c, Which::Gather, data.len()) {
                 return run(name, shm::lock(&s).gather(root, &data, &mut []));
             }
-        } else if let Some(r) = vshm::gatherv(&c, name, root, &data, None) {
+        } else if let Some(r) = vshm::gatherv(Via::Comm(&c), name, root, &data, None) {
             return r;
         }
         return run(name, coll::gatherv(&mut p, root, &data, &mut [], &[], &[]));
@@ -113,7 +120,13 @@ unsafe fn gather(
     {
         Some(Some(s)) => run(name, shm::lock(&s).gather(root, &data, &mut out))?,
         Some(None) => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
-        None => match vshm::gatherv(&c, name, root, &data, Some((&|q| (pd[q], by[q]), &mut out))) {
+        None => match vshm::gatherv(
+            Via::Comm(&c),
+            name,
+            root,
+            &data,
+            Some((&|q| (pd[q], by[q]), &mut out)),
+        ) {
             Some(r) => r?,
             None => run(name, coll::gatherv(&mut p, root, &data, &mut out, &by, &pd))?,
         },
@@ -125,10 +138,10 @@ unsafe fn gather(
 
 mpi_fn! {
     fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        // MPI_COMM_WORLD with predefined types: straight to the segment (`coll_fast.rs`).
-        if comm == MPI_COMM_WORLD && crate::runtime::check("MPI_Gather").is_ok() {
+        // Predefined types on a communicator with a segment: straight to it (`direct`).
+        if let Some(c) = direct(comm, "MPI_Gather", sendbuf, recvbuf.cast_const(), root) {
             // SAFETY: the C contract, forwarded.
-            if let Some(r) = unsafe { fast::gather_world(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root) } { return finish(comm, "MPI_Gather", r); }
+            if let Some(r) = unsafe { fast::gather_predefined(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Gather", r); }
         }
         if let Err(e) = args::entry::side(sendbuf, sendcount, sendtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), sendcount > 0, root, comm)) { return finish(comm, "MPI_Gather", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
@@ -145,8 +158,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
-        if let Some(c) = world(comm, "MPI_Gatherv").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+        // Predefined types on a communicator with a segment: straight to it (`direct`).
+        if let Some(c) = direct(comm, "MPI_Gatherv", sendbuf, recvbuf.cast_const(), root) {
             // SAFETY: the C contract, forwarded.
             if let Some(r) = unsafe { fast::gatherv_predefined(sendbuf, sendcount, sendtype, recvbuf, (recvcounts, displs), recvtype, root, c) } { return finish(comm, "MPI_Gatherv", r); }
         }
@@ -184,8 +197,8 @@ unsafe fn scatter(
     // SAFETY: the C contract, forwarded.
     if let Some(r) = unsafe {
         match scounts {
-            None => fast::scatter_predefined(send, sc, st, recv, rc, rt, root, &c),
-            Some(v) => fast::scatterv_predefined(send, v, st, recv, rc, rt, root, &c),
+            None => fast::scatter_predefined(send, sc, st, recv, rc, rt, root, Via::Comm(&c)),
+            Some(v) => fast::scatterv_predefined(send, v, st, recv, rc, rt, root, Via::Comm(&c)),
         }
     } {
         return r;
@@ -212,7 +225,7 @@ unsafe fn scatter(
         {
             Some(Some(s)) => run(name, shm::lock(&s).scatter(root, &[], &mut out))?,
             Some(None) => run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?,
-            None => match vshm::scatterv(&c, name, root, None, &mut out) {
+            None => match vshm::scatterv(Via::Comm(&c), name, root, None, &mut out) {
                 Some(r) => r?,
                 None => run(name, coll::scatterv(&mut p, root, &[], &[], &[], &mut out))?,
             },
@@ -254,7 +267,13 @@ unsafe fn scatter(
             coll::scatterv(&mut p, root, &data, &by, &pd, &mut out),
         )?,
         None => {
-            match vshm::scatterv(&c, name, root, Some((&|q| (pd[q], by[q]), &data)), &mut out) {
+            match vshm::scatterv(
+                Via::Comm(&c),
+                name,
+                root,
+                Some((&|q| (pd[q], by[q]), &data)),
+                &mut out,
+            ) {
                 Some(r) => r?,
                 None => run(
                     name,
@@ -272,10 +291,10 @@ unsafe fn scatter(
 
 mpi_fn! {
     fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        // MPI_COMM_WORLD with predefined types: straight to the segment (`coll_fast.rs`).
-        if comm == MPI_COMM_WORLD && crate::runtime::check("MPI_Scatter").is_ok() {
+        // Predefined types on a communicator with a segment: straight to it (`direct`).
+        if let Some(c) = direct(comm, "MPI_Scatter", sendbuf, recvbuf.cast_const(), root) {
             // SAFETY: the C contract, forwarded.
-            if let Some(r) = unsafe { fast::scatter_world(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root) } { return finish(comm, "MPI_Scatter", r); }
+            if let Some(r) = unsafe { fast::scatter_predefined(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Scatter", r); }
         }
         if let Err(e) = args::entry::side(recvbuf, recvcount, recvtype).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), recvcount > 0, root, comm)) { return finish(comm, "MPI_Scatter", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
@@ -292,8 +311,8 @@ mpi_fn! {
 
 mpi_fn! {
     fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-        // MPI_COMM_WORLD with predefined types: straight to the segment (`world`).
-        if let Some(c) = world(comm, "MPI_Scatterv").filter(|c| plain(sendbuf, recvbuf.cast_const(), root, c)) {
+        // Predefined types on a communicator with a segment: straight to it (`direct`).
+        if let Some(c) = direct(comm, "MPI_Scatterv", sendbuf, recvbuf.cast_const(), root) {
             // SAFETY: the C contract, forwarded.
             if let Some(r) = unsafe { fast::scatterv_predefined(sendbuf, (sendcounts, displs), sendtype, recvbuf, recvcount, recvtype, root, c) } { return finish(comm, "MPI_Scatterv", r); }
         }

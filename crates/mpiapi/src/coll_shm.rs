@@ -21,8 +21,46 @@
 //! holds the last reference to its rank table), and at process exit otherwise (the
 //! shm controller's cleaner removes a dead exporter's files).
 
+#[path = "coll_cache.rs"]
+mod cache;
 #[path = "coll_cma.rs"]
 mod cma;
+
+pub use cache::{fast, forget, known, note, Fast};
+
+/// How a call reaches its communicator's segment: through the record its entry
+/// resolved (`fast`), or by asking [`get`].
+#[derive(Clone, Copy)]
+pub enum Via<'a> {
+    Record(&'static Fast),
+    Comm(&'a CommRef),
+}
+
+impl<'a> Via<'a> {
+    /// The communicator.
+    #[inline]
+    pub fn c(self) -> &'a CommRef {
+        match self {
+            Via::Record(f) => &f.cref,
+            Via::Comm(c) => c,
+        }
+    }
+
+    /// [`get`]: with a record, the switch point alone (records exist only when
+    /// collectives may go through shared memory and no choice is printed).
+    #[inline(always)]
+    pub fn get(self, which: Which, bytes: usize) -> Option<Shm> {
+        match self {
+            Via::Record(f) => {
+                let cell = f.cell()?;
+                let cfg = config();
+                let yes = cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize];
+                yes.then_some(Shm::Borrowed(cell))
+            }
+            Via::Comm(c) => get(c, which, bytes),
+        }
+    }
+}
 
 use crate::abi::MPI_COMM_WORLD;
 use crate::coll_glue::pt2pt;
@@ -113,6 +151,7 @@ fn env_size(name: &str) -> Option<usize> {
     }
 }
 
+#[inline]
 fn config() -> &'static Config {
     static C: OnceLock<Config> = OnceLock::new();
     C.get_or_init(|| {
@@ -255,11 +294,34 @@ impl Drop for Guard<'_> {
 }
 
 /// A communicator's shared-memory collectives, to lock for one call: the world's
-/// without a reference count (the hot path), others shared with the registry.
+/// without a reference count (the hot path), others shared with the registry, or
+/// borrowed from the communicator's record (`coll_cache.rs`) for one blocking call.
 #[derive(Clone)]
 pub enum Shm {
     World(&'static ShmCell),
     Comm(Arc<ShmCell>),
+    /// Valid while the communicator lives (`coll_cache.rs`): never kept past the
+    /// call that got it (`peek`, whose answers nonblocking requests keep, never
+    /// gives one).
+    Borrowed(&'static ShmCell),
+}
+
+impl Shm {
+    fn cell(&self) -> &ShmCell {
+        match self {
+            Shm::World(w) | Shm::Borrowed(w) => w,
+            Shm::Comm(a) => a,
+        }
+    }
+
+    /// An owned handle on the same cell (nonblocking requests keep it).
+    fn owned(&self) -> Shm {
+        match self {
+            Shm::World(w) => Shm::World(w),
+            Shm::Comm(a) => Shm::Comm(a.clone()),
+            Shm::Borrowed(_) => unreachable!("records and the registry hold no borrowed cells"),
+        }
+    }
 }
 
 /// What a communicator's collectives go through.
@@ -273,38 +335,11 @@ struct Entry {
 
 static REG: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
-/// MPI_COMM_WORLD's cell once set up (None: no segment), found without the
-/// registry's lock.
-static WORLD: OnceLock<Option<&'static ShmCell>> = OnceLock::new();
-
-/// Whether MPI_COMM_WORLD's segment is set up and in use (no choice to print, not
-/// forced point to point) and no collective goes by levels (`coll_hier`: on one
-/// host only with pretend nodes, whose world still has a segment). Such a world is
-/// an intracommunicator on one node, so its rooted calls may skip the entry's
-/// detours for intercommunicators and levels (`coll_rooted.rs`).
-pub fn world_ready() -> bool {
-    let cfg = config();
-    cfg.force != Force::P2p
-        && !cfg.debug
-        && matches!(WORLD.get(), Some(Some(_)))
-        && !crate::coll_hier::enabled()
-}
-
-/// MPI_COMM_WORLD's segment, locked, when `which` on `bytes` goes through it (the
-/// choice `get` makes for the world, without looking the communicator up); None
-/// when it is not set up yet, not in use, collectives may go by levels
-/// (`world_ready`), or the switch point says no.
-pub fn world_lock(which: Which, bytes: usize) -> Option<Guard<'static>> {
-    let cfg = config();
-    if cfg.force == Force::P2p || cfg.debug {
-        return None;
-    }
-    let cell = (*WORLD.get()?)?;
-    if crate::coll_hier::enabled() {
-        return None;
-    }
-    (cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize]).then(|| cell.lock())
-}
+/// MPI_COMM_WORLD's cell once set up with a segment: `get` answers the world from it
+/// before the records. Through the world's record instead, an 8 B MPI_Bcast on 2
+/// ranks took 0.095-0.101 us against main's 0.057-0.063 (session 29, not understood;
+/// the rooted calls, which take the record from their entry, did not slow down).
+static WORLD: OnceLock<&'static ShmCell> = OnceLock::new();
 
 fn reg() -> MutexGuard<'static, Vec<Entry>> {
     REG.lock().unwrap_or_else(|p| p.into_inner())
@@ -315,12 +350,16 @@ fn reg() -> MutexGuard<'static, Vec<Entry>> {
 /// RSM user's cleaner. Freeing one at MPI_Comm_free is not done: a peer may still be
 /// reading the last collective's data from it.
 pub fn release_all() {
-    if let Some(Some(w)) = WORLD.get() {
-        let g = w.lock();
-        // SAFETY: under the cell's lock.
-        unsafe { *g.coll() = None };
+    cache::release_all();
+    let mut r = reg();
+    for e in r.iter() {
+        if let Some(Shm::World(w)) = &e.shm {
+            let g = w.lock();
+            // SAFETY: under the cell's lock.
+            unsafe { *g.coll() = None };
+        }
     }
-    reg().clear();
+    r.clear();
 }
 
 fn is_world(c: &CommRef) -> bool {
@@ -332,23 +371,44 @@ fn is_world(c: &CommRef) -> bool {
 /// Whether `which` on `bytes` goes through shared memory on `c`: its state, to lock
 /// for the call. Collective: the first call on a communicator sets it up (alike on
 /// every rank, since every rank makes the same calls).
+#[inline]
 pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
     let cfg = config();
     if cfg.force == Force::P2p {
         return None;
     }
-    if !cfg.debug && is_world(c) {
-        if let Some(w) = WORLD.get() {
-            let cell = (*w)?;
+    if !cfg.debug {
+        if c.ctx == 0 {
+            if let Some(&w) = WORLD.get() {
+                if is_world(c) {
+                    let yes = cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize];
+                    return yes.then_some(Shm::World(w));
+                }
+            }
+        }
+        if let Some(f) = cache::by_ctx(c) {
+            let cell = f.cell()?;
             let yes = cfg.force == Force::Shm || bytes <= cfg.limits.max[which as usize];
-            return yes.then_some(Shm::World(cell));
+            return yes.then_some(Shm::Borrowed(cell));
         }
     }
+    get_slow(c, which, bytes, cfg)
+}
+
+/// [`get`] for a communicator without a record: the registry (and the set-up).
+#[cold]
+#[inline(never)]
+fn get_slow(c: &CommRef, which: Which, bytes: usize, cfg: &'static Config) -> Option<Shm> {
     let found = {
         let mut r = reg();
         r.iter_mut()
             .find(|e| e.ctx == c.ctx && Arc::ptr_eq(&e.ranks, &c.ranks))
-            .map(|e| pick(e, c, which, bytes, cfg))
+            .map(|e| {
+                if !cfg.debug {
+                    cache::remember(c, e.shm.as_ref().map(Shm::owned));
+                }
+                pick(e, c, which, bytes, cfg)
+            })
     };
     if let Some(f) = found {
         return f;
@@ -366,14 +426,14 @@ pub fn get(c: &CommRef, which: Which, bytes: usize) -> Option<Shm> {
             // The world lives as long as the process: its cell is never freed (its
             // segment is, at MPI_Finalize).
             let cell: &'static ShmCell = Box::leak(Box::new(cell));
-            let _ = WORLD.set(Some(cell));
+            let _ = WORLD.set(cell);
             Shm::World(cell)
         } else {
             Shm::Comm(Arc::new(cell))
         }
     });
-    if shm.is_none() && is_world(c) {
-        let _ = WORLD.set(None);
+    if !cfg.debug {
+        cache::remember(c, shm.as_ref().map(Shm::owned));
     }
     let mut r = reg();
     // Communicators freed since: the registry holds the last reference to their
@@ -410,10 +470,7 @@ fn pick(e: &mut Entry, c: &CommRef, which: Which, bytes: usize, cfg: &Config) ->
         // (eprintln! writes its pieces one by one).
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }
-    yes.then(|| match shm {
-        Shm::World(w) => Shm::World(w),
-        Shm::Comm(a) => Shm::Comm(a.clone()),
-    })
+    yes.then(|| shm.owned())
 }
 
 /// Sets up `c`'s segment (collective); None when its ranks are not all on this node
@@ -594,32 +651,23 @@ pub fn peek(c: &CommRef) -> Option<Shm> {
     if config().force == Force::P2p {
         return None;
     }
-    if is_world(c) {
-        return WORLD.get().copied().flatten().map(Shm::World);
+    if let Some(f) = cache::by_ctx(c) {
+        return f.shm().map(Shm::owned);
     }
     let r = reg();
     let e = r
         .iter()
         .find(|e| e.ctx == c.ctx && Arc::ptr_eq(&e.ranks, &c.ranks))?;
-    e.shm.as_ref().map(|s| match s {
-        Shm::World(w) => Shm::World(w),
-        Shm::Comm(a) => Shm::Comm(a.clone()),
-    })
+    e.shm.as_ref().map(Shm::owned)
 }
 
 /// Locks a communicator's shared-memory state unless it is taken.
 pub fn try_lock(s: &Shm) -> Option<Guard<'_>> {
-    let cell: &ShmCell = match s {
-        Shm::World(w) => w,
-        Shm::Comm(a) => a,
-    };
+    let cell = s.cell();
     (!cell.busy.swap(true, Ordering::Acquire)).then_some(Guard(cell))
 }
 
 /// Locks a communicator's shared-memory state for one collective.
 pub fn lock(s: &Shm) -> Guard<'_> {
-    match s {
-        Shm::World(w) => w.lock(),
-        Shm::Comm(a) => a.lock(),
-    }
+    s.cell().lock()
 }

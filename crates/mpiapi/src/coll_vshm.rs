@@ -17,7 +17,7 @@
 //! so callers with a contiguous predefined type pass the user's buffer itself.
 
 use super::args::run;
-use super::shm::{self, Which};
+use super::shm::{self, Via, Which};
 use crate::abi::*;
 use crate::comm::CommRef;
 use myrix_mpi::coll::shm::{ShmColl, INLINE};
@@ -95,13 +95,13 @@ const CARRY: usize = INLINE - 8;
 /// blocks `at(q)` (`root_side` at the root only); `None`: not through the segment
 /// (the caller then runs the point-to-point algorithm).
 pub(super) fn gatherv(
-    c: &CommRef,
+    c: Via,
     name: &str,
     root: usize,
     data: &[u8],
     root_side: Option<(Blocks, &mut [u8])>,
 ) -> Option<Result<(), c_int>> {
-    let s = shm::get(c, Which::Gather, 0)?;
+    let s = c.get(Which::Gather, 0)?;
     let mut g = shm::lock(&s);
     if g.size() <= 2 {
         return gatherv_pair(&mut g, name, root, data, root_side);
@@ -365,13 +365,13 @@ fn scatterv_line(
 /// Scatterv: the root's blocks (`at(q)` of `data`, `root_side` at the root) to
 /// every rank's `out` (its own block's bytes); see [`gatherv`].
 pub(super) fn scatterv(
-    c: &CommRef,
+    c: Via,
     name: &str,
     root: usize,
     root_side: Option<(Blocks, &[u8])>,
     out: &mut [u8],
 ) -> Option<Result<(), c_int>> {
-    let s = shm::get(c, Which::Scatter, 0)?;
+    let s = c.get(Which::Scatter, 0)?;
     let mut g = shm::lock(&s);
     let (n, me) = (g.size(), g.rank());
     // Head: every rank's count, then the others' blocks end to end when they fit.

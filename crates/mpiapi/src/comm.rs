@@ -75,6 +75,10 @@ static COMMS: Mutex<Comms> = Mutex::new(Comms {
 static POOL: LazyLock<Mutex<ContextPool>> = LazyLock::new(|| Mutex::new(ContextPool::new()));
 
 pub(crate) fn comms_is_inter(comm: MPI_Comm) -> bool {
+    // A communicator with a collectives' record is an intracommunicator.
+    if crate::coll::shm::known(comm).is_some() {
+        return false;
+    }
     comms()
         .table
         .get(comm)
@@ -212,6 +216,7 @@ pub(crate) fn dup_with_attrs(comm: MPI_Comm, name: &str) -> Result<MPI_Comm, c_i
     if let Err(e) = attr::copy_all(Kind::Comm, comm, h) {
         let _ = attr::delete_all(Kind::Comm, h);
         if let Some(c) = comms().table.remove(h) {
+            crate::coll::shm::forget(h, &c.cref);
             pool().release(c.cref.ctx);
         }
         return Err(e);
@@ -289,10 +294,13 @@ pub(crate) fn install_ref(errh: MPI_Errhandler, cref: CommRef) -> Result<MPI_Com
 /// hidden helpers).
 pub(crate) fn remove(h: MPI_Comm) -> Result<(), c_int> {
     let c = comms().table.remove(h).ok_or(MPI_ERR_COMM)?;
+    // Its collectives' record (`coll_cache.rs`) goes with it.
+    crate::coll::shm::forget(h, &c.cref);
     pool().release(c.cref.ctx);
     if let Some(i) = &c.cref.inter {
         for hidden in [i.lh, i.mh] {
             if let Some(x) = comms().table.remove(hidden) {
+                crate::coll::shm::forget(hidden, &x.cref);
                 pool().release(x.cref.ctx);
             }
         }

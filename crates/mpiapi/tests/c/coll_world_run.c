@@ -1,10 +1,16 @@
 /* MPI_Gather, Gatherv, Scatter, Scatterv on MPI_COMM_WORLD back to back, the way the
- * world's direct path takes them (coll_rooted.rs `world`): the root changes from call
+ * direct path takes them (coll_rooted.rs `direct`): the root changes from call
  * to call, block sizes straddle the 56 bytes a line carries and a 1 KiB slot, one rank
  * at a time sleeps so the others run many calls ahead of it, and calls the direct path
  * must leave to the general one (MPI_IN_PLACE at the root, a derived type, a split
  * communicator) are mixed in between. Every result is checked against values each rank
- * computes; the sequence is the same on every rank. Prints "coll_world_run ok <rank>". */
+ * computes; the sequence is the same on every rank. Prints "coll_world_run ok <rank>".
+ *
+ * Usage: coll_world_run [world|dup|split]: the calls on MPI_COMM_WORLD (the default),
+ * on an MPI_Comm_dup of it, or on a split of it with every rank in reverse order (so
+ * ranks differ from the world's); the dup or split is freed and made again every
+ * EPOCH calls (its handle and context are then reused), and a second one made before
+ * that freed first so the slots the library keeps per communicator change hands. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep under -std=c11 */
 #include <mpi.h>
 #include <stdio.h>
@@ -15,7 +21,15 @@
 static int rank;
 #include "check.h"
 
-enum { CALLS = 1200, MAXB = 1100 };
+enum { CALLS = 1200, MAXB = 1100, EPOCH = 300 };
+
+/* The communicator the calls run on, per mode (0 world, 1 dup, 2 split reversed). */
+static MPI_Comm make(int mode, int n) {
+    MPI_Comm c = MPI_COMM_WORLD;
+    if (mode == 1) OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    if (mode == 2) OK(MPI_Comm_split(MPI_COMM_WORLD, 0, n - rank, &c));
+    return c;
+}
 
 /* The same pseudo-random number on every rank for (call, a). */
 static int draw(int call, int a, int mod) {
@@ -51,7 +65,9 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    MPI_Comm half;
+    int mode = 0;
+    if (argc > 1) mode = !strcmp(argv[1], "dup") ? 1 : !strcmp(argv[1], "split") ? 2 : 0;
+    MPI_Comm half, base = make(mode, n);
     OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, n - rank, &half));
     MPI_Datatype pair;
     OK(MPI_Type_contiguous(2, MPI_BYTE, &pair));
@@ -60,11 +76,17 @@ int main(int argc, char **argv) {
     int *cs = malloc(sizeof(int) * (size_t)n), *ds = malloc(sizeof(int) * (size_t)n);
     CHECK(send && recv && cs && ds, "out of memory");
     for (int call = 0; call < CALLS; call++) {
+        if (mode && call > 0 && call % EPOCH == 0) {
+            /* A new one while the old lives (other slots), then the old one freed. */
+            MPI_Comm next = make(mode, n);
+            OK(MPI_Comm_free(&base));
+            base = next;
+        }
         int root = draw(call, 1, n), b = size_of(call, 2), kind = draw(call, 3, 4);
         int odd = draw(call, 4, 16); /* 0: in place, 1: derived type, 2: on `half` */
         /* One rank lags now and then: the others run ahead through the lines. */
         if (draw(call, 5, 40) == 0 && rank == draw(call, 6, n)) nap();
-        MPI_Comm comm = odd == 2 ? half : MPI_COMM_WORLD;
+        MPI_Comm comm = odd == 2 ? half : base;
         int me, size;
         MPI_Comm_rank(comm, &me);
         MPI_Comm_size(comm, &size);
@@ -133,6 +155,7 @@ int main(int argc, char **argv) {
     }
     OK(MPI_Type_free(&pair));
     OK(MPI_Comm_free(&half));
+    if (mode) OK(MPI_Comm_free(&base));
     free(send);
     free(recv);
     free(cs);
