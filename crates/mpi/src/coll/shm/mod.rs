@@ -179,6 +179,9 @@ pub struct ShmColl {
     hard_spin_over: u32,
     /// Smallest chunk a reduction splits among the ranks.
     split_min: usize,
+    /// MPI_Reduce up to this many bytes goes through the slots combined by the root
+    /// alone (`reduce.rs`), ahead of the split and the one-copy way (0: never).
+    reduce_solo_max: usize,
     /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
     /// move while this rank waits (nonblocking collectives a peer may be waiting for).
     idle: Option<fn()>,
@@ -221,6 +224,7 @@ impl ShmColl {
             hard_spin: HARD_SPIN,
             hard_spin_over: HARD_SPIN_OVER,
             split_min: SPLIT_MIN,
+            reduce_solo_max: 0,
             idle: None,
             peer: None,
             direct_min: DIRECT_MIN,
@@ -250,6 +254,13 @@ impl ShmColl {
     /// [`SPLIT_MIN`]; `usize::MAX`: never). Must be alike on every rank.
     pub fn set_split_min(&mut self, bytes: usize) {
         self.split_min = bytes;
+    }
+
+    /// MPI_Reduce of at most `bytes` goes through the slots, every chunk combined by
+    /// the root alone: the other ranks write and return without waiting (default 0:
+    /// never; meant for jobs with more ranks than cores). Must be alike on every rank.
+    pub fn set_reduce_solo_max(&mut self, bytes: usize) {
+        self.reduce_solo_max = bytes;
     }
 
     /// Lets blocks of `min` bytes or more move in one copy through `peer`
