@@ -131,9 +131,9 @@ struct Config {
     /// `MYRIX_MPI_SHM_DIRECT`: the smallest block copied in one copy between the
     /// ranks' memories (`coll_cma.rs`); None: off.
     direct_min: Option<usize>,
-    /// `MYRIX_MPI_SHM_REDUCE_SOLO`: MPI_Reduce up to these bytes through the slots,
-    /// combined by the root alone (default: a slot when the job has more ranks than
-    /// cores, else 0, never).
+    /// `MYRIX_MPI_SHM_REDUCE_SOLO`: MPI_Reduce through the slots, combined by the
+    /// root alone, while ranks × the message is at most these bytes (default:
+    /// `REDUCE_SOLO_OVER` when the job has more ranks than cores, else 0, never).
     reduce_solo: Option<usize>,
     limits: Limits,
 }
@@ -534,7 +534,9 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
                 // Oversubscribed, a reduce of up to a slot is cheaper combined by the
                 // root alone than split or in one copy: the others need not wait
                 // for every rank's turn on a core (docs/mpi-coll.md).
-                let solo = cfg.reduce_solo.unwrap_or(if over { g.slot } else { 0 });
+                let solo =
+                    cfg.reduce_solo
+                        .unwrap_or(if over { coll::shm::REDUCE_SOLO_OVER } else { 0 });
                 card = [
                     1,
                     ctl.local_node().0,

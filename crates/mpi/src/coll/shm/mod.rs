@@ -77,6 +77,11 @@ pub const HARD_SPIN_OVER: u32 = 0;
 /// Smallest chunk (bytes) an allreduce or reduce splits among the ranks.
 pub const SPLIT_MIN: usize = 16 * 1024;
 
+/// The data of all ranks (bytes) up to which an MPI_Reduce in a job with more ranks
+/// than cores is combined by the root alone (`reduce.rs`; measured in session 29:
+/// 64 KiB messages on 8 ranks, 128 KiB on 4).
+pub const REDUCE_SOLO_OVER: usize = 512 * 1024;
+
 /// Memory every rank of the communicator maps at some address of its own.
 pub trait SharedMem: Send {
     /// The first byte (aligned to 8 at least).
@@ -179,8 +184,9 @@ pub struct ShmColl {
     hard_spin_over: u32,
     /// Smallest chunk a reduction splits among the ranks.
     split_min: usize,
-    /// MPI_Reduce up to this many bytes goes through the slots combined by the root
-    /// alone (`reduce.rs`), ahead of the split and the one-copy way (0: never).
+    /// MPI_Reduce goes through the slots combined by the root alone (`reduce.rs`),
+    /// ahead of the split and the one-copy way, while the ranks' data (ranks × the
+    /// message) is at most this many bytes (0: never).
     reduce_solo_max: usize,
     /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
     /// move while this rank waits (nonblocking collectives a peer may be waiting for).
@@ -256,9 +262,10 @@ impl ShmColl {
         self.split_min = bytes;
     }
 
-    /// MPI_Reduce of at most `bytes` goes through the slots, every chunk combined by
-    /// the root alone: the other ranks write and return without waiting (default 0:
-    /// never; meant for jobs with more ranks than cores). Must be alike on every rank.
+    /// MPI_Reduce whose data of all ranks (ranks × the message) is at most `bytes`
+    /// goes through the slots, every chunk combined by the root alone: the other
+    /// ranks write and return without waiting (default 0: never; for jobs with more
+    /// ranks than cores, [`REDUCE_SOLO_OVER`]). Must be alike on every rank.
     pub fn set_reduce_solo_max(&mut self, bytes: usize) {
         self.reduce_solo_max = bytes;
     }

@@ -10,8 +10,8 @@
 //! `d0 op (d1 op (… op d(n-1)))`, so non-commutative ops stay right and every rank
 //! gets the same bits.
 //!
-//! MPI_Reduce of at most `reduce_solo_max` bytes (set for jobs with more ranks than
-//! cores) takes neither the split nor the one-copy way (`direct_reduce.rs`): every
+//! MPI_Reduce whose data of all ranks (ranks × the message) is at most
+//! `reduce_solo_max` bytes (set for jobs with more ranks than cores) takes neither the split nor the one-copy way (`direct_reduce.rs`): every
 //! chunk goes direct, combined by the root alone. The other ranks then write their
 //! chunk and return without waiting for anyone (a slot is claimed at most `depth`
 //! steps back), where both other ways make every rank wait twice for all the others;
@@ -36,7 +36,7 @@ impl ShmColl {
         if self.me == root {
             super::super::check_len("reduce", recv.len(), send.len())?;
         }
-        if send.len() <= self.reduce_solo_max {
+        if send.len().saturating_mul(self.g.n) <= self.reduce_solo_max {
             return self.reduce_to(Some(root), send, recv, elem, op, usize::MAX);
         }
         if elem > 0 && send.len() % elem == 0 && self.one_copy(send.len()) {
