@@ -250,3 +250,20 @@ fn a_bad_table_at_the_root_is_refused_and_the_peers_go_on() {
         });
     }
 }
+
+/// Reduce combined by the root alone through the slots (what a job with more ranks
+/// than cores does below `REDUCE_SOLO_OVER`), mixed with the other collectives: for
+/// some draws (ranks × bytes ≤ 20000) or all; results as the serial reference.
+#[test]
+fn a_reduce_combined_by_the_root_alone_matches_on_1_to_7_threads() {
+    for n in 1..=7 {
+        for solo in [20_000, usize::MAX] {
+            run(n, 1000, |c| {
+                c.set_reduce_solo_max(solo);
+                for seed in 0..3 {
+                    round(c, seed * 173 + n as u64 + (solo % 97) as u64);
+                }
+            });
+        }
+    }
+}

@@ -131,6 +131,10 @@ struct Config {
     /// `MYRIX_MPI_SHM_DIRECT`: the smallest block copied in one copy between the
     /// ranks' memories (`coll_cma.rs`); None: off.
     direct_min: Option<usize>,
+    /// `MYRIX_MPI_SHM_REDUCE_SOLO`: MPI_Reduce through the slots, combined by the
+    /// root alone, while ranks × the message is at most these bytes (default:
+    /// `REDUCE_SOLO_OVER` when the job has more ranks than cores, else 0, never).
+    reduce_solo: Option<usize>,
     limits: Limits,
 }
 
@@ -198,6 +202,7 @@ fn config() -> &'static Config {
                 Ok("off") | Ok("never") => None,
                 _ => Some(env_size("MYRIX_MPI_SHM_DIRECT").unwrap_or(coll::shm::DIRECT_MIN)),
             },
+            reduce_solo: env_size("MYRIX_MPI_SHM_REDUCE_SOLO"),
             limits: Limits { max },
         }
     })
@@ -500,14 +505,15 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
         return None;
     }
     // Rank 0: [ok, rsm node, segment id, slot, depth, split (u32::MAX: never),
-    // one-copy blocks from (u32::MAX: never)]; rank 0's values win, so every rank
-    // agrees.
-    let mut card = [0u32; 7];
+    // one-copy blocks from (u32::MAX: never), reduce by the root alone up to];
+    // rank 0's values win, so every rank agrees.
+    let mut card = [0u32; 8];
     let mut made: Result<Option<Segment>, String> = Ok(None);
     if me == 0 {
         // A job with more ranks than cores pays a few context switches per step:
         // fewer, larger steps (bigger slots, shallower) serve it better.
-        let (slot, depth) = if myrix_rsm::spin::job_oversubscribed() {
+        let over = myrix_rsm::spin::job_oversubscribed();
+        let (slot, depth) = if over {
             (OVERSUBSCRIBED_SLOT, 2)
         } else {
             (Geometry::SLOT, Geometry::DEPTH)
@@ -525,6 +531,12 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
                 let direct = cfg
                     .direct_min
                     .map_or(u32::MAX, |d| u32::try_from(d).unwrap_or(u32::MAX));
+                // Oversubscribed, a reduce of up to a slot is cheaper combined by the
+                // root alone than split or in one copy: the others need not wait
+                // for every rank's turn on a core (docs/mpi-coll.md).
+                let solo =
+                    cfg.reduce_solo
+                        .unwrap_or(if over { coll::shm::REDUCE_SOLO_OVER } else { 0 });
                 card = [
                     1,
                     ctl.local_node().0,
@@ -533,6 +545,7 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
                     g.depth as u32,
                     split,
                     direct,
+                    u32::try_from(solo).unwrap_or(u32::MAX),
                 ];
             }
         }
@@ -558,6 +571,7 @@ fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
                 } else {
                     card[5] as usize
                 });
+                s.set_reduce_solo_max(card[7] as usize);
                 s
             })
             .map_err(|e| e.to_string()),

@@ -77,6 +77,11 @@ pub const HARD_SPIN_OVER: u32 = 0;
 /// Smallest chunk (bytes) an allreduce or reduce splits among the ranks.
 pub const SPLIT_MIN: usize = 16 * 1024;
 
+/// The data of all ranks (bytes) up to which an MPI_Reduce in a job with more ranks
+/// than cores is combined by the root alone (`reduce.rs`; measured in session 29:
+/// 64 KiB messages on 8 ranks, 128 KiB on 4).
+pub const REDUCE_SOLO_OVER: usize = 512 * 1024;
+
 /// Memory every rank of the communicator maps at some address of its own.
 pub trait SharedMem: Send {
     /// The first byte (aligned to 8 at least).
@@ -179,6 +184,10 @@ pub struct ShmColl {
     hard_spin_over: u32,
     /// Smallest chunk a reduction splits among the ranks.
     split_min: usize,
+    /// MPI_Reduce goes through the slots combined by the root alone (`reduce.rs`),
+    /// ahead of the split and the one-copy way, while the ranks' data (ranks × the
+    /// message) is at most this many bytes (0: never).
+    reduce_solo_max: usize,
     /// Called between polls once a wait turns to [`SpinWait`]: drives what else must
     /// move while this rank waits (nonblocking collectives a peer may be waiting for).
     idle: Option<fn()>,
@@ -221,6 +230,7 @@ impl ShmColl {
             hard_spin: HARD_SPIN,
             hard_spin_over: HARD_SPIN_OVER,
             split_min: SPLIT_MIN,
+            reduce_solo_max: 0,
             idle: None,
             peer: None,
             direct_min: DIRECT_MIN,
@@ -250,6 +260,14 @@ impl ShmColl {
     /// [`SPLIT_MIN`]; `usize::MAX`: never). Must be alike on every rank.
     pub fn set_split_min(&mut self, bytes: usize) {
         self.split_min = bytes;
+    }
+
+    /// MPI_Reduce whose data of all ranks (ranks × the message) is at most `bytes`
+    /// goes through the slots, every chunk combined by the root alone: the other
+    /// ranks write and return without waiting (default 0: never; for jobs with more
+    /// ranks than cores, [`REDUCE_SOLO_OVER`]). Must be alike on every rank.
+    pub fn set_reduce_solo_max(&mut self, bytes: usize) {
+        self.reduce_solo_max = bytes;
     }
 
     /// Lets blocks of `min` bytes or more move in one copy through `peer`

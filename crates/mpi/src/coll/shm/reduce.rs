@@ -9,6 +9,14 @@
 //! the data instead of all of it. Either way every part is combined in rank order,
 //! `d0 op (d1 op (… op d(n-1)))`, so non-commutative ops stay right and every rank
 //! gets the same bits.
+//!
+//! MPI_Reduce whose data of all ranks (ranks × the message) is at most
+//! `reduce_solo_max` bytes (set for jobs with more ranks than cores) takes neither the split nor the one-copy way (`direct_reduce.rs`): every
+//! chunk goes direct, combined by the root alone. The other ranks then write their
+//! chunk and return without waiting for anyone (a slot is claimed at most `depth`
+//! steps back), where both other ways make every rank wait twice for all the others;
+//! with more ranks than cores each such wait costs a turn of every rank through
+//! the cores, more than the root's combining of the whole buffer.
 
 use super::{Area, ShmColl, INLINE};
 use crate::coll::{CollError, ReduceOp};
@@ -28,10 +36,13 @@ impl ShmColl {
         if self.me == root {
             super::super::check_len("reduce", recv.len(), send.len())?;
         }
+        if send.len().saturating_mul(self.g.n) <= self.reduce_solo_max {
+            return self.reduce_to(Some(root), send, recv, elem, op, usize::MAX);
+        }
         if elem > 0 && send.len() % elem == 0 && self.one_copy(send.len()) {
             return self.reduce_direct(root, send, recv, elem, op);
         }
-        self.reduce_to(Some(root), send, recv, elem, op)
+        self.reduce_to(Some(root), send, recv, elem, op, self.split_min)
     }
 
     /// MPI_Allreduce: every rank's `send` reduced into every `recv`.
@@ -43,9 +54,10 @@ impl ShmColl {
         op: &mut ReduceOp,
     ) -> Result<(), CollError> {
         super::super::check_len("allreduce", recv.len(), send.len())?;
-        self.reduce_to(None, send, recv, elem, op)
+        self.reduce_to(None, send, recv, elem, op, self.split_min)
     }
 
+    /// Chunks of at least `split_min` bytes are split among the ranks.
     fn reduce_to(
         &mut self,
         root: Option<usize>,
@@ -53,6 +65,7 @@ impl ShmColl {
         recv: &mut [u8],
         elem: usize,
         op: &mut ReduceOp,
+        split_min: usize,
     ) -> Result<(), CollError> {
         if elem == 0 || send.len() % elem != 0 {
             return Err(CollError::Args(format!(
@@ -82,7 +95,7 @@ impl ShmColl {
             } else {
                 None
             };
-            if c >= self.split_min && c > INLINE {
+            if c >= split_min && c > INLINE {
                 self.split(mine, out, elem, op);
             } else {
                 self.direct(root.is_some() && reads, mine, out, op);
