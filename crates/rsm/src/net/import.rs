@@ -347,8 +347,18 @@ impl NetImport {
     /// while it carried nothing is then left within the hold of its next write, not
     /// the engine's whole timeout after it (docs/rsm-net.md, "Rails under MPI").
     fn check_silence(&self, st: &mut State) -> Result<(), RsmError> {
+        for k in self.declare_silent(st) {
+            self.fail_over(st, k)?;
+        }
+        Ok(())
+    }
+
+    /// The engine half of [`NetImport::check_silence`]: declares the node unreachable
+    /// on the rails found silent (if due) and returns them, to be failed over. A
+    /// flush waiting on such a rail then ends with the rail's loss.
+    pub(super) fn declare_silent(&self, st: &mut State) -> Vec<usize> {
         if !st.silence_due(now_ns(&self.net)) {
-            return Ok(());
+            return Vec::new();
         }
         let (net, node) = (&self.net, self.node);
         let dead = st.silent_rails(now_ns(net), |rail| {
@@ -358,17 +368,16 @@ impl NetImport {
             // behind: the silence is never overstated).
             c.engine.peer_silence(&addr, c.last_now)
         });
-        for k in dead {
+        for &k in &dead {
             let rail = st.rail(k);
             if let Some(addr) = net.addr_of(rail, node) {
                 let mut c = lock(&net.rails[rail].core);
                 let now = c.last_now;
                 c.engine.declare_unreachable(&addr, now);
-                c.unreachable.insert(addr);
+                c.drain();
             }
-            self.fail_over(st, k)?;
         }
-        Ok(())
+        dead
     }
 }
 
