@@ -356,7 +356,7 @@ impl NetImport {
     /// The engine half of [`NetImport::check_silence`]: declares the node unreachable
     /// on the rails found silent (if due) and returns them, to be failed over. A
     /// flush waiting on such a rail then ends with the rail's loss.
-    pub(super) fn declare_silent(&self, st: &mut State) -> Vec<usize> {
+    fn declare_silent(&self, st: &mut State) -> Vec<usize> {
         if !st.silence_due(now_ns(&self.net)) {
             return Vec::new();
         }
