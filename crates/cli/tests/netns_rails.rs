@@ -190,8 +190,11 @@ fn at(start: Instant, s: u64) {
 /// messages of mixed sizes both ways, inline to 1 MiB, every byte checked, errors
 /// returned) runs across the two namespaces on two rails; rail `down` is taken down at
 /// 4 s and brought back at 12 s. The program must finish without an error or a wrong
-/// byte; the other rail carried the traffic while `down` was down, and `down` was taken
-/// up again after it came back (docs/rsm-net.md, "Rails under MPI").
+/// byte and must not pause while `down` is down: its message count rises between the
+/// engine's timeout after the rail went down (4 + 5 s) and the rail's return (12 s);
+/// the other rail carried the traffic meanwhile (at least a second's worth of what
+/// `down` carried before), and `down` was taken up again after it came back
+/// (docs/rsm-net.md, "Rails under MPI").
 fn survives_a_rail_going_down_and_coming_back(down: usize) {
     let exe = failover_program();
     let ns = RailNamespaces::up();
@@ -224,17 +227,49 @@ fn survives_a_rail_going_down_and_coming_back(down: usize) {
         before > 100,
         "rail {down} carried nothing before it went down"
     );
-    // What `down` held unflushed is replayed on `other` (not a stream: the program
-    // itself pauses until `down` is back, with striping or without; docs/mpi-net.md,
-    // "Rails and fail-over").
+    // The program went on while `down` was down: `failover.c`'s per-second lines
+    // (rank 0's clock, which starts after this test's, so its 11 s line came before
+    // the rail's return at 12 s here).
+    let lines = progress_lines(&err);
+    let count_by = |t: u64| {
+        lines
+            .iter()
+            .filter(|&&(s, _)| s <= t)
+            .map(|&(_, n)| n)
+            .max()
+            .unwrap_or(0)
+    };
+    let (at_timeout, before_back) = (count_by(9), count_by(11));
+    eprintln!(
+        "mpi rails: rail {down} down from 4 s to 12 s: {at_timeout} messages by the 9 s line, {before_back} by the 11 s line"
+    );
     assert!(
-        other_down > other_before,
-        "rail {other} carried nothing while rail {down} was down"
+        before_back > at_timeout,
+        "the program paused while rail {down} was down ({at_timeout} messages by 9 s, {before_back} by 11 s)\n{err}"
+    );
+    // Rail `other` carried the stream, not only the replay of what `down` held.
+    assert!(
+        other_down - other_before > before / 4,
+        "rail {other} carried {} packets while rail {down} was down, less than a second's worth of what rail {down} carried before ({before} in 4 s)",
+        other_down - other_before
     );
     assert!(
         down_end > before + 1000,
         "rail {down} was not used again after it came back"
     );
+}
+
+/// `failover.c`'s lines `failover: <s> s, <n> messages`: (seconds, messages).
+fn progress_lines(stderr: &str) -> Vec<(u64, u64)> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("failover: ")?;
+            let (s, rest) = rest.split_once(" s, ")?;
+            let n = rest.strip_suffix(" messages")?;
+            Some((s.parse().ok()?, n.parse().ok()?))
+        })
+        .collect()
 }
 
 /// Rail 0 is the primary: it carries every postbox (and a share of the long messages'

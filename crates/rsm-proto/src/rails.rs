@@ -37,10 +37,22 @@
 //!   the rejoined rail carries) and the rail is live again ([`Rails::rejoined`]), the
 //!   primary if it comes first. A refused rejoin is tried again after
 //!   [`RailsConfig::rejoin_retry_ns`].
+//! * **A silent rail.** The engine declares a node unreachable `timeout_ns` after its
+//!   oldest unacknowledged frame, so a rail that carried nothing when its link went
+//!   down (this side idle, or waiting for the other side) is found dead only
+//!   `timeout_ns` after its *next* write, though the node has been silent on it for
+//!   that long already: an MPI rank that answers on it a message that came by the
+//!   other rail stalls a second timeout. [`Rails::silent_rails`] names a live rail
+//!   whose node has been silent for [`RailsConfig::silent_ns`] while frames wait for
+//!   its acknowledgement, for [`RailsConfig::silent_hold_ns`] in a row, while another
+//!   live rail heard the node within `silent_ns`: the driver declares the node
+//!   unreachable on it (`Engine::declare_unreachable`) and fails it over. So a rail
+//!   is failed over at most `silent_ns` after the node's last frame on it, plus the
+//!   hold, whenever it is next written to; never the last rail that hears the node.
 
 use std::ops::Range;
 
-use crate::engine::Import;
+use crate::engine::{Import, Silence};
 use crate::error::RsmError;
 
 /// Thresholds and periods of the rail rules.
@@ -56,6 +68,15 @@ pub struct RailsConfig {
     pub rejoin_every_ns: u64,
     /// How long after a refused rejoin connect the next is tried.
     pub rejoin_retry_ns: u64,
+    /// A rail whose node has been silent this long, with frames unacknowledged, while
+    /// another rail hears it, is suspect ([`Rails::silent_rails`]); the driver sets the
+    /// engine's `timeout_ns`.
+    pub silent_ns: u64,
+    /// How long a rail stays suspect before it is named dead: many round trips, so an
+    /// idle rail's first write has its answer first.
+    pub silent_hold_ns: u64,
+    /// How often the driver looks at the rails' silence ([`Rails::silence_due`]).
+    pub silent_every_ns: u64,
 }
 
 impl Default for RailsConfig {
@@ -66,6 +87,9 @@ impl Default for RailsConfig {
             signals_max: 1024,
             rejoin_every_ns: 100_000_000,
             rejoin_retry_ns: 1_000_000_000,
+            silent_ns: 5_000_000_000,
+            silent_hold_ns: 250_000_000,
+            silent_every_ns: 10_000_000,
         }
     }
 }
@@ -92,6 +116,10 @@ struct Rail {
     retry_at: u64,
     /// Put bytes queued on the rail, replays included.
     bytes_put: u64,
+    /// Since when the rail has been suspect, and what its engine last said of the
+    /// node's silence ([`Rails::silent_rails`]).
+    suspect_since: Option<u64>,
+    silence: Option<Silence>,
 }
 
 impl Rail {
@@ -137,6 +165,8 @@ pub struct Rails {
     rails: Vec<Rail>,
     /// A rail failed since the scope opened.
     failed_over: bool,
+    /// When [`Rails::silence_due`] says yes next.
+    silence_at: u64,
 }
 
 impl Rails {
@@ -157,12 +187,15 @@ impl Rails {
                 rejoin: None,
                 retry_at: now,
                 bytes_put: 0,
+                suspect_since: None,
+                silence: None,
             })
             .collect();
         Rails {
             cfg,
             rails,
             failed_over: false,
+            silence_at: now,
         }
     }
 
@@ -320,6 +353,55 @@ impl Rails {
         }
     }
 
+    /// Whether to look at the rails' silence now ([`Rails::silent_rails`]): with more
+    /// than one live rail, at most every [`RailsConfig::silent_every_ns`], so a put
+    /// does not ask every engine each time.
+    pub fn silence_due(&mut self, now: u64) -> bool {
+        if now < self.silence_at || self.rails.iter().filter(|r| r.live).count() < 2 {
+            return false;
+        }
+        self.silence_at = now.saturating_add(self.cfg.silent_every_ns);
+        true
+    }
+
+    /// The live rails found dead at `now` by their silence (see the module docs, "A
+    /// silent rail"): `silence(rail)` is what the engine of the driver's rail `rail`
+    /// says of the node (`Engine::peer_silence`; `None`: not known). The driver declares
+    /// the node unreachable on each rail index named and fails it over
+    /// ([`Rails::fail`]). Never names every live rail: another must have heard the node
+    /// within [`RailsConfig::silent_ns`].
+    pub fn silent_rails(
+        &mut self,
+        now: u64,
+        mut silence: impl FnMut(usize) -> Option<Silence>,
+    ) -> Vec<usize> {
+        let (quiet, hold) = (self.cfg.silent_ns, self.cfg.silent_hold_ns);
+        for r in &mut self.rails {
+            r.silence = if r.live { silence(r.rail) } else { None };
+        }
+        let mut dead = Vec::new();
+        for k in 0..self.rails.len() {
+            let suspect = self.rails[k]
+                .silence
+                .is_some_and(|x| x.waiting && x.heard_ago >= quiet)
+                && self
+                    .rails
+                    .iter()
+                    .enumerate()
+                    .any(|(j, o)| j != k && o.silence.is_some_and(|x| x.heard_ago < quiet));
+            let r = &mut self.rails[k];
+            if !suspect {
+                r.suspect_since = None;
+                continue;
+            }
+            let since = *r.suspect_since.get_or_insert(now);
+            if now.saturating_sub(since) >= hold {
+                dead.push(k);
+            }
+        }
+        dead
+    }
+
     /// Rail index `k` failed at `now`: it is dropped and its unflushed writes and
     /// signals are returned, to be queued again on the new primary (flush it after).
     /// The scope records the fail-over. `RemoteNodeUnreachable` when no rail is left.
@@ -331,6 +413,7 @@ impl Rails {
         let signals = std::mem::take(&mut r.signals);
         r.clean();
         r.rejoin = None;
+        r.suspect_since = None;
         r.retry_at = now.saturating_add(every);
         self.failed_over = true;
         Ok(Replay {

@@ -25,6 +25,8 @@ use rand_chacha::ChaCha8Rng;
 const SEG: SegmentId = SegmentId(0x8000_0052);
 const USER: Credentials = Credentials { uid: 1, gid: 1 };
 const EXPORTER_MEM: usize = 1;
+/// How long a silent rail stays suspect here (two of the engines' resends).
+const SILENT_HOLD_NS: u64 = 2_000_000;
 /// The most simulated time one wait may take.
 const WAIT_NS: u64 = 30_000_000_000;
 
@@ -96,6 +98,10 @@ impl Driver {
         let cfg = RailsConfig {
             rejoin_every_ns: 5_000_000,
             rejoin_retry_ns: 20_000_000,
+            // As `net/import.rs`: a rail silent for the engine's timeout is suspect.
+            silent_ns: ecfg.timeout_ns,
+            silent_hold_ns: SILENT_HOLD_NS,
+            silent_every_ns: 500_000,
             ..RailsConfig::default()
         };
         let rails = Rails::new(cfg, &conns, net.now);
@@ -261,8 +267,26 @@ impl Driver {
         }
     }
 
+    /// As `NetImport::check_silence`: fails over the rails on which the node has been
+    /// silent too long while another hears it.
+    fn check_silence(&mut self) {
+        let now = self.net.now;
+        if !self.rails.silence_due(now) {
+            return;
+        }
+        let Driver { net, rails, .. } = self;
+        let dead = rails.silent_rails(now, |r| net.engines[2 * r].peer_silence(&(2 * r + 1), now));
+        for k in dead {
+            let e = self.eng(k);
+            self.net.engines[e].declare_unreachable(&(e + 1), now);
+            assert!(self.rail_state(k).is_err_and(|e| self.lost(k, e)));
+            self.fail_over(k);
+        }
+    }
+
     /// As `NetImport::check_rails`: fails over lost rails, looks after rejoins.
     fn check(&mut self) {
+        self.check_silence();
         for k in 0..self.rails.len() {
             if !self.rails.is_live(k) {
                 continue;
@@ -501,5 +525,95 @@ fn fail_over_and_rejoin(seed: u64) {
 fn a_rail_lost_mid_transfer_loses_nothing_is_reported_once_and_rejoins() {
     for seed in 1..=4 {
         fail_over_and_rejoin(seed);
+    }
+}
+
+/// Rail `k`'s engine queue of one write straight on it, flushed: traffic the node
+/// answers on that rail (in MPI, the other direction's messages, which a rank's own
+/// import does not see), so the rail hears the node.
+/// Runs the network for `ns`, the clock going on while nothing happens (a program
+/// computing between calls).
+fn advance(d: &mut Driver, ns: u64) {
+    let end = d.net.now + ns;
+    while d.net.next_event().is_some_and(|t| t <= end) {
+        d.net.step();
+    }
+    d.net.now = d.net.now.max(end);
+    d.net.pump();
+}
+
+fn keep_busy(d: &mut Driver, k: usize, ns: u64) {
+    let end = d.net.now + ns;
+    let mut i = 0u64;
+    while d.net.now < end {
+        d.queue(k, 4096 + (i % 64) * 1024, &[i as u8; 1024], false);
+        d.flush(|j| j == k).unwrap();
+        advance(d, 1_000_000);
+        i += 1;
+    }
+}
+
+/// The rank that was idle when its rail went down: rail 0 (the primary) carried
+/// nothing unacknowledged when it was cut, so its engine has nothing to time out; the
+/// node is heard on rail 1 meanwhile. When the import then writes on rail 0 (an MPI
+/// rank answering a message that came by the other rail), the rail is known dead by
+/// its silence within the hold, not the engine's whole timeout after the write, and
+/// the write arrives by rail 1. Without the silence rule this took `timeout_ns` (20 ms
+/// here) more: the second stall of issue 23's fail-over test.
+fn idle_rail_cut(seed: u64, cut: bool) -> (u64, bool) {
+    let ecfg = engine_config();
+    let timeout = ecfg.timeout_ns;
+    let mut d = Driver::new(2, 1 << 16, ecfg, NetConfig::lossy(0.02, seed), &[0, 0]);
+    d.open_scope();
+    d.put(0, &7u64.to_le_bytes());
+    d.flush(|_| true).unwrap();
+    if cut {
+        d.net.cut.extend([0, 1]);
+    }
+    // Longer than the engine's timeout, nothing written on rail 0.
+    keep_busy(&mut d, 1, timeout + 5_000_000);
+    assert!(
+        d.rails.is_live(0),
+        "seed {seed}: rail 0 carried nothing to time out"
+    );
+    let start = d.net.now;
+    d.put(8, &9u64.to_le_bytes());
+    // Checked every 500 µs, as MPI's liveness watch checks its imports.
+    while d.mem()[8..16] != 9u64.to_le_bytes() {
+        assert!(
+            d.net.now - start < 3 * timeout,
+            "seed {seed}: the write never arrived"
+        );
+        advance(&mut d, 500_000);
+        d.check();
+        if !d.rails.is_live(0) {
+            // Where the rail's writes went: flushed there.
+            d.flush(|_| true).unwrap();
+        }
+    }
+    (d.net.now - start, d.rails.is_live(0))
+}
+
+#[test]
+fn a_rail_cut_while_idle_is_failed_over_within_the_hold_of_its_next_write() {
+    let timeout = engine_config().timeout_ns;
+    for seed in 1..=4 {
+        let (took, live) = idle_rail_cut(seed, true);
+        assert!(!live, "seed {seed}: rail 0 was not failed over");
+        assert!(
+            took < SILENT_HOLD_NS + 3_000_000 && took < timeout / 2,
+            "seed {seed}: the write took {took} ns to arrive (the engine's timeout is {timeout})"
+        );
+    }
+}
+
+#[test]
+fn an_idle_rail_that_answers_is_not_failed_over() {
+    for seed in 1..=4 {
+        let (took, live) = idle_rail_cut(seed, false);
+        assert!(
+            live,
+            "seed {seed}: a working rail was failed over ({took} ns)"
+        );
     }
 }

@@ -127,6 +127,8 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             self.stats.frames_dropped += 1;
             return false;
         }
+        // (At least 1: 0 means never heard.)
+        self.peers[pi as usize].heard_at = now.max(1);
         let h = repr.header;
         if !self.rel.lossless {
             let p = &self.peers[pi as usize];

@@ -67,6 +67,7 @@ use std::hash::Hash;
 
 pub use config::{Config, MAX_READ_BLOCK};
 pub use memory::{check_range, Memory, NoMemory};
+pub use peers::Silence;
 pub use types::{Event, FlushId, GetId, Import, SignalTarget, Stats};
 
 use crate::error::RsmError;

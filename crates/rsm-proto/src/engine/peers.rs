@@ -65,6 +65,9 @@ pub(super) struct Peer<A> {
     pub(super) left: bool,
     /// We said we leave ([`Engine::leave`]).
     pub(super) bye_sent: bool,
+    /// When a frame of the peer's current session last came in (0: never), for
+    /// [`Engine::peer_silence`].
+    pub(super) heard_at: u64,
     /// The peer's bye came while ours to it was not acknowledged: it may resend its
     /// bye until it hears our ack, so the driver lingers ([`Engine::lingering`]).
     pub(super) linger: bool,
@@ -99,6 +102,7 @@ impl<A> Peer<A> {
             left: false,
             bye_sent: false,
             linger: false,
+            heard_at: 0,
         }
     }
 
@@ -299,4 +303,49 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
             p.rel.is_unreachable() || p.resync
         })
     }
+
+    /// How long `addr` has been silent at `now` (since its last frame of the current
+    /// session), and whether we wait for it to acknowledge frames. `None` for a peer
+    /// never heard from, or declared unreachable already. A driver with several rails
+    /// to a node uses it to find a rail that went dead while it carried nothing
+    /// ([`crate::rails::Rails::silent_rails`]): this engine's own timeout counts from
+    /// its oldest unacknowledged frame, so a rail that was idle when its link went down
+    /// is declared unreachable only `timeout_ns` after its next write.
+    pub fn peer_silence(&self, addr: &A, now: u64) -> Option<Silence> {
+        let &pi = self.peer_of.get(addr)?;
+        let p = &self.peers[pi as usize];
+        if p.heard_at == 0 || p.rel.is_unreachable() || p.resync {
+            return None;
+        }
+        Some(Silence {
+            heard_ago: now.saturating_sub(p.heard_at),
+            waiting: !p.rel.all_acked(),
+        })
+    }
+
+    /// Declares `addr` unreachable now, as the engine's timeout does (what we have with
+    /// it fails with [`RsmError::RemoteNodeUnreachable`], numbering starts afresh and
+    /// the peer is probed until it answers): the driver knows the peer is lost on this
+    /// rail before the timeout ([`Engine::peer_silence`]). No-op for an unknown peer or
+    /// one already declared.
+    pub fn declare_unreachable(&mut self, addr: &A, now: u64) {
+        let Some(&pi) = self.peer_of.get(addr) else {
+            return;
+        };
+        let p = &mut self.peers[pi as usize];
+        if p.rel.is_unreachable() || p.resync {
+            return;
+        }
+        p.rel.set_unreachable();
+        self.peer_unreachable_now(pi, now);
+    }
+}
+
+/// A peer's silence ([`Engine::peer_silence`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Silence {
+    /// Nanoseconds since its last frame came in.
+    pub heard_ago: u64,
+    /// Frames we sent it are unacknowledged.
+    pub waiting: bool,
 }

@@ -36,6 +36,23 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
         }
     }
 
+    /// Peer `pi` was just marked unreachable (its timeout, or the driver's
+    /// [`Engine::declare_unreachable`]): what we have with it fails, numbering starts
+    /// afresh and the peer is probed.
+    pub(super) fn peer_unreachable_now(&mut self, pi: u32, now: u64) {
+        let addr = self.peers[pi as usize].addr;
+        self.peer_failed(pi, RsmError::RemoteNodeUnreachable);
+        // Fresh numbering, so the peer can be reached again once it answers (a link
+        // that comes back): it starts afresh when it sees our newer session.
+        self.restart_numbering(pi);
+        let p = &mut self.peers[pi as usize];
+        p.probe_at = p.resync.then_some(now + self.cfg.timeout_ns);
+        if let Some(t) = p.probe_at {
+            self.arm_peer(pi, t);
+        }
+        self.events.push_back(Event::PeerUnreachable { peer: addr });
+    }
+
     /// The earliest time [`Engine::handle_timeout`] may have work to do.
     pub fn poll_timeout(&self) -> Option<u64> {
         self.timers.heap.peek().map(|Reverse((t, _))| *t)
@@ -71,18 +88,7 @@ impl<A: Copy + Eq + Hash + std::fmt::Debug> Engine<A> {
                 txq.push_back(Tx::Seq { peer: pi, seq });
             });
             if r == Timeout::Unreachable {
-                let addr = p.addr;
-                self.peer_failed(pi, RsmError::RemoteNodeUnreachable);
-                // Fresh numbering, so the peer can be reached again once it answers
-                // (a link that comes back): it starts afresh when it sees our newer
-                // session.
-                self.restart_numbering(pi);
-                let p = &mut self.peers[pi as usize];
-                p.probe_at = p.resync.then_some(now + self.cfg.timeout_ns);
-                if let Some(t) = p.probe_at {
-                    self.arm_peer(pi, t);
-                }
-                self.events.push_back(Event::PeerUnreachable { peer: addr });
+                self.peer_unreachable_now(pi, now);
                 continue;
             }
             // A peer declared unreachable is probed every `timeout_ns` until it

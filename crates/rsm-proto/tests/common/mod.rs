@@ -226,7 +226,7 @@ impl Net {
         }
     }
 
-    fn next_event(&self) -> Option<u64> {
+    pub fn next_event(&self) -> Option<u64> {
         let q = self.queue.peek().map(|Reverse(x)| x.0);
         let t = self.engines.iter().filter_map(|e| e.poll_timeout()).min();
         match (q, t) {

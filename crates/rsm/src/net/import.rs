@@ -54,9 +54,12 @@ const FLAGGED_ONE_WRITE: usize = 504;
 
 /// The rail rules' parameters here: [`RailsConfig`]'s defaults (64 MiB logs, 1024
 /// signals kept, a failed rail looked at every 100 ms, 1 s after a refused rejoin).
-fn rails_config() -> RailsConfig {
+fn rails_config(timeout_ns: u64) -> RailsConfig {
     RailsConfig {
         stripe_min: STRIPE_MIN,
+        // A rail silent as long as the engine's timeout, with frames unanswered, while
+        // another hears the node, is dead (`check_silence`).
+        silent_ns: timeout_ns,
         ..RailsConfig::default()
     }
 }
@@ -189,6 +192,11 @@ impl NetImport {
         }
         let len = usize::try_from(len).map_err(|_| RsmError::BadLength)?;
         let now = now_ns(&net);
+        let timeout_ns = rails
+            .iter()
+            .map(|&(r, _)| lock(&net.rails[r].core).engine.config().timeout_ns)
+            .max()
+            .unwrap_or(0);
         let me = NetImport {
             net,
             node,
@@ -198,7 +206,7 @@ impl NetImport {
             mailbox,
             implicit: AtomicBool::new(true),
             st: Mutex::new(State {
-                rails: Rails::new(rails_config(), &rails, now),
+                rails: Rails::new(rails_config(timeout_ns), &rails, now),
                 want: Vec::new(),
                 flushes: Vec::new(),
             }),
@@ -314,6 +322,7 @@ impl NetImport {
     /// that came back ([`NetImport::rejoin`]); `ConnAborted` on every live rail (the
     /// segment was unpublished) is returned as is.
     fn check_rails(&self, st: &mut State) -> Result<(), RsmError> {
+        self.check_silence(st)?;
         for k in 0..st.len() {
             if !st.is_live(k) {
                 continue;
@@ -329,6 +338,46 @@ impl NetImport {
             self.rejoin(st)?;
         }
         Ok(())
+    }
+}
+
+impl NetImport {
+    /// Fails over the live rails on which the node has been silent too long while
+    /// another rail hears it ([`Rails::silent_rails`]): a rail whose link went down
+    /// while it carried nothing is then left within the hold of its next write, not
+    /// the engine's whole timeout after it (docs/rsm-net.md, "Rails under MPI").
+    fn check_silence(&self, st: &mut State) -> Result<(), RsmError> {
+        for k in self.declare_silent(st) {
+            self.fail_over(st, k)?;
+        }
+        Ok(())
+    }
+
+    /// The engine half of [`NetImport::check_silence`]: declares the node unreachable
+    /// on the rails found silent (if due) and returns them, to be failed over. A
+    /// flush waiting on such a rail then ends with the rail's loss.
+    fn declare_silent(&self, st: &mut State) -> Vec<usize> {
+        if !st.silence_due(now_ns(&self.net)) {
+            return Vec::new();
+        }
+        let (net, node) = (&self.net, self.node);
+        let dead = st.silent_rails(now_ns(net), |rail| {
+            let addr = net.addr_of(rail, node)?;
+            let c = lock(&net.rails[rail].core);
+            // The engine's clock: the `now` its endpoint last gave it (a little
+            // behind: the silence is never overstated).
+            c.engine.peer_silence(&addr, c.last_now)
+        });
+        for &k in &dead {
+            let rail = st.rail(k);
+            if let Some(addr) = net.addr_of(rail, node) {
+                let mut c = lock(&net.rails[rail].core);
+                let now = c.last_now;
+                c.engine.declare_unreachable(&addr, now);
+                c.drain();
+            }
+        }
+        dead
     }
 }
 

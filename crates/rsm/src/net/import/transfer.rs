@@ -99,10 +99,20 @@ impl NetImport {
                 self.net.transmit();
             }
             for &(k, f) in flushes.iter() {
-                let r = self
-                    .net
-                    .wait(st.rail(k), None, |c| c.flushes.remove(&f.0))
-                    .unwrap_or(Err(RsmError::Timeout));
+                let r = loop {
+                    // In slices, the rails' silence looked at between them: a rail
+                    // that went dead while idle (its write here the first since) is
+                    // left within the silence hold, not the engine's whole timeout
+                    // later (`check_silence`; docs/rsm-net.md, "A silent rail").
+                    let slice = Some(Duration::from_nanos(st.config().silent_every_ns));
+                    if let Some(r) = self.net.wait(st.rail(k), slice, |c| c.flushes.remove(&f.0)) {
+                        break r;
+                    }
+                    // The flush on a rail declared now ends with its loss (taken in
+                    // by the next slice); other rails named are failed over by the
+                    // next check.
+                    self.declare_silent(st);
+                };
                 match r {
                     Ok(()) => st.flushed(k),
                     Err(e) if self.rail_lost(st, k, e) => {
