@@ -537,20 +537,6 @@ struct CollPt2Pt<'a> {
     engine: &'a mut Engine<BoxFabric>,
 }
 
-fn transport(e: P2pError) -> CollError {
-    match e {
-        P2pError::Truncated { len, cap } => CollError::Truncated { len, cap },
-        e => CollError::Transport(e.to_string()),
-    }
-}
-
-fn coll_len(s: Status) -> Result<usize, CollError> {
-    match s.error {
-        Some(e) => Err(transport(e)),
-        None => Ok(s.len),
-    }
-}
-
 impl Pt2Pt for CollPt2Pt<'_> {
     fn rank(&self) -> usize {
         self.engine.rank() as usize
@@ -561,13 +547,13 @@ impl Pt2Pt for CollPt2Pt<'_> {
     fn send(&mut self, dest: usize, tag: i32, data: &[u8]) -> Result<(), CollError> {
         self.engine
             .send(dest as Rank, COLL_CTX, tag, data, SendMode::Standard)
-            .map_err(transport)
+            .map_err(CollError::from)
     }
     fn recv(&mut self, src: usize, tag: i32, buf: &mut [u8]) -> Result<usize, CollError> {
         let s = self
             .engine
             .recv(Some(src as Rank), COLL_CTX, Some(tag), buf);
-        s.map_err(transport).and_then(coll_len)
+        s.map_err(CollError::from).and_then(CollError::received)
     }
     fn sendrecv(
         &mut self,
@@ -582,6 +568,6 @@ impl Pt2Pt for CollPt2Pt<'_> {
         let st = self
             .engine
             .sendrecv(d, stag, data, Some(s), Some(rtag), buf, COLL_CTX);
-        st.map_err(transport).and_then(coll_len)
+        st.map_err(CollError::from).and_then(CollError::received)
     }
 }

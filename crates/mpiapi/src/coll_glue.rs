@@ -10,7 +10,7 @@ use crate::comm::CommRef;
 use crate::p2p::P2p;
 use crate::runtime;
 use myrix_mpi::coll::{CollError, Pt2Pt};
-use myrix_mpi::p2p::{P2pError, SendMode};
+use myrix_mpi::p2p::SendMode;
 use std::sync::Arc;
 
 /// A communicator's point-to-point for its collectives.
@@ -47,13 +47,6 @@ pub fn pt2pt_subgroup(comm: &CommRef, ranks: Arc<[u32]>, rank: usize, key: u32) 
     }
 }
 
-fn transport(e: P2pError) -> CollError {
-    match e {
-        P2pError::Truncated { len, cap } => CollError::Truncated { len, cap },
-        e => CollError::Transport(e.to_string()),
-    }
-}
-
 impl Glue {
     fn world(&self, r: usize) -> Result<u32, CollError> {
         self.ranks
@@ -74,14 +67,6 @@ impl Glue {
     }
 }
 
-/// The status's error, or the byte count.
-fn received(s: myrix_mpi::p2p::Status) -> Result<usize, CollError> {
-    match s.error {
-        Some(e) => Err(transport(e)),
-        None => Ok(s.len),
-    }
-}
-
 impl Pt2Pt for Glue {
     fn rank(&self) -> usize {
         self.rank
@@ -95,7 +80,7 @@ impl Pt2Pt for Glue {
         self.engine(|p| {
             p.engine
                 .send(d, ctx, tag, data, SendMode::Standard)
-                .map_err(transport)
+                .map_err(CollError::from)
         })
     }
     fn recv(&mut self, src: usize, tag: i32, buf: &mut [u8]) -> Result<usize, CollError> {
@@ -104,8 +89,8 @@ impl Pt2Pt for Glue {
         self.engine(|p| {
             p.engine
                 .recv(Some(s), ctx, Some(tag), buf)
-                .map_err(transport)
-                .and_then(received)
+                .map_err(CollError::from)
+                .and_then(CollError::received)
         })
     }
     fn sendrecv(
@@ -127,8 +112,8 @@ impl Pt2Pt for Glue {
         self.engine(|p| {
             p.engine
                 .sendrecv(d, stag, data, Some(s), Some(rtag), buf, ctx)
-                .map_err(transport)
-                .and_then(received)
+                .map_err(CollError::from)
+                .and_then(CollError::received)
         })
     }
 }

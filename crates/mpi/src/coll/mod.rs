@@ -85,6 +85,26 @@ pub enum CollError {
     Unavailable(String),
 }
 
+impl From<crate::p2p::P2pError> for CollError {
+    /// A point-to-point failure under a collective: truncation keeps its sizes.
+    fn from(e: crate::p2p::P2pError) -> CollError {
+        match e {
+            crate::p2p::P2pError::Truncated { len, cap } => CollError::Truncated { len, cap },
+            e => CollError::Transport(e.to_string()),
+        }
+    }
+}
+
+impl CollError {
+    /// A completed receive's byte count, or the error its status carries.
+    pub fn received(s: crate::p2p::Status) -> Result<usize, CollError> {
+        match s.error {
+            Some(e) => Err(e.into()),
+            None => Ok(s.len),
+        }
+    }
+}
+
 /// A reduction: `op(in, inout)` sets `inout = in op inout`, element-wise, on slices
 /// holding whole elements; `commutative` says whether `a op b == b op a`.
 pub struct ReduceOp<'a> {
