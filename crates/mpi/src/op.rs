@@ -320,11 +320,64 @@ fn loc(basic: Basic, max: bool, input: &[u8], inout: &mut [u8]) {
     }
 }
 
+/// A reduction with nothing left to decide per call: `inout[i] = input[i] op
+/// inout[i]` over the whole elements of two arrays of the same length.
+pub type Kernel = fn(&[u8], &mut [u8]);
+
+/// The [`Kernel`] of `op` on `basic` when it is one of the arithmetic, bitwise or
+/// logical ops on an integer or real type (what [`reduce`] does for them, its
+/// checks and dispatch made once), for a caller that keeps it per (op, type);
+/// None for the others (complex types, MAXLOC/MINLOC, long double, REPLACE,
+/// NO_OP, an op the type does not allow), which go through [`reduce`].
+pub fn kernel(op: BuiltinOp, basic: Basic) -> Option<Kernel> {
+    let info = basic.info();
+    if !allowed_in(op, basic, info.class) || matches!(info.class, Class::Complex | Class::Pair) {
+        return None;
+    }
+    match info.num {
+        Num::I8 => int_kernel::<i8>(op),
+        Num::I16 => int_kernel::<i16>(op),
+        Num::I32 => int_kernel::<i32>(op),
+        Num::I64 => int_kernel::<i64>(op),
+        Num::U8 => int_kernel::<u8>(op),
+        Num::U16 => int_kernel::<u16>(op),
+        Num::U32 => int_kernel::<u32>(op),
+        Num::U64 => int_kernel::<u64>(op),
+        Num::F32 => arith_kernel::<f32>(op),
+        Num::F64 => arith_kernel::<f64>(op),
+        Num::LongDouble => None,
+    }
+}
+
+fn arith_kernel<T: Arith>(op: BuiltinOp) -> Option<Kernel> {
+    let k: Kernel = match op {
+        BuiltinOp::Max => |a, b| each::<T>(a, b, max),
+        BuiltinOp::Min => |a, b| each::<T>(a, b, min),
+        BuiltinOp::Sum => |a, b| each::<T>(a, b, T::add),
+        BuiltinOp::Prod => |a, b| each::<T>(a, b, T::mul),
+        _ => return None,
+    };
+    Some(k)
+}
+
+fn int_kernel<T: Bits>(op: BuiltinOp) -> Option<Kernel> {
+    let k: Kernel = match op {
+        BuiltinOp::Band => |a, b| each::<T>(a, b, T::and),
+        BuiltinOp::Bor => |a, b| each::<T>(a, b, T::or),
+        BuiltinOp::Bxor => |a, b| each::<T>(a, b, T::xor),
+        BuiltinOp::Land => |a, b| each::<T>(a, b, |x, y| T::of_bool(x.truth() && y.truth())),
+        BuiltinOp::Lor => |a, b| each::<T>(a, b, |x, y| T::of_bool(x.truth() || y.truth())),
+        BuiltinOp::Lxor => |a, b| each::<T>(a, b, |x, y| T::of_bool(x.truth() != y.truth())),
+        _ => return arith_kernel::<T>(op),
+    };
+    Some(k)
+}
+
 /// `inout[i] = input[i] op inout[i]` for every element of the packed arrays.
 pub fn reduce(op: BuiltinOp, basic: Basic, input: &[u8], inout: &mut [u8]) -> Result<(), OpError> {
-    // The type's facts once: `Basic::info` builds the whole record each time; four
-    // of them per call were, with this function, 8 % of an 8-rank MPI_Iallreduce
-    // of one double (one call per peer; session 30, `perf`).
+    // The type's facts once: each `Basic` query builds its whole `Info` (about 36
+    // instructions); four of them per call were most of an 8-byte reduction and,
+    // with this function, 8 % of an 8-rank MPI_Iallreduce of one double (session 30).
     let info = basic.info();
     let size = info.size;
     if input.len() != inout.len() || inout.len() % size != 0 {

@@ -35,7 +35,7 @@ use crate::datatype;
 use crate::ffi::{finish, mpi_fn};
 use args::*;
 use myrix_mpi::coll::{self, CollError, Pt2Pt, ReduceOp};
-use shm::Which;
+use shm::{Via, Which};
 use std::os::raw::{c_int, c_void};
 
 fn barrier(comm: MPI_Comm, name: &str) -> Result<(), c_int> {
@@ -139,7 +139,8 @@ unsafe fn reduce(
     let name = "MPI_Reduce";
     let c = comm_ref(comm, name)?;
     // SAFETY: the C contract, forwarded.
-    if let Some(r) = unsafe { fast::reduce_builtin(send, recv, cnt, dt, opx, root, &c) } {
+    if let Some(r) = unsafe { fast::reduce_builtin(send, recv, cnt, dt, opx, root, Via::Comm(&c)) }
+    {
         return r;
     }
     let red = reduction(opx, dt)?;
@@ -203,6 +204,12 @@ unsafe fn reduce(
 
 mpi_fn! {
     fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
+        // Predefined types and ops on a communicator with a segment: straight to it
+        // (`coll_rooted.rs` `direct`).
+        if let Some(c) = rooted::direct(comm, "MPI_Reduce", sendbuf, recvbuf.cast_const(), root) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::reduce_builtin(sendbuf, recvbuf, count, datatype, op, root, c) } { return finish(comm, "MPI_Reduce", r); }
+        }
         if let Err(e) = args::entry::reduce(count, datatype, op).and_then(|()| args::entry::root_aliased(sendbuf, recvbuf.cast_const(), count > 0, root, comm)) { return finish(comm, "MPI_Reduce", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract, forwarded.
         if let Some(r) = unsafe { stand::entry_reduce(sendbuf, recvbuf, count, datatype, op, root, comm) } { return finish(comm, "MPI_Reduce", r); } // an in-place receive buffer at the root (coll_stand.rs)
@@ -213,6 +220,28 @@ mpi_fn! {
         // SAFETY: the C contract for the buffers.
         finish(comm, "MPI_Reduce", unsafe { reduce(sendbuf, recvbuf, count, datatype, op, root, comm) })
     }
+}
+
+/// The record of `comm` when a collective whose buffers count on every rank
+/// (MPI_Allreduce, MPI_Allgather) may go straight to the predefined-type paths of
+/// `coll_fast.rs`: as for the rooted calls (`coll_rooted.rs` `direct`: MPI is up, the
+/// communicator's segment is in use, so neither `intercoll` nor `coll_hier`
+/// applies), and neither buffer is MPI_IN_PLACE nor both the same pointer, which
+/// the entry's checks would refuse or the general path handles. Those paths return
+/// None for whatever else they do not take, alike on every rank, and that goes the
+/// whole way, so errors are reported as before.
+#[inline]
+fn direct_all(
+    comm: MPI_Comm,
+    name: &str,
+    send: *const c_void,
+    recv: *const c_void,
+) -> Option<Via<'static>> {
+    if in_place(send) || in_place(recv) || send == recv {
+        return None;
+    }
+    crate::runtime::check(name).ok()?;
+    shm::fast(comm).map(Via::Record)
 }
 
 type AllFn = fn(&mut dyn Pt2Pt, &[u8], &mut [u8], &mut ReduceOp) -> Result<(), CollError>;
@@ -237,7 +266,8 @@ unsafe fn all_like(
     let c = comm_ref(comm, name)?;
     if allreduce {
         // SAFETY: the C contract, forwarded.
-        if let Some(r) = unsafe { fast::allreduce_builtin(send, recv, cnt, dt, opx, &c) } {
+        if let Some(r) = unsafe { fast::allreduce_builtin(send, recv, cnt, dt, opx, Via::Comm(&c)) }
+        {
             return r;
         }
     }
@@ -296,6 +326,11 @@ unsafe fn all_like(
 
 mpi_fn! {
     fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+        // Predefined types and ops on a communicator with a segment: straight to it (`direct_all`).
+        if let Some(c) = direct_all(comm, "MPI_Allreduce", sendbuf, recvbuf.cast_const()) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::allreduce_builtin(sendbuf, recvbuf, count, datatype, op, c) } { return finish(comm, "MPI_Allreduce", r); }
+        }
         if let Err(e) = args::entry::all(sendbuf, recvbuf, count, datatype, op) { return finish(comm, "MPI_Allreduce", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.
         if let Some(r) = unsafe { crate::intercoll::allreduce(sendbuf, recvbuf, count, datatype, op, comm) } { return finish(comm, "MPI_Allreduce", r); } // intercommunicators
@@ -493,6 +528,11 @@ unsafe fn allgather(
 
 mpi_fn! {
     fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+        // Predefined types on a communicator with a segment: straight to it (`direct_all`).
+        if let Some(c) = direct_all(comm, "MPI_Allgather", sendbuf, recvbuf.cast_const()) {
+            // SAFETY: the C contract, forwarded.
+            if let Some(r) = unsafe { fast::allgather_plain(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, c) } { return finish(comm, "MPI_Allgather", r); }
+        }
         // SAFETY: the C contract for the arrays.
         if let Err(e) = args::entry::exchange(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype).and_then(|()| unsafe { args::entry::send_apart(sendbuf, sendcount, sendtype, recvbuf.cast_const(), recvcount, None, recvtype, comm) }) { return finish(comm, "MPI_Allgather", Err(e)); } // argument checks (coll_args.rs)
         // SAFETY: the C contract for the buffers, forwarded.

@@ -17,9 +17,10 @@ use crate::comm::CommRef;
 use crate::datatype;
 use myrix_mpi::coll::{self, ReduceOp};
 use myrix_mpi::datatype::Basic;
-use myrix_mpi::op::BuiltinOp;
+use myrix_mpi::op::{BuiltinOp, Kernel};
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 
 /// Predefined ops ([`BuiltinOp`]'s variants).
 const OPS: usize = 14;
@@ -46,9 +47,24 @@ fn reducible(op: BuiltinOp, basic: Basic) -> bool {
     }
 }
 
-/// The hot path of MPI_Allreduce: a predefined type and op, through shared memory
-/// in the caller's buffers (not in place), with no reference counts nor scratch;
-/// None when it does not apply (the general path then also reports any error).
+/// The kernel of the predefined `op` on `basic` (`myrix_mpi::op::kernel`), made once
+/// per pair: an 8-byte `op::reduce` spent about 140 instructions checking and
+/// dispatching (callgrind, session 30), most of the root's combining in an 8-byte
+/// MPI_Reduce on 2 ranks; the kernel is one call. None: `op::reduce` does it.
+fn kernel(op: BuiltinOp, basic: Basic) -> Option<Kernel> {
+    static K: [OnceLock<Option<Kernel>>; OPS * Basic::ALL.len()] =
+        [const { OnceLock::new() }; OPS * Basic::ALL.len()];
+    match K.get(op as usize * Basic::ALL.len() + basic.index()) {
+        Some(k) => *k.get_or_init(|| myrix_mpi::op::kernel(op, basic)),
+        None => myrix_mpi::op::kernel(op, basic),
+    }
+}
+
+/// The hot path of MPI_Allreduce: a predefined type without gaps ([`plain_size`])
+/// and a predefined op, through shared memory in the caller's buffers (not in
+/// place), with no reference counts nor scratch; None when it does not apply (the
+/// general path then also reports any error). `v`: the record when the entry went
+/// straight here (`coll.rs` `direct_all`), else the communicator.
 ///
 /// # Safety
 /// The C contract for the buffers.
@@ -58,25 +74,28 @@ pub(super) unsafe fn allreduce_builtin(
     cnt: c_int,
     dt: MPI_Datatype,
     opx: MPI_Op,
-    c: &CommRef,
+    v: Via,
 ) -> Option<Result<(), c_int>> {
-    let name = "MPI_Allreduce";
-    let (t, basic, bop) = (
-        datatype::predefined_ref(dt)?,
+    let (sz, basic, bop) = (
+        plain_size(dt)?,
         datatype::predefined(dt)?,
         crate::op::builtin(opx)?,
     );
-    let n = count(cnt).ok()?;
     if in_place(send) || !reducible(bop, basic) {
         return None;
     }
-    let s = shm::get(c, Which::Allreduce, bytes(n, t).ok()?)?;
+    let b = sz.checked_mul(count(cnt).ok()?)?;
+    let s = v.get(Which::Allreduce, b)?;
     // SAFETY: recvbuf and sendbuf hold n elements each, apart (not in place).
-    let (out, data) = unsafe { (contig(recv, n, t).ok()??, contig(send, n, t).ok()??) };
+    let (out, data) = unsafe { (raw(recv, b)?, &*raw(send, b)?) };
+    let k = kernel(bop, basic);
     let mut err = None;
-    let mut f = |input: &[u8], inout: &mut [u8]| {
-        if err.is_none() {
-            err = myrix_mpi::op::reduce(bop, basic, input, inout).err();
+    let mut f = |input: &[u8], inout: &mut [u8]| match k {
+        Some(k) => k(input, inout),
+        None => {
+            if err.is_none() {
+                err = myrix_mpi::op::reduce(bop, basic, input, inout).err();
+            }
         }
     };
     let mut rop = ReduceOp {
@@ -84,10 +103,44 @@ pub(super) unsafe fn allreduce_builtin(
         commutative: myrix_mpi::op::is_commutative(bop),
     };
     let r = run(
-        name,
-        shm::lock(&s).allreduce(data, out, t.size().max(1), &mut rop),
+        "MPI_Allreduce",
+        shm::lock(&s).allreduce(data, out, sz.max(1), &mut rop),
     );
     Some(r.and(err.map_or(Ok(()), |_| Err(MPI_ERR_INTERN))))
+}
+
+/// MPI_Allgather straight from its entry (`coll.rs` `direct_all`): predefined types
+/// without gaps ([`plain_size`]) whose blocks have the same bytes on both sides,
+/// the caller's buffers, apart; None when it does not apply, before any step (a
+/// send block inside the receive buffer too: the entry reports it). The general
+/// path's own fast way is `coll_big.rs`.
+///
+/// # Safety
+/// The C contract for the buffers.
+pub(super) unsafe fn allgather_plain(
+    send: *const c_void,
+    sc: c_int,
+    st: MPI_Datatype,
+    recv: *mut c_void,
+    rc: c_int,
+    rt: MPI_Datatype,
+    v: Via,
+) -> Option<Result<(), c_int>> {
+    let b = plain_size(st)?.checked_mul(count(sc).ok()?)?;
+    if plain_size(rt)?.checked_mul(count(rc).ok()?)? != b {
+        return None;
+    }
+    let total = b.checked_mul(v.c().ranks.len())?;
+    let (s0, r0) = (send as usize, recv as usize);
+    if b > 0 && s0 < r0.saturating_add(total) && r0 < s0.saturating_add(b) {
+        return None;
+    }
+    let sh = v.get(Which::Allgather, total)?;
+    // SAFETY: sendbuf holds sendcount elements, recvbuf size × recvcount, apart
+    // (checked just above).
+    let (data, out) = unsafe { (&*raw(send, b)?, raw(recv, total)?) };
+    let r = run("MPI_Allgather", shm::lock(&sh).allgather(data, out));
+    Some(r)
 }
 
 /// The hot path of MPI_Alltoall: predefined types whose blocks have the same bytes
@@ -122,8 +175,10 @@ pub(super) unsafe fn alltoall_predefined(
     Some(r)
 }
 
-/// The hot path of MPI_Reduce: a predefined type and op, through shared memory in
-/// the caller's buffers (not in place); None when it does not apply.
+/// The hot path of MPI_Reduce: a predefined type without gaps ([`plain_size`]) and
+/// a predefined op, through shared memory in the caller's buffers (not in place);
+/// None when it does not apply, before any step. `v`: the record when the entry
+/// went straight here (`coll_rooted.rs` `direct`), else the communicator.
 ///
 /// # Safety
 /// The C contract for the buffers.
@@ -135,43 +190,46 @@ pub(super) unsafe fn reduce_builtin(
     dt: MPI_Datatype,
     opx: MPI_Op,
     root: c_int,
-    c: &CommRef,
+    v: Via,
 ) -> Option<Result<(), c_int>> {
-    let (t, basic, bop) = (
-        datatype::predefined_ref(dt)?,
+    let c = v.c();
+    let root = check_root(root, c).ok()?;
+    let (sz, basic, bop) = (
+        plain_size(dt)?,
         datatype::predefined(dt)?,
         crate::op::builtin(opx)?,
     );
-    let n = count(cnt).ok()?;
-    let root = check_root(root, c).ok()?;
     if in_place(send) || !reducible(bop, basic) {
         return None;
     }
-    let at_root = c.rank as usize == root;
+    let b = sz.checked_mul(count(cnt).ok()?)?;
     // SAFETY: recvbuf holds n elements at the root, apart from sendbuf.
-    let out: &mut [u8] = if at_root {
+    let out: &mut [u8] = if c.rank as usize == root {
         // SAFETY: as above.
-        unsafe { contig(recv, n, t) }.ok()??
+        unsafe { raw(recv, b) }?
     } else {
         &mut []
     };
-    let s = shm::get(c, Which::Reduce, bytes(n, t).ok()?)?;
+    let s = v.get(Which::Reduce, b)?;
     // SAFETY: sendbuf holds n elements.
-    let data = unsafe { contig(send, n, t) }.ok()??;
+    let data = unsafe { &*raw(send, b)? };
+    let k = kernel(bop, basic);
     let mut err = None;
-    let mut f = |input: &[u8], inout: &mut [u8]| {
-        if err.is_none() {
-            err = myrix_mpi::op::reduce(bop, basic, input, inout).err();
+    let mut f = |input: &[u8], inout: &mut [u8]| match k {
+        Some(k) => k(input, inout),
+        None => {
+            if err.is_none() {
+                err = myrix_mpi::op::reduce(bop, basic, input, inout).err();
+            }
         }
     };
     let mut rop = ReduceOp {
         op: &mut f,
         commutative: myrix_mpi::op::is_commutative(bop),
     };
-    let elem = t.size().max(1);
     let r = run(
         "MPI_Reduce",
-        shm::lock(&s).reduce(root, data, out, elem, &mut rop),
+        shm::lock(&s).reduce(root, data, out, sz.max(1), &mut rop),
     );
     Some(r.and(err.map_or(Ok(()), |_| Err(MPI_ERR_INTERN))))
 }

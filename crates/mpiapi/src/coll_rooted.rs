@@ -21,11 +21,12 @@ use std::os::raw::{c_int, c_void};
 /// applies. At the root the buffers must be what the entry's checks let through
 /// (neither NULL nor in place, not the same memory; `plain`) — anything else takes
 /// the entry as before. Those paths decide alike on every rank and return None for
-/// whatever else they do not take (derived types, bad counts or roots), which then
-/// also goes the whole way, so errors are reported as before. Any communicator:
-/// MPI_COMM_WORLD, its dups and splits alike.
+/// whatever else they do not take (derived types, user ops, bad counts or roots),
+/// which then also goes the whole way, so errors are reported as before. Any
+/// communicator: MPI_COMM_WORLD, its dups and splits alike. MPI_Reduce (`coll.rs`)
+/// takes it too.
 #[inline]
-fn direct(
+pub(super) fn direct(
     comm: MPI_Comm,
     name: &str,
     send: *const c_void,

@@ -39,7 +39,8 @@ impl ShmColl {
         if send.len().saturating_mul(self.g.n) <= self.reduce_solo_max {
             return self.reduce_to(Some(root), send, recv, elem, op, usize::MAX);
         }
-        if elem > 0 && send.len() % elem == 0 && self.one_copy(send.len()) {
+        // The cheap test first: a division costs more than the rest of the test.
+        if self.one_copy(send.len()) && elem > 0 && send.len() % elem == 0 {
             return self.reduce_direct(root, send, recv, elem, op);
         }
         self.reduce_to(Some(root), send, recv, elem, op, self.split_min)
@@ -67,6 +68,14 @@ impl ShmColl {
         op: &mut ReduceOp,
         split_min: usize,
     ) -> Result<(), CollError> {
+        let reads = root.is_none_or(|r| r == self.me);
+        // One chunk that fits a line (the common small call): one direct step, as the
+        // loop below would take (it fits a slot; split only above INLINE), without
+        // its divisions.
+        if send.len() <= INLINE && self.g.n > 1 && elem > 0 && send.len() % elem == 0 {
+            self.direct(root.is_some() && reads, send, reads.then_some(recv), op);
+            return Ok(());
+        }
         if elem == 0 || send.len() % elem != 0 {
             return Err(CollError::Args(format!(
                 "{} bytes are not whole elements of {elem}",
@@ -80,7 +89,6 @@ impl ShmColl {
                 self.g.slot
             )));
         }
-        let reads = root.is_none_or(|r| r == self.me);
         if self.g.n == 1 {
             recv.copy_from_slice(send);
             return Ok(());
