@@ -499,9 +499,6 @@ impl World {
             moved |= self.send_side(i, k)?;
         }
         moved |= self.poll_rx(i, true)?;
-        for k in 0..self.nodes[i].rx.len() {
-            self.take_some(i, k)?;
-        }
         let node = &mut self.nodes[i];
         if moved {
             node.idle_since = None;
@@ -628,6 +625,9 @@ impl World {
                     other => return Err(self.fail(format!("{s}→{i}: receiver's {other:?}"))),
                 }
             }
+            // A receive posted meanwhile takes what was announced (an eager message
+            // is then copied as its postboxes land).
+            self.take_some(i, k)?;
         }
         Ok(moved)
     }
@@ -700,7 +700,7 @@ impl World {
         Ok(())
     }
 
-    /// The program takes an announced message of `rx[k]` now and then.
+    /// The program takes an announced message of `rx[k]`, half the time.
     fn take_some(&mut self, i: usize, k: usize) -> Result<(), String> {
         let s = self.nodes[i].rx[k].src;
         let p = self.pairs[s][i].as_mut().expect("a pair");
