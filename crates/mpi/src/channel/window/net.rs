@@ -47,6 +47,9 @@ use std::sync::Arc;
 pub trait RemoteSegment: Send + Sync + std::fmt::Debug {
     /// The segment's bytes.
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Queues a write of `data` at `off` (in bounds: the window checked).
     fn put(&self, off: usize, data: &[u8]) -> Result<(), RsmError>;
     /// As [`RemoteSegment::put`]; it may wait to leave with the next put toward the
