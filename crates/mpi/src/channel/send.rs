@@ -408,6 +408,15 @@ impl Link {
     }
 }
 
+/// [`Tx::usage`]: the queue's and the pool's use, in postboxes and small-block units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub postboxes: u64,
+    pub postboxes_held: u64,
+    pub units: u64,
+    pub units_held: u64,
+}
+
 /// The sender's state for one destination: sends queued before and after the
 /// connection exists.
 #[derive(Debug)]
@@ -454,6 +463,19 @@ impl Tx {
         !self.queue.is_empty()
             || !self.awaiting.is_empty()
             || self.link.as_ref().is_some_and(|l| l.acked != l.tail)
+    }
+
+    /// The channel's use so far, as of the acks last read (None before it is
+    /// connected): postboxes written and pool units allocated since it was made, and
+    /// of them those the receiver has not acknowledged yet. Both held counts are 0
+    /// once every postbox is acknowledged ([`Tx::busy`] reads the acks).
+    pub fn usage(&self) -> Option<Usage> {
+        self.link.as_ref().map(|l| Usage {
+            postboxes: l.tail,
+            postboxes_held: l.tail - l.acked,
+            units: l.pool_head,
+            units_held: l.pool_head - l.pool_tail,
+        })
     }
 
     /// Whether the pump has nothing to do: no queued data, no match awaited.

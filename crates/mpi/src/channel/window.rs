@@ -18,7 +18,8 @@
 //! * A **network window** ([`Mem::net`]) is another rank's segment behind a network
 //!   controller (`udp`: no mapping): its stores become `Import::put`s, staged and
 //!   coalesced so that a postbox's data is visible before its flag without a round
-//!   trip (`window/net.rs` says how).
+//!   trip (`window/net.rs` says how). [`Mem::net_over`] is the same window over any
+//!   [`RemoteSegment`] (the tests' RSM engines on a lossy in-memory network).
 //!
 //! Split by path: this file is the windows themselves and the shared-memory path
 //! (loads, stores and copies on mapped memory: the fast path of every message);
@@ -147,10 +148,21 @@ impl Mem {
 
     fn net_with(imp: Arc<Import>, lazy: bool, batch: bool) -> Mem {
         let _ = imp.set_mode(myrix_rsm::BarrierMode::Explicit);
+        Self::net_target(net::Target::Import(imp), lazy, batch)
+    }
+
+    /// A network window over another implementation of [`RemoteSegment`] (the tests'
+    /// RSM engines on a lossy in-memory network): as [`Mem::net`] (`lazy` and `batch`
+    /// false), [`Mem::net_lazy`] (`lazy`) or [`Mem::net_batch`] (`batch`).
+    pub fn net_over(seg: Arc<dyn RemoteSegment>, lazy: bool, batch: bool) -> Mem {
+        Self::net_target(net::Target::Other(seg), lazy, batch)
+    }
+
+    fn net_target(t: net::Target, lazy: bool, batch: bool) -> Mem {
         Mem {
             ptr: NonNull::dangling(),
-            len: imp.len(),
-            _keep: Backing::Net(NetWin::new(imp, lazy, batch)),
+            len: t.len(),
+            _keep: Backing::Net(NetWin::new(t, lazy, batch)),
         }
     }
 
@@ -448,7 +460,7 @@ impl Mem {
 
 #[path = "window/net.rs"]
 mod net;
-pub use net::{NetFlush, NetWin};
+pub use net::{NetFlush, NetWin, RemoteSegment};
 
 #[path = "window/bufs.rs"]
 mod bufs;

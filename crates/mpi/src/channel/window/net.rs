@@ -33,8 +33,102 @@
 //! does them on its fast path).
 
 use super::OutOfBounds;
-use myrix_rsm::{Barrier, BarrierType, Import};
+use myrix_rsm::{BarrierType, Import, RsmError};
 use std::sync::Arc;
+
+/// Another node's segment as a network window writes it: what the window needs of
+/// RSM's [`Import`] over a network controller. The seam that lets the channel's state
+/// machines run over something else that keeps the same promise (the tests drive
+/// `rsm-proto`'s engine over a lossy in-memory network: `tests/channel_lossy.rs`).
+///
+/// The promise: the puts of one segment are applied in the order they were made, each
+/// as one write that stores its first 8 bytes last (when 8-aligned and at least 8
+/// long) if it fits one frame; the window relies on nothing else.
+pub trait RemoteSegment: Send + Sync + std::fmt::Debug {
+    /// The segment's bytes.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Queues a write of `data` at `off` (in bounds: the window checked).
+    fn put(&self, off: usize, data: &[u8]) -> Result<(), RsmError>;
+    /// As [`RemoteSegment::put`]; it may wait to leave with the next put toward the
+    /// same node ([`Import::put_deferred`]).
+    fn put_deferred(&self, off: usize, data: &[u8]) -> Result<(), RsmError> {
+        self.put(off, data)
+    }
+    /// Reads `out.len()` bytes at `off` (a round trip; never on the channel's paths).
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), RsmError>;
+    /// A barrier over the puts so far (open, close): the import may forget their
+    /// ranges. `Err(BarrierFailure)` when a rail failed over inside it (its writes were
+    /// replayed on the others).
+    fn barrier(&self) -> Result<(), RsmError>;
+}
+
+impl RemoteSegment for Import {
+    fn len(&self) -> usize {
+        Import::len(self)
+    }
+    #[inline]
+    fn put(&self, off: usize, data: &[u8]) -> Result<(), RsmError> {
+        Import::put(self, off, data)
+    }
+    #[inline]
+    fn put_deferred(&self, off: usize, data: &[u8]) -> Result<(), RsmError> {
+        Import::put_deferred(self, off, data)
+    }
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), RsmError> {
+        Import::get(self, off, out)
+    }
+    fn barrier(&self) -> Result<(), RsmError> {
+        let mut b = self.init_barrier(BarrierType::Segment)?;
+        b.open()?;
+        b.close()
+    }
+}
+
+/// What a network window puts into. RSM's import is called directly (no virtual call
+/// on the network path the programs use); anything else through [`RemoteSegment`].
+#[derive(Debug)]
+pub(super) enum Target {
+    Import(Arc<Import>),
+    Other(Arc<dyn RemoteSegment>),
+}
+
+impl Target {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Target::Import(i) => i.len(),
+            Target::Other(s) => s.len(),
+        }
+    }
+    #[inline]
+    fn put(&self, off: usize, data: &[u8]) -> Result<(), RsmError> {
+        match self {
+            Target::Import(i) => i.put(off, data),
+            Target::Other(s) => s.put(off, data),
+        }
+    }
+    #[inline]
+    fn put_deferred(&self, off: usize, data: &[u8]) -> Result<(), RsmError> {
+        match self {
+            Target::Import(i) => i.put_deferred(off, data),
+            Target::Other(s) => s.put_deferred(off, data),
+        }
+    }
+    fn get(&self, off: usize, out: &mut [u8]) -> Result<(), RsmError> {
+        match self {
+            Target::Import(i) => i.get(off, out),
+            Target::Other(s) => s.get(off, out),
+        }
+    }
+    fn barrier(&self) -> Result<(), RsmError> {
+        match self {
+            Target::Import(i) => RemoteSegment::barrier(&**i),
+            Target::Other(s) => s.barrier(),
+        }
+    }
+}
 
 /// Puts between two barrier closes of a network window: a close lets the import
 /// forget the ranges of its unflushed writes (a round trip every so many puts).
@@ -88,7 +182,7 @@ impl NetFlush {
 
 #[derive(Debug)]
 struct NetInner {
-    imp: Arc<Import>,
+    imp: Target,
     /// Byte stores (acks) are staged too, put at the next [`NetFlush::flush`].
     lazy: bool,
     /// A run led by a flag waits for more postboxes (their bodies and flags fill it in
@@ -113,7 +207,6 @@ struct Staged {
     /// An 8-byte gap in the run (at this offset of the segment) its flag fills.
     hole: Option<usize>,
     puts: u32,
-    barrier: Option<Barrier>,
     /// A put failed: every later access fails too (no flag after lost data).
     failed: bool,
 }
@@ -190,16 +283,7 @@ impl NetInner {
         st.puts += 1;
         if st.puts >= NET_PUTS_PER_CLOSE {
             st.puts = 0;
-            let b = match &mut st.barrier {
-                Some(b) => b,
-                None => st.barrier.insert(
-                    self.imp
-                        .init_barrier(BarrierType::Segment)
-                        .map_err(|_| OutOfBounds)?,
-                ),
-            };
-            b.open().map_err(|_| OutOfBounds)?;
-            match b.close() {
+            match self.imp.barrier() {
                 // A rail failed over inside the scope: its writes were replayed on the
                 // others and are all in remote memory (the channel's writes are in
                 // bounds, so no other write failure says this).
@@ -367,7 +451,7 @@ impl NetInner {
 }
 
 impl NetWin {
-    pub(super) fn new(imp: Arc<Import>, lazy: bool, batch: bool) -> NetWin {
+    pub(super) fn new(imp: Target, lazy: bool, batch: bool) -> NetWin {
         NetWin(Arc::new(NetInner {
             imp,
             lazy,
