@@ -56,6 +56,7 @@ fn small(nodes: usize, loss: f64) -> Scenario {
         ack_idle_ns: 50_000,
         act_ns: 4_000,
         limit_ns: 4_000_000_000,
+        hide_one_write: false,
     }
 }
 
@@ -189,11 +190,26 @@ fn a_flag_stored_before_its_data_is_caught() {
     }
 }
 
-/// A batch of postboxes is put as one write led by its first flag, up to 1 KiB: one
-/// frame must carry it (an engine MTU of at least 1024 + 24 bytes). With frames of 596
-/// bytes of data a postbox straddles two frames, the later postboxes' flags land with
-/// the first, and a receiver sees half a message: the test must see it. (Across
-/// namespaces, `MYRIX_UDP_MTU` below about 1052 would do this: docs/mpi.md.)
+/// A batch of postboxes is put as one write led by its first flag, up to 1 KiB, and a
+/// write cut across two frames would land its flag with the first: the window keeps a
+/// flag-led run within the import's one write (`Import::one_write`). With frames of
+/// 596 bytes of data (an engine MTU of 620, as a small `MYRIX_UDP_MTU` gives) no
+/// receiver sees half a message.
+#[test]
+fn small_frames_shorten_the_batch_and_no_postbox_is_cut() {
+    for seed in 0..8 {
+        let mut sc = default_geometry(0.02);
+        sc.engine.mtu = 620;
+        sc.poll_between = 1.0;
+        let r = run(&sc, seed).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!("seed {seed}: {r:?}");
+    }
+}
+
+/// The same with the write size hidden from the window (as before session 30, when
+/// the window assumed 1 KiB fitted a frame): a postbox straddles two frames, the later
+/// postboxes' flags land with the first, and a receiver sees half a message: the test
+/// must see it.
 #[test]
 fn a_postbox_cut_across_two_frames_is_caught() {
     // Seen only while the second frame lags (lost, or overtaken): not every seed.
@@ -202,6 +218,7 @@ fn a_postbox_cut_across_two_frames_is_caught() {
         let mut sc = default_geometry(0.02);
         sc.engine.mtu = 620;
         sc.poll_between = 1.0;
+        sc.hide_one_write = true;
         match run(&sc, seed) {
             Ok(r) => eprintln!("seed {seed}: unseen: {r:?}"),
             Err(e) => {

@@ -122,6 +122,10 @@ pub(crate) trait ImportBackend: Send + Sync {
     fn put_deferred(&self, offset: usize, data: &[u8]) -> Result<(), RsmError> {
         self.put(offset, data)
     }
+    /// [`crate::Import::one_write`]: None where a put of any length is one write.
+    fn one_write(&self) -> Option<usize> {
+        None
+    }
     /// The segment's memory in this process, if the controller maps (shm only).
     fn map(&self) -> Result<(*mut u8, usize), RsmError> {
         Err(RsmError::MapFailed)

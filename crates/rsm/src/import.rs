@@ -255,6 +255,14 @@ impl Import {
         i.transfer(|b| b.put(offset, data))
     }
 
+    /// The longest put that is applied at the exporter as one write (one frame: its
+    /// first 8 bytes stored last, `net::memory`); a longer put is cut into several,
+    /// applied in order. None where any put is one write in place (shm). A caller that
+    /// leads a run with a flag word keeps the run within this.
+    pub fn one_write(&self) -> Option<usize> {
+        self.inner.b.one_write()
+    }
+
     /// Writes `data` at `offset` as [`Import::put`] does, but over a network controller
     /// in explicit barrier mode the write is only queued: it leaves in the datagram of
     /// the next put toward the same node (of any import), or at the controller's next

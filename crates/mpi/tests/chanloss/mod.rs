@@ -38,6 +38,7 @@ use myrix_mpi::channel::Corrupt;
 use myrix_mpi::p2p::fabric::{Envelope, Event, SendId};
 use myrix_rsm_proto::engine::{Config, Engine, Event as RsmEvent, FlushId, Import};
 use myrix_rsm_proto::{Acl, Credentials, NodeId, Perm, SegmentId};
+use myrix_wire::rsm::WRITE_HEAD;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wire::{lock, EngineRef, EngineSeg, Order, Segs, Shared, Wire, WireConfig};
@@ -69,6 +70,9 @@ pub struct Scenario {
     pub act_ns: u64,
     /// Simulated time after which an unfinished run is a hang.
     pub limit_ns: u64,
+    /// The segments do not tell the window their write size (as an import that
+    /// under-reports would): a flag-led run may then be cut across two frames.
+    pub hide_one_write: bool,
 }
 
 /// What a run did (for the log and for the tests' coverage checks).
@@ -333,6 +337,7 @@ impl World {
                     len,
                     flushes: self.flushes[node].clone(),
                     gets: self.gets.clone(),
+                    one_write: (!self.sc.hide_one_write).then(|| self.sc.engine.mtu - WRITE_HEAD),
                 })
             };
             let area_w = Mem::net_over(seg(s, ai, area_r.len()), false, true);

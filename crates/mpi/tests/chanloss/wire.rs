@@ -246,6 +246,9 @@ pub struct EngineSeg {
     /// Flushes asked and not yet reported, shared with the driver.
     pub flushes: Arc<Mutex<Vec<FlushId>>>,
     pub gets: Arc<AtomicU64>,
+    /// What [`RemoteSegment::one_write`] says: the engine's write size, or None to
+    /// hide it (the window then believes any run is one write).
+    pub one_write: Option<usize>,
 }
 
 /// [`Shared`] with a `Debug` the window needs.
@@ -269,6 +272,10 @@ impl RemoteSegment for EngineSeg {
     fn get(&self, _off: usize, _out: &mut [u8]) -> Result<(), RsmError> {
         self.gets.fetch_add(1, Ordering::Relaxed);
         Err(RsmError::BadConf)
+    }
+
+    fn one_write(&self) -> Option<usize> {
+        self.one_write
     }
 
     fn barrier(&self) -> Result<(), RsmError> {

@@ -403,6 +403,11 @@ impl ImportBackend for NetImport {
         self.put_queued(offset, data)
     }
 
+    fn one_write(&self) -> Option<usize> {
+        // The smallest rail's: a fail-over may move any write to any rail.
+        self.net.rails.iter().map(|r| r.one_write).min()
+    }
+
     fn put_scalars(&self, offset: usize, data: Scalars<'_>) -> Result<(), RsmError> {
         // Write frames are cut at multiples of 8 bytes of the put, so an aligned
         // element never straddles two frames. A few scalars (a flag) go through the

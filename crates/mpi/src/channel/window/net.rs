@@ -63,6 +63,10 @@ pub trait RemoteSegment: Send + Sync + std::fmt::Debug {
     /// ranges. `Err(BarrierFailure)` when a rail failed over inside it (its writes were
     /// replayed on the others).
     fn barrier(&self) -> Result<(), RsmError>;
+    /// The longest put applied as one write ([`Import::one_write`]); None: any.
+    fn one_write(&self) -> Option<usize> {
+        None
+    }
 }
 
 impl RemoteSegment for Import {
@@ -85,6 +89,9 @@ impl RemoteSegment for Import {
         b.open()?;
         b.close()
     }
+    fn one_write(&self) -> Option<usize> {
+        Import::one_write(self)
+    }
 }
 
 /// What a network window puts into. RSM's import is called directly (no virtual call
@@ -100,6 +107,12 @@ impl Target {
         match self {
             Target::Import(i) => i.len(),
             Target::Other(s) => s.len(),
+        }
+    }
+    fn one_write(&self) -> Option<usize> {
+        match self {
+            Target::Import(i) => i.one_write(),
+            Target::Other(s) => s.one_write(),
         }
     }
     #[inline]
@@ -142,7 +155,9 @@ const NET_STAGE_MAX: usize = 256 << 10;
 /// neighbouring small ones share a put.
 pub(super) const NET_DIRECT_MIN: usize = 4096;
 /// The longest put a flag word may lead: it travels as one frame, applied first word
-/// last (`rsm::net::memory`).
+/// last (`rsm::net::memory`). Less where the import's frames carry less
+/// ([`Import::one_write`], a small `MYRIX_UDP_MTU`): a longer run would be cut in two
+/// writes, and the flag, in the first, stored before the rest of its postbox.
 const NET_ONE_WRITE: usize = 1024;
 
 /// Acks a lazy window stages at most before it puts them without waiting for the
@@ -183,6 +198,8 @@ impl NetFlush {
 #[derive(Debug)]
 struct NetInner {
     imp: Target,
+    /// The longest flag-led run: [`NET_ONE_WRITE`] or the import's one write if less.
+    one_write: usize,
     /// Byte stores (acks) are staged too, put at the next [`NetFlush::flush`].
     lazy: bool,
     /// A run led by a flag waits for more postboxes (their bodies and flags fill it in
@@ -226,14 +243,14 @@ impl NetInner {
             && st.hole.is_none()
             && off == end + 8
             && off % 8 == 0
-            && st.data.len() + 8 + n <= NET_ONE_WRITE
+            && st.data.len() + 8 + n <= self.one_write
         {
             // The next postbox's body: its flag will fill the gap.
             st.hole = Some(end);
             let at = st.data.len();
             st.data.resize(at + 8, 0);
         } else if !st.data.is_empty()
-            && (end != off || (st.led && st.data.len() + n > NET_ONE_WRITE))
+            && (end != off || (st.led && st.data.len() + n > self.one_write))
         {
             // Not a continuation, or past what one write (one frame) may hold.
             self.put_staged(&mut st)?;
@@ -357,7 +374,7 @@ impl NetInner {
             && !st.led
             && st.hole.is_none()
             && off + 8 == st.off
-            && st.data.len() + 8 <= NET_ONE_WRITE
+            && st.data.len() + 8 <= self.one_write
         {
             // The word in front of the run, in place: no buffer per message.
             let n = st.data.len();
@@ -383,7 +400,7 @@ impl NetInner {
     /// the run stays one write; any other staged run is put first.
     fn post_led(&self, off: usize, word: &[u8; 8], body: &[u8]) -> Result<(), OutOfBounds> {
         let n = 8 + body.len();
-        if n > NET_ONE_WRITE || off % 8 != 0 {
+        if n > self.one_write || off % 8 != 0 {
             self.stage(off + 8, body.len(), |d| d.copy_from_slice(body))?;
             return self.publish(off, word);
         }
@@ -393,7 +410,7 @@ impl NetInner {
                 && st.led
                 && st.hole.is_none()
                 && st.off + st.data.len() == off
-                && st.data.len() + n <= NET_ONE_WRITE;
+                && st.data.len() + n <= self.one_write;
             if !joins {
                 self.put_staged(&mut st)?;
             }
@@ -452,8 +469,12 @@ impl NetInner {
 
 impl NetWin {
     pub(super) fn new(imp: Target, lazy: bool, batch: bool) -> NetWin {
+        let one_write = imp
+            .one_write()
+            .map_or(NET_ONE_WRITE, |w| w.min(NET_ONE_WRITE));
         NetWin(Arc::new(NetInner {
             imp,
+            one_write,
             lazy,
             batch,
             acks: std::sync::OnceLock::new(),
