@@ -13,6 +13,8 @@
 //! * [`group`] — MPI groups and their algebra.
 //! * [`coll`] — blocking collectives over any point-to-point layer.
 //! * [`commctx`] — context ids for new communicators, agreed collectively.
+//! * [`shmseg`] — the shared segment a communicator's collectives go through
+//!   (its set-up, shared by the C library and the Rust API).
 //! * [`channel`] — MPI messages in RSM segments (seed 004 §3): postboxes, pools,
 //!   acknowledgements, deferred connections; a [`p2p::fabric::Fabric`].
 //! * [`rma`] — one-sided communication: windows over RSM segments.
@@ -23,6 +25,7 @@
 //!   library shares ([`world::start`]).
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+mod cma;
 pub mod channel;
 pub mod coll;
 pub mod commctx;
@@ -34,6 +37,7 @@ pub mod op;
 pub mod p2p;
 pub mod pmi;
 pub mod rma;
+pub mod shmseg;
 pub mod topo;
 pub mod world;
 pub mod wrapper;
