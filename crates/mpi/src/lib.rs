@@ -20,21 +20,27 @@
 //! * [`rma`] — one-sided communication: windows over RSM segments.
 //! * [`p2p`] — point-to-point: MPI's matching engine over a transport
 //!   ([`p2p::fabric::Fabric`]).
-//! * [`world`] — MPI for Rust programs: [`World::init`], rank, size, sends and
-//!   receives of bytes and plain data, probes, a barrier; the start-up the C
-//!   library shares ([`world::start`]).
+//! * [`world`] — MPI for Rust programs: [`World::init`] and the start-up the C
+//!   library shares ([`world::start`]); [`comm`] — their communicators
+//!   ([`comm::Comm`]: point-to-point, dup, split, collectives on plain data);
+//!   [`pod`] — the plain data they carry; [`errors`] — their errors and MPI
+//!   error classes.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 mod cma;
 pub mod channel;
 pub mod coll;
+pub mod comm;
+mod comm_coll;
 pub mod commctx;
 pub mod datatype;
+pub mod errors;
 pub mod group;
 pub mod job;
 pub mod launch;
 pub mod op;
 pub mod p2p;
+pub mod pod;
 pub mod pmi;
 pub mod rma;
 pub mod shmseg;
@@ -43,4 +49,5 @@ pub mod world;
 pub mod wrapper;
 
 pub use job::Job;
+pub use comm::Comm;
 pub use world::World;
