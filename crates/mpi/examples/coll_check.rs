@@ -26,7 +26,12 @@ struct Checker {
 }
 
 impl Checker {
-    fn same<T: PartialEq + std::fmt::Debug>(&mut self, what: &str, got: &[T], want: &[T]) -> Result<(), String> {
+    fn same<T: PartialEq + std::fmt::Debug>(
+        &mut self,
+        what: &str,
+        got: &[T],
+        want: &[T],
+    ) -> Result<(), String> {
         self.checks += 1;
         if got == want {
             Ok(())
@@ -133,11 +138,16 @@ fn reductions(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), St
     }
     // Composition of affine maps x -> a x + b (mod 2^64): associative, not
     // commutative; input comes from lower ranks, so inout = inout ∘ input.
-    let maps: Vec<[u64; 2]> = (0..len).map(|i| [val(me, i, 1) | 1, val(me, i, 2)]).collect();
+    let maps: Vec<[u64; 2]> = (0..len)
+        .map(|i| [val(me, i, 1) | 1, val(me, i, 2)])
+        .collect();
     let compose = |input: &[[u64; 2]], inout: &mut [[u64; 2]]| {
         for (x, y) in input.iter().zip(inout.iter_mut()) {
             // Apply x first, then y: y(x(t)) = ya (xa t + xb) + yb.
-            *y = [y[0].wrapping_mul(x[0]), y[0].wrapping_mul(x[1]).wrapping_add(y[1])];
+            *y = [
+                y[0].wrapping_mul(x[0]),
+                y[0].wrapping_mul(x[1]).wrapping_add(y[1]),
+            ];
         }
     };
     let mut got = vec![[0u64; 2]; len];
@@ -145,7 +155,12 @@ fn reductions(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), St
     let want: Vec<[u64; 2]> = (0..len)
         .map(|i| {
             let xs = (0..n).map(|r| [val(r, i, 1) | 1, val(r, i, 2)]);
-            fold(xs, |x, y| [y[0].wrapping_mul(x[0]), y[0].wrapping_mul(x[1]).wrapping_add(y[1])])
+            fold(xs, |x, y| {
+                [
+                    y[0].wrapping_mul(x[0]),
+                    y[0].wrapping_mul(x[1]).wrapping_add(y[1]),
+                ]
+            })
         })
         .collect();
     if let Err(e) = k.same(&format!("allreduce_with compose {len}"), &got, &want) {
@@ -164,7 +179,9 @@ fn reductions(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), St
     let mut got = vec![0u64; len];
     c.exscan(&mine, &mut got, Op::Sum)?;
     if me > 0 {
-        let want: Vec<u64> = (0..len).map(|i| (0..me).map(|r| val(r, i, 5)).sum()).collect();
+        let want: Vec<u64> = (0..len)
+            .map(|i| (0..me).map(|r| val(r, i, 5)).sum())
+            .collect();
         if let Err(e) = k.same(&format!("exscan {len}"), &got, &want) {
             return Ok(Err(e));
         }
@@ -175,7 +192,8 @@ fn reductions(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), St
 fn moves(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), String>, Error> {
     let (me, n) = (c.rank(), c.size());
     let nn = n as usize;
-    let vblock = |r: u32, salt: u64, k: usize| -> Vec<u64> { (0..k).map(|i| val(r, i, salt)).collect() };
+    let vblock =
+        |r: u32, salt: u64, k: usize| -> Vec<u64> { (0..k).map(|i| val(r, i, salt)).collect() };
     let block = |r: u32, salt: u64| vblock(r, salt, len);
     macro_rules! check {
         ($what:expr, $got:expr, $want:expr) => {
@@ -185,7 +203,11 @@ fn moves(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), String>
         };
     }
     for root in [0, n - 1] {
-        let mut buf = if me == root { block(root, 9) } else { vec![0; len] };
+        let mut buf = if me == root {
+            block(root, 9)
+        } else {
+            vec![0; len]
+        };
         c.bcast(root, &mut buf)?;
         check!("bcast", &buf, &block(root, 9));
         let all: Vec<u64> = (0..n).flat_map(|r| block(r, 3)).collect();
@@ -228,8 +250,12 @@ fn moves(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), String>
     check!("allgatherv", &got, &vall);
     // Alltoall: block j of rank i is [i, j, e] encoded.
     let code = |i: u32, j: u32, e: usize| (u64::from(i) << 40) | (u64::from(j) << 20) | e as u64;
-    let send: Vec<u64> = (0..n).flat_map(|j| (0..len).map(move |e| code(me, j, e))).collect();
-    let want: Vec<u64> = (0..n).flat_map(|i| (0..len).map(move |e| code(i, me, e))).collect();
+    let send: Vec<u64> = (0..n)
+        .flat_map(|j| (0..len).map(move |e| code(me, j, e)))
+        .collect();
+    let want: Vec<u64> = (0..n)
+        .flat_map(|i| (0..len).map(move |e| code(i, me, e)))
+        .collect();
     let mut got = vec![0u64; len * nn];
     c.alltoall(&send, &mut got)?;
     check!("alltoall", &got, &want);
@@ -237,8 +263,12 @@ fn moves(c: &mut Comm, k: &mut Checker, len: usize) -> Result<Result<(), String>
     let cnt = |i: u32, j: u32| ((i + j) % 3 + 1) as usize;
     let scounts: Vec<usize> = (0..n).map(|j| cnt(me, j)).collect();
     let rcounts: Vec<usize> = (0..n).map(|i| cnt(i, me)).collect();
-    let send: Vec<u64> = (0..n).flat_map(|j| (0..cnt(me, j)).map(move |e| code(me, j, e))).collect();
-    let want: Vec<u64> = (0..n).flat_map(|i| (0..cnt(i, me)).map(move |e| code(i, me, e))).collect();
+    let send: Vec<u64> = (0..n)
+        .flat_map(|j| (0..cnt(me, j)).map(move |e| code(me, j, e)))
+        .collect();
+    let want: Vec<u64> = (0..n)
+        .flat_map(|i| (0..cnt(i, me)).map(move |e| code(i, me, e)))
+        .collect();
     let mut got = vec![0u64; want.len()];
     c.alltoallv(&send, &scounts, &mut got, &rcounts)?;
     check!("alltoallv", &got, &want);
@@ -264,8 +294,12 @@ fn refusals(c: &mut Comm, k: &mut Checker) -> Result<Result<(), String>, Error> 
     let mut x = [1u64];
     let classes = [
         c.bcast(n, &mut x).err().map(|e| e.class()),
-        c.reduce(n + 3, &[1u64], &mut [0u64], Op::Sum).err().map(|e| e.class()),
-        c.allreduce(&[1.0f64], &mut [0.0], Op::Band).err().map(|e| e.class()),
+        c.reduce(n + 3, &[1u64], &mut [0u64], Op::Sum)
+            .err()
+            .map(|e| e.class()),
+        c.allreduce(&[1.0f64], &mut [0.0], Op::Band)
+            .err()
+            .map(|e| e.class()),
         c.gather(n, &[1u8], &mut []).err().map(|e| e.class()),
     ];
     let want = [
@@ -305,7 +339,9 @@ fn run(w: &mut World) -> Result<Result<usize, String>, Error> {
     match (half, left_out) {
         (Some(mut h), false) => {
             let want: Vec<u32> = (0..w.size())
-                .filter(|&r| r % 2 == me % 2 && !(w.size() > 2 && w.size() % 2 == 1 && r == w.size() - 1))
+                .filter(|&r| {
+                    r % 2 == me % 2 && !(w.size() > 2 && w.size() % 2 == 1 && r == w.size() - 1)
+                })
                 .rev()
                 .collect();
             let mut got = vec![0u32; h.size() as usize];

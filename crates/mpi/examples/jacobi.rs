@@ -221,8 +221,12 @@ fn run(world: &mut World, nums: &[u64], check: bool) -> Result<bool, Error> {
     let me = world.rank() as usize;
     let (prow, pcol) = (me / pc, me % pc);
     // Process rows (ranked by column) and process columns (ranked by row).
-    let mut row = world.split(Some(prow as u32), pcol as i32)?.expect("a color");
-    let mut col = world.split(Some(pcol as u32), prow as i32)?.expect("a color");
+    let mut row = world
+        .split(Some(prow as u32), pcol as i32)?
+        .expect("a color");
+    let mut col = world
+        .split(Some(pcol as u32), prow as i32)?
+        .expect("a color");
     let ((r0, h), (c0, w)) = (part(n, pr, prow), part(n, pc, pcol));
     let mut b = Block::new(n, r0, c0, h, w);
     let mut next = Vec::new();
@@ -262,7 +266,10 @@ fn run(world: &mut World, nums: &[u64], check: bool) -> Result<bool, Error> {
         }
     }
     let (want, want_r) = serial(n, steps);
-    let same = grid.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+    let same = grid
+        .iter()
+        .zip(&want)
+        .all(|(a, b)| a.to_bits() == b.to_bits());
     if same && residual.to_bits() == want_r.to_bits() {
         println!("check ok: the grid and residual {want_r:?} are the serial computation's");
         Ok(true)

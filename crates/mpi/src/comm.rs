@@ -503,7 +503,9 @@ impl Comm {
     pub fn split_shared(&self, key: i32) -> Result<Comm, Error> {
         let c = self.split(Some(self.sh.node), key)?;
         // Every rank passed a color: each gets a communicator.
-        c.ok_or(Error::Coll(CollError::Args("split by node gave none".into())))
+        c.ok_or(Error::Coll(CollError::Args(
+            "split by node gave none".into(),
+        )))
     }
 }
 

@@ -480,7 +480,13 @@ impl Comm {
         self.prefix(send, recv, op, true)
     }
 
-    fn prefix<T: Num>(&mut self, send: &[T], recv: &mut [T], op: Op, ex: bool) -> Result<(), Error> {
+    fn prefix<T: Num>(
+        &mut self,
+        send: &[T],
+        recv: &mut [T],
+        op: Op,
+        ex: bool,
+    ) -> Result<(), Error> {
         let b = op.on::<T>()?;
         let basic = T::BASIC;
         let mut f = |input: &[u8], inout: &mut [u8]| {

@@ -154,6 +154,9 @@ mod tests {
         assert_eq!(t.class().name(), "MPI_ERR_TRUNCATE");
         let args = Error::Coll(CollError::Args("counts".into()));
         assert_eq!(args.class().code(), 13);
-        assert_eq!(Error::NoSuchRank { rank: 4, size: 2 }.class(), ErrorClass::Rank);
+        assert_eq!(
+            Error::NoSuchRank { rank: 4, size: 2 }.class(),
+            ErrorClass::Rank
+        );
     }
 }

@@ -27,8 +27,8 @@
 //!   error classes.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
-mod cma;
 pub mod channel;
+mod cma;
 pub mod coll;
 pub mod comm;
 mod comm_coll;
@@ -40,14 +40,14 @@ pub mod job;
 pub mod launch;
 pub mod op;
 pub mod p2p;
-pub mod pod;
 pub mod pmi;
+pub mod pod;
 pub mod rma;
 pub mod shmseg;
 pub mod topo;
 pub mod world;
 pub mod wrapper;
 
-pub use job::Job;
 pub use comm::Comm;
+pub use job::Job;
 pub use world::World;

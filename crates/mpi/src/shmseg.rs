@@ -106,12 +106,7 @@ impl SharedMem for Segment {
 /// (collective over it); `node` is this process's node id. None when its ranks are
 /// not all on this node or something failed (then alike on every rank); `debug`
 /// hears why.
-pub fn setup(
-    p: &mut dyn Pt2Pt,
-    node: u32,
-    cfg: &Params,
-    debug: &dyn Fn(&str),
-) -> Option<ShmColl> {
+pub fn setup(p: &mut dyn Pt2Pt, node: u32, cfg: &Params, debug: &dyn Fn(&str)) -> Option<ShmColl> {
     let mut s = setup_segment(p, node, cfg, debug)?;
     if let Some(polls) = cfg.hard_spin {
         s.set_hard_spin(polls.min(u32::MAX as usize) as u32);

@@ -59,7 +59,11 @@ fn launch(name: &str, n: u32, args: &[&str], env: &[(&str, &str)]) -> String {
         text.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
         let _ = std::fs::remove_file(p);
     }
-    assert_eq!(outcome.code, 0, "{name} at {n}: {:?}\n{text}", outcome.reason);
+    assert_eq!(
+        outcome.code, 0,
+        "{name} at {n}: {:?}\n{text}",
+        outcome.reason
+    );
     text
 }
 
@@ -179,7 +183,11 @@ fn jacobi_and_collectives_under_hydra() {
         c.args(["-n", &n.to_string()]).arg(example("coll_check"));
         let o = run(c, Duration::from_secs(240));
         assert!(o.status.success(), "{o:?}");
-        check_coll(&String::from_utf8_lossy(&o.stdout), n, "coll_check under hydra");
+        check_coll(
+            &String::from_utf8_lossy(&o.stdout),
+            n,
+            "coll_check under hydra",
+        );
     }
 }
 
@@ -198,15 +206,36 @@ fn refusals_are_errors_with_their_class() {
     let mut d = w.dup().expect("dup");
     assert_eq!((d.rank(), d.size()), (0, 1));
     assert_eq!(class(d.bcast(1, &mut [0u8; 4])), ErrorClass::Root);
-    assert_eq!(class(d.reduce(2, &[1i32], &mut [0], Op::Sum)), ErrorClass::Root);
-    assert_eq!(class(d.allreduce(&[1.5f32], &mut [0.0], Op::Bor)), ErrorClass::Op);
-    assert_eq!(class(d.allreduce(&[1u8; 3], &mut [0; 2], Op::Sum)), ErrorClass::Arg);
+    assert_eq!(
+        class(d.reduce(2, &[1i32], &mut [0], Op::Sum)),
+        ErrorClass::Root
+    );
+    assert_eq!(
+        class(d.allreduce(&[1.5f32], &mut [0.0], Op::Bor)),
+        ErrorClass::Op
+    );
+    assert_eq!(
+        class(d.allreduce(&[1u8; 3], &mut [0; 2], Op::Sum)),
+        ErrorClass::Arg
+    );
     assert_eq!(class(d.allgather(&[1u16; 2], &mut [0; 3])), ErrorClass::Arg);
     assert_eq!(class(d.gather(0, &[1u64; 2], &mut [0; 1])), ErrorClass::Arg);
-    assert_eq!(class(d.scatter(0, &[1u64; 3], &mut [0; 2])), ErrorClass::Arg);
-    assert_eq!(class(d.gatherv(0, &[1u8], &mut [0; 4], &[1, 2])), ErrorClass::Arg);
-    assert_eq!(class(d.alltoallv(&[1u8; 2], &[2], &mut [0; 1], &[1])), ErrorClass::Arg);
-    assert_eq!(class(d.allgatherv(&[1u8], &mut [0; 1], &[usize::MAX])), ErrorClass::Arg);
+    assert_eq!(
+        class(d.scatter(0, &[1u64; 3], &mut [0; 2])),
+        ErrorClass::Arg
+    );
+    assert_eq!(
+        class(d.gatherv(0, &[1u8], &mut [0; 4], &[1, 2])),
+        ErrorClass::Arg
+    );
+    assert_eq!(
+        class(d.alltoallv(&[1u8; 2], &[2], &mut [0; 1], &[1])),
+        ErrorClass::Arg
+    );
+    assert_eq!(
+        class(d.allgatherv(&[1u8], &mut [0; 1], &[usize::MAX])),
+        ErrorClass::Arg
+    );
     assert_eq!(class(d.send(1, 0, b"x")), ErrorClass::Rank);
     // Split: a color joins, None does not.
     assert!(w.split(None, 0).expect("split").is_none());
