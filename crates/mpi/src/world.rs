@@ -26,8 +26,10 @@
 //!     params = [64, 100];
 //! }
 //! world.bcast(0, &mut params)?;
-//! let sum = world.allreduce_one(world.rank() as f64, Op::Sum)?;
-//! let mut rows = world.split(Some(world.rank() % 2), 0)?.expect("a color");
+//! let me = world.rank() as f64;
+//! let sum = world.allreduce_one(me, Op::Sum)?;
+//! let color = world.rank() % 2;
+//! let mut rows = world.split(Some(color), 0)?.expect("a color");
 //! rows.barrier()?;
 //! # let _ = sum;
 //! world.finalize() // or let it drop
