@@ -4,7 +4,8 @@
 //! against a serial reference, on the world, a dup, split halves and the node's
 //! ranks) at 1, 2, 3 and 4 ranks under the launcher behind `myrix mpiexec`, through
 //! the shared segment and with `MYRIX_MPI_COLL=p2p`; under MPICH's hydra (CI:
-//! `--ignored hydra`); and the refusals in this process (a singleton). Cargo builds
+//! `--ignored hydra`); across two network namespaces (root, `MYRIX_NETNS=1`); and
+//! the refusals in this process (a singleton). Cargo builds
 //! the examples for `cargo test -p myrix-mpi`, not for `--test rust_coll` alone.
 
 use myrix_ctest::{have, run};
@@ -27,10 +28,16 @@ fn example(name: &str) -> PathBuf {
 
 /// Runs `name` at `n` ranks through the launcher with `env`; every rank's output.
 fn launch(name: &str, n: u32, args: &[&str], env: &[(&str, &str)]) -> String {
+    launch_in(name, n, args, env, &[])
+}
+
+/// [`launch`] in the network namespaces `netns` (ranks spread over them).
+fn launch_in(name: &str, n: u32, args: &[&str], env: &[(&str, &str)], netns: &[String]) -> String {
     let out = std::env::temp_dir().join(format!(
-        "myrix-{name}-{}-{n}-{}",
+        "myrix-{name}-{}-{n}-{}-{}",
         std::process::id(),
-        env.len()
+        env.len(),
+        netns.len()
     ));
     let mut vars = vec![("OUT".into(), out.clone().into())];
     vars.extend(env.iter().map(|(k, v)| ((*k).into(), (*v).into())));
@@ -49,7 +56,7 @@ fn launch(name: &str, n: u32, args: &[&str], env: &[(&str, &str)]) -> String {
             ],
         )],
         env: vars,
-        netns: Vec::new(),
+        netns: netns.to_vec(),
         timeout: Some(Duration::from_secs(240)),
     };
     let outcome = launch::run(&spec).expect("launch");
@@ -188,6 +195,48 @@ fn jacobi_and_collectives_under_hydra() {
             n,
             "coll_check under hydra",
         );
+    }
+}
+
+/// Two namespaces of this test process's own (`.ci/netns.sh`, with its loss),
+/// deleted when dropped.
+struct Namespaces(Vec<String>);
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in &self.0 {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces rcolla<pid>, rcollb<pid>)"]
+fn jacobi_and_collectives_across_two_namespaces() {
+    if std::env::var("MYRIX_NETNS").as_deref() != Ok("1") {
+        panic!("skipped: MYRIX_NETNS=1 is not set (needs root to make namespaces)");
+    }
+    let pid = std::process::id();
+    let ns = Namespaces(vec![format!("rcolla{pid}"), format!("rcollb{pid}")]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/netns.sh");
+    let o = Command::new("bash")
+        .args([script, "up"])
+        .env("MYRIX_NETNS_A", &ns.0[0])
+        .env("MYRIX_NETNS_B", &ns.0[1])
+        .env("MYRIX_NETNS_VA", format!("rcva{pid}"))
+        .env("MYRIX_NETNS_VB", format!("rcvb{pid}"))
+        .env("MYRIX_NETNS_NET", "10.79.31")
+        .output()
+        .expect("bash");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // 2 ranks: one per namespace, every collective point-to-point; 4: the world
+    // spans both, the node's ranks share a segment.
+    for n in [2, 4] {
+        let what = format!("two namespaces, {n} ranks");
+        let text = launch_in("jacobi", n, &["37", "60", "--check"], &[], &ns.0);
+        check_jacobi(&text, n, &what);
+        let text = launch_in("coll_check", n, &[], &[], &ns.0);
+        check_coll(&text, n, &what);
     }
 }
 
