@@ -1,13 +1,11 @@
-//! Which collectives go through shared memory, and the segments they use: the OS
-//! side of `myrix_mpi::coll::shm`.
+//! Which collectives go through shared memory, and the segments they use.
 //!
 //! At the first collective on a communicator (of the kinds `coll::shm` does), its
-//! ranks exchange their node ids over point-to-point (an allgather); when every rank
-//! is on this node, rank 0 creates and publishes one RSM `shm` segment (geometry
-//! from `MYRIX_MPI_SHM_SLOT` and `MYRIX_MPI_SHM_DEPTH`, rank 0's values win) and
-//! broadcasts its id, the others import and map it, and an allgather of everyone's
-//! success decides, alike on every rank, whether the communicator's collectives use
-//! it. A communicator of one rank uses heap memory.
+//! ranks set up a shared segment through `myrix_mpi::shmseg` (the set-up the Rust
+//! API shares: node ids exchanged, one RSM `shm` segment made by rank 0 with the
+//! geometry of `MYRIX_MPI_SHM_SLOT` and `MYRIX_MPI_SHM_DEPTH`, rank 0's values
+//! winning, imported by the others, and used only if every rank mapped it). A
+//! communicator of one rank uses heap memory.
 //!
 //! Per call, [`get`] answers whether this collective, at this size, goes through
 //! shared memory: `MYRIX_MPI_COLL=p2p` never, `=shm` whenever the communicator has a
@@ -23,8 +21,6 @@
 
 #[path = "coll_cache.rs"]
 mod cache;
-#[path = "coll_cma.rs"]
-mod cma;
 
 pub use cache::{fast, forget, known, note, Fast};
 
@@ -66,9 +62,8 @@ use crate::abi::MPI_COMM_WORLD;
 use crate::coll_glue::pt2pt;
 use crate::comm::CommRef;
 use crate::runtime;
-use myrix_mpi::coll;
-use myrix_mpi::coll::shm::{heap::HeapMem, Geometry, SharedMem, ShmColl};
-use myrix_rsm::{Controller, Export, ExportFlags, Import, Mapping, NodeId, Perm, SegmentId};
+use myrix_mpi::coll::shm::ShmColl;
+use myrix_mpi::shmseg::{self, Params};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -123,36 +118,13 @@ pub struct Limits {
 struct Config {
     force: Force,
     debug: bool,
-    geometry_slot: Option<usize>,
-    geometry_depth: Option<usize>,
-    hard_spin: Option<usize>,
-    hard_spin_over: Option<usize>,
-    split_min: Option<usize>,
-    /// `MYRIX_MPI_SHM_DIRECT`: the smallest block copied in one copy between the
-    /// ranks' memories (`coll_cma.rs`); None: off.
-    direct_min: Option<usize>,
-    /// `MYRIX_MPI_SHM_REDUCE_SOLO`: MPI_Reduce through the slots, combined by the
-    /// root alone, while ranks × the message is at most these bytes (default:
-    /// `REDUCE_SOLO_OVER` when the job has more ranks than cores, else 0, never).
-    reduce_solo: Option<usize>,
+    /// The segment's geometry and tunables (`myrix_mpi::shmseg::Params`).
+    params: Params,
     limits: Limits,
 }
 
 fn env_size(name: &str) -> Option<usize> {
-    let v = std::env::var(name).ok()?;
-    let v = v.trim();
-    let (num, mul) = match v.as_bytes().last()? {
-        b'k' | b'K' => (&v[..v.len() - 1], 1024),
-        b'm' | b'M' => (&v[..v.len() - 1], 1024 * 1024),
-        _ => (v, 1),
-    };
-    match num.parse::<usize>() {
-        Ok(n) => n.checked_mul(mul),
-        Err(_) => {
-            crate::ffi::say!("myrix MPI: {name}={v} is not a size; ignored");
-            None
-        }
-    }
+    shmseg::env_size(name, &|m| crate::ffi::say_line(m))
 }
 
 #[inline]
@@ -193,46 +165,10 @@ fn config() -> &'static Config {
         Config {
             force,
             debug: std::env::var("MYRIX_MPI_COLL_DEBUG").is_ok_and(|v| v != "0" && !v.is_empty()),
-            geometry_slot: env_size("MYRIX_MPI_SHM_SLOT"),
-            geometry_depth: env_size("MYRIX_MPI_SHM_DEPTH"),
-            hard_spin: env_size("MYRIX_MPI_SHM_SPIN"),
-            hard_spin_over: env_size("MYRIX_MPI_SHM_SPIN_OVER"),
-            split_min: env_size("MYRIX_MPI_SHM_SPLIT"),
-            direct_min: match std::env::var("MYRIX_MPI_SHM_DIRECT").as_deref() {
-                Ok("off") | Ok("never") => None,
-                _ => Some(env_size("MYRIX_MPI_SHM_DIRECT").unwrap_or(coll::shm::DIRECT_MIN)),
-            },
-            reduce_solo: env_size("MYRIX_MPI_SHM_REDUCE_SOLO"),
+            params: Params::from_env(&|m| crate::ffi::say_line(m)),
             limits: Limits { max },
         }
     })
-}
-
-/// The default slot when the job has more ranks on this host than cores.
-const OVERSUBSCRIBED_SLOT: usize = 256 * 1024;
-
-/// The segment of a communicator, as this rank holds it.
-enum Segment {
-    Exported(Export),
-    Imported(#[allow(dead_code)] Import, Mapping),
-    Heap(HeapMem),
-}
-
-impl SharedMem for Segment {
-    fn ptr(&self) -> *mut u8 {
-        match self {
-            Segment::Exported(e) => e.as_ptr(),
-            Segment::Imported(_, m) => m.as_ptr(),
-            Segment::Heap(h) => h.ptr(),
-        }
-    }
-    fn len(&self) -> usize {
-        match self {
-            Segment::Exported(e) => e.len(),
-            Segment::Imported(_, m) => m.len(),
-            Segment::Heap(h) => h.len(),
-        }
-    }
 }
 
 /// A communicator's shared-memory collectives behind a one-word lock: taking it is
@@ -419,12 +355,6 @@ fn get_slow(c: &CommRef, which: Which, bytes: usize, cfg: &'static Config) -> Op
         return f;
     }
     let shm = setup(c, cfg).map(|mut s| {
-        if let Some(polls) = cfg.hard_spin {
-            s.set_hard_spin(polls.min(u32::MAX as usize) as u32);
-        }
-        if let Some(polls) = cfg.hard_spin_over {
-            s.set_hard_spin_over(polls.min(u32::MAX as usize) as u32);
-        }
         s.set_idle(crate::runtime::progress_schedules);
         let cell = ShmCell::new(s);
         if is_world(c) {
@@ -478,184 +408,24 @@ fn pick(e: &mut Entry, c: &CommRef, which: Which, bytes: usize, cfg: &Config) ->
     yes.then(|| shm.owned())
 }
 
-/// Sets up `c`'s segment (collective); None when its ranks are not all on this node
-/// or something failed (then alike on every rank).
+/// Sets up `c`'s segment (collective, `myrix_mpi::shmseg`); None when its ranks
+/// are not all on this node or something failed (then alike on every rank).
 fn setup(c: &CommRef, cfg: &Config) -> Option<ShmColl> {
-    let n = c.ranks.len();
-    let me = c.rank as usize;
-    if n == 1 {
-        let g = Geometry::new(1);
-        let h = HeapMem::new(g.len());
-        return ShmColl::new(Box::new(Segment::Heap(h)), g, 0).ok();
-    }
     let debug = |why: &str| {
         if cfg.debug {
             crate::ffi::say!(
-                "myrix MPI: rank {me} of context {}: collectives point-to-point: {why}",
+                "myrix MPI: rank {} of context {}: collectives point-to-point: {why}",
+                c.rank,
                 c.ctx
             );
         }
     };
-    let mut p = pt2pt(c);
-    let node = runtime::with("a collective", |rt| Ok(rt.job.node_id)).ok()?;
-    let mut nodes = vec![0u8; 4 * n];
-    coll::allgather(&mut p, &node.to_le_bytes(), &mut nodes).ok()?;
-    if nodes.chunks_exact(4).any(|x| x != node.to_le_bytes()) {
-        debug("ranks on other nodes");
-        return None;
-    }
-    // Rank 0: [ok, rsm node, segment id, slot, depth, split (u32::MAX: never),
-    // one-copy blocks from (u32::MAX: never), reduce by the root alone up to];
-    // rank 0's values win, so every rank agrees.
-    let mut card = [0u32; 8];
-    let mut made: Result<Option<Segment>, String> = Ok(None);
-    if me == 0 {
-        // A job with more ranks than cores pays a few context switches per step:
-        // fewer, larger steps (bigger slots, shallower) serve it better.
-        let over = myrix_rsm::spin::job_oversubscribed();
-        let (slot, depth) = if over {
-            (OVERSUBSCRIBED_SLOT, 2)
-        } else {
-            (Geometry::SLOT, Geometry::DEPTH)
-        };
-        let g = Geometry {
-            n,
-            slot: cfg.geometry_slot.unwrap_or(slot),
-            depth: cfg.geometry_depth.unwrap_or(depth),
-        };
-        made = export(&g).map(Some);
-        if let Ok(Some(Segment::Exported(e))) = &made {
-            if let (Some(id), Ok(ctl)) = (e.id(), Controller::get("shm")) {
-                let split = cfg.split_min.unwrap_or(coll::shm::SPLIT_MIN);
-                let split = u32::try_from(split).unwrap_or(u32::MAX);
-                let direct = cfg
-                    .direct_min
-                    .map_or(u32::MAX, |d| u32::try_from(d).unwrap_or(u32::MAX));
-                // Oversubscribed, a reduce of up to a slot is cheaper combined by the
-                // root alone than split or in one copy: the others need not wait
-                // for every rank's turn on a core (docs/mpi-coll.md).
-                let solo =
-                    cfg.reduce_solo
-                        .unwrap_or(if over { coll::shm::REDUCE_SOLO_OVER } else { 0 });
-                card = [
-                    1,
-                    ctl.local_node().0,
-                    id.0,
-                    g.slot as u32,
-                    g.depth as u32,
-                    split,
-                    direct,
-                    u32::try_from(solo).unwrap_or(u32::MAX),
-                ];
-            }
-        }
-    }
-    let mut bytes: Vec<u8> = card.iter().flat_map(|v| v.to_le_bytes()).collect();
-    coll::bcast(&mut p, 0, &mut bytes).ok()?;
-    for (i, w) in bytes.chunks_exact(4).enumerate() {
-        card[i] = u32::from_le_bytes(w.try_into().ok()?);
-    }
-    let g = Geometry {
-        n,
-        slot: card[3] as usize,
-        depth: card[4] as usize,
-    };
-    if me != 0 && card[0] == 1 {
-        made = import(NodeId(card[1]), SegmentId(card[2])).map(Some);
-    }
-    let shm = match made {
-        Ok(Some(seg)) if card[0] == 1 => ShmColl::new(Box::new(seg), g, me)
-            .map(|mut s| {
-                s.set_split_min(if card[5] == u32::MAX {
-                    usize::MAX
-                } else {
-                    card[5] as usize
-                });
-                s.set_reduce_solo_max(card[7] as usize);
-                s
-            })
-            .map_err(|e| e.to_string()),
-        Ok(_) => Err("rank 0 made no segment".into()),
-        Err(e) => Err(e),
-    };
-    // [ok, 0, 0, 0, pid, probe address] per rank.
-    let (pid, probe) = cma::card();
-    let mut ok = [0u8; 16];
-    ok[0] = u8::from(shm.is_ok());
-    ok[4..8].copy_from_slice(&pid.to_le_bytes());
-    ok[8..].copy_from_slice(&probe.to_le_bytes());
-    let mut oks = vec![0u8; 16 * n];
-    coll::allgather(&mut p, &ok, &mut oks).ok()?;
-    match shm {
-        Ok(mut s) if oks.chunks_exact(16).all(|x| x[0] == 1) => {
-            if card[6] != u32::MAX {
-                one_copy(&mut p, &mut s, &oks, card[6] as usize, &debug)?;
-            }
-            Some(s)
-        }
-        Ok(_) => {
-            debug("another rank could not map the segment");
-            None
-        }
-        Err(e) => {
-            debug(&e);
-            None
-        }
-    }
-}
-
-/// Gives `s` the one-copy way for blocks of `min` bytes or more when every rank can
-/// read every other's memory (each probes each; an allgather of the verdicts, so
-/// alike everywhere). `cards`: every rank's [ok, pid, probe address] of 16 bytes.
-fn one_copy(
-    p: &mut crate::coll_glue::Glue,
-    s: &mut ShmColl,
-    cards: &[u8],
-    min: usize,
-    debug: &dyn Fn(&str),
-) -> Option<()> {
-    let n = cards.len() / 16;
-    let field = |q: usize, at: usize, len: usize| {
-        let mut w = [0u8; 8];
-        w[..len].copy_from_slice(&cards[16 * q + at..16 * q + at + len]);
-        u64::from_le_bytes(w)
-    };
-    let pids: Vec<u32> = (0..n).map(|q| field(q, 4, 4) as u32).collect();
-    let me = s.rank();
-    let can = (0..n)
-        .filter(|&q| q != me)
-        .all(|q| cma::probe(pids[q], field(q, 8, 8)));
-    let mut all = vec![0u8; n];
-    coll::allgather(p, &[u8::from(can)], &mut all).ok()?;
-    if all.iter().all(|&x| x == 1) {
-        s.set_peer(Box::new(cma::Cma { pids }), min);
+    let node = if c.ranks.len() == 1 {
+        0
     } else {
-        debug("large blocks through the segment's slots: a rank cannot read another's memory (process_vm_readv)");
-    }
-    Some(())
-}
-
-fn export(g: &Geometry) -> Result<Segment, String> {
-    let ctl = Controller::get("shm").map_err(|e| format!("shm controller: {e}"))?;
-    let page = ctl.attr().page_size;
-    let len = g.len().div_ceil(page) * page;
-    let e = ctl
-        .export_create(len, ExportFlags::default())
-        .map_err(|e| format!("segment of {len} bytes: {e}"))?;
-    e.publish(None, &[])
-        .map_err(|e| format!("publishing the segment: {e}"))?;
-    Ok(Segment::Exported(e))
-}
-
-fn import(node: NodeId, id: SegmentId) -> Result<Segment, String> {
-    let ctl = Controller::get("shm").map_err(|e| format!("shm controller: {e}"))?;
-    let i = ctl
-        .import_connect(node, id, Perm::RDWR)
-        .map_err(|e| format!("importing segment {}: {e}", id.0))?;
-    let m = i
-        .map()
-        .map_err(|e| format!("mapping segment {}: {e}", id.0))?;
-    Ok(Segment::Imported(i, m))
+        runtime::with("a collective", |rt| Ok(rt.job.node_id)).ok()?
+    };
+    shmseg::setup(&mut pt2pt(c), node, &cfg.params, &debug)
 }
 
 /// `c`'s segment if a collective already set it up (never sets one up: the

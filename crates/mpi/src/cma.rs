@@ -7,20 +7,20 @@
 //! target dumpable, and Yama's `ptrace_scope` 0 or, as root, 1–2). Whether it does
 //! is not guessed from those rules: at set-up every rank reads a known word from
 //! every other rank ([`probe`]), and the communicator uses this way only if every
-//! rank succeeded (decided alike, by an allgather, in `coll_shm.rs`).
+//! rank succeeded (decided alike, by an allgather, in [`crate::shmseg`]).
 
-use myrix_mpi::coll::shm::PeerMem;
+use crate::coll::shm::PeerMem;
 
 /// A word every process of the job holds at an address it publishes at set-up.
 static PROBE: u64 = 0x6d79_7269_785f_636d;
 
 /// This process's id and the address of its probe word.
-pub(super) fn card() -> (u32, u64) {
+pub(crate) fn card() -> (u32, u64) {
     (std::process::id(), std::ptr::addr_of!(PROBE) as u64)
 }
 
 /// Whether this process can read process `pid`'s probe word at `addr`.
-pub(super) fn probe(pid: u32, addr: u64) -> bool {
+pub(crate) fn probe(pid: u32, addr: u64) -> bool {
     let mut got = [0u8; 8];
     read(pid, addr as usize, &mut got) && u64::from_ne_bytes(got) == PROBE
 }
@@ -76,7 +76,7 @@ fn write(pid: u32, to: usize, from: &[u8]) -> bool {
 }
 
 /// The communicator's ranks' process ids, by rank.
-pub(super) struct Cma {
+pub(crate) struct Cma {
     pub pids: Vec<u32>,
 }
 
