@@ -109,12 +109,6 @@ impl Ctl {
     pub(crate) fn live(&self) -> bool {
         self.state().load(Ordering::Acquire) == LIVE
     }
-    pub(crate) fn owner_uid(&self) -> u32 {
-        self.map.u32(H_UID).load(Ordering::Relaxed)
-    }
-    pub(crate) fn owner_gid(&self) -> u32 {
-        self.map.u32(H_GID).load(Ordering::Relaxed)
-    }
     pub(crate) fn len(&self) -> u64 {
         self.map.u64(H_LEN).load(Ordering::Relaxed)
     }

@@ -21,6 +21,7 @@ pub(crate) mod hold;
 pub(crate) mod import;
 pub(crate) mod mem;
 pub(crate) mod registry;
+pub(crate) mod serve;
 pub(crate) mod watch;
 
 use std::path::PathBuf;
