@@ -320,6 +320,10 @@ fn killed_job_leaves_nothing(kind: &str, n: usize, mode: &str) {
     }
     let left = leftovers(&pids, &names);
     assert!(left.is_empty(), "segments of the job left: {left:?}\n{show}");
+    eprintln!(
+        "{what}: {status:?} after {took:?}, {} segment names gone",
+        names.len()
+    );
 }
 
 /// A killed job leaves nothing under `myrix mpiexec`: every rank SIGKILLed at once
