@@ -241,7 +241,9 @@ fn exited(pid: u32) -> bool {
 /// exchange). Once the launcher has returned and the ranks have exited, nothing of
 /// the segments the ranks had published may be left ([`leftovers`]).
 fn killed_job_leaves_nothing(kind: &str, n: usize, mode: &str) {
-    let mut child = die_all(kind, n, mode).spawn().expect("starting the launcher");
+    let mut child = die_all(kind, n, mode)
+        .spawn()
+        .expect("starting the launcher");
     let (tx, rx) = mpsc::channel::<String>();
     let stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
@@ -319,7 +321,10 @@ fn killed_job_leaves_nothing(kind: &str, n: usize, mode: &str) {
         std::thread::sleep(Duration::from_millis(10));
     }
     let left = leftovers(&pids, &names);
-    assert!(left.is_empty(), "segments of the job left: {left:?}\n{show}");
+    assert!(
+        left.is_empty(),
+        "segments of the job left: {left:?}\n{show}"
+    );
     eprintln!(
         "{what}: {status:?} after {took:?}, {} segment names gone",
         names.len()

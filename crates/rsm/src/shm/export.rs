@@ -3,14 +3,15 @@
 //!
 //! * Not published: the memory is private (library memory: an anonymous mapping between
 //!   two `PROT_NONE` guard pages; caller memory: whatever the caller had).
-//! * `publish`: the contents are copied into a new `ID.seg` and that file is mapped
-//!   `MAP_FIXED | MAP_SHARED` over the same range, so `as_ptr()` is unchanged and is now
-//!   the memory importers map; then the control block is linked into the registry.
+//! * `publish`: the contents are copied into a new unnamed data file and that file is
+//!   mapped `MAP_FIXED | MAP_SHARED` over the same range, so `as_ptr()` is unchanged and
+//!   is now the memory importers map; then the segment's name is bound
+//!   ([`super::serve`]).
 //! * `unpublish`: the control block's state becomes "withdrawn" (importers check it
 //!   before and after every access and abort), waiters are woken, the range gets a
 //!   private copy of its contents (`mremap` over it in one step), and the files are
-//!   removed. From then on an importer still holding the old data file writes into a
-//!   file nobody else sees: nothing reaches this memory.
+//!   closed (the name first). From then on an importer still holding the old data
+//!   file writes into a file nobody else sees: nothing reaches this memory.
 //! * `rebind`: the new memory's contents go into the data file and the file is mapped
 //!   over the new range; the old range is freed (library memory) or made private.
 //!

@@ -53,7 +53,7 @@ impl Conn {
     }
 
     /// The exact check: is the exporter's lock still held? If not, the connection is
-    /// aborted and the registry entry removed.
+    /// aborted and what is left named of the segment removed.
     pub(crate) fn check_owner(&self) -> Result<(), RsmError> {
         self.check()?;
         if mem::locked_by_other(&self.ctl_file) {
@@ -63,8 +63,8 @@ impl Conn {
         Err(RsmError::ConnAborted)
     }
 
-    /// Marks the connection aborted, after removing the dead exporter's registry
-    /// entry (so whoever sees the abort also sees the entry gone).
+    /// Marks the connection aborted, after removing what the dead exporter left named
+    /// (FIFOs; the segment's name went with it), so whoever sees the abort sees them gone.
     pub(crate) fn abort(&self) {
         if self.aborted.load(Ordering::Acquire) {
             return;
@@ -84,7 +84,8 @@ pub(crate) struct ShmImport {
     fifo: Mutex<Option<Arc<File>>>,
 }
 
-/// Connects to segment `id` of this host (see the registry for the files).
+/// Connects to segment `id` of this host (the exporter's thread hands over the files,
+/// [`super::serve`]).
 pub(crate) fn connect(
     dir: PathBuf,
     node: NodeId,
