@@ -19,9 +19,9 @@
 //!   every argument (bounds, alignment, permission, list sizes) and keeps barrier
 //!   bookkeeping, so a backend sees only valid requests; `shm` is the first backend,
 //!   network controllers plug in beside it.
-//! * `shm` (private) — the `shm` controller: segments in files under
-//!   `/dev/shm/myrix-rsm/`, mapped by importers in other processes (one-sided for
-//!   real). Its design is in the module's own documentation and in `docs/rsm-shm.md`.
+//! * `shm` (private) — the `shm` controller: segments in unnamed files of
+//!   `/dev/shm/myrix-rsm/`, named by abstract sockets that die with their exporter,
+//!   mapped by importers in other processes (one-sided for real). Its design is in the module's own documentation and in `docs/rsm-shm.md`.
 //! * [`net`] — the `udp` and `eth` controllers: the sans-IO RSM engine served beside MX
 //!   on an MX endpoint, a progress thread per process for one-sided access, the node
 //!   table ([`net::node_table`]). Design and costs in `docs/rsm-net.md`.

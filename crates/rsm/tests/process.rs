@@ -37,17 +37,31 @@ fn spawn(role: &str) -> (Child, SegmentId) {
     }
 }
 
-fn registry_files(id: SegmentId) -> Vec<String> {
+/// What names segment `id` on this host: files of the registry directory whose name
+/// starts with the id, and the abstract socket name a live exporter binds
+/// (`@myrix-rsm/DEV:INO/ID` in `/proc/net/unix`).
+fn registry_entry(id: SegmentId) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
     let dir = std::env::var_os("MYRIX_RSM_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/dev/shm/myrix-rsm"));
     let prefix = format!("{:08x}.", id.0);
-    std::fs::read_dir(dir)
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
         .filter(|n| n.starts_with(&prefix))
-        .collect()
+        .collect();
+    let m = std::fs::metadata(&dir).unwrap();
+    let name = format!("@myrix-rsm/{:x}:{:x}/{:08x}", m.dev(), m.ino(), id.0);
+    let unix = std::fs::read_to_string("/proc/net/unix").unwrap();
+    found.extend(
+        unix.lines()
+            .filter_map(|l| l.split_whitespace().nth(7))
+            .filter(|n| *n == name)
+            .map(str::to_string),
+    );
+    found
 }
 
 /// The child's side. Exporter roles publish a segment, say its id, and then only sleep
@@ -109,7 +123,7 @@ fn a_killed_exporter_aborts_its_importers_and_is_cleaned_up() {
     let c = Controller::get("shm").unwrap();
     let imp = c.import_connect(c.local_node(), id, Perm::RDWR).unwrap();
     imp.put(0, &[1, 2, 3]).unwrap();
-    assert!(!registry_files(id).is_empty());
+    assert!(!registry_entry(id).is_empty());
     child.kill().unwrap();
     let killed = Instant::now();
     child.wait().unwrap();
@@ -125,8 +139,8 @@ fn a_killed_exporter_aborts_its_importers_and_is_cleaned_up() {
     let mut b = [0u8; 1];
     assert_eq!(imp.get(0, &mut b), Err(RsmError::ConnAborted));
     assert_eq!(imp.signal_wait(None), Err(RsmError::ConnAborted));
-    // The importer that found the exporter dead removed its registry entry.
-    assert_eq!(registry_files(id), Vec::<String>::new());
+    // Nothing names the dead exporter's segment any more.
+    assert_eq!(registry_entry(id), Vec::<String>::new());
     assert_eq!(
         c.import_connect(c.local_node(), id, Perm::RDWR)
             .unwrap_err(),
@@ -134,12 +148,13 @@ fn a_killed_exporter_aborts_its_importers_and_is_cleaned_up() {
     );
     drop(imp);
 
-    // An exporter that dies with nobody connected: the next controller opened on the
-    // host removes its entry.
+    // An exporter that dies with nobody connected: nothing names its segment once it
+    // is gone (the kernel released the name and the files), nobody having looked.
     let (mut child, id) = spawn("victim");
-    assert!(!registry_files(id).is_empty());
+    assert!(!registry_entry(id).is_empty());
     child.kill().unwrap();
     child.wait().unwrap();
+    assert_eq!(registry_entry(id), Vec::<String>::new());
     let _c = Controller::get("shm").unwrap();
-    assert_eq!(registry_files(id), Vec::<String>::new());
+    assert_eq!(registry_entry(id), Vec::<String>::new());
 }

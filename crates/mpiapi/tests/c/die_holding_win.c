@@ -1,10 +1,10 @@
 /* The last rank is killed (SIGKILL, as kill -9) while holding an exclusive lock on
  * a window, with windows of every flavor open (library memory, heap memory, a
  * stack array, a dynamic window with memory attached, a shared window); the others
- * wait for that lock or in a fence. Every rank first prints "pid RANK PID SEGS",
- * SEGS being how many RSM segments it has published in the registry directory, so
- * the test can check that there were some and that none of this job's processes'
- * is left once the launcher returned.
+ * wait for that lock or in a fence. Every rank first prints "names PID NAME…", the
+ * names of the RSM segments it has published, and "pid RANK PID SEGS", SEGS being
+ * how many, so the test can check that there were some and that none is left once
+ * the launcher returned.
  *
  * With the argument "hidden" the last rank forks before MPI_Init and its child is
  * the MPI process, so the launcher does not see it die (the parent keeps the PMI
@@ -22,34 +22,52 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Control files (ID.ctl) of the registry whose owner (the u32 at byte 12) is us. */
-static int own_segments(void) {
-    const char *d = getenv("MYRIX_RSM_DIR");
-    if (!d || !*d)
-        d = "/dev/shm/myrix-rsm";
-    DIR *dir = opendir(d);
-    if (!dir)
+#define MAX_SOCKETS 65536
+
+/* Prints (after "names PID") the names in /proc/net/unix that start with
+ * "@myrix-rsm/" and whose inode is one of this process's sockets; returns how many. */
+static int own_names(void) {
+    static unsigned long inodes[MAX_SOCKETS];
+    int n_inodes = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
         return -1;
-    int n = 0;
     struct dirent *e;
-    while ((e = readdir(dir))) {
-        size_t l = strlen(e->d_name);
-        if (l < 4 || strcmp(e->d_name + l - 4, ".ctl") != 0)
+    while ((e = readdir(d)) && n_inodes < MAX_SOCKETS) {
+        char link[256];
+        ssize_t l = readlinkat(dirfd(d), e->d_name, link, sizeof link - 1);
+        if (l <= 0)
             continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", d, e->d_name);
-        FILE *f = fopen(path, "rb");
-        if (!f)
-            continue;
-        unsigned char b[16];
-        if (fread(b, 1, 16, f) == 16) {
-            uint32_t owner = b[12] | b[13] << 8 | b[14] << 16 | (uint32_t)b[15] << 24;
-            n += owner == (uint32_t)getpid();
-        }
-        fclose(f);
+        link[l] = 0;
+        unsigned long ino;
+        if (sscanf(link, "socket:[%lu]", &ino) == 1)
+            inodes[n_inodes++] = ino;
     }
-    closedir(dir);
-    return n;
+    closedir(d);
+    FILE *u = fopen("/proc/net/unix", "r");
+    if (!u)
+        return -1;
+    char line[512];
+    int found = 0;
+    printf("names %d", (int)getpid());
+    while (fgets(line, sizeof line, u)) {
+        unsigned long ino;
+        char path[300];
+        if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %299s", &ino, path) != 2)
+            continue;
+        if (strncmp(path, "@myrix-rsm/", 11) != 0)
+            continue;
+        for (int i = 0; i < n_inodes; i++)
+            if (inodes[i] == ino) {
+                printf(" %s", path);
+                found++;
+                break;
+            }
+    }
+    fclose(u);
+    printf("\n");
+    fflush(stdout);
+    return found;
 }
 
 int main(int argc, char **argv) {
@@ -83,7 +101,7 @@ int main(int argc, char **argv) {
     MPI_Win_attach(w4, att, 10000 * sizeof(int));
     MPI_Win_allocate_shared(4096, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &shared, &w5);
     MPI_Barrier(MPI_COMM_WORLD);
-    printf("pid %d %d %d\n", rank, (int)getpid(), own_segments());
+    printf("pid %d %d %d\n", rank, (int)getpid(), own_names());
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == size - 1) {

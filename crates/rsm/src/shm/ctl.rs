@@ -1,5 +1,5 @@
-//! A segment's control block (`ID.ctl`, 16 KiB, mapped by the exporter and every
-//! importer) and the signals that go through it.
+//! A segment's control block (an unnamed file of 16 KiB, mapped by the exporter and
+//! every importer) and the signals that go through it.
 //!
 //! Layout, every word accessed atomically (each group on its own cache line):
 //!
@@ -9,7 +9,7 @@
 //! | 8 | state: 1 published, 2 withdrawn (unpublished; importers' accesses abort) |
 //! | 12, 16, 20, 24 | owner pid, uid, gid, node |
 //! | 32 | data length (u64) |
-//! | 40 | inode of `ID.seg` (u64), so an importer knows the data file is this block's |
+//! | 40 | inode of the data file (u64), so an importer knows it is this block's |
 //! | 64 | exporter's mailbox: pending count (futex), armed (a FIFO exists), sender (u64) |
 //! | 256 + 64·K | importer slot K: claimant pid, pending, armed, node, sender |
 //!
@@ -108,12 +108,6 @@ impl Ctl {
     }
     pub(crate) fn live(&self) -> bool {
         self.state().load(Ordering::Acquire) == LIVE
-    }
-    pub(crate) fn owner_uid(&self) -> u32 {
-        self.map.u32(H_UID).load(Ordering::Relaxed)
-    }
-    pub(crate) fn owner_gid(&self) -> u32 {
-        self.map.u32(H_GID).load(Ordering::Relaxed)
     }
     pub(crate) fn len(&self) -> u64 {
         self.map.u64(H_LEN).load(Ordering::Relaxed)

@@ -3,14 +3,15 @@
 //!
 //! * Not published: the memory is private (library memory: an anonymous mapping between
 //!   two `PROT_NONE` guard pages; caller memory: whatever the caller had).
-//! * `publish`: the contents are copied into a new `ID.seg` and that file is mapped
-//!   `MAP_FIXED | MAP_SHARED` over the same range, so `as_ptr()` is unchanged and is now
-//!   the memory importers map; then the control block is linked into the registry.
+//! * `publish`: the contents are copied into a new unnamed data file and that file is
+//!   mapped `MAP_FIXED | MAP_SHARED` over the same range, so `as_ptr()` is unchanged and
+//!   is now the memory importers map; then the segment's name is bound
+//!   ([`super::serve`]).
 //! * `unpublish`: the control block's state becomes "withdrawn" (importers check it
 //!   before and after every access and abort), waiters are woken, the range gets a
 //!   private copy of its contents (`mremap` over it in one step), and the files are
-//!   removed. From then on an importer still holding the old data file writes into a
-//!   file nobody else sees: nothing reaches this memory.
+//!   closed (the name first). From then on an importer still holding the old data
+//!   file writes into a file nobody else sees: nothing reaches this memory.
 //! * `rebind`: the new memory's contents go into the data file and the file is mapped
 //!   over the new range; the old range is freed (library memory) or made private.
 //!
@@ -28,11 +29,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use myrix_rsm_proto::{AccessEntry, Acl, NodeId, Perm, RsmError, SegmentId};
+use myrix_rsm_proto::{AccessEntry, Acl, Credentials, NodeId, Perm, RsmError, SegmentId};
 
 use super::ctl::{Ctl, Owner, CTL_BYTES};
 use super::mem;
 use super::registry::{self as reg, DirLock};
+use super::serve;
 use crate::backend::ExportBackend;
 use crate::export::SignalSender;
 use crate::SignalFlags;
@@ -40,9 +42,11 @@ use crate::SignalFlags;
 struct Published {
     id: SegmentId,
     ctl: Arc<Ctl>,
-    /// Holds the exclusive lock that says "alive" while open.
-    _ctl_file: File,
-    seg_file: File,
+    /// The files (the control block's descriptor holds the exclusive lock that says
+    /// "alive") and the access list, shared with the serving thread.
+    entry: Arc<serve::Entry>,
+    /// The segment's name; dropped first when it is withdrawn.
+    listing: serve::Listing,
     fifo: Option<Arc<File>>,
 }
 
@@ -117,96 +121,86 @@ impl ShmExport {
         }
     }
 
-    /// Creates the registry entry for `id` and shares the memory; the directory lock
-    /// is held.
+    /// Makes segment `id`'s unnamed files, shares the memory and binds the name
+    /// ([`super::serve`]); the directory lock is held.
     fn create_entry(&self, st: &State, id: SegmentId, acl: &Acl) -> Result<Published, RsmError> {
         let d = &self.dir;
         let (seg_mode, ctl_mode) = reg::modes(acl, self.node);
-        let seg_file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(reg::path(d, id, "seg"))
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::AlreadyExists => RsmError::SegidInUse,
-                _ => mem::mem_error(&e),
-            })?;
-        let fail = |e: RsmError| {
-            reg::remove_all(d, id);
-            e
-        };
+        let seg_file = serve::unnamed_file(d)?;
         seg_file
             .set_len(self.len as u64)
-            .map_err(|e| fail(mem::mem_error(&e)))?;
+            .map_err(|e| mem::mem_error(&e))?;
         let _ = seg_file.set_permissions(std::fs::Permissions::from_mode(seg_mode));
-        reg::write_acl(d, id, acl).map_err(fail)?;
-        let tmp = reg::tmp_path(d);
-        let ctl_file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(|e| fail(mem::mem_error(&e)))?;
-        let made = (|| {
-            mem::lock_exclusive(&ctl_file).map_err(|e| mem::mem_error(&e))?;
-            ctl_file
-                .set_len(CTL_BYTES as u64)
-                .map_err(|e| mem::mem_error(&e))?;
-            let _ = ctl_file.set_permissions(std::fs::Permissions::from_mode(ctl_mode));
-            let ctl = Ctl::open(&ctl_file)?;
-            let (uid, gid, pid) = mem::whoami();
-            let ino = seg_file.metadata().map_err(|e| mem::mem_error(&e))?.ino();
-            ctl.init(&Owner {
-                pid,
-                uid,
-                gid,
-                node: self.node,
-                len: self.len as u64,
-                ino,
-            });
-            // SAFETY: the export's memory, page-aligned, ours (library memory) or
-            // promised by the caller of export_create_at / rebind; the file is `len`
-            // bytes long.
-            #[allow(unsafe_code)]
-            unsafe {
-                mem::share_in_place(&seg_file, st.ptr as *mut u8, self.len)?
-            };
-            if let Err(e) = std::fs::hard_link(&tmp, reg::path(d, id, "ctl")) {
+        let ctl_file = serve::unnamed_file(d)?;
+        mem::lock_exclusive(&ctl_file).map_err(|e| mem::mem_error(&e))?;
+        ctl_file
+            .set_len(CTL_BYTES as u64)
+            .map_err(|e| mem::mem_error(&e))?;
+        let _ = ctl_file.set_permissions(std::fs::Permissions::from_mode(ctl_mode));
+        let ctl = Ctl::open(&ctl_file)?;
+        let (uid, gid, pid) = mem::whoami();
+        let ino = seg_file.metadata().map_err(|e| mem::mem_error(&e))?.ino();
+        ctl.init(&Owner {
+            pid,
+            uid,
+            gid,
+            node: self.node,
+            len: self.len as u64,
+            ino,
+        });
+        // SAFETY: the export's memory, page-aligned, ours (library memory) or
+        // promised by the caller of export_create_at / rebind; the file is `len`
+        // bytes long.
+        #[allow(unsafe_code)]
+        unsafe {
+            mem::share_in_place(&seg_file, st.ptr as *mut u8, self.len)?
+        };
+        let entry = Arc::new(serve::Entry {
+            ctl: ctl_file,
+            seg: seg_file,
+            acl: Mutex::new(acl.clone()),
+            owner: Credentials { uid, gid },
+        });
+        let listing = match serve::publish(d, id, entry.clone()) {
+            Ok(l) => l,
+            Err(e) => {
                 // SAFETY: as above: the same range, back to private.
                 #[allow(unsafe_code)]
                 let _ = unsafe { mem::unshare_in_place(st.ptr as *mut u8, self.len) };
-                return Err(mem::mem_error(&e));
+                return Err(e);
             }
-            Ok(ctl)
-        })();
-        let _ = std::fs::remove_file(&tmp);
-        let ctl = made.map_err(fail)?;
+        };
         Ok(Published {
             id,
             ctl: Arc::new(ctl),
-            _ctl_file: ctl_file,
-            seg_file,
+            entry,
+            listing,
             fifo: None,
         })
     }
 
     fn withdraw(&self, st: &mut State) -> Result<(), RsmError> {
         let p = st.publ.take().ok_or(RsmError::SegNotPublished)?;
-        p.ctl
-            .state()
+        // No new importer from now on: the name is gone.
+        let Published {
+            id,
+            ctl,
+            entry,
+            listing,
+            fifo,
+        } = p;
+        drop(listing);
+        ctl.state()
             .store(super::ctl::WITHDRAWN, std::sync::atomic::Ordering::Release);
-        p.ctl.wake_all();
+        ctl.wake_all();
         // SAFETY: the export's own range, currently the data file's mapping.
         #[allow(unsafe_code)]
         let r = unsafe { mem::unshare_in_place(st.ptr as *mut u8, self.len) };
+        // What is left named: the signal FIFOs.
         if let Ok(_lock) = DirLock::take(&self.dir) {
-            reg::remove_all(&self.dir, p.id);
+            reg::remove_all(&self.dir, id);
         }
-        drop(p);
+        drop((ctl, entry, fifo));
         r
     }
 }
@@ -258,16 +252,15 @@ impl ExportBackend for ShmExport {
         let acl = Acl::new(acl, open_mode)?;
         let st = self.lock()?;
         let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
-        let _lock = DirLock::take(&self.dir)?;
-        reg::write_acl(&self.dir, p.id, &acl)?;
         let (seg_mode, ctl_mode) = reg::modes(&acl, self.node);
-        let _ = p
-            .seg_file
+        let e = &p.entry;
+        let _ = e
+            .seg
             .set_permissions(std::fs::Permissions::from_mode(seg_mode));
-        let _ = std::fs::set_permissions(
-            reg::path(&self.dir, p.id, "ctl"),
-            std::fs::Permissions::from_mode(ctl_mode),
-        );
+        let _ = e
+            .ctl
+            .set_permissions(std::fs::Permissions::from_mode(ctl_mode));
+        *e.acl.lock().unwrap_or_else(|p| p.into_inner()) = acl;
         Ok(())
     }
 
@@ -297,7 +290,7 @@ impl ExportBackend for ShmExport {
         let old = st.ptr as *mut u8;
         if let Some(p) = &st.publ {
             // SAFETY: the caller's promise for the new range; the file is `len` long.
-            unsafe { mem::share_in_place(&p.seg_file, ptr, len)? };
+            unsafe { mem::share_in_place(&p.entry.seg, ptr, len)? };
             if !st.owned {
                 // SAFETY: the old range is the caller's, still mapped (its promise).
                 let _ = unsafe { mem::unshare_in_place(old, len) };

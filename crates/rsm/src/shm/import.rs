@@ -9,20 +9,21 @@
 //! This module must never access the mapping outside `0..len`: the front end checks
 //! bounds, and `Map` asserts them again.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use myrix_rsm_proto::{Credentials, NodeId, Perm, RsmError, SegmentId};
+use myrix_rsm_proto::{NodeId, Perm, RsmError, SegmentId};
 
 use super::ctl::Ctl;
 use super::export::{make_fifo, PokeFifo};
 use super::mem::{self, Map};
 use super::registry::{self as reg, DirLock};
+use super::serve;
 use super::watch;
 use crate::backend::ImportBackend;
 use crate::export::SignalSender;
@@ -52,7 +53,7 @@ impl Conn {
     }
 
     /// The exact check: is the exporter's lock still held? If not, the connection is
-    /// aborted and the registry entry removed.
+    /// aborted and what is left named of the segment removed.
     pub(crate) fn check_owner(&self) -> Result<(), RsmError> {
         self.check()?;
         if mem::locked_by_other(&self.ctl_file) {
@@ -62,8 +63,8 @@ impl Conn {
         Err(RsmError::ConnAborted)
     }
 
-    /// Marks the connection aborted, after removing the dead exporter's registry
-    /// entry (so whoever sees the abort also sees the entry gone).
+    /// Marks the connection aborted, after removing what the dead exporter left named
+    /// (FIFOs; the segment's name went with it), so whoever sees the abort sees them gone.
     pub(crate) fn abort(&self) {
         if self.aborted.load(Ordering::Acquire) {
             return;
@@ -83,49 +84,26 @@ pub(crate) struct ShmImport {
     fifo: Mutex<Option<Arc<File>>>,
 }
 
-/// Connects to segment `id` of this host (see the registry for the files).
+/// Connects to segment `id` of this host (the exporter's thread hands over the files,
+/// [`super::serve`]).
 pub(crate) fn connect(
     dir: PathBuf,
     node: NodeId,
     id: SegmentId,
     perm: Perm,
 ) -> Result<ShmImport, RsmError> {
-    let open_err = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => RsmError::SegNotPublished,
-        std::io::ErrorKind::PermissionDenied => RsmError::PermDenied,
-        _ => mem::mem_error(&e),
-    };
-    let ctl_file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(reg::path(&dir, id, "ctl"))
-        .map_err(open_err)?;
+    // The exporter's thread checks the access list and opens the files for us.
+    let (ctl_file, seg_file) = serve::fetch(&dir, id, node, perm)?;
     let ctl = Ctl::open(&ctl_file)?;
     if !ctl.valid() || !ctl.live() {
         return Err(RsmError::SegNotPublished);
     }
     if !mem::locked_by_other(&ctl_file) {
-        // The exporter died: clean up after it.
-        if let Ok(_lock) = DirLock::take(&dir) {
-            reg::reap(&dir, id);
-        }
+        // The exporter died after answering.
         return Err(RsmError::SegNotPublished);
     }
-    let acl = reg::read_acl(&dir, id)?;
-    let (uid, gid, pid) = mem::whoami();
-    let owner = Credentials {
-        uid: ctl.owner_uid(),
-        gid: ctl.owner_gid(),
-    };
-    acl.check(node, Credentials { uid, gid }, owner, perm)?;
+    let (_, _, pid) = mem::whoami();
     let len = usize::try_from(ctl.len()).map_err(|_| RsmError::SegNotPublished)?;
-    let seg_file = OpenOptions::new()
-        .read(true)
-        .write(perm.can_write())
-        .custom_flags(libc::O_CLOEXEC)
-        .open(reg::path(&dir, id, "seg"))
-        .map_err(open_err)?;
     let meta = seg_file.metadata().map_err(|_| RsmError::SegNotPublished)?;
     if meta.ino() != ctl.ino() || meta.len() < len as u64 || len == 0 {
         return Err(RsmError::SegNotPublished);

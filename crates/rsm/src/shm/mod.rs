@@ -2,9 +2,11 @@
 //! real one-sided access: an importer maps the exporter's segment and its puts and gets
 //! are loads and stores, with no call by the exporting process.
 //!
-//! * [`registry`] — the host's directory of published segments (`/dev/shm/myrix-rsm`,
-//!   or `$MYRIX_RSM_DIR`): files per segment id, liveness by `flock`, clean-up of the
-//!   entries of dead exporters (at controller start, and whenever a user finds one).
+//! * [`registry`] — the host's registry directory (`/dev/shm/myrix-rsm`, or
+//!   `$MYRIX_RSM_DIR`): its lock, the signal FIFOs, liveness by `flock`, clean-up of
+//!   what dead exporters left named (at controller start, and whenever a user finds it).
+//! * [`serve`] — a published segment's name (an abstract socket, gone with its
+//!   exporter), its unnamed files, and the thread that hands them to importers.
 //! * [`ctl`] — a segment's control block: state, owner, and the signal mailboxes.
 //! * [`export`], [`import`] — the two ends.
 //! * [`watch`] — the thread that notices an exporter's death for its importers.
@@ -21,6 +23,7 @@ pub(crate) mod hold;
 pub(crate) mod import;
 pub(crate) mod mem;
 pub(crate) mod registry;
+pub(crate) mod serve;
 pub(crate) mod watch;
 
 use std::path::PathBuf;

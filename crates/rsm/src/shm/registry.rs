@@ -1,30 +1,26 @@
 //! The host's registry of published segments: a directory (`$MYRIX_RSM_DIR`, default
-//! `/dev/shm/myrix-rsm`) where segment `ID` is the files
+//! `/dev/shm/myrix-rsm`) and, per segment, an abstract socket name (see
+//! [`super::serve`]: the name and the segment's files die with the exporter, even
+//! killed by SIGKILL). Named in the directory are only
 //!
-//! * `ID.ctl` — the control block (owner, length, state, signal words; see
-//!   [`super::ctl`]). Its existence is the publication: it appears by `link(2)` of a
-//!   complete, already locked file. The exporter holds an exclusive `flock` on it while
-//!   the segment is published; the kernel drops the lock when the process dies, so
-//!   "the exporter is alive" is exactly "a shared lock cannot be had" — no pid reuse.
-//! * `ID.seg` — the data, mapped by the exporter at its segment's address and by every
-//!   importer. Its mode follows the access list, so the kernel refuses users the list
-//!   does not admit.
-//! * `ID.acl` — the access list for new connections (replaced by rename on republish).
+//! * `.lock` — the directory lock;
 //! * `ID.sig-e`, `ID.sig-K` — FIFOs behind the exporter's and importer slot K's
-//!   pollable descriptors, made when a pollfd is asked for.
+//!   pollable descriptors, made when a pollfd is asked for;
+//! * leftovers of older versions, which named the segment's files `ID.ctl` (the
+//!   control block, locked by the live exporter), `ID.seg` and `ID.acl`.
 //!
-//! Creating and removing entries happens under the directory lock (`.lock`, `flock`), so
-//! a cleaner never removes an entry being made, and removes an entry only after seeing
-//! under the lock that its owner is dead. Importers only open files, without the lock.
-//! This module must never map memory or decide permissions: it names, locks and
-//! cleans up.
+//! Binding a name and removing files happens under the directory lock (`.lock`,
+//! `flock`), so a cleaner never removes the files of a segment being made, and
+//! removes them only after seeing under the lock that no live process has the
+//! segment. This module must never map memory or decide permissions: it names, locks
+//! and cleans up.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use myrix_rsm_proto::{AccessEntry, Acl, NodeId, Perm, RsmError, SegmentId};
+use myrix_rsm_proto::{Acl, NodeId, RsmError, SegmentId};
 
 use super::mem;
 
@@ -89,9 +85,12 @@ pub(crate) fn remove_all(d: &Path, id: SegmentId) {
 }
 
 /// With the directory lock held: removes segment `id`'s files if it has no live
-/// exporter (the control block unlocked, or missing: leftovers of a crash). Returns
-/// whether a live entry remains.
+/// exporter (its name unbound, and no older version's control block locked).
+/// Returns whether a live entry remains.
 pub(crate) fn reap(d: &Path, id: SegmentId) -> bool {
+    if super::serve::bound(d, id) {
+        return true;
+    }
     match File::open(path(d, id, "ctl")) {
         Ok(f) if mem::locked_by_other(&f) => true,
         Ok(_) => {
@@ -143,76 +142,6 @@ pub(crate) fn tmp_path(d: &Path) -> PathBuf {
     d.join(format!(".tmp-{pid}-{:016x}", crate::random_u64()))
 }
 
-const ACL_MAGIC: u32 = 0x6c63_6172; // "racl"
-
-/// Writes the access list for new connections (atomically: a temporary file renamed).
-pub(crate) fn write_acl(d: &Path, id: SegmentId, acl: &Acl) -> Result<(), RsmError> {
-    let mut buf = Vec::new();
-    buf.extend_from_slice(&ACL_MAGIC.to_le_bytes());
-    match acl {
-        Acl::Open(mode) => {
-            buf.extend_from_slice(&0u32.to_le_bytes());
-            buf.extend_from_slice(&mode.0.to_le_bytes());
-        }
-        Acl::List(list) => {
-            buf.extend_from_slice(&1u32.to_le_bytes());
-            buf.extend_from_slice(&(list.len() as u32).to_le_bytes());
-            for e in list {
-                buf.extend_from_slice(&e.node.0.to_le_bytes());
-                buf.extend_from_slice(&e.perm.0.to_le_bytes());
-            }
-        }
-    }
-    let tmp = tmp_path(d);
-    let write = || -> io::Result<()> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(&tmp)?;
-        f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        f.write_all(&buf)?;
-        std::fs::rename(&tmp, path(d, id, "acl"))
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        mem::mem_error(&e)
-    })
-}
-
-/// Reads the access list; `SegNotPublished` if it is missing or not one.
-pub(crate) fn read_acl(d: &Path, id: SegmentId) -> Result<Acl, RsmError> {
-    let mut buf = Vec::new();
-    File::open(path(d, id, "acl"))
-        .and_then(|f| f.take(16 + 8 * 4096).read_to_end(&mut buf))
-        .map_err(|_| RsmError::SegNotPublished)?;
-    let word = |i: usize| -> Option<u32> {
-        buf.get(4 * i..4 * i + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let bad = RsmError::SegNotPublished;
-    if word(0) != Some(ACL_MAGIC) {
-        return Err(bad);
-    }
-    match (word(1), word(2)) {
-        (Some(0), Some(mode)) => Acl::new(&[], Perm(mode)).map_err(|_| bad),
-        (Some(1), Some(n)) => {
-            let n = n as usize;
-            if buf.len() != 12 + 8 * n {
-                return Err(bad);
-            }
-            let list: Vec<AccessEntry> = (0..n)
-                .map(|i| AccessEntry {
-                    node: NodeId(word(3 + 2 * i).unwrap_or(0)),
-                    perm: Perm(word(4 + 2 * i).unwrap_or(0)),
-                })
-                .collect();
-            Acl::new(&list, Perm::RDWR).map_err(|_| bad)
-        }
-        _ => Err(bad),
-    }
-}
-
 /// The file modes an access list gives the data file and the control block, for the
 /// users of this host (the node `local`): each class the list admits may open the data
 /// file (read-write if it may write: a mapping needs read) and the control block
@@ -244,6 +173,7 @@ pub(crate) fn modes(acl: &Acl, local: NodeId) -> (u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use myrix_rsm_proto::{AccessEntry, Perm};
 
     #[test]
     fn modes_follow_the_list() {
