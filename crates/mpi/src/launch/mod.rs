@@ -303,8 +303,9 @@ fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
     }
 }
 
-/// Runs a job to its end. Then removes the RSM `shm` segments its dead ranks left
-/// (a rank killed holding a window, or killed by us when another died): opening the
+/// Runs a job to its end. Then sweeps what dead RSM `shm` users can still leave on the
+/// host: segments are unnamed since session 30 and die with their last holder, so
+/// this is for signal FIFOs and older versions' registry entries. Opening the
 /// `shm` controller removes the registry entries of every exporter no longer alive
 /// (under the registry's lock, judged by the `flock` the kernel dropped), and by now
 /// every rank of the job has been waited for. Entries of live processes, this job's
