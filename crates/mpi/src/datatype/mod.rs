@@ -510,13 +510,29 @@ impl Datatype {
         skip: usize,
         out: &mut [u8],
     ) -> usize {
-        let dst = out.as_mut_ptr();
+        // SAFETY: forwarded contract; `out` is writable for its length.
+        unsafe { self.pack_raw(base, count, skip, out.as_mut_ptr(), out.len()) }
+    }
+
+    /// [`Datatype::pack_at`] into `n` bytes at `dst` (a pool block or staging
+    /// buffer of the channel, written in place: no slice of shared memory is made).
+    ///
+    /// # Safety
+    /// As [`Datatype::pack`], and `dst` is writable for `n` bytes.
+    pub unsafe fn pack_raw(
+        &self,
+        base: *const u8,
+        count: usize,
+        skip: usize,
+        dst: *mut u8,
+        n: usize,
+    ) -> usize {
         if self.is_contiguous() {
             let total = (count as u128 * self.0.size as u128).saturating_sub(skip as u128);
-            let n = total.min(out.len() as u128) as usize;
+            let n = total.min(n as u128) as usize;
             let src = addr(base, self.0.true_lb as i128 + skip as i128);
             // SAFETY: the caller's contract: the n bytes from skip are readable and
-            // do not overlap out, which holds n bytes.
+            // do not overlap dst, which holds n bytes.
             unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
             n
         } else {
@@ -526,10 +542,10 @@ impl Datatype {
                 self.extent(),
                 count,
                 skip,
-                out.len(),
+                n,
                 |m, s, len| {
                     // SAFETY: the block is part of the map (readable by the caller's
-                    // contract); s + len <= out.len() by the walk.
+                    // contract); s + len <= n by the walk.
                     unsafe { std::ptr::copy_nonoverlapping(addr(base, m as i128), dst.add(s), len) }
                 },
             )
@@ -552,12 +568,28 @@ impl Datatype {
     /// # Safety
     /// As [`Datatype::unpack`].
     pub unsafe fn unpack_at(&self, data: &[u8], base: *mut u8, count: usize, skip: usize) -> usize {
-        let src = data.as_ptr();
+        // SAFETY: forwarded contract; `data` is readable for its length.
+        unsafe { self.unpack_raw(data.as_ptr(), data.len(), base, count, skip) }
+    }
+
+    /// [`Datatype::unpack_at`] of `n` bytes at `src` (a pool block of the channel,
+    /// read in place).
+    ///
+    /// # Safety
+    /// As [`Datatype::unpack`], and `src` is readable for `n` bytes.
+    pub unsafe fn unpack_raw(
+        &self,
+        src: *const u8,
+        n: usize,
+        base: *mut u8,
+        count: usize,
+        skip: usize,
+    ) -> usize {
         if self.is_contiguous() {
             let total = (count as u128 * self.0.size as u128).saturating_sub(skip as u128);
-            let n = total.min(data.len() as u128) as usize;
+            let n = total.min(n as u128) as usize;
             let dst = addr(base, self.0.true_lb as i128 + skip as i128).cast_mut();
-            // SAFETY: the caller's contract: writable, no overlap; data holds n bytes.
+            // SAFETY: the caller's contract: writable, no overlap; src holds n bytes.
             unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
             return n;
         }
@@ -567,10 +599,10 @@ impl Datatype {
             self.extent(),
             count,
             skip,
-            data.len(),
+            n,
             |m, s, len| {
                 // SAFETY: the block is part of the map (writable by the caller's
-                // contract); s + len <= data.len() by the walk.
+                // contract); s + len <= n by the walk.
                 unsafe {
                     std::ptr::copy_nonoverlapping(src.add(s), addr(base, m as i128).cast_mut(), len)
                 }

@@ -177,13 +177,8 @@ impl<F: Fabric> Engine<F> {
                     cancelled: false,
                     error: None,
                 };
-                let mut req = Request::new(
-                    Phase::Done(status),
-                    UserBuf {
-                        ptr: std::ptr::null_mut(),
-                        cap: 0,
-                    },
-                );
+                let mut req =
+                    Request::new(Phase::Done(status), UserBuf::flat(std::ptr::null_mut(), 0));
                 req.seq = self.last_sent(dest);
                 Ok(ReqId(self.reqs.insert(req)))
             }
@@ -250,15 +245,73 @@ impl<F: Fabric> Engine<F> {
             cancel: Cancel::No,
             status,
         };
-        let no_buf = UserBuf {
-            ptr: std::ptr::null_mut(),
-            cap: 0,
-        };
+        let no_buf = UserBuf::flat(std::ptr::null_mut(), 0);
         let mut req = Request::new(phase, no_buf);
         req.seq = seq;
         let key = self.reqs.insert(req);
         self.sends.insert(id, key);
         Ok(Some(ReqId(key)))
+    }
+
+    /// As [`Engine::isend`], the message's bytes gathered from `lay` (a
+    /// non-contiguous buffer; `lay.len()` bytes) by the fabric as it writes them: no
+    /// packed copy. Only on a fabric whose [`Fabric::layouts`] is true. Always makes
+    /// a request (no completion inside the call).
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for reading until the request completes (even
+    /// if it is freed before).
+    pub unsafe fn isend_layout(
+        &mut self,
+        dest: Rank,
+        ctx: u32,
+        tag: i32,
+        lay: *const super::Layout,
+        mode: SendMode,
+    ) -> Result<ReqId, P2pError> {
+        self.check_usable()?;
+        if let Some(e) = self.lost_error(Some(dest)) {
+            return Err(e);
+        }
+        let sync = mode == SendMode::Sync;
+        // SAFETY: the caller's promise.
+        let len = unsafe { (*lay).len() };
+        let env = Envelope {
+            ctx,
+            tag,
+            len,
+            sync,
+        };
+        // SAFETY: the caller keeps `lay` valid until this request completes, which is
+        // only after `SendDone` (or the loss of `dest`).
+        let id = unsafe { self.fabric.send_layout(dest, env, lay) }?;
+        let seq = match self.sent.get_mut(dest as usize) {
+            Some(n) => {
+                *n += 1;
+                *n - 1
+            }
+            None => super::request::NOT_SENT,
+        };
+        let status = Status {
+            source: dest,
+            tag,
+            len,
+            cancelled: false,
+            error: None,
+        };
+        let phase = Phase::Send {
+            id,
+            dest,
+            done: false,
+            await_sync: sync,
+            cancel: Cancel::No,
+            status,
+        };
+        let mut req = Request::new(phase, UserBuf::flat(std::ptr::null_mut(), 0));
+        req.seq = seq;
+        let key = self.reqs.insert(req);
+        self.sends.insert(id, key);
+        Ok(ReqId(key))
     }
 
     /// Posts a receive of at most `cap` bytes into `buf` from `src` (`None`:
@@ -275,14 +328,42 @@ impl<F: Fabric> Engine<F> {
         buf: *mut u8,
         cap: usize,
     ) -> Result<ReqId, P2pError> {
+        self.irecv_buf(src, ctx, tag, UserBuf::flat(buf, cap))
+    }
+
+    /// As [`Engine::irecv`], into the first `cap` packed bytes of `lay` (a
+    /// non-contiguous buffer the fabric scatters into; `cap <= lay.len()`). Only on a
+    /// fabric whose [`Fabric::layouts`] is true.
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for writing until the request completes (even
+    /// if it is freed before), and nothing else reads or writes that memory meanwhile.
+    pub unsafe fn irecv_layout(
+        &mut self,
+        src: Option<Rank>,
+        ctx: u32,
+        tag: Option<i32>,
+        lay: *const super::Layout,
+        cap: usize,
+    ) -> Result<ReqId, P2pError> {
+        self.irecv_buf(src, ctx, tag, UserBuf::layout(lay, cap))
+    }
+
+    #[inline(always)]
+    fn irecv_buf(
+        &mut self,
+        src: Option<Rank>,
+        ctx: u32,
+        tag: Option<i32>,
+        ub: UserBuf,
+    ) -> Result<ReqId, P2pError> {
         self.check_usable()?;
         if let Some(s) = src.filter(|&s| s >= self.size) {
             return Err(P2pError::Fabric(FabricError::NoSuchRank(s)));
         }
-        let key = self.reqs.insert(Request::new(
-            Phase::Posted { ctx, src, tag },
-            UserBuf { ptr: buf, cap },
-        ));
+        let key = self
+            .reqs
+            .insert(Request::new(Phase::Posted { ctx, src, tag }, ub));
         // One lookup of the context: a message already here, or else the posted
         // queue (unless a lost peer could be the sender: then the receive fails).
         let lost = &self.lost;
@@ -290,7 +371,7 @@ impl<F: Fabric> Engine<F> {
             req: key,
             src,
             tag,
-            buf: UserBuf { ptr: buf, cap },
+            buf: ub,
         };
         let no_loss = || lost.is_empty() || lost_error_in(lost, src).is_none();
         if let Some(m) = self.matching.match_or_post(ctx, p, no_loss) {
@@ -508,6 +589,23 @@ impl<F: Fabric> Engine<F> {
         buf: *mut u8,
         cap: usize,
     ) -> Result<ReqId, P2pError> {
+        self.imrecv_buf(m, UserBuf::flat(buf, cap))
+    }
+
+    /// As [`Engine::imrecv`], into a layout (see [`Engine::irecv_layout`]).
+    ///
+    /// # Safety
+    /// As [`Engine::irecv_layout`].
+    pub unsafe fn imrecv_layout(
+        &mut self,
+        m: MsgHandle,
+        lay: *const super::Layout,
+        cap: usize,
+    ) -> Result<ReqId, P2pError> {
+        self.imrecv_buf(m, UserBuf::layout(lay, cap))
+    }
+
+    fn imrecv_buf(&mut self, m: MsgHandle, ub: UserBuf) -> Result<ReqId, P2pError> {
         let msg = self.msgs.get(m.0).ok_or(P2pError::UnknownRequest)?;
         if msg.queued || msg.claimed.is_some() {
             return Err(P2pError::UnknownRequest);
@@ -517,9 +615,7 @@ impl<F: Fabric> Engine<F> {
             src: Some(msg.token.src),
             tag: Some(msg.env.tag),
         };
-        let key = self
-            .reqs
-            .insert(Request::new(phase, UserBuf { ptr: buf, cap }));
+        let key = self.reqs.insert(Request::new(phase, ub));
         self.deliver(key, m.0);
         Ok(ReqId(key))
     }
@@ -572,10 +668,16 @@ impl<F: Fabric> Engine<F> {
             return;
         };
         let ub = req.buf;
-        // SAFETY: `ub` is the receive's buffer, valid for writing `cap` bytes until the
-        // request completes (the promise of `irecv`/`imrecv`); the request completes
-        // only once the fabric has reported the data in (or failed the take).
-        match unsafe { self.fabric.take(token, ub.ptr, ub.cap) } {
+        let r = match ub.lay() {
+            // SAFETY: `ub` is the receive's buffer, valid for writing `cap` bytes
+            // until the request completes (the promise of `irecv`/`imrecv`); the
+            // request completes only once the fabric has reported the data in (or
+            // failed the take).
+            None => unsafe { self.fabric.take(token, ub.ptr, ub.cap) },
+            // SAFETY: as above, for the receive's layout (`irecv_layout`'s promise).
+            Some(lay) => unsafe { self.fabric.take_layout(token, lay, ub.cap) },
+        };
+        match r {
             Ok(true) => self.complete(key, status),
             Ok(false) => {
                 req.phase = Phase::Receiving { token, status };
@@ -620,7 +722,11 @@ pub(crate) fn lost_error_in(lost: &[(Rank, String)], src: Option<Rank>) -> Optio
 /// Copies an eager buffer into a receive's buffer (what fits).
 pub(crate) fn copy_out(data: &[u8], ub: UserBuf) {
     let n = data.len().min(ub.cap);
-    if n > 0 {
+    if let Some(lay) = ub.lay().filter(|_| n > 0) {
+        // SAFETY: a layout receive's layout is valid, its memory writable, until the
+        // request completes (`irecv_layout`); `data` is the engine's own buffer.
+        unsafe { (*lay).scatter(0, data.as_ptr(), n) };
+    } else if n > 0 {
         // SAFETY: `ub.ptr` is valid for writing `ub.cap >= n` bytes (the promise of
         // `irecv`/`imrecv`, the request not complete yet), and cannot overlap the
         // engine's own pool buffer `data`.

@@ -17,6 +17,8 @@
 //! * `cancel` — retracting a send: a request to its receiver, which owns matching.
 //! * `request` / `matching` / `unexpected` / `slab` — one file per piece of state.
 //! * [`blocking`] — `send`, `recv`, `sendrecv`.
+//! * [`layout`] — a non-contiguous buffer (a datatype's elements), gathered and
+//!   scattered by the fabric in place.
 //! * [`api`] — a safe Rust face: scoped borrowed buffers and owned `Vec` buffers.
 //! * [`loopnet`] — an in-process [`fabric::Fabric`] for tests (deterministic).
 
@@ -26,6 +28,7 @@ mod cancel;
 pub mod engine;
 pub mod fabric;
 mod hash;
+pub mod layout;
 pub mod loopnet;
 mod matching;
 mod progress;
@@ -36,6 +39,7 @@ mod unexpected;
 pub use api::{Scope, ScopedReq};
 pub use engine::Engine;
 pub use fabric::{Claim, Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+pub use layout::Layout;
 
 /// How a send completes (MPI_Send / MPI_Ssend / MPI_Rsend).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,12 +3,15 @@
 //! access bounds-checked against the length the caller gave.
 
 use super::OutOfBounds;
+use crate::p2p::Layout;
 
 /// A sender's buffer: `len` bytes at `ptr`, valid until the send is reported done.
 #[derive(Debug, Clone, Copy)]
 pub struct SrcBuf {
     ptr: *const u8,
     len: usize,
+    /// Non-null: the bytes are gathered from this layout (`ptr` is unused).
+    lay: *const Layout,
 }
 
 // SAFETY: the caller of `Fabric::send` promised the buffer stays valid for reading
@@ -20,7 +23,69 @@ impl SrcBuf {
     /// `ptr` is valid for reading `len` bytes for as long as the `SrcBuf` (or a copy)
     /// is used (`Fabric::send`'s promise). `ptr` may be dangling when `len` is 0.
     pub unsafe fn new(ptr: *const u8, len: usize) -> SrcBuf {
-        SrcBuf { ptr, len }
+        SrcBuf {
+            ptr,
+            len,
+            lay: std::ptr::null(),
+        }
+    }
+
+    /// The packed bytes of `lay`, gathered as they are copied out.
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for reading for as long as the `SrcBuf` (or a
+    /// copy) is used (`Fabric::send_layout`'s promise).
+    pub unsafe fn layout(lay: *const Layout) -> SrcBuf {
+        SrcBuf {
+            ptr: std::ptr::null(),
+            // SAFETY: the caller's promise.
+            len: unsafe { (*lay).len() },
+            lay,
+        }
+    }
+
+    /// The layout, for a gathered buffer.
+    #[inline]
+    pub(super) fn lay(&self) -> Option<&Layout> {
+        // SAFETY: non-null only as made by `SrcBuf::layout`, valid by its promise.
+        unsafe { self.lay.as_ref() }
+    }
+
+    /// Copies `n` bytes from `at` to `d`, gathering them for a layout.
+    ///
+    /// # Safety
+    /// `d` is writable for `n` bytes and overlaps no part of the buffer.
+    #[inline]
+    pub(super) unsafe fn gather_to(
+        &self,
+        at: usize,
+        d: *mut u8,
+        n: usize,
+    ) -> Result<(), OutOfBounds> {
+        match at.checked_add(n) {
+            Some(end) if end <= self.len => {}
+            _ => return Err(OutOfBounds),
+        }
+        match self.lay() {
+            // SAFETY: `d` by our caller; the layout's memory by `layout`'s promise.
+            Some(l) => unsafe {
+                l.gather(at, d, n);
+            },
+            // SAFETY: in bounds (checked above) of the buffer `new` promised readable.
+            None => unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(at), d, n) },
+        }
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes from `at` into `out`, gathering them for a layout
+    /// (the queued short protocol; [`SrcBuf::copy_into`] is the postbox fast path's).
+    #[inline]
+    pub fn copy_into_any(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        if self.lay.is_null() {
+            return self.copy_into(at, out);
+        }
+        // SAFETY: `out` is ours, writable for its length.
+        unsafe { self.gather_to(at, out.as_mut_ptr(), out.len()) }
     }
 
     pub fn len(&self) -> usize {
@@ -33,7 +98,8 @@ impl SrcBuf {
 
     pub(super) fn range(&self, at: usize, n: usize) -> Result<*const u8, OutOfBounds> {
         match at.checked_add(n) {
-            Some(end) if end <= self.len => {
+            // A layout has no pointer to give (its users call `gather_to`).
+            Some(end) if end <= self.len && self.lay.is_null() => {
                 // SAFETY: `at <= len`: inside or one past the buffer.
                 Ok(unsafe { self.ptr.add(at) })
             }
@@ -55,14 +121,40 @@ impl SrcBuf {
     /// self), truncating at `dst`'s capacity.
     pub fn copy_to(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
         let n = n.min(dst.cap.saturating_sub(dst_at));
-        let Ok(s) = self.range(at, n) else { return };
         if n == 0 {
             return;
         }
+        if !self.lay.is_null() || !dst.lay.is_null() {
+            return self.copy_to_layout(at, dst, dst_at, n);
+        }
+        let Ok(s) = self.range(at, n) else { return };
         // SAFETY: both ranges are inside their buffers (checked above), valid by the
         // two trait promises; a send and a receive buffer may alias only if the
         // program passed overlapping buffers, which MPI forbids.
         unsafe { std::ptr::copy(s, dst.ptr.add(dst_at), n) };
+    }
+
+    /// [`SrcBuf::copy_to`] where either side is a layout: straight from one into the
+    /// other when one is flat, through a bounce buffer when both are layouts.
+    #[cold]
+    fn copy_to_layout(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
+        if dst.lay.is_null() {
+            // SAFETY: `dst_at + n <= cap`, inside the receive buffer (valid by
+            // `Fabric::take`'s promise); MPI forbids it overlapping the send buffer.
+            let _ = unsafe { self.gather_to(at, dst.ptr.add(dst_at), n) };
+            return;
+        }
+        if let Ok(s) = self.range(at, n) {
+            // SAFETY: `s..s+n` inside the send buffer (checked); the receive layout
+            // is valid by `Fabric::take_layout`'s promise.
+            unsafe { dst.scatter_from(dst_at, s, n) };
+            return;
+        }
+        let mut tmp = vec![0u8; n];
+        if self.copy_into_any(at, &mut tmp).is_ok() {
+            // SAFETY: `tmp` is ours and holds n bytes.
+            unsafe { dst.scatter_from(dst_at, tmp.as_ptr(), n) };
+        }
     }
 
     /// Reads `n <= 8` bytes as a slice copy (tests of small payloads).
@@ -79,6 +171,8 @@ impl SrcBuf {
 pub struct DstBuf {
     pub(super) ptr: *mut u8,
     pub(super) cap: usize,
+    /// Non-null: the bytes are scattered into this layout (`ptr` is unused).
+    pub(super) lay: *const Layout,
 }
 
 // SAFETY: as for `SrcBuf`, with `Fabric::take`'s promise.
@@ -89,20 +183,62 @@ impl DstBuf {
     /// `ptr` is valid for writing `cap` bytes for as long as the `DstBuf` is used
     /// (`Fabric::take`'s promise). `ptr` may be dangling when `cap` is 0.
     pub unsafe fn new(ptr: *mut u8, cap: usize) -> DstBuf {
-        DstBuf { ptr, cap }
+        DstBuf {
+            ptr,
+            cap,
+            lay: std::ptr::null(),
+        }
+    }
+
+    /// The first `cap` packed bytes of `lay`, scattered as they are copied in.
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for writing for as long as the `DstBuf` is
+    /// used (`Fabric::take_layout`'s promise); `cap <= lay.len()`.
+    pub unsafe fn layout(lay: *const Layout, cap: usize) -> DstBuf {
+        DstBuf {
+            ptr: std::ptr::null_mut(),
+            cap,
+            lay,
+        }
+    }
+
+    /// Whether the bytes are scattered into a layout.
+    #[inline]
+    pub fn is_layout(&self) -> bool {
+        !self.lay.is_null()
+    }
+
+    /// Scatters `n` bytes at `s` into the layout as packed bytes `at ..` (cut at
+    /// the capacity).
+    ///
+    /// # Safety
+    /// The buffer is a layout ([`DstBuf::layout`]); `s` is readable for `n` bytes and
+    /// overlaps none of the layout's memory.
+    #[inline]
+    pub(super) unsafe fn scatter_from(&self, at: usize, s: *const u8, n: usize) {
+        let n = n.min(self.cap.saturating_sub(at));
+        if n > 0 {
+            // SAFETY: the layout by `layout`'s promise, `s` by our caller's.
+            unsafe { (*self.lay).scatter(at, s, n) };
+        }
     }
 
     pub fn cap(&self) -> usize {
         self.cap
     }
 
-    /// Copies `data` to the start of the buffer, truncated at its capacity.
+    /// Copies `data` to the start of the buffer, truncated at its capacity. Not for
+    /// a layout.
     #[inline]
     pub fn write_slice(&self, data: &[u8]) {
         let n = data.len().min(self.cap);
         if n == 0 {
             return;
         }
+        // Only the direct receives (`recv_now`, claims) write a slice, and they are
+        // never given a layout (the engine keeps layout receives off both paths).
+        debug_assert!(self.lay.is_null(), "a slice written to a layout");
         // SAFETY: `n <= cap`, inside the receive buffer (valid by `Fabric::take`'s
         // promise); `data` is ours.
         unsafe { copy_bytes(data.as_ptr(), self.ptr, n) };
