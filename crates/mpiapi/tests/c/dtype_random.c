@@ -286,7 +286,9 @@ int main(int argc, char **argv) {
                 break;
             case 3: {
                 MPI_Status ps;
-                OK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ps));
+                /* ANY_TAG, not ANY_SOURCE: a rank idle this round may already have
+                 * sent its message of a later one. */
+                OK(MPI_Probe(s, MPI_ANY_TAG, MPI_COMM_WORLD, &ps));
                 int pc;
                 OK(MPI_Get_count(&ps, MPI_BYTE, &pc));
                 CHECK(ps.MPI_SOURCE == s && ps.MPI_TAG == tag && pc == n,
