@@ -8,10 +8,21 @@ use crate::p2p::Layout;
 /// A sender's buffer: `len` bytes at `ptr`, valid until the send is reported done.
 #[derive(Debug, Clone, Copy)]
 pub struct SrcBuf {
+    /// The bytes, or with [`LAYOUT_TAG`] set, the layout they are gathered from.
     ptr: *const u8,
     len: usize,
-    /// Non-null: the bytes are gathered from this layout (`ptr` is unused).
-    lay: *const Layout,
+}
+
+/// The top address bit, set in a buffer's pointer when it is a [`Layout`]'s address:
+/// no user-space address has it on the 64-bit targets this library is built for. A
+/// tag, not a third field, keeps the buffers at two words on the short-message path
+/// (a third field cost the 8-byte ping-pong's send 3 instructions).
+const LAYOUT_TAG: usize = 1 << (usize::BITS - 1);
+
+/// The layout behind a tagged pointer, if it is one.
+#[inline]
+fn untag(p: *const u8) -> Option<*const Layout> {
+    (p.addr() & LAYOUT_TAG != 0).then(|| p.map_addr(|a| a & !LAYOUT_TAG).cast())
 }
 
 // SAFETY: the caller of `Fabric::send` promised the buffer stays valid for reading
@@ -23,11 +34,7 @@ impl SrcBuf {
     /// `ptr` is valid for reading `len` bytes for as long as the `SrcBuf` (or a copy)
     /// is used (`Fabric::send`'s promise). `ptr` may be dangling when `len` is 0.
     pub unsafe fn new(ptr: *const u8, len: usize) -> SrcBuf {
-        SrcBuf {
-            ptr,
-            len,
-            lay: std::ptr::null(),
-        }
+        SrcBuf { ptr, len }
     }
 
     /// The packed bytes of `lay`, gathered as they are copied out.
@@ -37,18 +44,17 @@ impl SrcBuf {
     /// copy) is used (`Fabric::send_layout`'s promise).
     pub unsafe fn layout(lay: *const Layout) -> SrcBuf {
         SrcBuf {
-            ptr: std::ptr::null(),
+            ptr: lay.cast::<u8>().map_addr(|a| a | LAYOUT_TAG),
             // SAFETY: the caller's promise.
             len: unsafe { (*lay).len() },
-            lay,
         }
     }
 
     /// The layout, for a gathered buffer.
     #[inline]
     pub(super) fn lay(&self) -> Option<&Layout> {
-        // SAFETY: non-null only as made by `SrcBuf::layout`, valid by its promise.
-        unsafe { self.lay.as_ref() }
+        // SAFETY: tagged only as made by `SrcBuf::layout`, valid by its promise.
+        untag(self.ptr).map(|l| unsafe { &*l })
     }
 
     /// Copies `n` bytes from `at` to `d`, gathering them for a layout.
@@ -81,7 +87,7 @@ impl SrcBuf {
     /// (the queued short protocol; [`SrcBuf::copy_into`] is the postbox fast path's).
     #[inline]
     pub fn copy_into_any(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
-        if self.lay.is_null() {
+        if untag(self.ptr).is_none() {
             return self.copy_into(at, out);
         }
         // SAFETY: `out` is ours, writable for its length.
@@ -96,10 +102,14 @@ impl SrcBuf {
         self.len == 0
     }
 
+    /// A pointer into a flat buffer. Not for a layout, which has no pointer to give:
+    /// its users (`Mem::write_from`, `copy_to`, `copy_into_any`) branch to
+    /// `gather_to` first, and the postbox fast path (`copy_into`) is never given one;
+    /// the check is left out of this path, which every short message takes.
     pub(super) fn range(&self, at: usize, n: usize) -> Result<*const u8, OutOfBounds> {
+        debug_assert!(untag(self.ptr).is_none(), "a layout read through a pointer");
         match at.checked_add(n) {
-            // A layout has no pointer to give (its users call `gather_to`).
-            Some(end) if end <= self.len && self.lay.is_null() => {
+            Some(end) if end <= self.len => {
                 // SAFETY: `at <= len`: inside or one past the buffer.
                 Ok(unsafe { self.ptr.add(at) })
             }
@@ -124,7 +134,7 @@ impl SrcBuf {
         if n == 0 {
             return;
         }
-        if !self.lay.is_null() || !dst.lay.is_null() {
+        if untag(self.ptr).is_some() || dst.is_layout() {
             return self.copy_to_layout(at, dst, dst_at, n);
         }
         let Ok(s) = self.range(at, n) else { return };
@@ -138,13 +148,17 @@ impl SrcBuf {
     /// other when one is flat, through a bounce buffer when both are layouts.
     #[cold]
     fn copy_to_layout(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
-        if dst.lay.is_null() {
+        if !dst.is_layout() {
             // SAFETY: `dst_at + n <= cap`, inside the receive buffer (valid by
             // `Fabric::take`'s promise); MPI forbids it overlapping the send buffer.
             let _ = unsafe { self.gather_to(at, dst.ptr.add(dst_at), n) };
             return;
         }
-        if let Ok(s) = self.range(at, n) {
+        if let Some(s) = untag(self.ptr)
+            .is_none()
+            .then(|| self.range(at, n).ok())
+            .flatten()
+        {
             // SAFETY: `s..s+n` inside the send buffer (checked); the receive layout
             // is valid by `Fabric::take_layout`'s promise.
             unsafe { dst.scatter_from(dst_at, s, n) };
@@ -169,10 +183,10 @@ impl SrcBuf {
 /// A receiver's buffer: `cap` bytes at `ptr`, valid until its data is reported received.
 #[derive(Debug, Clone, Copy)]
 pub struct DstBuf {
+    /// The buffer, or with [`LAYOUT_TAG`] set, the layout the bytes are scattered
+    /// into.
     pub(super) ptr: *mut u8,
     pub(super) cap: usize,
-    /// Non-null: the bytes are scattered into this layout (`ptr` is unused).
-    pub(super) lay: *const Layout,
 }
 
 // SAFETY: as for `SrcBuf`, with `Fabric::take`'s promise.
@@ -183,11 +197,7 @@ impl DstBuf {
     /// `ptr` is valid for writing `cap` bytes for as long as the `DstBuf` is used
     /// (`Fabric::take`'s promise). `ptr` may be dangling when `cap` is 0.
     pub unsafe fn new(ptr: *mut u8, cap: usize) -> DstBuf {
-        DstBuf {
-            ptr,
-            cap,
-            lay: std::ptr::null(),
-        }
+        DstBuf { ptr, cap }
     }
 
     /// The first `cap` packed bytes of `lay`, scattered as they are copied in.
@@ -197,16 +207,15 @@ impl DstBuf {
     /// used (`Fabric::take_layout`'s promise); `cap <= lay.len()`.
     pub unsafe fn layout(lay: *const Layout, cap: usize) -> DstBuf {
         DstBuf {
-            ptr: std::ptr::null_mut(),
+            ptr: lay.cast::<u8>().cast_mut().map_addr(|a| a | LAYOUT_TAG),
             cap,
-            lay,
         }
     }
 
     /// Whether the bytes are scattered into a layout.
     #[inline]
     pub fn is_layout(&self) -> bool {
-        !self.lay.is_null()
+        self.ptr.addr() & LAYOUT_TAG != 0
     }
 
     /// Scatters `n` bytes at `s` into the layout as packed bytes `at ..` (cut at
@@ -218,9 +227,9 @@ impl DstBuf {
     #[inline]
     pub(super) unsafe fn scatter_from(&self, at: usize, s: *const u8, n: usize) {
         let n = n.min(self.cap.saturating_sub(at));
-        if n > 0 {
+        if let Some(lay) = untag(self.ptr).filter(|_| n > 0) {
             // SAFETY: the layout by `layout`'s promise, `s` by our caller's.
-            unsafe { (*self.lay).scatter(at, s, n) };
+            unsafe { (*lay).scatter(at, s, n) };
         }
     }
 
@@ -238,7 +247,7 @@ impl DstBuf {
         }
         // Only the direct receives (`recv_now`, claims) write a slice, and they are
         // never given a layout (the engine keeps layout receives off both paths).
-        debug_assert!(self.lay.is_null(), "a slice written to a layout");
+        debug_assert!(!self.is_layout(), "a slice written to a layout");
         // SAFETY: `n <= cap`, inside the receive buffer (valid by `Fabric::take`'s
         // promise); `data` is ours.
         unsafe { copy_bytes(data.as_ptr(), self.ptr, n) };
