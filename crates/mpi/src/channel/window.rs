@@ -417,8 +417,8 @@ impl Mem {
         if let Some(w) = self.net_win() {
             self.net_check(off, n, 1)?;
             let mut r = Ok(());
-            // SAFETY: `d` is the staging buffer, ours, of `n` bytes.
             w.stage(off, n, |d| {
+                // SAFETY: `d` is the staging buffer, ours, of `n` bytes.
                 r = unsafe { src.gather_to(at, d.as_mut_ptr(), n) }
             })?;
             return r;
