@@ -12,7 +12,8 @@
 //! argument checks live above (the C layer); this layer moves bytes between ranks of
 //! `MPI_COMM_WORLD` under a context id.
 //!
-//! * [`engine`] — the public calls (`isend`, `irecv`, `test`, `wait`, …).
+//! * [`engine`] — the public calls (`isend`, `irecv`, `test`, `wait`, …);
+//!   `engine_layout` those of non-contiguous buffers (`isend_layout`, …).
 //! * `progress` — turning fabric events into matches and completions; peer loss.
 //! * `cancel` — retracting a send: a request to its receiver, which owns matching.
 //! * `request` / `matching` / `unexpected` / `slab` — one file per piece of state.
@@ -26,6 +27,7 @@ pub mod api;
 pub mod blocking;
 mod cancel;
 pub mod engine;
+mod engine_layout;
 pub mod fabric;
 mod hash;
 pub mod layout;
