@@ -11,6 +11,12 @@
  *                 (at least 50)
  *   -w N          untimed round trips before each size (default: a tenth of -i's count)
  *   -r 5          timed repetitions per size; the median is printed
+ *   -t TYPE       how the SIZE bytes lie in memory (issue 23's non-contiguous data):
+ *                 contig (default: SIZE MPI_CHARs), vector (doubles in 8-byte blocks
+ *                 16 bytes apart: MPI_Type_vector(SIZE/8, 1, 2, MPI_DOUBLE), one
+ *                 element), column (a column of a 2-D array of doubles 16 to a row:
+ *                 MPI_Type_vector(SIZE/8, 1, 16, MPI_DOUBLE)); SIZE rounded down to
+ *                 a multiple of 8 (at least 8) for the last two
  *
  * Prints, from rank 0, one line per size: "bytes latency_us MB/s iterations", after
  * comment lines starting with '#'. Any MPI error (the program sets MPI_ERRORS_RETURN)
@@ -19,7 +25,7 @@
 #include "args.h"
 
 static void usage(void) {
-    fprintf(stderr, "usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]\n");
+    fprintf(stderr, "usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS] [-t contig|vector|column]\n");
 }
 
 int main(int argc, char **argv) {
@@ -28,6 +34,7 @@ int main(int argc, char **argv) {
     long max = 1L << 20;
     long factor = 4;
     long iters = 10000, warm = -1, reps = 5;
+    long stride = 0; /* in doubles; 0: contiguous MPI_CHARs */
     int rank, nranks;
 
     MPI_Init(&argc, &argv);
@@ -50,6 +57,16 @@ int main(int argc, char **argv) {
         case 'i': ok = parse_long(v, 1, 1000000000L, 'i', rank, &iters); break;
         case 'w': ok = parse_long(v, 0, 1000000000L, 'w', rank, &warm); break;
         case 'r': ok = parse_long(v, 1, 10000, 'r', rank, &reps); break;
+        case 't':
+            ok = 1;
+            if (strcmp(v, "contig") == 0) stride = 0;
+            else if (strcmp(v, "vector") == 0) stride = 2;
+            else if (strcmp(v, "column") == 0) stride = 16;
+            else {
+                ok = 0;
+                if (rank == 0) usage();
+            }
+            break;
         default:
             ok = 0;
             if (rank == 0) usage();
@@ -68,6 +85,7 @@ int main(int argc, char **argv) {
     }
 
     long biggest = largest(sizes, nsizes);
+    if (stride > 0) biggest = (biggest / 8 + 1) * 8 * stride; /* the strided span */
     char *buf = malloc((size_t)biggest);
     double *t = malloc(sizeof(double) * (size_t)reps);
     if (buf == NULL || t == NULL) {
@@ -78,6 +96,8 @@ int main(int argc, char **argv) {
 
     if (rank == 0) {
         printf("# pingpong: one-way latency (half the round trip), median of %ld repetitions\n", reps);
+        if (stride > 0)
+            printf("# data: MPI_Type_vector(bytes/8, 1, %ld, MPI_DOUBLE), one element\n", stride);
         print_library();
         printf("# %9s %12s %12s %10s\n", "bytes", "latency_us", "MB/s", "iterations");
     }
@@ -87,17 +107,24 @@ int main(int argc, char **argv) {
         if (n < 50) n = 50;
         long w = warm >= 0 ? warm : (n / 10 > 2 ? n / 10 : 2);
         int count = (int)len;
+        MPI_Datatype type = MPI_CHAR;
+        if (stride > 0) {
+            len = len / 8 > 0 ? len / 8 * 8 : 8;
+            check(MPI_Type_vector((int)(len / 8), 1, (int)stride, MPI_DOUBLE, &type), "MPI_Type_vector");
+            check(MPI_Type_commit(&type), "MPI_Type_commit");
+            count = 1;
+        }
         for (long r = -1; r < reps; r++) {      /* r == -1: the warm-up */
             long rounds = r < 0 ? w : n;
             check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
             double t0 = MPI_Wtime();
             for (long i = 0; i < rounds; i++) {
                 if (rank == 0) {
-                    check(MPI_Send(buf, count, MPI_CHAR, 1, 1, MPI_COMM_WORLD), "MPI_Send");
-                    check(MPI_Recv(buf, count, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+                    check(MPI_Send(buf, count, type, 1, 1, MPI_COMM_WORLD), "MPI_Send");
+                    check(MPI_Recv(buf, count, type, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
                 } else if (rank == 1) {
-                    check(MPI_Recv(buf, count, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
-                    check(MPI_Send(buf, count, MPI_CHAR, 0, 1, MPI_COMM_WORLD), "MPI_Send");
+                    check(MPI_Recv(buf, count, type, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+                    check(MPI_Send(buf, count, type, 0, 1, MPI_COMM_WORLD), "MPI_Send");
                 }
             }
             if (r >= 0) t[r] = (MPI_Wtime() - t0) / (2.0 * (double)n);
@@ -107,6 +134,7 @@ int main(int argc, char **argv) {
             printf("%11ld %12.3f %12.1f %10ld\n", len, med * 1e6, (double)len / med / 1e6, n);
             fflush(stdout);
         }
+        if (stride > 0) check(MPI_Type_free(&type), "MPI_Type_free");
     }
     free(t);
     free(buf);

@@ -86,6 +86,10 @@ pub(crate) enum Finish {
     Buffered(Box<(Vec<u8>, crate::bsend::Owner)>),
     /// Unpacks a receive into the caller's non-contiguous buffer.
     Unpack(Box<Unpack>),
+    /// Keeps the layout of a non-contiguous send or receive, which the fabric
+    /// gathers from or scatters into, alive until the engine's request completes.
+    #[allow(dead_code)]
+    Layout(Box<myrix_mpi::p2p::Layout>),
     /// A nonblocking collective's staging buffers, unpacked at completion.
     Coll(Box<crate::icoll::Staged>),
     /// Code of the request's own (`greq.rs`: generalized requests, MPI_Comm_idup).

@@ -1,8 +1,10 @@
 //! Starting point-to-point operations from C (the general path; `p2p_fast.rs` has
 //! the predefined-communicator one): the argument checks, the translation of a
 //! communicator's ranks into world ranks, datatypes (contiguous data goes straight
-//! from and into the caller's memory; other layouts are packed into a buffer the
-//! request holds), buffered sends' copies. Each operation makes one engine request
+//! from and into the caller's memory; other layouts are given to the fabric as a
+//! [`myrix_mpi::p2p::Layout`] it gathers from and scatters into in place, packed
+//! into a buffer the request holds only where the fabric cannot), buffered sends'
+//! copies. Each operation makes one engine request
 //! and one C handle ([`super::insert`]); this part owns no state of its own.
 
 use super::*;
@@ -122,8 +124,7 @@ pub(crate) unsafe fn issue_send(
     name: &str,
     persist: Option<Persist>,
 ) -> Result<MPI_Request, c_int> {
-    // SAFETY: forwarded contract.
-    let (ptr, len, packed) = unsafe { send_region(buf, count, &dt)? };
+    dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
     runtime::with(name, |rt| {
         let p = p2p(rt)?;
         let Some(dest) = peer else {
@@ -136,6 +137,20 @@ pub(crate) unsafe fn issue_send(
                 persist,
             );
         };
+        if !buffered && p.engine.fabric().layouts() {
+            // SAFETY: forwarded contract.
+            if let Some(lay) = unsafe { layout_of(buf.cast_mut().cast(), count, &dt) } {
+                // SAFETY: the layout is boxed in the request (or its orphan entry)
+                // until the engine's request completes; its memory is the caller's
+                // buffer, untouched until then by the standard's rule.
+                let id = unsafe { p.engine.isend_layout(dest, c.ctx, tag, &*lay, mode) }
+                    .map_err(|e| report(name, &e))?;
+                let finish = Finish::Layout(lay);
+                return insert(p, Some(id), None, c.ranks.clone(), finish, persist);
+            }
+        }
+        // SAFETY: forwarded contract.
+        let (ptr, len, packed) = unsafe { send_region(buf, count, &dt)? };
         let (ptr, finish) = if buffered {
             p.reap_orphans();
             let owner = p.bufs.reserve(c.ctx, len, name)?;
@@ -236,6 +251,19 @@ pub(crate) unsafe fn issue_recv(
                 persist,
             );
         };
+        // SAFETY: the caller's buffer holds count elements of dt; the layout is
+        // boxed in the request until the engine's completes.
+        let lay = unsafe {
+            recv_layout(p, buf, count, &dt, cap, |p, lay, cap| {
+                p.engine
+                    .irecv_layout(src, c.ctx, tag, lay, cap)
+                    .map_err(|e| report(name, &e))
+            })
+        };
+        if let Some(r) = lay {
+            let (id, finish) = r?;
+            return insert(p, Some(id), None, c.ranks.clone(), finish, persist);
+        }
         let (ptr, finish) = recv_target(buf, count, &dt, cap);
         // SAFETY: ptr is the caller's buffer (untouched until completion by the
         // standard) or a Vec the request holds, each valid for cap bytes.
@@ -258,10 +286,62 @@ pub(crate) unsafe fn mrecv(
     name: &str,
 ) -> Result<MPI_Request, c_int> {
     let cap = dt.size().checked_mul(count).ok_or(MPI_ERR_COUNT)?;
+    let msg = m.msg;
+    // SAFETY: as in issue_recv.
+    let lay = unsafe {
+        recv_layout(p, buf, count, &dt, cap, |p, lay, cap| {
+            p.engine
+                .imrecv_layout(msg, lay, cap)
+                .map_err(|e| report(name, &e))
+        })
+    };
+    if let Some(r) = lay {
+        let (id, finish) = r?;
+        return insert(p, Some(id), None, m.ranks, finish, None);
+    }
     let (ptr, finish) = recv_target(buf, count, &dt, cap);
     // SAFETY: as in issue_recv.
     let id = unsafe { p.engine.imrecv(m.msg, ptr, cap) }.map_err(|e| report(name, &e))?;
     insert(p, Some(id), None, m.ranks, finish, None)
+}
+
+/// A non-contiguous buffer of `count` elements of `dt` at `buf` as a layout the
+/// fabric gathers from or scatters into in place (issue 23: no packed copy); `None`
+/// when the data is contiguous or empty (one region serves).
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` (the C caller's contract).
+pub(crate) unsafe fn layout_of(
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+) -> Option<Box<myrix_mpi::p2p::Layout>> {
+    if dt.is_contiguous() || count == 0 || dt.size() == 0 {
+        return None;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { myrix_mpi::p2p::Layout::new(buf, count, dt.clone()) }.map(Box::new)
+}
+
+/// A receive into a layout when the fabric takes one (see [`layout_of`]); `None`:
+/// the caller posts a flat receive.
+///
+/// # Safety
+/// As [`layout_of`].
+unsafe fn recv_layout(
+    p: &mut P2p,
+    buf: *mut u8,
+    count: usize,
+    dt: &Datatype,
+    cap: usize,
+    post: impl FnOnce(&mut P2p, *const myrix_mpi::p2p::Layout, usize) -> Result<ReqId, c_int>,
+) -> Option<Result<(ReqId, Finish), c_int>> {
+    if !p.engine.fabric().layouts() {
+        return None;
+    }
+    // SAFETY: forwarded contract.
+    let lay = unsafe { layout_of(buf, count, dt) }?;
+    Some(post(p, &*lay, cap).map(|id| (id, Finish::Layout(lay))))
 }
 
 /// Where a receive's bytes go: the caller's buffer when contiguous, else a

@@ -496,7 +496,7 @@ impl P2p {
     pub(crate) fn release(&mut self, f: Finish, bytes: usize) {
         match f {
             Finish::None => {}
-            Finish::Hold(..) => {}
+            Finish::Hold(..) | Finish::Layout(_) => {}
             Finish::Buffered(b) => self.bufs.release(b.1, b.0.len()),
             Finish::Unpack(u) => {
                 let Unpack {

@@ -262,7 +262,7 @@ impl Link {
                 b[pb::TAG - AT..][..4].copy_from_slice(&(env.tag as u32).to_le_bytes());
                 b[pb::LEN - AT..][..8].copy_from_slice(&(len as u64).to_le_bytes());
                 let run = pb::FIRST_PAYLOAD - AT + n;
-                src.copy_into(0, &mut b[pb::FIRST_PAYLOAD - AT..run])
+                src.copy_into_any(0, &mut b[pb::FIRST_PAYLOAD - AT..run])
                     .map_err(|_| Corrupt("short message shorter than its envelope"))?;
                 self.post_line(kind::SHORT, n as u16, &b, run)?;
                 w.started = true;

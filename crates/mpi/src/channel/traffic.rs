@@ -5,6 +5,7 @@
 //! on and its opening are in the module root; the connections are `peers`'.
 
 use super::*;
+use crate::p2p::Layout;
 
 impl ChannelFabric {
     /// `send_eager`'s path through the queue (kept out of line, so the postbox path
@@ -30,44 +31,12 @@ impl ChannelFabric {
         Ok(Some(id))
     }
 
-    /// The channel to `dest` broke while a send wrote to it: the peer is lost.
-    #[cold]
-    fn lost_on_send(&mut self, dest: Rank, c: Corrupt) -> FabricError {
-        let mut ev = std::mem::take(&mut self.pending);
-        self.lose(dest, c.0.into(), &mut ev);
-        self.pending = ev;
-        FabricError::PeerLost {
-            rank: dest,
-            why: c.0.into(),
-        }
-    }
-}
-
-impl Fabric for ChannelFabric {
-    fn rank(&self) -> Rank {
-        self.rank
-    }
-
-    fn size(&self) -> Rank {
-        self.size
-    }
-
-    fn eager_limit(&self) -> usize {
-        self.cfg.eager
-    }
-
-    unsafe fn send(
-        &mut self,
-        dest: Rank,
-        env: Envelope,
-        data: *const u8,
-    ) -> Result<SendId, FabricError> {
+    /// `Fabric::send` of a buffer, flat or a layout.
+    #[inline]
+    fn send_src(&mut self, dest: Rank, env: Envelope, src: SrcBuf) -> Result<SendId, FabricError> {
         if dest >= self.size {
             return Err(FabricError::NoSuchRank(dest));
         }
-        // SAFETY: the caller promises `data` is readable for `env.len` bytes until
-        // `SendDone`, which is as long as the fabric keeps the `SrcBuf`.
-        let src = unsafe { SrcBuf::new(data, env.len) };
         let id = SendId(self.next_send);
         if dest == self.rank {
             self.next_send += 1;
@@ -127,6 +96,105 @@ impl Fabric for ChannelFabric {
             self.tx_active.push(dest);
         }
         Ok(id)
+    }
+
+    /// `Fabric::take` into a buffer, flat or a layout.
+    fn take_dst(&mut self, token: MsgToken, dst: DstBuf) -> Result<bool, FabricError> {
+        if token.src == self.rank {
+            return self.take_self(token.seq, dst);
+        }
+        let Some(i) = self
+            .peers
+            .get(token.src as usize)
+            .and_then(|p| p.as_deref())
+            .and_then(|p| p.rx)
+        else {
+            return Err(FabricError::UnknownMessage(token));
+        };
+        match self.rx_active[i].rx.take(token.seq, dst) {
+            Ok(Taken::Done) => Ok(true),
+            Ok(Taken::Later) => Ok(false),
+            Ok(Taken::Unknown) => Err(FabricError::UnknownMessage(token)),
+            Err(c) => {
+                let mut ev = std::mem::take(&mut self.pending);
+                self.lose(token.src, c.0.into(), &mut ev);
+                self.pending = ev;
+                Err(FabricError::PeerLost {
+                    rank: token.src,
+                    why: c.0.into(),
+                })
+            }
+        }
+    }
+
+    /// The channel to `dest` broke while a send wrote to it: the peer is lost.
+    #[cold]
+    fn lost_on_send(&mut self, dest: Rank, c: Corrupt) -> FabricError {
+        let mut ev = std::mem::take(&mut self.pending);
+        self.lose(dest, c.0.into(), &mut ev);
+        self.pending = ev;
+        FabricError::PeerLost {
+            rank: dest,
+            why: c.0.into(),
+        }
+    }
+}
+
+impl Fabric for ChannelFabric {
+    fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    fn size(&self) -> Rank {
+        self.size
+    }
+
+    fn eager_limit(&self) -> usize {
+        self.cfg.eager
+    }
+
+    unsafe fn send(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        data: *const u8,
+    ) -> Result<SendId, FabricError> {
+        // SAFETY: the caller promises `data` is readable for `env.len` bytes until
+        // `SendDone`, which is as long as the fabric keeps the `SrcBuf`.
+        let src = unsafe { SrcBuf::new(data, env.len) };
+        self.send_src(dest, env, src)
+    }
+
+    fn layouts(&self) -> bool {
+        true
+    }
+
+    unsafe fn send_layout(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        lay: *const Layout,
+    ) -> Result<SendId, FabricError> {
+        // SAFETY: the caller promises `lay` readable until `SendDone`, which is as
+        // long as the fabric keeps the `SrcBuf`.
+        let src = unsafe { SrcBuf::layout(lay) };
+        if src.len() != env.len {
+            return Err(FabricError::Other("a layout of another length".into()));
+        }
+        self.send_src(dest, env, src)
+    }
+
+    unsafe fn take_layout(
+        &mut self,
+        token: MsgToken,
+        lay: *const Layout,
+        cap: usize,
+    ) -> Result<bool, FabricError> {
+        // SAFETY: the caller promises `lay` writable until the data is reported
+        // received, which is as long as the fabric keeps the `DstBuf`; `cap` is cut
+        // to the layout's length.
+        let dst = unsafe { DstBuf::layout(lay, cap.min((*lay).len())) };
+        self.take_dst(token, dst)
     }
 
     unsafe fn send_eager(
@@ -219,31 +287,7 @@ impl Fabric for ChannelFabric {
         // SAFETY: the caller promises `buf` is writable for `cap` bytes until the data
         // is reported received, which is as long as the fabric keeps the `DstBuf`.
         let dst = unsafe { DstBuf::new(buf, cap) };
-        if token.src == self.rank {
-            return self.take_self(token.seq, dst);
-        }
-        let Some(i) = self
-            .peers
-            .get(token.src as usize)
-            .and_then(|p| p.as_deref())
-            .and_then(|p| p.rx)
-        else {
-            return Err(FabricError::UnknownMessage(token));
-        };
-        match self.rx_active[i].rx.take(token.seq, dst) {
-            Ok(Taken::Done) => Ok(true),
-            Ok(Taken::Later) => Ok(false),
-            Ok(Taken::Unknown) => Err(FabricError::UnknownMessage(token)),
-            Err(c) => {
-                let mut ev = std::mem::take(&mut self.pending);
-                self.lose(token.src, c.0.into(), &mut ev);
-                self.pending = ev;
-                Err(FabricError::PeerLost {
-                    rank: token.src,
-                    why: c.0.into(),
-                })
-            }
-        }
+        self.take_dst(token, dst)
     }
 
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError> {

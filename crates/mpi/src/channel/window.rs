@@ -389,6 +389,9 @@ impl Mem {
         at: usize,
         n: usize,
     ) -> Result<(), OutOfBounds> {
+        if src.lay().is_some() {
+            return self.write_gathered(off, src, at, n);
+        }
         if let Some(w) = self.net_win() {
             self.net_check(off, n, 1)?;
             let s = src.range(at, n)?;
@@ -413,6 +416,31 @@ impl Mem {
         Ok(())
     }
 
+    /// [`Mem::write_from`] of a layout: the bytes gathered straight into the window
+    /// (shared memory) or into the staged put (network).
+    #[inline(never)]
+    fn write_gathered(
+        &self,
+        off: usize,
+        src: &SrcBuf,
+        at: usize,
+        n: usize,
+    ) -> Result<(), OutOfBounds> {
+        if let Some(w) = self.net_win() {
+            self.net_check(off, n, 1)?;
+            let mut r = Ok(());
+            w.stage(off, n, |d| {
+                // SAFETY: `d` is the staging buffer, ours, of `n` bytes.
+                r = unsafe { src.gather_to(at, d.as_mut_ptr(), n) }
+            })?;
+            return r;
+        }
+        let p = self.check(off, n, 1)?;
+        // SAFETY: `p..p+n` is in bounds of the window, which is no part of the
+        // sender's buffer.
+        unsafe { src.gather_to(at, p, n) }
+    }
+
     /// Copies `n` bytes at `off` into `dst` from `at`; bytes past `dst`'s capacity are
     /// dropped (truncation).
     #[inline]
@@ -428,6 +456,11 @@ impl Mem {
             let n = n.min(dst.cap.saturating_sub(at));
             let mut tmp = vec![0u8; n];
             w.get(off, &mut tmp)?;
+            if dst.is_layout() {
+                // SAFETY: a layout buffer; `tmp` is ours.
+                unsafe { dst.scatter_from(at, tmp.as_ptr(), n) };
+                return Ok(());
+            }
             // SAFETY: `at + n <= cap`, inside the receive buffer (valid by
             // `Fabric::take`'s promise); `tmp` is ours.
             unsafe { std::ptr::copy_nonoverlapping(tmp.as_ptr(), dst.ptr.add(at), n) };
@@ -436,6 +469,12 @@ impl Mem {
         let p = self.check(off, n, 1)?;
         let n = n.min(dst.cap.saturating_sub(at));
         if n == 0 {
+            return Ok(());
+        }
+        if dst.is_layout() {
+            // SAFETY: a layout buffer; `p..p+n` in bounds of the window, which is no
+            // part of the receive buffer.
+            unsafe { dst.scatter_from(at, p, n) };
             return Ok(());
         }
         // SAFETY: `at + n <= cap`, inside the receive buffer (valid by `Fabric::take`'s

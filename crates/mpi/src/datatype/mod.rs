@@ -510,13 +510,29 @@ impl Datatype {
         skip: usize,
         out: &mut [u8],
     ) -> usize {
-        let dst = out.as_mut_ptr();
+        // SAFETY: forwarded contract; `out` is writable for its length.
+        unsafe { self.pack_raw(base, count, skip, out.as_mut_ptr(), out.len()) }
+    }
+
+    /// [`Datatype::pack_at`] into `n` bytes at `dst` (a pool block or staging
+    /// buffer of the channel, written in place: no slice of shared memory is made).
+    ///
+    /// # Safety
+    /// As [`Datatype::pack`], and `dst` is writable for `n` bytes.
+    pub unsafe fn pack_raw(
+        &self,
+        base: *const u8,
+        count: usize,
+        skip: usize,
+        dst: *mut u8,
+        n: usize,
+    ) -> usize {
         if self.is_contiguous() {
             let total = (count as u128 * self.0.size as u128).saturating_sub(skip as u128);
-            let n = total.min(out.len() as u128) as usize;
+            let n = total.min(n as u128) as usize;
             let src = addr(base, self.0.true_lb as i128 + skip as i128);
             // SAFETY: the caller's contract: the n bytes from skip are readable and
-            // do not overlap out, which holds n bytes.
+            // do not overlap dst, which holds n bytes.
             unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
             n
         } else {
@@ -526,11 +542,11 @@ impl Datatype {
                 self.extent(),
                 count,
                 skip,
-                out.len(),
+                n,
                 |m, s, len| {
                     // SAFETY: the block is part of the map (readable by the caller's
-                    // contract); s + len <= out.len() by the walk.
-                    unsafe { std::ptr::copy_nonoverlapping(addr(base, m as i128), dst.add(s), len) }
+                    // contract); s + len <= n by the walk.
+                    unsafe { copy_block(addr(base, m as i128), dst.add(s), len) }
                 },
             )
         }
@@ -552,12 +568,28 @@ impl Datatype {
     /// # Safety
     /// As [`Datatype::unpack`].
     pub unsafe fn unpack_at(&self, data: &[u8], base: *mut u8, count: usize, skip: usize) -> usize {
-        let src = data.as_ptr();
+        // SAFETY: forwarded contract; `data` is readable for its length.
+        unsafe { self.unpack_raw(data.as_ptr(), data.len(), base, count, skip) }
+    }
+
+    /// [`Datatype::unpack_at`] of `n` bytes at `src` (a pool block of the channel,
+    /// read in place).
+    ///
+    /// # Safety
+    /// As [`Datatype::unpack`], and `src` is readable for `n` bytes.
+    pub unsafe fn unpack_raw(
+        &self,
+        src: *const u8,
+        n: usize,
+        base: *mut u8,
+        count: usize,
+        skip: usize,
+    ) -> usize {
         if self.is_contiguous() {
             let total = (count as u128 * self.0.size as u128).saturating_sub(skip as u128);
-            let n = total.min(data.len() as u128) as usize;
+            let n = total.min(n as u128) as usize;
             let dst = addr(base, self.0.true_lb as i128 + skip as i128).cast_mut();
-            // SAFETY: the caller's contract: writable, no overlap; data holds n bytes.
+            // SAFETY: the caller's contract: writable, no overlap; src holds n bytes.
             unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
             return n;
         }
@@ -567,13 +599,11 @@ impl Datatype {
             self.extent(),
             count,
             skip,
-            data.len(),
+            n,
             |m, s, len| {
                 // SAFETY: the block is part of the map (writable by the caller's
-                // contract); s + len <= data.len() by the walk.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(src.add(s), addr(base, m as i128).cast_mut(), len)
-                }
+                // contract); s + len <= n by the walk.
+                unsafe { copy_block(src.add(s), addr(base, m as i128).cast_mut(), len) }
             },
         )
     }
@@ -645,6 +675,40 @@ impl Datatype {
 
 /// `base + off` as a pointer: within `base`'s object when `base` is not NULL, an
 /// absolute address when it is (MPI_BOTTOM).
+/// One block of a map: blocks of up to 16 bytes (a vector of doubles, a column) are
+/// two overlapping loads and stores, not a call into the C library's `memcpy` per
+/// block (which cost the strided ping-pong about half its time; docs/mpi-p2p.md).
+///
+/// # Safety
+/// As `copy_nonoverlapping`.
+#[inline(always)]
+unsafe fn copy_block(s: *const u8, d: *mut u8, n: usize) {
+    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
+    // SAFETY: each access covers `[0, k)` or `[n - k, n)` with `k <= n`, inside both
+    // ranges by the caller's promise.
+    unsafe {
+        match n {
+            8 => wr(d.cast::<u64>(), rd(s.cast::<u64>())),
+            9..=16 => {
+                let (a, b) = (rd(s.cast::<u64>()), rd(s.add(n - 8).cast::<u64>()));
+                wr(d.cast::<u64>(), a);
+                wr(d.add(n - 8).cast::<u64>(), b);
+            }
+            4..=7 => {
+                let (a, b) = (rd(s.cast::<u32>()), rd(s.add(n - 4).cast::<u32>()));
+                wr(d.cast::<u32>(), a);
+                wr(d.add(n - 4).cast::<u32>(), b);
+            }
+            1..=3 => {
+                *d = *s;
+                *d.add(n / 2) = *s.add(n / 2);
+                *d.add(n - 1) = *s.add(n - 1);
+            }
+            _ => std::ptr::copy_nonoverlapping(s, d, n),
+        }
+    }
+}
+
 fn addr(base: *const u8, off: i128) -> *const u8 {
     if base.is_null() {
         // An absolute address the program took with MPI_Get_address.

@@ -87,13 +87,7 @@ impl<F: Fabric> Engine<F> {
         if dest >= self.size || seq == NOT_SENT {
             return Err(P2pError::UnknownRequest);
         }
-        let mut req = Request::new(
-            Phase::Done(status),
-            UserBuf {
-                ptr: std::ptr::null_mut(),
-                cap: 0,
-            },
-        );
+        let mut req = Request::new(Phase::Done(status), UserBuf::flat(std::ptr::null_mut(), 0));
         req.seq = seq;
         let key = self.reqs.insert(req);
         self.cancel_send(key);

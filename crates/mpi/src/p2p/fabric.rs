@@ -18,6 +18,8 @@
 //!   [`Fabric::send_eager`] that returned `Ok`), from 0: the sender can name a message
 //!   to its receiver (the cancel protocol, `super::cancel`).
 
+pub use super::layout::Layout;
+
 /// A rank in MPI_COMM_WORLD.
 pub type Rank = u32;
 
@@ -172,6 +174,47 @@ pub trait Fabric {
         cap: usize,
     ) -> Result<bool, FabricError>;
 
+    /// Whether [`Fabric::send_layout`] and [`Fabric::take_layout`] work: the C layer
+    /// otherwise packs a non-contiguous buffer itself. The default is no.
+    fn layouts(&self) -> bool {
+        false
+    }
+
+    /// As [`Fabric::send`], the bytes gathered from `lay` (its packed form,
+    /// `env.len == lay.len()`) as they are written out.
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for reading until `SendDone` is reported.
+    unsafe fn send_layout(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        lay: *const Layout,
+    ) -> Result<SendId, FabricError> {
+        let _ = (dest, env, lay);
+        Err(FabricError::Other(
+            "this transport takes no datatype layouts".into(),
+        ))
+    }
+
+    /// As [`Fabric::take`], the bytes scattered into `lay` (the first `min(len,
+    /// cap)` of the packed form, `cap <= lay.len()`) as they come in.
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for writing until the data is reported
+    /// received.
+    unsafe fn take_layout(
+        &mut self,
+        token: MsgToken,
+        lay: *const Layout,
+        cap: usize,
+    ) -> Result<bool, FabricError> {
+        let _ = (token, lay, cap);
+        Err(FabricError::Other(
+            "this transport takes no datatype layouts".into(),
+        ))
+    }
+
     /// Does what can be done now; appends what happened to `events`. Returns whether
     /// anything moved (the caller's spin-wait backs off when nothing does).
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError>;
@@ -260,6 +303,27 @@ impl<F: Fabric + ?Sized> Fabric for Box<F> {
     ) -> Result<bool, FabricError> {
         // SAFETY: the caller's contract, forwarded.
         unsafe { (**self).take(token, buf, cap) }
+    }
+    fn layouts(&self) -> bool {
+        (**self).layouts()
+    }
+    unsafe fn send_layout(
+        &mut self,
+        dest: Rank,
+        env: Envelope,
+        lay: *const Layout,
+    ) -> Result<SendId, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (**self).send_layout(dest, env, lay) }
+    }
+    unsafe fn take_layout(
+        &mut self,
+        token: MsgToken,
+        lay: *const Layout,
+        cap: usize,
+    ) -> Result<bool, FabricError> {
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { (**self).take_layout(token, lay, cap) }
     }
     fn progress(&mut self, events: &mut Vec<Event>) -> Result<bool, FabricError> {
         (**self).progress(events)

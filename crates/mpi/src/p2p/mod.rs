@@ -12,11 +12,14 @@
 //! argument checks live above (the C layer); this layer moves bytes between ranks of
 //! `MPI_COMM_WORLD` under a context id.
 //!
-//! * [`engine`] — the public calls (`isend`, `irecv`, `test`, `wait`, …).
+//! * [`engine`] — the public calls (`isend`, `irecv`, `test`, `wait`, …);
+//!   `engine_layout` those of non-contiguous buffers (`isend_layout`, …).
 //! * `progress` — turning fabric events into matches and completions; peer loss.
 //! * `cancel` — retracting a send: a request to its receiver, which owns matching.
 //! * `request` / `matching` / `unexpected` / `slab` — one file per piece of state.
 //! * [`blocking`] — `send`, `recv`, `sendrecv`.
+//! * [`layout`] — a non-contiguous buffer (a datatype's elements), gathered and
+//!   scattered by the fabric in place.
 //! * [`api`] — a safe Rust face: scoped borrowed buffers and owned `Vec` buffers.
 //! * [`loopnet`] — an in-process [`fabric::Fabric`] for tests (deterministic).
 
@@ -24,8 +27,10 @@ pub mod api;
 pub mod blocking;
 mod cancel;
 pub mod engine;
+mod engine_layout;
 pub mod fabric;
 mod hash;
+pub mod layout;
 pub mod loopnet;
 mod matching;
 mod progress;
@@ -36,6 +41,7 @@ mod unexpected;
 pub use api::{Scope, ScopedReq};
 pub use engine::Engine;
 pub use fabric::{Claim, Envelope, Event, Fabric, FabricError, MsgToken, Rank, SendId};
+pub use layout::Layout;
 
 /// How a send completes (MPI_Send / MPI_Ssend / MPI_Rsend).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

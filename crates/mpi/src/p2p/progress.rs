@@ -33,7 +33,12 @@ impl Claim for Claimer<'_> {
         }
         let Posted {
             req: key, buf: ub, ..
-        } = self.matching.take_posted(env.ctx, src, env.tag)?;
+        } = self
+            .matching
+            // A layout receive is not written through a plain pointer: it stays
+            // posted, the message is announced, and `arrived` finds it first again
+            // and takes the data through the layout.
+            .take_posted_if(env.ctx, src, env.tag, |p| p.buf.lay().is_none())?;
         self.cur = Some((key, src, env.tag, env.len, ub.cap));
         Some((ub.ptr, ub.cap))
     }

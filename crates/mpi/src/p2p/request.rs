@@ -9,10 +9,41 @@ use super::Status;
 
 /// A receive buffer: written only by the fabric (through `take`) or by the engine's
 /// copy out of an eager buffer, and only while the request is not complete.
+///
+/// A layout receive (a non-contiguous buffer, [`super::Layout`]) is the layout's
+/// address with the top bit set ([`UserBuf::layout`]): no user-space address has it
+/// (on the 64-bit targets this library is built for), and a tag keeps the request
+/// entry at 128 bytes and a posted receive at 40, where a third field would not.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct UserBuf {
     pub(crate) ptr: *mut u8,
     pub(crate) cap: usize,
+}
+
+/// The tag of a layout receive's `ptr`.
+const LAYOUT_TAG: usize = 1 << (usize::BITS - 1);
+
+impl UserBuf {
+    /// `cap` bytes at `ptr`.
+    #[inline]
+    pub(crate) const fn flat(ptr: *mut u8, cap: usize) -> UserBuf {
+        UserBuf { ptr, cap }
+    }
+
+    /// The first `cap` packed bytes of `lay`.
+    pub(crate) fn layout(lay: *const super::Layout, cap: usize) -> UserBuf {
+        UserBuf {
+            ptr: lay.cast::<u8>().cast_mut().map_addr(|a| a | LAYOUT_TAG),
+            cap,
+        }
+    }
+
+    /// The layout of a layout receive; `None` for a flat buffer.
+    #[inline]
+    pub(crate) fn lay(&self) -> Option<*const super::Layout> {
+        (self.ptr.addr() & LAYOUT_TAG != 0)
+            .then(|| self.ptr.map_addr(|a| a & !LAYOUT_TAG).cast_const().cast())
+    }
 }
 
 // SAFETY: a `UserBuf` is a pointer the caller of `irecv`/`imrecv` handed over together

@@ -3,12 +3,26 @@
 //! access bounds-checked against the length the caller gave.
 
 use super::OutOfBounds;
+use crate::p2p::Layout;
 
 /// A sender's buffer: `len` bytes at `ptr`, valid until the send is reported done.
 #[derive(Debug, Clone, Copy)]
 pub struct SrcBuf {
+    /// The bytes, or with [`LAYOUT_TAG`] set, the layout they are gathered from.
     ptr: *const u8,
     len: usize,
+}
+
+/// The top address bit, set in a buffer's pointer when it is a [`Layout`]'s address:
+/// no user-space address has it on the 64-bit targets this library is built for. A
+/// tag, not a third field, keeps the buffers at two words on the short-message path
+/// (a third field cost the 8-byte ping-pong's send 3 instructions).
+const LAYOUT_TAG: usize = 1 << (usize::BITS - 1);
+
+/// The layout behind a tagged pointer, if it is one.
+#[inline]
+fn untag(p: *const u8) -> Option<*const Layout> {
+    (p.addr() & LAYOUT_TAG != 0).then(|| p.map_addr(|a| a & !LAYOUT_TAG).cast())
 }
 
 // SAFETY: the caller of `Fabric::send` promised the buffer stays valid for reading
@@ -23,6 +37,63 @@ impl SrcBuf {
         SrcBuf { ptr, len }
     }
 
+    /// The packed bytes of `lay`, gathered as they are copied out.
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for reading for as long as the `SrcBuf` (or a
+    /// copy) is used (`Fabric::send_layout`'s promise).
+    pub unsafe fn layout(lay: *const Layout) -> SrcBuf {
+        SrcBuf {
+            ptr: lay.cast::<u8>().map_addr(|a| a | LAYOUT_TAG),
+            // SAFETY: the caller's promise.
+            len: unsafe { (*lay).len() },
+        }
+    }
+
+    /// The layout, for a gathered buffer.
+    #[inline]
+    pub(super) fn lay(&self) -> Option<&Layout> {
+        // SAFETY: tagged only as made by `SrcBuf::layout`, valid by its promise.
+        untag(self.ptr).map(|l| unsafe { &*l })
+    }
+
+    /// Copies `n` bytes from `at` to `d`, gathering them for a layout.
+    ///
+    /// # Safety
+    /// `d` is writable for `n` bytes and overlaps no part of the buffer.
+    #[inline]
+    pub(super) unsafe fn gather_to(
+        &self,
+        at: usize,
+        d: *mut u8,
+        n: usize,
+    ) -> Result<(), OutOfBounds> {
+        match at.checked_add(n) {
+            Some(end) if end <= self.len => {}
+            _ => return Err(OutOfBounds),
+        }
+        match self.lay() {
+            // SAFETY: `d` by our caller; the layout's memory by `layout`'s promise.
+            Some(l) => unsafe {
+                l.gather(at, d, n);
+            },
+            // SAFETY: in bounds (checked above) of the buffer `new` promised readable.
+            None => unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(at), d, n) },
+        }
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes from `at` into `out`, gathering them for a layout
+    /// (the queued short protocol; [`SrcBuf::copy_into`] is the postbox fast path's).
+    #[inline]
+    pub fn copy_into_any(&self, at: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        if untag(self.ptr).is_none() {
+            return self.copy_into(at, out);
+        }
+        // SAFETY: `out` is ours, writable for its length.
+        unsafe { self.gather_to(at, out.as_mut_ptr(), out.len()) }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -31,7 +102,12 @@ impl SrcBuf {
         self.len == 0
     }
 
+    /// A pointer into a flat buffer. Not for a layout, which has no pointer to give:
+    /// its users (`Mem::write_from`, `copy_to`, `copy_into_any`) branch to
+    /// `gather_to` first, and the postbox fast path (`copy_into`) is never given one;
+    /// the check is left out of this path, which every short message takes.
     pub(super) fn range(&self, at: usize, n: usize) -> Result<*const u8, OutOfBounds> {
+        debug_assert!(untag(self.ptr).is_none(), "a layout read through a pointer");
         match at.checked_add(n) {
             Some(end) if end <= self.len => {
                 // SAFETY: `at <= len`: inside or one past the buffer.
@@ -55,14 +131,44 @@ impl SrcBuf {
     /// self), truncating at `dst`'s capacity.
     pub fn copy_to(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
         let n = n.min(dst.cap.saturating_sub(dst_at));
-        let Ok(s) = self.range(at, n) else { return };
         if n == 0 {
             return;
         }
+        if untag(self.ptr).is_some() || dst.is_layout() {
+            return self.copy_to_layout(at, dst, dst_at, n);
+        }
+        let Ok(s) = self.range(at, n) else { return };
         // SAFETY: both ranges are inside their buffers (checked above), valid by the
         // two trait promises; a send and a receive buffer may alias only if the
         // program passed overlapping buffers, which MPI forbids.
         unsafe { std::ptr::copy(s, dst.ptr.add(dst_at), n) };
+    }
+
+    /// [`SrcBuf::copy_to`] where either side is a layout: straight from one into the
+    /// other when one is flat, through a bounce buffer when both are layouts.
+    #[cold]
+    fn copy_to_layout(&self, at: usize, dst: &DstBuf, dst_at: usize, n: usize) {
+        if !dst.is_layout() {
+            // SAFETY: `dst_at + n <= cap`, inside the receive buffer (valid by
+            // `Fabric::take`'s promise); MPI forbids it overlapping the send buffer.
+            let _ = unsafe { self.gather_to(at, dst.ptr.add(dst_at), n) };
+            return;
+        }
+        if let Some(s) = untag(self.ptr)
+            .is_none()
+            .then(|| self.range(at, n).ok())
+            .flatten()
+        {
+            // SAFETY: `s..s+n` inside the send buffer (checked); the receive layout
+            // is valid by `Fabric::take_layout`'s promise.
+            unsafe { dst.scatter_from(dst_at, s, n) };
+            return;
+        }
+        let mut tmp = vec![0u8; n];
+        if self.copy_into_any(at, &mut tmp).is_ok() {
+            // SAFETY: `tmp` is ours and holds n bytes.
+            unsafe { dst.scatter_from(dst_at, tmp.as_ptr(), n) };
+        }
     }
 
     /// Reads `n <= 8` bytes as a slice copy (tests of small payloads).
@@ -77,6 +183,8 @@ impl SrcBuf {
 /// A receiver's buffer: `cap` bytes at `ptr`, valid until its data is reported received.
 #[derive(Debug, Clone, Copy)]
 pub struct DstBuf {
+    /// The buffer, or with [`LAYOUT_TAG`] set, the layout the bytes are scattered
+    /// into.
     pub(super) ptr: *mut u8,
     pub(super) cap: usize,
 }
@@ -92,17 +200,54 @@ impl DstBuf {
         DstBuf { ptr, cap }
     }
 
+    /// The first `cap` packed bytes of `lay`, scattered as they are copied in.
+    ///
+    /// # Safety
+    /// `lay` and its memory stay valid for writing for as long as the `DstBuf` is
+    /// used (`Fabric::take_layout`'s promise); `cap <= lay.len()`.
+    pub unsafe fn layout(lay: *const Layout, cap: usize) -> DstBuf {
+        DstBuf {
+            ptr: lay.cast::<u8>().cast_mut().map_addr(|a| a | LAYOUT_TAG),
+            cap,
+        }
+    }
+
+    /// Whether the bytes are scattered into a layout.
+    #[inline]
+    pub fn is_layout(&self) -> bool {
+        self.ptr.addr() & LAYOUT_TAG != 0
+    }
+
+    /// Scatters `n` bytes at `s` into the layout as packed bytes `at ..` (cut at
+    /// the capacity).
+    ///
+    /// # Safety
+    /// The buffer is a layout ([`DstBuf::layout`]); `s` is readable for `n` bytes and
+    /// overlaps none of the layout's memory.
+    #[inline]
+    pub(super) unsafe fn scatter_from(&self, at: usize, s: *const u8, n: usize) {
+        let n = n.min(self.cap.saturating_sub(at));
+        if let Some(lay) = untag(self.ptr).filter(|_| n > 0) {
+            // SAFETY: the layout by `layout`'s promise, `s` by our caller's.
+            unsafe { (*lay).scatter(at, s, n) };
+        }
+    }
+
     pub fn cap(&self) -> usize {
         self.cap
     }
 
-    /// Copies `data` to the start of the buffer, truncated at its capacity.
+    /// Copies `data` to the start of the buffer, truncated at its capacity. Not for
+    /// a layout.
     #[inline]
     pub fn write_slice(&self, data: &[u8]) {
         let n = data.len().min(self.cap);
         if n == 0 {
             return;
         }
+        // Only the direct receives (`recv_now`, claims) write a slice, and they are
+        // never given a layout (the engine keeps layout receives off both paths).
+        debug_assert!(!self.is_layout(), "a slice written to a layout");
         // SAFETY: `n <= cap`, inside the receive buffer (valid by `Fabric::take`'s
         // promise); `data` is ours.
         unsafe { copy_bytes(data.as_ptr(), self.ptr, n) };
