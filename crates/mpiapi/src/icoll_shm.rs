@@ -62,8 +62,8 @@ struct NbReq {
     sh: Shm,
     id: u64,
     stage: Option<Stage>,
-    /// Set when a copy of the one-copy way failed.
-    failed: Arc<AtomicBool>,
+    /// Set when a copy of the one-copy way failed (None: not that way).
+    failed: Option<Arc<AtomicBool>>,
 }
 
 // SAFETY: `out` is the C caller's buffer, left alone by the program until the
@@ -112,7 +112,7 @@ impl Hook for NbReq {
     }
 
     fn done(self: Box<Self>, st: &mut CStatus) {
-        if self.failed.load(Ordering::Relaxed) && st.error == MPI_SUCCESS {
+        if failed(&self.failed) && st.error == MPI_SUCCESS {
             st.error = MPI_ERR_OTHER;
         }
         if let Some(s) = self.stage {
@@ -237,6 +237,11 @@ unsafe fn output(
     Ok((p, len))
 }
 
+/// Whether a copy of the one-copy way failed.
+fn failed(flag: &Option<Arc<AtomicBool>>) -> bool {
+    flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
 /// Starts `op` on `sh` and stores its request in `request`.
 ///
 /// # Safety
@@ -249,14 +254,19 @@ unsafe fn start(
     request: *mut MPI_Request,
     name: &str,
 ) -> Result<(), c_int> {
-    let failed = Arc::new(AtomicBool::new(false));
-    let op = op.on_failure(failed.clone());
-    let (id, done) = {
+    let (id, done, flag) = {
         let mut g = shm::lock(&sh);
+        // Only the one-copy way's copies can fail: no flag (an allocation per call,
+        // session 30) for the others.
+        let flag = g.nb_one_copy(&op).then(|| Arc::new(AtomicBool::new(false)));
+        let op = match &flag {
+            Some(f) => op.on_failure(f.clone()),
+            None => op,
+        };
         let id = g.nb_start(op).map_err(|e| coll_code(&e, name))?;
-        (id, g.nb_done(id))
+        (id, g.nb_done(id), flag)
     };
-    if done && failed.load(Ordering::Relaxed) {
+    if done && failed(&flag) {
         return Err(MPI_ERR_OTHER);
     }
     if done {
@@ -278,7 +288,7 @@ unsafe fn start(
         sh,
         id,
         stage,
-        failed,
+        failed: flag,
     });
     let h = runtime::with(name, |rt| {
         let p = p2p(rt)?;

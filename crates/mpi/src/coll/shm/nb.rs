@@ -269,8 +269,23 @@ impl ShmColl {
     /// Starts `op`; returns its id (see [`ShmColl::nb_done`]). Checks the lengths
     /// against the communicator first (nothing starts on an error).
     pub fn nb_start(&mut self, mut op: NbOp) -> Result<u64, CollError> {
+        op.direct = self.nb_one_copy(&op);
+        if op.len > self.nb_max() && !op.direct {
+            return Err(CollError::Args(format!(
+                "{} bytes do not fit a slot of {}",
+                op.len,
+                self.nb_max()
+            )));
+        }
+        self.nb_start_checked(op)
+    }
+
+    /// Whether `op` would go the one-copy way, the only way whose copies can fail
+    /// ([`NbOp::on_failure`]): a caller may skip the flag (an allocation per call)
+    /// otherwise. The same answer as [`ShmColl::nb_start`]'s until the next start.
+    pub fn nb_one_copy(&self, op: &NbOp) -> bool {
         let n = self.g.n;
-        op.direct = match op.kind {
+        match op.kind {
             NbKind::Bcast { .. } => self.one_copy(op.len),
             NbKind::Alltoall => op.len % n == 0 && self.one_copy(op.len / n),
             // Above a slot only (the slots were the faster way up to it, session 28).
@@ -280,14 +295,12 @@ impl ShmColl {
                 op.len > self.nb_max() && op.len % esz == 0 && self.one_copy(op.len / n)
             }),
             _ => false,
-        };
-        if op.len > self.nb_max() && !op.direct {
-            return Err(CollError::Args(format!(
-                "{} bytes do not fit a slot of {}",
-                op.len,
-                self.nb_max()
-            )));
         }
+    }
+
+    /// [`ShmColl::nb_start`] once the way is chosen and the length checked.
+    fn nb_start_checked(&mut self, mut op: NbOp) -> Result<u64, CollError> {
+        let n = self.g.n;
         let want_out = match &op.kind {
             NbKind::Barrier => 0,
             NbKind::Bcast { root } => {
