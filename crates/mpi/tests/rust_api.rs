@@ -6,10 +6,12 @@
 //! singleton). Cargo builds the example for `cargo test -p myrix-mpi`, not for
 //! `--test rust_api` alone.
 
+mod netns;
 use myrix_ctest::{have, run};
 use myrix_mpi::launch::{self, App, LaunchSpec};
 use myrix_mpi::p2p::P2pError;
 use myrix_mpi::world::{Error, World, ANY_SOURCE};
+use netns::Namespaces;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -141,37 +143,13 @@ fn ring_under_slurm() {
     check(&String::from_utf8_lossy(&o.stdout), 3, 1, "slurm");
 }
 
-/// Two namespaces of this test process's own (`.ci/netns.sh`, with its loss),
-/// deleted when dropped.
-struct Namespaces(Vec<String>);
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for ns in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
-}
-
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces rra<pid>, rrb<pid>)"]
 fn ring_across_two_namespaces() {
     if std::env::var("MYRIX_NETNS").as_deref() != Ok("1") {
         panic!("skipped: MYRIX_NETNS=1 is not set (needs root to make namespaces)");
     }
-    let pid = std::process::id();
-    let ns = Namespaces(vec![format!("rra{pid}"), format!("rrb{pid}")]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/netns.sh");
-    let o = Command::new("bash")
-        .args([script, "up"])
-        .env("MYRIX_NETNS_A", &ns.0[0])
-        .env("MYRIX_NETNS_B", &ns.0[1])
-        .env("MYRIX_NETNS_VA", format!("rva{pid}"))
-        .env("MYRIX_NETNS_VB", format!("rvb{pid}"))
-        .env("MYRIX_NETNS_NET", "10.79.0")
-        .output()
-        .expect("bash");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ns = Namespaces::up("rra", "rrb", "rva", "rvb", "10.79.0");
     // 2 ranks: one per namespace (the network only); 4: shared memory inside each.
     for n in [2, 4] {
         let text = launch(n, &ns.0, &["200"]);

@@ -8,9 +8,11 @@
 //! the refusals in this process (a singleton). Cargo builds
 //! the examples for `cargo test -p myrix-mpi`, not for `--test rust_coll` alone.
 
+mod netns;
 use myrix_ctest::{have, run};
 use myrix_mpi::launch::{self, App, LaunchSpec};
 use myrix_mpi::world::{Error, ErrorClass, Op, World};
+use netns::Namespaces;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -198,37 +200,13 @@ fn jacobi_and_collectives_under_hydra() {
     }
 }
 
-/// Two namespaces of this test process's own (`.ci/netns.sh`, with its loss),
-/// deleted when dropped.
-struct Namespaces(Vec<String>);
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for ns in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
-}
-
 #[test]
 #[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces rcolla<pid>, rcollb<pid>)"]
 fn jacobi_and_collectives_across_two_namespaces() {
     if std::env::var("MYRIX_NETNS").as_deref() != Ok("1") {
         panic!("skipped: MYRIX_NETNS=1 is not set (needs root to make namespaces)");
     }
-    let pid = std::process::id();
-    let ns = Namespaces(vec![format!("rcolla{pid}"), format!("rcollb{pid}")]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.ci/netns.sh");
-    let o = Command::new("bash")
-        .args([script, "up"])
-        .env("MYRIX_NETNS_A", &ns.0[0])
-        .env("MYRIX_NETNS_B", &ns.0[1])
-        .env("MYRIX_NETNS_VA", format!("rcva{pid}"))
-        .env("MYRIX_NETNS_VB", format!("rcvb{pid}"))
-        .env("MYRIX_NETNS_NET", "10.79.31")
-        .output()
-        .expect("bash");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ns = Namespaces::up("rcolla", "rcollb", "rcva", "rcvb", "10.79.31");
     // 2 ranks: one per namespace, every collective point-to-point; 4: the world
     // spans both, the node's ranks share a segment.
     for n in [2, 4] {
