@@ -6,25 +6,17 @@
 //! singleton). Cargo builds the example for `cargo test -p myrix-mpi`, not for
 //! `--test rust_api` alone.
 
-mod netns;
+mod launching;
+use launching::Namespaces;
 use myrix_ctest::{have, run};
-use myrix_mpi::launch::{self, App, LaunchSpec};
 use myrix_mpi::p2p::P2pError;
 use myrix_mpi::world::{Error, World, ANY_SOURCE};
-use netns::Namespaces;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 fn example() -> PathBuf {
-    let p = myrix_ctest::profile_dir().join("examples/ring");
-    assert!(
-        p.exists(),
-        "{} is not built: run `cargo test -p myrix-mpi` (which builds the examples), or \
-         `cargo build -p myrix-mpi --example ring` first",
-        p.display()
-    );
-    p
+    launching::example("ring")
 }
 
 /// Every rank of `n` printed `ring ok <rank>`, rank 0 the ring's line with the right
@@ -57,43 +49,10 @@ fn check(text: &str, n: u32, nodes: u32, what: &str) {
     assert!(us > 0.0 && us.is_finite(), "{what}: {us}");
 }
 
-/// Runs the example at `n` ranks through the launcher behind `myrix mpiexec`, in
-/// `netns` if given; each rank's output goes to a file of its own (the launcher's
-/// output is this process's), named by this process, `netns` and `n` (tests run at
-/// once in this process).
+/// Runs the ring at `n` ranks through the launcher behind `myrix mpiexec`, in
+/// `netns` if given.
 fn launch(n: u32, netns: &[String], args: &[&str]) -> String {
-    let out = std::env::temp_dir().join(format!(
-        "myrix-ring-{}-{}-{n}",
-        std::process::id(),
-        netns.len()
-    ));
-    let spec = LaunchSpec {
-        apps: vec![App::new(
-            n,
-            "/bin/sh",
-            vec![
-                "-c".into(),
-                format!(
-                    "exec {} {} > \"$OUT.$PMI_RANK\"",
-                    example().display(),
-                    args.join(" ")
-                )
-                .into(),
-            ],
-        )],
-        env: vec![("OUT".into(), out.clone().into())],
-        netns: netns.to_vec(),
-        timeout: Some(Duration::from_secs(120)),
-    };
-    let outcome = launch::run(&spec).expect("launch");
-    let mut text = String::new();
-    for r in 0..n {
-        let p = PathBuf::from(format!("{}.{r}", out.display()));
-        text.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
-        let _ = std::fs::remove_file(p);
-    }
-    assert_eq!(outcome.code, 0, "{:?}\n{text}", outcome.reason);
-    text
+    launching::launch_in("ring", n, args, &[], netns)
 }
 
 #[test]

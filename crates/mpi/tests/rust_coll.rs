@@ -8,72 +8,16 @@
 //! the refusals in this process (a singleton). Cargo builds
 //! the examples for `cargo test -p myrix-mpi`, not for `--test rust_coll` alone.
 
-mod netns;
+mod launching;
+use launching::{example, launch_in, Namespaces};
 use myrix_ctest::{have, run};
-use myrix_mpi::launch::{self, App, LaunchSpec};
 use myrix_mpi::world::{Error, ErrorClass, Op, World};
-use netns::Namespaces;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
-
-fn example(name: &str) -> PathBuf {
-    let p = myrix_ctest::profile_dir().join("examples").join(name);
-    assert!(
-        p.exists(),
-        "{} is not built: run `cargo test -p myrix-mpi` (which builds the examples), or \
-         `cargo build -p myrix-mpi --examples` first",
-        p.display()
-    );
-    p
-}
 
 /// Runs `name` at `n` ranks through the launcher with `env`; every rank's output.
 fn launch(name: &str, n: u32, args: &[&str], env: &[(&str, &str)]) -> String {
     launch_in(name, n, args, env, &[])
-}
-
-/// [`launch`] in the network namespaces `netns` (ranks spread over them).
-fn launch_in(name: &str, n: u32, args: &[&str], env: &[(&str, &str)], netns: &[String]) -> String {
-    let out = std::env::temp_dir().join(format!(
-        "myrix-{name}-{}-{n}-{}-{}",
-        std::process::id(),
-        env.len(),
-        netns.len()
-    ));
-    let mut vars = vec![("OUT".into(), out.clone().into())];
-    vars.extend(env.iter().map(|(k, v)| ((*k).into(), (*v).into())));
-    let spec = LaunchSpec {
-        apps: vec![App::new(
-            n,
-            "/bin/sh",
-            vec![
-                "-c".into(),
-                format!(
-                    "exec {} {} > \"$OUT.$PMI_RANK\"",
-                    example(name).display(),
-                    args.join(" ")
-                )
-                .into(),
-            ],
-        )],
-        env: vars,
-        netns: netns.to_vec(),
-        timeout: Some(Duration::from_secs(240)),
-    };
-    let outcome = launch::run(&spec).expect("launch");
-    let mut text = String::new();
-    for r in 0..n {
-        let p = PathBuf::from(format!("{}.{r}", out.display()));
-        text.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
-        let _ = std::fs::remove_file(p);
-    }
-    assert_eq!(
-        outcome.code, 0,
-        "{name} at {n}: {:?}\n{text}",
-        outcome.reason
-    );
-    text
 }
 
 /// The Jacobi iteration written plainly: the interior of an `n` × `n` grid with the

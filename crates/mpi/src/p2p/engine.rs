@@ -148,6 +148,20 @@ impl<F: Fabric> Engine<F> {
         }
     }
 
+    /// The number of the next message to `dest`: the fabric numbers them as it
+    /// accepts them (MPI_Cancel retracts by it); [`super::request::NOT_SENT`] for a
+    /// rank outside the job.
+    #[inline]
+    pub(crate) fn next_seq(&mut self, dest: Rank) -> u64 {
+        match self.sent.get_mut(dest as usize) {
+            Some(n) => {
+                *n += 1;
+                *n - 1
+            }
+            None => super::request::NOT_SENT,
+        }
+    }
+
     pub(crate) fn lost_error(&self, src: Option<Rank>) -> Option<P2pError> {
         lost_error_in(&self.lost, src)
     }
@@ -219,14 +233,7 @@ impl<F: Fabric> Engine<F> {
         // `dest`, after which the fabric no longer reads it) — or at once when the
         // fabric says every byte has already left `data`.
         let r = unsafe { self.fabric.send_eager(dest, env, data) }?;
-        // The fabric numbers the messages to `dest` as they are accepted.
-        let seq = match self.sent.get_mut(dest as usize) {
-            Some(n) => {
-                *n += 1;
-                *n - 1
-            }
-            None => super::request::NOT_SENT,
-        };
+        let seq = self.next_seq(dest);
         let Some(id) = r else {
             return Ok(None);
         };

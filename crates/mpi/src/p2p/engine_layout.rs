@@ -43,13 +43,7 @@ impl<F: Fabric> Engine<F> {
         // SAFETY: the caller keeps `lay` valid until this request completes, which is
         // only after `SendDone` (or the loss of `dest`).
         let id = unsafe { self.fabric.send_layout(dest, env, lay) }?;
-        let seq = match self.sent.get_mut(dest as usize) {
-            Some(n) => {
-                *n += 1;
-                *n - 1
-            }
-            None => super::request::NOT_SENT,
-        };
+        let seq = self.next_seq(dest);
         let status = Status {
             source: dest,
             tag,
