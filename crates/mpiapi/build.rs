@@ -1,7 +1,10 @@
 //! Build script of `libmpi_abi.so`:
 //!
-//! * soname `libmpi_abi.so` and `target/<profile>/pkgconfig/mpi_abi.pc` (through
-//!   `myrix-capi-build`), copied to `myrix-mpi.pc`, the name build systems use;
+//! * the MPI-5.0 ABI's soname `libmpi_abi.so.1` (a link to the `libmpi_abi.so` cargo
+//!   writes, which stays the link name: `-lmpi_abi`), so a program built against the
+//!   standard ABI with another implementation loads this library unchanged, and
+//!   `target/<profile>/pkgconfig/mpi_abi.pc` (both through `myrix-capi-build`), copied
+//!   to `myrix-mpi.pc`, the name build systems use;
 //! * `$OUT_DIR/stubs.rs`: for every function `include/mpi.h` declares and `src/` does
 //!   not implement (an `mpi_fn!` item `fn MPI_X / PMPI_X`), an `MPI_X` and a `PMPI_X`
 //!   that report the function as not implemented and return
@@ -67,6 +70,7 @@ fn main() {
     println!("cargo:rerun-if-changed=include/mpi.h");
     println!("cargo:rerun-if-changed=src");
     let emitted = myrix_capi_build::CLibrary::new("mpi_abi")
+        .soname_as("libmpi_abi.so.1")
         .description("MPI 5.0 (standard ABI) of myrix")
         .emit()
         .expect("writing mpi_abi.pc");

@@ -14,7 +14,10 @@
 //! That does two things:
 //!
 //! * gives the shared library the soname `lib<name>.so` (unversioned: the file cargo
-//!   writes has exactly that name, so nothing else has to be installed next to it);
+//!   writes has exactly that name, so nothing else has to be installed next to it), or
+//!   the soname an ABI prescribes ([`CLibrary::soname_as`], e.g. `libmpi_abi.so.1`),
+//!   made a symbolic link to `lib<name>.so` beside it, plus any other link names
+//!   ([`CLibrary::link_name`], e.g. `librsm.so` so `-lrsm` links);
 //! * writes `<profile dir>/pkgconfig/<name>.pc` with
 //!   `Cflags: -I<crate>/include` and
 //!   `Libs: -L<profile dir> -Wl,-rpath,<profile dir> -l<name>`,
@@ -50,6 +53,8 @@ pub struct CLibrary {
     include_dir: Option<PathBuf>,
     version: Option<String>,
     set_soname: bool,
+    soname: Option<String>,
+    links: Vec<String>,
 }
 
 /// What [`CLibrary::emit`] wrote.
@@ -70,6 +75,8 @@ impl CLibrary {
             include_dir: None,
             version: None,
             set_soname: true,
+            soname: None,
+            links: Vec::new(),
         }
     }
 
@@ -97,7 +104,26 @@ impl CLibrary {
         self
     }
 
-    /// From a build script: set the soname and write the `.pc` file.
+    /// A soname other than `lib<name>.so`: the versioned name an ABI fixes (the MPI-5.0
+    /// ABI's `libmpi_abi.so.1`), so a program linked against another implementation
+    /// of the ABI loads this library unchanged. A program linked with `-l<name>`
+    /// records this name as NEEDED, so [`CLibrary::emit`] makes it a symbolic link to
+    /// `lib<name>.so` in the profile directory and in its `deps/` (the two places a
+    /// program's rpath can name, see `myrix-ctest`).
+    pub fn soname_as(mut self, soname: &str) -> CLibrary {
+        self.soname = Some(soname.to_string());
+        self
+    }
+
+    /// Another file name for the library (a symbolic link to `lib<name>.so` beside it,
+    /// made like [`CLibrary::soname_as`]'s): `librsm.so`, so the `-lrsm` of a program
+    /// written for illumos links.
+    pub fn link_name(mut self, file: &str) -> CLibrary {
+        self.links.push(file.to_string());
+        self
+    }
+
+    /// From a build script: set the soname, make its links and write the `.pc` file.
     pub fn emit(&self) -> io::Result<Emitted> {
         let env = |k: &str| std::env::var_os(k).map(PathBuf::from);
         let manifest = env("CARGO_MANIFEST_DIR").ok_or_else(|| {
@@ -123,14 +149,36 @@ impl CLibrary {
             std::fs::write(&pc_file, text)?;
         }
         if self.set_soname && std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("macos") {
-            println!(
-                "cargo:rustc-cdylib-link-arg=-Wl,-soname,lib{}.so",
-                self.name
-            );
+            let file = format!("lib{}.so", self.name);
+            let soname = self.soname.clone().unwrap_or_else(|| file.clone());
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
+            let names = self.links.iter().chain(self.soname.iter());
+            for dir in [lib_dir.clone(), lib_dir.join("deps")] {
+                for link in names.clone().filter(|n| **n != file) {
+                    symlink(&file, &dir.join(link))?;
+                }
+            }
         }
         println!("cargo:rerun-if-changed=build.rs");
         Ok(Emitted { lib_dir, pc_file })
     }
+}
+
+/// Makes `link` a symbolic link to `target` (a name in the same directory), replacing
+/// whatever is there unless it already is that link. The link dangles until cargo
+/// writes the library, which it does after the build script.
+pub fn symlink(target: &str, link: &Path) -> io::Result<()> {
+    if std::fs::read_link(link).is_ok_and(|t| t == Path::new(target)) {
+        return Ok(());
+    }
+    if let Some(dir) = link.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    match std::fs::remove_file(link) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::os::unix::fs::symlink(target, link)
 }
 
 /// The environment variables the rule reads.
@@ -299,5 +347,19 @@ mod tests {
         assert!(t.contains("Version: 0.1.0\n"));
         let spaced = pc_text("x", "x", "1", Path::new("/a b/inc"), Path::new("/a b/lib"));
         assert!(spaced.contains("libdir=\"/a b/lib\""));
+    }
+
+    #[test]
+    fn a_link_is_made_once_and_replaces_a_file() {
+        let dir = std::env::temp_dir().join(format!("capi-build-link-{}", std::process::id()));
+        let link = dir.join("libx.so.1");
+        symlink("libx.so", &link).unwrap();
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("libx.so"));
+        symlink("libx.so", &link).unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::fs::write(&link, "old copy").unwrap();
+        symlink("libx.so", &link).unwrap();
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("libx.so"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -125,3 +125,53 @@ fn singleton_collectives_communicators_and_groups() {
     );
     assert!(out.contains("coll ok"), "{out}");
 }
+
+/// `readelf -d` of a file.
+fn dynamic_section(file: &Path) -> String {
+    let o = Command::new("readelf")
+        .arg("-d")
+        .arg(file)
+        .output()
+        .expect("readelf (binutils)");
+    assert!(o.status.success(), "readelf -d {}", file.display());
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The MPI-5.0 ABI's soname: the library is `libmpi_abi.so.1`, a program linked with
+/// `-lmpi_abi` needs that name, and one linked by that very name (as a program built
+/// against another implementation's ABI library is) runs on this library.
+#[test]
+fn the_abi_soname_is_needed_and_loads() {
+    let lib = LIB.path();
+    let d = dynamic_section(&lib);
+    assert!(d.contains("Library soname: [libmpi_abi.so.1]"), "{d}");
+    let d = dynamic_section(&build("hello"));
+    assert!(d.contains("Shared library: [libmpi_abi.so.1]"), "{d}");
+
+    let libdir = lib.parent().expect("the library's directory");
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpiapi-c-soname");
+    std::fs::create_dir_all(&out).expect("output directory");
+    let exe = out.join(format!("hello-{}", std::process::id()));
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let o = Command::new(cc)
+        .arg("-std=c11")
+        .arg(format!("-I{}", crate_dir.join("include").display()))
+        .arg(crate_dir.join("tests/c/hello.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", libdir.display()))
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .arg("-l:libmpi_abi.so.1")
+        .output()
+        .expect("cc");
+    assert!(o.status.success(), "{}", myrix_ctest::show(&o));
+    let r = run(&exe, &[]);
+    let _ = std::fs::remove_file(&exe);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success() && text.contains("rank 0 of 1 on "),
+        "{}",
+        myrix_ctest::show(&r)
+    );
+}

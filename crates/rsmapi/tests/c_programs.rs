@@ -286,3 +286,43 @@ fn the_pair_example_refuses_bad_arguments() {
         "{t}"
     );
 }
+
+/// A program written for illumos links with `-lrsm` and needs `librsm.so.2`, its
+/// soname there: both names are links to librsmapi.so, and such a program runs.
+#[test]
+fn a_program_linked_with_lrsm_needs_librsm_so_2_and_runs() {
+    let lib = cbuild::LIB.path();
+    let libdir = lib.parent().expect("the library's directory");
+    let dynamic = |f: &Path| {
+        let o = Command::new("readelf")
+            .arg("-d")
+            .arg(f)
+            .output()
+            .expect("readelf (binutils)");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let d = dynamic(&lib);
+    assert!(d.contains("Library soname: [librsm.so.2]"), "{d}");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rsmapi-c-lrsm");
+    std::fs::create_dir_all(&out).unwrap();
+    let exe = out.join(format!("rsm_hello-{}", std::process::id()));
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let o = Command::new(cc)
+        .arg("-std=c11")
+        .arg(format!("-I{CRATE}/include"))
+        .arg(Path::new(CRATE).join("examples/c/rsm_hello.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", libdir.display()))
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .arg("-lrsm")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", myrix_ctest::show(&o));
+    let d = dynamic(&exe);
+    assert!(d.contains("Shared library: [librsm.so.2]"), "{d}");
+    let r = run(&exe, &["loopback"], &[], Duration::from_secs(60));
+    let _ = std::fs::remove_file(&exe);
+    let t = text(&r);
+    assert!(r.status.success() && t.contains("rsm_hello: done"), "{t}");
+}
