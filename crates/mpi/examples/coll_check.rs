@@ -8,7 +8,8 @@
 //! `i32`, `u64` and `f64`, and a closure that does not commute (composition of
 //! affine maps, which needs rank order). Then the refusals every rank meets alike:
 //! a root out of range (`MPI_ERR_ROOT`) and a bitwise operation on `f64`
-//! (`MPI_ERR_OP`), after which the communicator still works.
+//! (`MPI_ERR_OP`), after which the communicator still works. Last, dups dropped one
+//! after another do not grow the process's mappings (their segments go with them).
 //!
 //! Every rank prints `coll ok <rank> <checks>`; a wrong value ends the job (exit 4).
 //!
@@ -318,6 +319,37 @@ fn refusals(c: &mut Comm, k: &mut Checker) -> Result<Result<(), String>, Error> 
     Ok(Ok(()))
 }
 
+/// Mappings of this process: lines of `/proc/self/maps`.
+fn mappings() -> usize {
+    std::fs::read_to_string("/proc/self/maps").map_or(0, |t| t.lines().count())
+}
+
+/// Dropped communicators give their segments back: many dups, each set up by a
+/// collective (its segment mapped), leave no more mappings behind than one does.
+fn dups_free_their_segments(w: &Comm, k: &mut Checker) -> Result<Result<(), String>, Error> {
+    const DUPS: usize = 48;
+    let n = w.size();
+    let mut sums = Vec::with_capacity(DUPS + 1);
+    sums.push(w.dup()?.allreduce_one(1u32, Op::Sum)?);
+    let before = mappings();
+    for _ in 0..DUPS {
+        sums.push(w.dup()?.allreduce_one(1u32, Op::Sum)?);
+    }
+    let after = mappings();
+    if let Err(e) = k.same("sums on the dups", &sums, &vec![n; DUPS + 1]) {
+        return Ok(Err(e));
+    }
+    k.checks += 1;
+    // Slack for what else the process maps meanwhile (a thread's stack, an arena);
+    // one kept segment per dup is at least DUPS more.
+    if after > before + DUPS / 4 {
+        return Ok(Err(format!(
+            "{DUPS} dups dropped grew this process's mappings from {before} to {after}"
+        )));
+    }
+    Ok(Ok(()))
+}
+
 fn run(w: &mut World) -> Result<Result<usize, String>, Error> {
     let mut k = Checker { checks: 0 };
     let me = w.rank();
@@ -360,6 +392,7 @@ fn run(w: &mut World) -> Result<Result<usize, String>, Error> {
     // A dup after the drops reuses their context ids and still agrees.
     let mut again = w.dup()?;
     step!(reductions(&mut again, &mut k, 3));
+    step!(dups_free_their_segments(w, &mut k));
     Ok(Ok(k.checks))
 }
 

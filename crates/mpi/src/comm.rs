@@ -17,16 +17,17 @@
 //! `Rc<RefCell<…>>`, so a `Comm` is not `Send` (MPI's `THREAD_FUNNELED`: one
 //! thread calls MPI). A call made while another is under way (from a reduction's
 //! closure, or through another communicator inside a [`Comm::scope`]) is
-//! [`Error::Busy`], never a panic. A dropped communicator's segment is kept until
-//! the world is finalized: a peer may still read the last collective's data from it
-//! (the C library keeps it as long).
+//! [`Error::Busy`], never a panic. A dropped communicator's segment goes with it:
+//! each rank's handle is its own mapping of one shared file, whose pages live while
+//! any rank maps them, so a peer still reading the last collective's data from its
+//! own mapping loses nothing (the C library frees a freed communicator's segment at
+//! its next set-up, `coll_shm.rs`).
 
 use std::cell::{Cell, OnceCell, RefCell, RefMut};
 use std::rc::Rc;
 
 use myrix_rsm::spin::SpinWait;
 
-use crate::coll::shm::ShmColl;
 use crate::coll::{self, CollError, Pt2Pt};
 use crate::commctx::ContextPool;
 use crate::errors::Error;
@@ -47,8 +48,6 @@ pub(crate) struct Shared {
     /// `None` once the world is finalized.
     pub(crate) engine: RefCell<Option<Engine<BoxFabric>>>,
     pool: RefCell<ContextPool>,
-    /// Segments of dropped communicators, freed at finalize.
-    pub(crate) retired: RefCell<Vec<ShmColl>>,
     /// This process's node (ranks that share memory have the same).
     pub(crate) node: u32,
     /// Ranks in the job.
@@ -63,7 +62,6 @@ impl Shared {
         Rc::new(Shared {
             engine: RefCell::new(Some(engine)),
             pool: RefCell::new(ContextPool::new()),
-            retired: RefCell::new(Vec::new()),
             node,
             job_size,
             coll_cfg: OnceCell::new(),
@@ -516,16 +514,8 @@ impl Drop for Comm {
                 pool.release(self.ctx);
             }
         }
-        if let Some(s) = self.coll.take_shm() {
-            if !self.sh.live.get() {
-                return;
-            }
-            match self.sh.retired.try_borrow_mut() {
-                Ok(mut r) => r.push(s),
-                // Never freed under a peer that may still read it.
-                Err(_) => std::mem::forget(s),
-            }
-        }
+        // Its segment: this rank's mapping (module docs).
+        drop(self.coll.take_shm());
     }
 }
 

@@ -171,9 +171,6 @@ impl World {
         let sh = self.comm.sh.clone();
         sh.live.set(false);
         drop(self.comm.coll.take_shm());
-        if let Ok(mut r) = sh.retired.try_borrow_mut() {
-            r.clear();
-        }
         if let Ok(mut e) = sh.engine.try_borrow_mut() {
             *e = None;
         }
