@@ -25,20 +25,36 @@ pub(crate) fn probe(pid: u32, addr: u64) -> bool {
     read(pid, addr as usize, &mut got) && u64::from_ne_bytes(got) == PROBE
 }
 
-fn read(pid: u32, from: usize, to: &mut [u8]) -> bool {
+/// `process_vm_readv` or `process_vm_writev` (the same arguments).
+type VmCopy = unsafe extern "C" fn(
+    libc::pid_t,
+    *const libc::iovec,
+    libc::c_ulong,
+    *const libc::iovec,
+    libc::c_ulong,
+    libc::c_ulong,
+) -> libc::ssize_t;
+
+/// Copies `len` bytes between `local` in this process and `remote` in process `pid`
+/// with `call`, again after a partial copy or an interrupted call; false on failure.
+///
+/// # Safety
+/// `local` is valid for `len` bytes, and writable when `call` reads into it.
+unsafe fn copy(call: VmCopy, pid: u32, local: *mut u8, remote: usize, len: usize) -> bool {
     let mut done = 0;
-    while done < to.len() {
-        let local = libc::iovec {
-            iov_base: to[done..].as_mut_ptr().cast(),
-            iov_len: to.len() - done,
+    while done < len {
+        let mine = libc::iovec {
+            // SAFETY: within the `len` bytes the caller vouches for.
+            iov_base: unsafe { local.add(done) }.cast(),
+            iov_len: len - done,
         };
-        let remote = libc::iovec {
-            iov_base: (from + done) as *mut libc::c_void,
-            iov_len: to.len() - done,
+        let theirs = libc::iovec {
+            iov_base: (remote + done) as *mut libc::c_void,
+            iov_len: len - done,
         };
-        // SAFETY: the local iovec is `to`'s unfilled part; the kernel checks the
-        // remote one against the target's mappings (EFAULT, not a crash).
-        let k = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+        // SAFETY: the local iovec is the caller's range (above); the kernel checks
+        // the remote one against the target's mappings (EFAULT, not a crash).
+        let k = unsafe { call(pid as libc::pid_t, &mine, 1, &theirs, 1, 0) };
         if k <= 0 {
             if k < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                 continue;
@@ -50,29 +66,22 @@ fn read(pid: u32, from: usize, to: &mut [u8]) -> bool {
     true
 }
 
+fn read(pid: u32, from: usize, to: &mut [u8]) -> bool {
+    // SAFETY: `to` is writable for its length.
+    unsafe { copy(libc::process_vm_readv, pid, to.as_mut_ptr(), from, to.len()) }
+}
+
 fn write(pid: u32, to: usize, from: &[u8]) -> bool {
-    let mut done = 0;
-    while done < from.len() {
-        let local = libc::iovec {
-            iov_base: from[done..].as_ptr().cast_mut().cast(),
-            iov_len: from.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (to + done) as *mut libc::c_void,
-            iov_len: from.len() - done,
-        };
-        // SAFETY: the local iovec is `from`'s unwritten part, only read; the kernel
-        // checks the remote one.
-        let k = unsafe { libc::process_vm_writev(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-        if k <= 0 {
-            if k < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return false;
-        }
-        done += k as usize;
+    // SAFETY: `from` is readable for its length, and process_vm_writev only reads it.
+    unsafe {
+        copy(
+            libc::process_vm_writev,
+            pid,
+            from.as_ptr().cast_mut(),
+            to,
+            from.len(),
+        )
     }
-    true
 }
 
 /// The communicator's ranks' process ids, by rank.
