@@ -135,6 +135,12 @@ impl Ranks {
         s
     }
 
+    /// [`Ranks::status`] of a completed receive, its own error as `Err`.
+    #[inline]
+    fn received(&self, s: Status) -> Result<Status, Error> {
+        received(self.status(s))
+    }
+
     fn job_ranks(&self) -> Vec<Rank> {
         match &self.map {
             Some(m) => m.to_vec(),
@@ -215,19 +221,18 @@ impl Comm {
 
     /// Sends `data` to `dest` with `tag`; returns once `data` may be reused.
     pub fn send(&mut self, dest: Rank, tag: i32, data: &[u8]) -> Result<(), Error> {
-        let d = self.ranks.job(dest)?;
-        let ctx = self.ctx;
-        Ok(self
-            .sh
-            .engine()?
-            .send(d, ctx, tag, data, SendMode::Standard)?)
+        self.send_as(dest, tag, data, SendMode::Standard)
     }
 
     /// As [`Comm::send`], and returns only once a receive has matched the message.
     pub fn ssend(&mut self, dest: Rank, tag: i32, data: &[u8]) -> Result<(), Error> {
+        self.send_as(dest, tag, data, SendMode::Sync)
+    }
+
+    fn send_as(&mut self, dest: Rank, tag: i32, data: &[u8], mode: SendMode) -> Result<(), Error> {
         let d = self.ranks.job(dest)?;
         let ctx = self.ctx;
-        Ok(self.sh.engine()?.send(d, ctx, tag, data, SendMode::Sync)?)
+        Ok(self.sh.engine()?.send(d, ctx, tag, data, mode)?)
     }
 
     /// Sends the elements of `data` (as their bytes, in this host's byte order).
@@ -248,7 +253,7 @@ impl Comm {
         let s = self.ranks.src(src)?;
         let ctx = self.ctx;
         let st = self.sh.engine()?.recv(s, ctx, tag, buf)?;
-        received(self.ranks.status(st))
+        self.ranks.received(st)
     }
 
     /// Receives into a slice of `Pod` elements; returns how many arrived and the
@@ -282,7 +287,7 @@ impl Comm {
             .sh
             .engine()?
             .sendrecv(d, stag, data, s, rtag, buf, ctx)?;
-        received(self.ranks.status(st))
+        self.ranks.received(st)
     }
 
     /// [`Comm::sendrecv`] of `Pod` slices; how many elements arrived and the status.
@@ -326,8 +331,7 @@ impl Comm {
         let r = unsafe { engine.imrecv(m, buf.as_mut_ptr(), buf.len()) }?;
         let st = engine.wait(r)?;
         drop(engine);
-        let st = received(self.ranks.status(st))?;
-        Ok((v, st))
+        Ok((v, self.ranks.received(st)?))
     }
 
     /// The status of a message a receive from `src` with `tag` would match now
@@ -543,10 +547,7 @@ impl<'s, 'env> Requests<'_, 's, 'env> {
         tag: i32,
         data: &'env [u8],
     ) -> Result<ScopedReq<'s>, Error> {
-        let d = self.ranks.job(dest)?;
-        Ok(self
-            .scope
-            .isend(d, self.ctx, tag, data, SendMode::Standard)?)
+        self.isend_as(dest, tag, data, SendMode::Standard)
     }
 
     /// Starts a synchronous send: its request completes once a receive matched it.
@@ -556,8 +557,18 @@ impl<'s, 'env> Requests<'_, 's, 'env> {
         tag: i32,
         data: &'env [u8],
     ) -> Result<ScopedReq<'s>, Error> {
+        self.isend_as(dest, tag, data, SendMode::Sync)
+    }
+
+    fn isend_as(
+        &mut self,
+        dest: Rank,
+        tag: i32,
+        data: &'env [u8],
+        mode: SendMode,
+    ) -> Result<ScopedReq<'s>, Error> {
         let d = self.ranks.job(dest)?;
-        Ok(self.scope.isend(d, self.ctx, tag, data, SendMode::Sync)?)
+        Ok(self.scope.isend(d, self.ctx, tag, data, mode)?)
     }
 
     /// Starts sending the elements of `data`.
