@@ -1,5 +1,6 @@
-//! Two processes: one-sided access to a sleeping exporter, and an exporter killed with
-//! SIGKILL. The child is this test binary run again with `MYRIX_RSM_ROLE` set.
+//! Two processes: one-sided access to a sleeping exporter, and an exporter or an
+//! importer killed with SIGKILL (each holding a pollable descriptor: nothing of it is
+//! left named). The child is this test binary run again with `MYRIX_RSM_ROLE` set.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -16,9 +17,19 @@ fn pattern(i: usize) -> u8 {
 
 #[allow(clippy::zombie_processes)] // every caller waits for the child
 fn spawn(role: &str) -> (Child, SegmentId) {
+    spawn_for(role, None)
+}
+
+/// A child in `role`; an importer is told which segment (`MYRIX_RSM_SEGMENT`).
+#[allow(clippy::zombie_processes)] // every caller waits for the child
+fn spawn_for(role: &str, segment: Option<SegmentId>) -> (Child, SegmentId) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["child_roles", "--exact", "--nocapture", "--test-threads=1"])
         .env("MYRIX_RSM_ROLE", role)
+        .env(
+            "MYRIX_RSM_SEGMENT",
+            segment.map_or(String::new(), |s| format!("{:08x}", s.0)),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -64,16 +75,31 @@ fn registry_entry(id: SegmentId) -> Vec<String> {
     found
 }
 
-/// The child's side. Exporter roles publish a segment, say its id, and then only sleep
-/// (blocked reading stdin): they make no library call while the parent works.
+/// The child's side. Exporter roles publish a segment (the victim with a pollable
+/// descriptor), say its id, and then only sleep (blocked reading stdin): they make no
+/// library call while the parent works. The importer connects to the parent's
+/// segment, asks for a pollable descriptor, says the id and sleeps.
 #[test]
 fn child_roles() {
     let Ok(role) = std::env::var("MYRIX_RSM_ROLE") else {
         return;
     };
     let c = Controller::get("shm").unwrap();
+    if role == "importer" {
+        let hex = std::env::var("MYRIX_RSM_SEGMENT").unwrap();
+        let id = SegmentId(u32::from_str_radix(&hex, 16).unwrap());
+        let imp = c.import_connect(c.local_node(), id, Perm::RDWR).unwrap();
+        imp.pollfd().unwrap();
+        println!("ID {:08x}", id.0);
+        std::io::stdout().flush().unwrap();
+        std::thread::sleep(Duration::from_secs(60));
+        return;
+    }
     let e = c.export_create(LEN, ExportFlags::default()).unwrap();
     let id = e.publish(None, &[]).unwrap();
+    if role == "victim" {
+        e.pollfd().unwrap();
+    }
     println!("ID {:08x}", id.0);
     std::io::stdout().flush().unwrap();
     let mut line = String::new();
@@ -122,6 +148,7 @@ fn a_killed_exporter_aborts_its_importers_and_is_cleaned_up() {
     let (mut child, id) = spawn("victim");
     let c = Controller::get("shm").unwrap();
     let imp = c.import_connect(c.local_node(), id, Perm::RDWR).unwrap();
+    imp.pollfd().unwrap();
     imp.put(0, &[1, 2, 3]).unwrap();
     assert!(!registry_entry(id).is_empty());
     child.kill().unwrap();
@@ -156,5 +183,31 @@ fn a_killed_exporter_aborts_its_importers_and_is_cleaned_up() {
     child.wait().unwrap();
     assert_eq!(registry_entry(id), Vec::<String>::new());
     let _c = Controller::get("shm").unwrap();
+    assert_eq!(registry_entry(id), Vec::<String>::new());
+}
+
+#[test]
+fn a_killed_importer_with_a_pollable_descriptor_leaves_nothing_named() {
+    let c = Controller::get("shm").unwrap();
+    let e = c.export_create(LEN, ExportFlags::default()).unwrap();
+    let id = e.publish(None, &[]).unwrap();
+    e.pollfd().unwrap();
+    let (mut child, got) = spawn_for("importer", Some(id));
+    assert_eq!(got, id);
+    // While both live: only the segment's socket name (listed once more for a
+    // connection the serving thread has not closed yet), no file.
+    let names = || {
+        let mut v = registry_entry(id);
+        v.dedup();
+        v
+    };
+    let alive = names();
+    assert!(alive.len() == 1 && alive[0].starts_with('@'), "{alive:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(names(), alive);
+    // The exporter still signals its slots (the dead one's eventfd is only its copy).
+    e.signal_post(myrix_rsm::SignalFlags::default()).unwrap();
+    e.unpublish().unwrap();
     assert_eq!(registry_entry(id), Vec::<String>::new());
 }

@@ -10,7 +10,7 @@
 //! | 12, 16, 20, 24 | owner pid, uid, gid, node |
 //! | 32 | data length (u64) |
 //! | 40 | inode of the data file (u64), so an importer knows it is this block's |
-//! | 64 | exporter's mailbox: pending count (futex), armed (a FIFO exists), sender (u64) |
+//! | 64 | exporter's mailbox: pending count (futex), armed (a pollable descriptor is out), sender (u64) |
 //! | 256 + 64·K | importer slot K: claimant pid, pending, armed, node, sender |
 //!
 //! A signal is a count in a mailbox: posting adds one (or sets one if none is pending,
@@ -19,15 +19,14 @@
 //! who posted from the library, never from the sender's data (the most recent poster
 //! when several signals accumulated). When the receiver has asked for a pollable
 //! descriptor, the mailbox is *armed*: a post that makes the count non-zero also
-//! writes a byte into the receiver's FIFO, and the take that makes it zero drains the
-//! FIFO. A post racing with that take can leave a byte with nothing pending: the
-//! descriptor then polls readable once for nothing, never the other way round.
+//! pokes the receiver's eventfd (an unnamed descriptor the receiver made and the
+//! poster holds a copy of, handed over by the exporter's serving thread,
+//! `serve.rs`), and the take that makes it zero drains it. A post racing with that
+//! take can leave a poke with nothing pending: the descriptor then polls readable
+//! once for nothing, never the other way round.
 //! This module must never block without a timeout nor trust a length read here.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::fs::File;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -136,6 +135,13 @@ impl Ctl {
         self.map.u32(SLOT_BASE + k * SLOT_BYTES)
     }
 
+    /// The process that claims slot `k` (None: free, or no such slot).
+    pub(crate) fn claimant(&self, k: usize) -> Option<u32> {
+        (k < SLOTS)
+            .then(|| self.claim_word(k).load(Ordering::Acquire))
+            .filter(|&pid| pid != 0)
+    }
+
     /// Claims an importer slot for process `pid` (reusing one of a dead process);
     /// `InsufficientResources` when all are taken.
     pub(crate) fn claim_slot(&self, pid: u32) -> Result<usize, RsmError> {
@@ -186,8 +192,10 @@ pub(crate) struct Mailbox<'a> {
 }
 
 impl Mailbox<'_> {
-    /// Posts a signal from `from`; `fifo` is the receiver's FIFO, poked if armed.
-    pub(crate) fn post(&self, from: SignalSender, no_accumulate: bool, fifo: &Path) {
+    /// Posts a signal from `from`; true when the receiver's eventfd is to be poked
+    /// (armed, and the count was zero), which the caller does.
+    #[must_use]
+    pub(crate) fn post(&self, from: SignalSender, no_accumulate: bool) -> bool {
         self.sender.store(
             (u64::from(from.node.0) << 32) | u64::from(from.pid),
             Ordering::Relaxed,
@@ -195,7 +203,7 @@ impl Mailbox<'_> {
         let mut p = self.pending.load(Ordering::Relaxed);
         loop {
             if no_accumulate && p > 0 {
-                return;
+                return false;
             }
             let new = p.saturating_add(1);
             match self
@@ -206,19 +214,12 @@ impl Mailbox<'_> {
                 Err(now) => p = now,
             }
         }
-        if p == 0 && self.armed.load(Ordering::Acquire) != 0 {
-            if let Ok(mut f) = OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(fifo)
-            {
-                let _ = f.write(&[1]);
-            }
-        }
+        let poke = p == 0 && self.armed.load(Ordering::Acquire) != 0;
         mem::futex_wake(self.pending);
+        poke
     }
 
-    /// Takes one pending signal, draining `fifo` when none is left.
+    /// Takes one pending signal, draining `fifo` (the eventfd) when none is left.
     pub(crate) fn take(&self, fifo: Option<&File>) -> Option<SignalSender> {
         let mut p = self.pending.load(Ordering::Acquire);
         loop {
@@ -234,9 +235,8 @@ impl Mailbox<'_> {
             }
         }
         if p == 1 {
-            if let Some(mut f) = fifo {
-                let mut buf = [0u8; 64];
-                while matches!(f.read(&mut buf), Ok(n) if n > 0) {}
+            if let Some(f) = fifo {
+                mem::drain(f);
             }
         }
         let s = self.sender.load(Ordering::Relaxed);

@@ -21,10 +21,9 @@
 //! (`super::hold`); none is lost. This module must never hand out the data file's
 //! mapping for memory it does not own.
 
-use std::fs::{File, OpenOptions};
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -47,7 +46,6 @@ struct Published {
     entry: Arc<serve::Entry>,
     /// The segment's name; dropped first when it is withdrawn.
     listing: serve::Listing,
-    fifo: Option<Arc<File>>,
 }
 
 struct State {
@@ -67,21 +65,6 @@ pub(crate) struct ShmExport {
     /// memory reads it on every poll. Written only with the lock held.
     ptr: AtomicUsize,
     st: Mutex<State>,
-}
-
-/// A FIFO for a pollable descriptor at `path`, opened by its reader for reading and
-/// writing (so it never reports a hang-up).
-pub(crate) fn make_fifo(path: &Path, mode: u32) -> Result<File, RsmError> {
-    let _ = std::fs::remove_file(path);
-    mem::mkfifo(path, 0o600).map_err(|e| mem::mem_error(&e))?;
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| mem::mem_error(&e))?;
-    let _ = f.set_permissions(std::fs::Permissions::from_mode(mode));
-    Ok(f)
 }
 
 impl ShmExport {
@@ -137,7 +120,8 @@ impl ShmExport {
             .set_len(CTL_BYTES as u64)
             .map_err(|e| mem::mem_error(&e))?;
         let _ = ctl_file.set_permissions(std::fs::Permissions::from_mode(ctl_mode));
-        let ctl = Ctl::open(&ctl_file)?;
+        let ctl = Arc::new(Ctl::open(&ctl_file)?);
+        let sig = mem::eventfd().map_err(|e| mem::mem_error(&e))?;
         let (uid, gid, pid) = mem::whoami();
         let ino = seg_file.metadata().map_err(|e| mem::mem_error(&e))?.ino();
         ctl.init(&Owner {
@@ -160,6 +144,9 @@ impl ShmExport {
             seg: seg_file,
             acl: Mutex::new(acl.clone()),
             owner: Credentials { uid, gid },
+            ctl_map: ctl.clone(),
+            sig,
+            importers: Mutex::new(std::collections::HashMap::new()),
         });
         let listing = match serve::publish(d, id, entry.clone()) {
             Ok(l) => l,
@@ -172,10 +159,9 @@ impl ShmExport {
         };
         Ok(Published {
             id,
-            ctl: Arc::new(ctl),
+            ctl,
             entry,
             listing,
-            fifo: None,
         })
     }
 
@@ -187,7 +173,6 @@ impl ShmExport {
             ctl,
             entry,
             listing,
-            fifo,
         } = p;
         drop(listing);
         ctl.state()
@@ -196,11 +181,11 @@ impl ShmExport {
         // SAFETY: the export's own range, currently the data file's mapping.
         #[allow(unsafe_code)]
         let r = unsafe { mem::unshare_in_place(st.ptr as *mut u8, self.len) };
-        // What is left named: the signal FIFOs.
+        // Nothing of it is named now; an older version's leftovers under its id go.
         if let Ok(_lock) = DirLock::take(&self.dir) {
             reg::remove_all(&self.dir, id);
         }
-        drop((ctl, entry, fifo));
+        drop((ctl, entry));
         r
     }
 }
@@ -231,19 +216,33 @@ impl ExportBackend for ShmExport {
         }
         reg::ensure_dir(&self.dir)?;
         let _lock = DirLock::take(&self.dir)?;
-        let id = match id {
+        let (id, p) = match id {
             Some(id) => {
                 if reg::reap(&self.dir, id) {
                     return Err(RsmError::SegidInUse);
                 }
-                id
+                (id, self.create_entry(&st, id, &acl)?)
             }
-            None => (0..64)
-                .map(|_| SegmentId((crate::random_u64() as u32) | SegmentId::USER_BASE))
-                .find(|&id| !reg::reap(&self.dir, id))
-                .ok_or(RsmError::InsufficientResources)?,
+            None => {
+                let mut made = Err(RsmError::InsufficientResources);
+                for _ in 0..64 {
+                    let id = SegmentId((crate::random_u64() as u32) | SegmentId::USER_BASE);
+                    if reg::reap(&self.dir, id) {
+                        continue;
+                    }
+                    match self.create_entry(&st, id, &acl) {
+                        // The name free a moment ago is held: a child forked by another
+                        // thread may still hold the probe's socket until its exec.
+                        Err(RsmError::SegidInUse) => continue,
+                        r => {
+                            made = r.map(|p| (id, p));
+                            break;
+                        }
+                    }
+                }
+                made?
+            }
         };
-        let p = self.create_entry(&st, id, &acl)?;
         st.publ = Some(p);
         Ok(id)
     }
@@ -307,24 +306,28 @@ impl ExportBackend for ShmExport {
     }
 
     fn signal_post(&self, flags: SignalFlags) -> Result<(), RsmError> {
-        let (ctl, id) = {
+        let (ctl, entry) = {
             let st = self.lock()?;
             let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
-            (p.ctl.clone(), p.id)
+            (p.ctl.clone(), p.entry.clone())
         };
         let me = self.me();
+        let sigs = entry.importers.lock().unwrap_or_else(|p| p.into_inner());
         for k in ctl.claimed().collect::<Vec<_>>() {
-            let fifo = reg::path(&self.dir, id, &reg::fifo_name(Some(k)));
-            ctl.mailbox(Some(k)).post(me, flags.no_accumulate, &fifo);
+            if ctl.mailbox(Some(k)).post(me, flags.no_accumulate) {
+                if let Some(f) = sigs.get(&k) {
+                    mem::poke(f);
+                }
+            }
         }
         Ok(())
     }
 
     fn signal_wait(&self, timeout: Option<Duration>) -> Result<SignalSender, RsmError> {
-        let (ctl, fifo) = {
+        let (ctl, entry) = {
             let st = self.lock()?;
             let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
-            (p.ctl.clone(), p.fifo.clone())
+            (p.ctl.clone(), p.entry.clone())
         };
         let alive = || {
             if ctl.live() {
@@ -333,37 +336,27 @@ impl ExportBackend for ShmExport {
                 Err(RsmError::SegNotPublished)
             }
         };
-        ctl.mailbox(None).wait(timeout, fifo.as_deref(), alive)
+        let mb = ctl.mailbox(None);
+        let polled = (mb.armed.load(Ordering::Acquire) != 0).then_some(&entry.sig);
+        mb.wait(timeout, polled, alive)
     }
 
     fn pollfd(&self) -> Result<RawFd, RsmError> {
-        let mut st = self.lock()?;
-        let p = st.publ.as_mut().ok_or(RsmError::SegNotPublished)?;
-        if let Some(f) = &p.fifo {
-            return Ok(f.as_raw_fd());
-        }
-        let path = reg::path(&self.dir, p.id, &reg::fifo_name(None));
-        let f = Arc::new(make_fifo(&path, 0o622)?);
+        let st = self.lock()?;
+        let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
         let mb = p.ctl.mailbox(None);
-        mb.armed.store(1, std::sync::atomic::Ordering::SeqCst);
-        if mb.pending.load(std::sync::atomic::Ordering::SeqCst) > 0 {
-            let _ = (&*f).write_all_nb();
+        mb.armed.store(1, Ordering::SeqCst);
+        if mb.pending.load(Ordering::SeqCst) > 0 {
+            mem::poke(&p.entry.sig);
         }
-        let fd = f.as_raw_fd();
-        p.fifo = Some(f);
-        Ok(fd)
+        Ok(p.entry.sig.as_raw_fd())
     }
 
     fn release_pollfd(&self) -> Result<(), RsmError> {
-        let mut st = self.lock()?;
-        let p = st.publ.as_mut().ok_or(RsmError::SegNotPublished)?;
-        if p.fifo.take().is_some() {
-            p.ctl
-                .mailbox(None)
-                .armed
-                .store(0, std::sync::atomic::Ordering::SeqCst);
-            let _ = std::fs::remove_file(reg::path(&self.dir, p.id, &reg::fifo_name(None)));
-        }
+        let st = self.lock()?;
+        let p = st.publ.as_ref().ok_or(RsmError::SegNotPublished)?;
+        p.ctl.mailbox(None).armed.store(0, Ordering::SeqCst);
+        mem::drain(&p.entry.sig);
         Ok(())
     }
 
@@ -384,18 +377,5 @@ impl ExportBackend for ShmExport {
         }
         st.destroyed = true;
         r
-    }
-}
-
-/// Writes one byte into a non-blocking FIFO, ignoring a full one.
-pub(crate) trait PokeFifo {
-    fn write_all_nb(self) -> std::io::Result<()>;
-}
-
-impl PokeFifo for &File {
-    fn write_all_nb(self) -> std::io::Result<()> {
-        use std::io::Write;
-        let mut f = self;
-        f.write(&[1]).map(|_| ())
     }
 }

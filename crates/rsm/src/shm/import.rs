@@ -20,7 +20,6 @@ use std::time::Duration;
 use myrix_rsm_proto::{NodeId, Perm, RsmError, SegmentId};
 
 use super::ctl::Ctl;
-use super::export::{make_fifo, PokeFifo};
 use super::mem::{self, Map};
 use super::registry::{self as reg, DirLock};
 use super::serve;
@@ -63,8 +62,9 @@ impl Conn {
         Err(RsmError::ConnAborted)
     }
 
-    /// Marks the connection aborted, after removing what the dead exporter left named
-    /// (FIFOs; the segment's name went with it), so whoever sees the abort sees them gone.
+    /// Marks the connection aborted, after removing what an older version's dead
+    /// exporter left named (the segment's name went with it), so whoever sees the
+    /// abort sees it gone.
     pub(crate) fn abort(&self) {
         if self.aborted.load(Ordering::Acquire) {
             return;
@@ -81,7 +81,12 @@ pub(crate) struct ShmImport {
     conn: Arc<Conn>,
     data: Map,
     node: NodeId,
-    fifo: Mutex<Option<Arc<File>>>,
+    /// The exporter's signal eventfd, fetched at the first post that must poke it
+    /// (so an import that never does holds no descriptor for it).
+    exporter_sig: Mutex<Option<Arc<File>>>,
+    /// This import's own, once a pollable descriptor was asked for (the exporter holds
+    /// a copy for its posts, [`serve::register`]).
+    sig: Mutex<Option<Arc<File>>>,
 }
 
 /// Connects to segment `id` of this host (the exporter's thread hands over the files,
@@ -127,7 +132,8 @@ pub(crate) fn connect(
         conn,
         data,
         node,
-        fifo: Mutex::new(None),
+        exporter_sig: Mutex::new(None),
+        sig: Mutex::new(None),
     })
 }
 
@@ -140,8 +146,18 @@ impl ShmImport {
         self.conn.check()
     }
 
-    fn fifo(&self) -> Option<Arc<File>> {
-        self.fifo.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    fn sig(&self) -> Option<Arc<File>> {
+        self.sig.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The exporter's eventfd, asked of its serving thread the first time.
+    fn exporter_sig(&self) -> Option<Arc<File>> {
+        let mut g = self.exporter_sig.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_none() {
+            let c = &self.conn;
+            *g = serve::exporter_sig(&c.dir, c.id, c.slot).ok().map(Arc::new);
+        }
+        g.clone()
     }
 }
 
@@ -214,38 +230,35 @@ impl ImportBackend for ShmImport {
             node: self.node,
             pid: mem::whoami().2,
         };
-        let fifo = reg::path(&self.conn.dir, self.conn.id, &reg::fifo_name(None));
-        self.conn
-            .ctl
-            .mailbox(None)
-            .post(me, flags.no_accumulate, &fifo);
+        if self.conn.ctl.mailbox(None).post(me, flags.no_accumulate) {
+            if let Some(f) = self.exporter_sig() {
+                mem::poke(&f);
+            }
+        }
         Ok(())
     }
 
     fn signal_wait(&self, timeout: Option<Duration>) -> Result<SignalSender, RsmError> {
-        let fifo = self.fifo();
+        let sig = self.sig();
         self.conn
             .ctl
             .mailbox(Some(self.conn.slot))
-            .wait(timeout, fifo.as_deref(), || self.conn.check())
+            .wait(timeout, sig.as_deref(), || self.conn.check())
     }
 
     fn pollfd(&self) -> Result<RawFd, RsmError> {
         self.conn.check()?;
-        let mut g = self.fifo.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.sig.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = &*g {
             return Ok(f.as_raw_fd());
         }
-        let path = reg::path(
-            &self.conn.dir,
-            self.conn.id,
-            &reg::fifo_name(Some(self.conn.slot)),
-        );
-        let f = Arc::new(make_fifo(&path, 0o622)?);
+        let f = Arc::new(mem::eventfd().map_err(|e| mem::mem_error(&e))?);
+        // The exporter keeps a copy to poke; armed only once it has it.
+        serve::register(&self.conn.dir, self.conn.id, self.conn.slot, &f)?;
         let mb = self.conn.ctl.mailbox(Some(self.conn.slot));
         mb.armed.store(1, Ordering::SeqCst);
         if mb.pending.load(Ordering::SeqCst) > 0 {
-            let _ = (&*f).write_all_nb();
+            mem::poke(&f);
         }
         let fd = f.as_raw_fd();
         *g = Some(f);
@@ -253,19 +266,13 @@ impl ImportBackend for ShmImport {
     }
 
     fn release_pollfd(&self) -> Result<(), RsmError> {
-        let mut g = self.fifo.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.sig.lock().unwrap_or_else(|p| p.into_inner());
         if g.take().is_some() {
             self.conn
                 .ctl
                 .mailbox(Some(self.conn.slot))
                 .armed
                 .store(0, Ordering::SeqCst);
-            let path = reg::path(
-                &self.conn.dir,
-                self.conn.id,
-                &reg::fifo_name(Some(self.conn.slot)),
-            );
-            let _ = std::fs::remove_file(path);
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! The system calls of the shm controller and every raw memory access it makes: guarded
 //! allocations, sharing caller memory in place (and taking it back), file mappings,
-//! copies into and out of mapped segments, futexes, file locks, FIFOs.
+//! copies into and out of mapped segments, futexes, file locks, eventfds.
 //!
 //! This is the one module of the controller allowed `unsafe`. Its functions take
 //! offsets that the caller has bounds-checked and assert them again (cheaply, with
@@ -12,7 +12,6 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::path::Path;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::time::Duration;
 
@@ -574,16 +573,29 @@ pub(crate) fn locked_by_other(f: &File) -> bool {
     }
 }
 
-pub(crate) fn mkfifo(path: &Path, mode: u32) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul in path"))?;
-    // SAFETY: a valid C string.
-    if unsafe { libc::mkfifo(c.as_ptr(), mode as libc::mode_t) } == 0 {
-        Ok(())
-    } else {
-        Err(os_err())
+/// A new eventfd, non-blocking and close-on-exec: a pollable descriptor with no name,
+/// which goes with the last process that holds it.
+pub(crate) fn eventfd() -> io::Result<File> {
+    // SAFETY: eventfd takes no pointer.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_err());
     }
+    // SAFETY: a descriptor just made, owned by nobody else.
+    Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
+/// Makes an eventfd readable (adds one to its count; a full count stays readable).
+pub(crate) fn poke(f: &File) {
+    use std::io::Write;
+    let _ = (&*f).write(&1u64.to_ne_bytes());
+}
+
+/// Takes an eventfd's count: it is not readable again until the next poke.
+pub(crate) fn drain(f: &File) {
+    use std::io::Read;
+    let mut count = [0u8; 8];
+    let _ = (&*f).read(&mut count);
 }
 
 /// This process's effective user and group, and id.

@@ -3,10 +3,12 @@
 //! are loads and stores, with no call by the exporting process.
 //!
 //! * [`registry`] — the host's registry directory (`/dev/shm/myrix-rsm`, or
-//!   `$MYRIX_RSM_DIR`): its lock, the signal FIFOs, liveness by `flock`, clean-up of
-//!   what dead exporters left named (at controller start, and whenever a user finds it).
+//!   `$MYRIX_RSM_DIR`): its lock, liveness by `flock`, clean-up of what older
+//!   versions' dead exporters left named (at controller start, and whenever a user
+//!   finds it).
 //! * [`serve`] — a published segment's name (an abstract socket, gone with its
-//!   exporter), its unnamed files, and the thread that hands them to importers.
+//!   exporter), its unnamed files and signal eventfds, and the thread that hands them
+//!   between exporter and importers.
 //! * [`ctl`] — a segment's control block: state, owner, and the signal mailboxes.
 //! * [`export`], [`import`] — the two ends.
 //! * [`watch`] — the thread that notices an exporter's death for its importers.

@@ -4,10 +4,10 @@
 //! killed by SIGKILL). Named in the directory are only
 //!
 //! * `.lock` — the directory lock;
-//! * `ID.sig-e`, `ID.sig-K` — FIFOs behind the exporter's and importer slot K's
-//!   pollable descriptors, made when a pollfd is asked for;
 //! * leftovers of older versions, which named the segment's files `ID.ctl` (the
-//!   control block, locked by the live exporter), `ID.seg` and `ID.acl`.
+//!   control block, locked by the live exporter), `ID.seg` and `ID.acl`, and, until
+//!   session 31, the FIFOs behind pollable descriptors, `ID.sig-e` and `ID.sig-K`
+//!   (eventfds handed over by the serving thread now, with no name).
 //!
 //! Binding a name and removing files happens under the directory lock (`.lock`,
 //! `flock`), so a cleaner never removes the files of a segment being made, and
@@ -42,13 +42,6 @@ pub(crate) fn ensure_dir(d: &Path) -> Result<(), RsmError> {
 
 pub(crate) fn path(d: &Path, id: SegmentId, what: &str) -> PathBuf {
     d.join(format!("{:08x}.{what}", id.0))
-}
-
-pub(crate) fn fifo_name(slot: Option<usize>) -> String {
-    match slot {
-        None => "sig-e".to_string(),
-        Some(k) => format!("sig-{k}"),
-    }
 }
 
 /// The directory lock, held while alive.

@@ -16,8 +16,18 @@
 //! descriptors of its own opening of the files (`/proc/self/fd`): the control block
 //! read-write, the data read-only or read-write as asked. The importer has its own
 //! open file description of the control block, so its test of the exporter's
-//! `flock` is as before. Only the connect involves the exporting process (its
-//! thread); puts and gets stay loads and stores into the mapping.
+//! `flock` is as before. Only the connect and the signal descriptors involve the
+//! exporting process (its thread); puts and gets stay loads and stores into the
+//! mapping.
+//!
+//! Signal descriptors are eventfds, also passed by this thread, each after it has
+//! checked that the importer slot named is the caller's (the slot's claimant pid
+//! against `SO_PEERCRED`): an importer that asks for a pollable descriptor makes an
+//! eventfd and hands it over ([`register`]), kept for the exporter's posts to that
+//! slot; an importer whose post must poke the exporter's asks for that one
+//! ([`exporter_sig`]) the first time. So no signal descriptor has a name either: each
+//! goes with the last process holding it (session 31; they were named FIFOs
+//! `ID.sig-*` in the registry directory).
 //!
 //! Binding the name is atomic, so it also says "this id is in use". This module must
 //! never block the serving thread without a timeout, nor trust a request beyond its
@@ -25,7 +35,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -37,9 +47,14 @@ use std::time::Duration;
 
 use myrix_rsm_proto::{Acl, Credentials, NodeId, Perm, RsmError, SegmentId};
 
+use super::ctl::Ctl;
 use super::mem;
 
 const REQ_MAGIC: u32 = 0x7172_7372; // "rsrq"
+/// An importer's eventfd for its slot ([`register`]).
+const REG_MAGIC: u32 = 0x6773_7372; // "rssg"
+/// An importer asks for the exporter's eventfd ([`exporter_sig`]).
+const SIG_MAGIC: u32 = 0x6573_7372; // "rsse"
 const REP_MAGIC: u32 = 0x7072_7372; // "rsrp"
 /// How long the serving thread waits for one importer's request or its answer.
 const SERVE_TIMEOUT: Duration = Duration::from_secs(1);
@@ -55,6 +70,12 @@ pub(crate) struct Entry {
     /// For new connections (republish replaces it).
     pub(crate) acl: Mutex<Acl>,
     pub(crate) owner: Credentials,
+    /// The mapped control block: whose each importer slot is.
+    pub(crate) ctl_map: Arc<Ctl>,
+    /// The exporter's signal eventfd (its pollable descriptor), handed to importers.
+    pub(crate) sig: File,
+    /// The importers' signal eventfds, by slot, as they registered them.
+    pub(crate) importers: Mutex<HashMap<usize, File>>,
 }
 
 fn addr(d: &Path, id: SegmentId) -> io::Result<SocketAddr> {
@@ -217,32 +238,72 @@ fn run(s: &Server) {
     }
 }
 
-/// Answers one importer: status 0 and the two descriptors, or an RSMAPI error number.
-fn serve(mut c: UnixStream, e: &Entry) {
+/// Answers one request: an importer's connect (status 0 and the two descriptors, or
+/// an RSMAPI error number), its eventfd for its slot, or its asking for the
+/// exporter's (status 0 and the eventfd, or an error).
+fn serve(c: UnixStream, e: &Entry) {
     let _ = c.set_read_timeout(Some(SERVE_TIMEOUT));
     let _ = c.set_write_timeout(Some(SERVE_TIMEOUT));
     let mut req = [0u8; 12];
-    if c.read_exact(&mut req).is_err() {
+    let Ok((n, mut fds)) = recv_fds(&c, &mut req) else {
+        return;
+    };
+    if n == 0 || (n < req.len() && (&c).read_exact(&mut req[n..]).is_err()) {
         return;
     }
     let word =
         |i: usize| u32::from_le_bytes([req[4 * i], req[4 * i + 1], req[4 * i + 2], req[4 * i + 3]]);
-    if word(0) != REQ_MAGIC {
-        return;
+    match word(0) {
+        REQ_MAGIC => {
+            let (perm, node) = (Perm(word(1)), NodeId(word(2)));
+            let granted = (|| {
+                let creds = peer_creds(&c).ok_or(RsmError::PermDenied)?.0;
+                let acl = e.acl.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                acl.check(node, creds, e.owner, perm)?;
+                let ctl = reopen(&e.ctl, true)?;
+                let seg = reopen(&e.seg, perm.can_write())?;
+                Ok::<_, RsmError>((ctl, seg))
+            })();
+            let _ = match granted {
+                Ok((ctl, seg)) => send_fds(&c, &reply(0), &[ctl.as_raw_fd(), seg.as_raw_fd()]),
+                Err(err) => send_fds(&c, &reply(err.code()), &[]),
+            };
+        }
+        SIG_MAGIC if claims(&c, e, word(1)) => {
+            let _ = send_fds(&c, &reply(0), &[e.sig.as_raw_fd()]);
+        }
+        SIG_MAGIC => {
+            let _ = send_fds(&c, &reply(RsmError::PermDenied.code()), &[]);
+        }
+        REG_MAGIC => {
+            // Only the process that claims the slot may name its descriptor.
+            let slot = word(1);
+            let status = match (claims(&c, e, slot), fds.pop()) {
+                (true, Some(f)) if fds.is_empty() => {
+                    e.importers
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(slot as usize, f);
+                    0
+                }
+                _ => RsmError::PermDenied.code(),
+            };
+            let _ = send_fds(&c, &reply(status), &[]);
+        }
+        _ => {}
     }
-    let (perm, node) = (Perm(word(1)), NodeId(word(2)));
-    let granted = (|| {
-        let creds = peer_creds(&c).ok_or(RsmError::PermDenied)?;
-        let acl = e.acl.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        acl.check(node, creds, e.owner, perm)?;
-        let ctl = reopen(&e.ctl, true)?;
-        let seg = reopen(&e.seg, perm.can_write())?;
-        Ok::<_, RsmError>((ctl, seg))
-    })();
-    let _ = match granted {
-        Ok((ctl, seg)) => send_reply(&c, 0, &[ctl.as_raw_fd(), seg.as_raw_fd()]),
-        Err(err) => send_reply(&c, err.code(), &[]),
-    };
+}
+
+/// Whether the peer on `c` is the process that claims importer slot `slot`.
+fn claims(c: &UnixStream, e: &Entry, slot: u32) -> bool {
+    peer_creds(c).is_some_and(|(_, pid)| e.ctl_map.claimant(slot as usize) == Some(pid))
+}
+
+fn reply(status: i32) -> [u8; 8] {
+    let mut body = [0u8; 8];
+    body[..4].copy_from_slice(&REP_MAGIC.to_le_bytes());
+    body[4..].copy_from_slice(&status.to_le_bytes());
+    body
 }
 
 /// A new open file description of one of our files (so an importer's `flock` test
@@ -256,7 +317,8 @@ fn reopen(f: &File, write: bool) -> Result<File, RsmError> {
         .map_err(|e| mem::mem_error(&e))
 }
 
-fn peer_creds(c: &UnixStream) -> Option<Credentials> {
+/// The peer's user and group, and its process id.
+fn peer_creds(c: &UnixStream) -> Option<(Credentials, u32)> {
     let mut cred = libc::ucred {
         pid: 0,
         uid: 0,
@@ -274,24 +336,26 @@ fn peer_creds(c: &UnixStream) -> Option<Credentials> {
             &mut len,
         )
     };
-    (r == 0).then_some(Credentials {
-        uid: cred.uid,
-        gid: cred.gid,
-    })
+    (r == 0).then_some((
+        Credentials {
+            uid: cred.uid,
+            gid: cred.gid,
+        },
+        cred.pid as u32,
+    ))
 }
 
-fn send_reply(c: &UnixStream, status: i32, fds: &[RawFd]) -> io::Result<()> {
-    let mut body = [0u8; 8];
-    body[..4].copy_from_slice(&REP_MAGIC.to_le_bytes());
-    body[4..].copy_from_slice(&status.to_le_bytes());
+/// Sends `body` (a request or a reply) with descriptors `fds` (at most three).
+fn send_fds(c: &UnixStream, body: &[u8], fds: &[RawFd]) -> io::Result<()> {
     let mut iov = libc::iovec {
-        iov_base: body.as_mut_ptr().cast(),
+        iov_base: body.as_ptr().cast_mut().cast(),
         iov_len: body.len(),
     };
     let mut cbuf = [0u64; 8];
     // SAFETY: a zeroed msghdr is a valid empty one; every pointer set below points
-    // into locals that outlive the call, and the control message is written inside
-    // `cbuf` (64 bytes, more than CMSG_SPACE of two descriptors).
+    // into locals that outlive the call (the body is only read), and the control
+    // message is written inside `cbuf` (64 bytes, more than CMSG_SPACE of three
+    // descriptors).
     #[allow(unsafe_code)]
     unsafe {
         let mut msg: libc::msghdr = std::mem::zeroed();
@@ -315,17 +379,26 @@ fn send_reply(c: &UnixStream, status: i32, fds: &[RawFd]) -> io::Result<()> {
     }
 }
 
-/// Receives a reply: its two words and the descriptors that came with it (owned, so
-/// none leaks whatever the sender put there).
+/// Receives a reply: its two words and the descriptors that came with it.
 fn recv_reply(c: &UnixStream) -> io::Result<([u8; 8], Vec<File>)> {
     let mut body = [0u8; 8];
+    let (n, files) = recv_fds(c, &mut body)?;
+    if n != body.len() {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "short reply"));
+    }
+    Ok((body, files))
+}
+
+/// Receives into `body` (how many bytes came) and the descriptors that came with them
+/// (owned, so none leaks whatever the sender put there).
+fn recv_fds(c: &UnixStream, body: &mut [u8]) -> io::Result<(usize, Vec<File>)> {
     let mut iov = libc::iovec {
         iov_base: body.as_mut_ptr().cast(),
         iov_len: body.len(),
     };
     let mut cbuf = [0u64; 16];
     let mut files = Vec::new();
-    // SAFETY: as in `send_reply`; the control messages are read only within the
+    // SAFETY: as in `send_fds`; the control messages are read only within the
     // length the kernel reports, and each descriptor received is owned at once.
     #[allow(unsafe_code)]
     let n = unsafe {
@@ -359,34 +432,32 @@ fn recv_reply(c: &UnixStream) -> io::Result<([u8; 8], Vec<File>)> {
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
-    if n as usize != body.len() {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "short reply"));
-    }
-    Ok((body, files))
+    Ok((n as usize, files))
 }
 
-/// Asks the exporter of segment `id` for its files: (control block, data), or the
-/// error it answered; `SegNotPublished` if nobody has the name.
-pub(crate) fn fetch(
+/// Sends request `words` (with `fds`) to the exporter of segment `id` and receives its
+/// reply: its status and the descriptors with it; `SegNotPublished` if nobody has
+/// the name or it went unanswered.
+fn ask(
     d: &Path,
     id: SegmentId,
-    node: NodeId,
-    perm: Perm,
-) -> Result<(File, File), RsmError> {
+    words: [u32; 3],
+    fds: &[RawFd],
+) -> Result<(i32, Vec<File>), RsmError> {
     let a = addr(d, id).map_err(|_| RsmError::SegNotPublished)?;
-    let mut c = UnixStream::connect_addr(&a).map_err(|e| match e.kind() {
+    let c = UnixStream::connect_addr(&a).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => RsmError::SegNotPublished,
         _ => mem::mem_error(&e),
     })?;
     let _ = c.set_read_timeout(Some(FETCH_TIMEOUT));
     let _ = c.set_write_timeout(Some(FETCH_TIMEOUT));
     let mut req = [0u8; 12];
-    req[..4].copy_from_slice(&REQ_MAGIC.to_le_bytes());
-    req[4..8].copy_from_slice(&perm.0.to_le_bytes());
-    req[8..].copy_from_slice(&node.0.to_le_bytes());
+    for (i, w) in words.iter().enumerate() {
+        req[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
     // An exporter that unpublished meanwhile closed the connection unanswered.
-    c.write_all(&req).map_err(|_| RsmError::SegNotPublished)?;
-    let (body, mut files) = recv_reply(&c).map_err(|_| RsmError::SegNotPublished)?;
+    send_fds(&c, &req, fds).map_err(|_| RsmError::SegNotPublished)?;
+    let (body, files) = recv_reply(&c).map_err(|_| RsmError::SegNotPublished)?;
     let word = |i: usize| {
         [
             body[4 * i],
@@ -398,13 +469,48 @@ pub(crate) fn fetch(
     if u32::from_le_bytes(word(0)) != REP_MAGIC {
         return Err(RsmError::SegNotPublished);
     }
-    match i32::from_le_bytes(word(1)) {
-        0 if files.len() == 2 => {
-            let seg = files.pop().expect("two files");
-            let ctl = files.pop().expect("two files");
+    Ok((i32::from_le_bytes(word(1)), files))
+}
+
+fn answered(code: i32) -> RsmError {
+    RsmError::from_code(code).unwrap_or(RsmError::SegNotPublished)
+}
+
+/// Asks the exporter of segment `id` for its files: (control block, data), or the
+/// error it answered; `SegNotPublished` if nobody has the name.
+pub(crate) fn fetch(
+    d: &Path,
+    id: SegmentId,
+    node: NodeId,
+    perm: Perm,
+) -> Result<(File, File), RsmError> {
+    match ask(d, id, [REQ_MAGIC, perm.0, node.0], &[])? {
+        (0, files) => {
+            let [ctl, seg]: [File; 2] = files.try_into().map_err(|_| RsmError::SegNotPublished)?;
             Ok((ctl, seg))
         }
-        0 => Err(RsmError::SegNotPublished),
-        code => Err(RsmError::from_code(code).unwrap_or(RsmError::SegNotPublished)),
+        (code, _) => Err(answered(code)),
+    }
+}
+
+/// The exporter's signal eventfd, for the importer of slot `slot` (this process's).
+pub(crate) fn exporter_sig(d: &Path, id: SegmentId, slot: usize) -> Result<File, RsmError> {
+    let slot = u32::try_from(slot).unwrap_or(u32::MAX);
+    match ask(d, id, [SIG_MAGIC, slot, 0], &[])? {
+        (0, files) => {
+            let [sig]: [File; 1] = files.try_into().map_err(|_| RsmError::SegNotPublished)?;
+            Ok(sig)
+        }
+        (code, _) => Err(answered(code)),
+    }
+}
+
+/// Hands the exporter of segment `id` this process's eventfd `sig` for importer slot
+/// `slot` (which must be this process's), for its posts to the slot.
+pub(crate) fn register(d: &Path, id: SegmentId, slot: usize, sig: &File) -> Result<(), RsmError> {
+    let slot = u32::try_from(slot).unwrap_or(u32::MAX);
+    match ask(d, id, [REG_MAGIC, slot, 0], &[sig.as_raw_fd()])? {
+        (0, _) => Ok(()),
+        (code, _) => Err(answered(code)),
     }
 }
