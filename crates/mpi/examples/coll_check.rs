@@ -336,7 +336,7 @@ fn dups_free_their_segments(w: &Comm, k: &mut Checker) -> Result<Result<(), Stri
         sums.push(w.dup()?.allreduce_one(1u32, Op::Sum)?);
     }
     let after = mappings();
-    if let Err(e) = k.same("sums on the dups", &sums, &vec![n; DUPS + 1]) {
+    if let Err(e) = k.same("sums on the dups", &sums, &[n; DUPS + 1]) {
         return Ok(Err(e));
     }
     k.checks += 1;
