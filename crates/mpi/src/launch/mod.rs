@@ -738,7 +738,7 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
         }
         let sig = SIGNALLED.swap(0, Ordering::Relaxed);
         if sig != 0 && first_bad.is_none() && !remote_hosts.is_empty() {
-            first_bad = Some((128 + sig, format!("myrix mpiexec got signal {sig}")));
+            first_bad = Some((128 + sig, format!("the launcher got signal {sig}")));
         }
         if first_bad.is_none() {
             first_bad = unfinalized(&ranks, &closed, &server);

@@ -309,8 +309,7 @@ fn spawn(spec: &ProxySpec, r: &ProxyRank) -> Result<Child, String> {
             Ok(())
         });
     }
-    cmd.spawn()
-        .map_err(|e| format!("starting {}: {e}", app.program.to_string_lossy()))
+    cmd.spawn().map_err(|e| e.to_string())
 }
 
 /// Sets `flag` when `r` reaches its end (or fails).
