@@ -177,7 +177,7 @@ mod tests {
     fn ids_fit_pmi_id() {
         for _ in 0..100 {
             let id = random_id();
-            assert!(id >= 1 && id < (1 << 62));
+            assert!((1..(1 << 62)).contains(&id));
         }
     }
 }
