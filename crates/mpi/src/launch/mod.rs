@@ -50,7 +50,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -402,9 +402,8 @@ fn start_remotes(
     locals: &[(u32, u32)],
     kvsname: &str,
     tx: &mpsc::Sender<Event>,
-    stop: &Arc<AtomicBool>,
     remotes: &mut Vec<Remote>,
-) -> Result<std::thread::JoinHandle<()>, LaunchError> {
+) -> Result<tcp::Acceptor, LaunchError> {
     let size = ranks.len() as u32;
     let (listener, told) = pmi_listener(names)?;
     let expected: tcp::Expected = Arc::new(Mutex::new(Default::default()));
@@ -448,26 +447,20 @@ fn start_remotes(
         specs.push(ps);
     }
     let tx = tx.clone();
-    let acceptor = tcp::serve(
-        listener,
-        expected,
-        size,
-        stop.clone(),
-        move |peer, s| match peer {
-            Peer::Rank(r) => {
-                if let Ok(w) = s.try_clone() {
-                    if tx.send(Event::Connected(r, w)).is_ok() {
-                        reader(r, s, tx.clone());
-                    }
+    let acceptor = tcp::serve(listener, expected, size, move |peer, s| match peer {
+        Peer::Rank(r) => {
+            if let Ok(w) = s.try_clone() {
+                if tx.send(Event::Connected(r, w)).is_ok() {
+                    reader(r, s, tx.clone());
                 }
             }
-            Peer::Proxy(h) => {
-                if tx.send(Event::ProxyUp(h)).is_ok() {
-                    proxy_reader(h, s, tx.clone());
-                }
+        }
+        Peer::Proxy(h) => {
+            if tx.send(Event::ProxyUp(h)).is_ok() {
+                proxy_reader(h, s, tx.clone());
             }
-        },
-    )
+        }
+    })
     .map_err(|e| LaunchError::Hosts(format!("the PMI port: {e}")))?;
     let exe =
         std::env::current_exe().map_err(|e| LaunchError::Hosts(format!("where is myrix? {e}")))?;
@@ -561,25 +554,14 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
         std::thread::spawn(move || reader(r, conn, tx));
         ranks.push(rank);
     }
-    let stop = Arc::new(AtomicBool::new(false));
     let mut acceptor = None;
     let _signals = (!remote_hosts.is_empty()).then(SignalGuard::install);
     if let Some(p) = place.filter(|_| !remote_hosts.is_empty()) {
         let names: Vec<&str> = remote_hosts.iter().map(|&h| p.hosts[h].as_str()).collect();
-        let started = start_remotes(
-            spec,
-            &names,
-            &ranks,
-            &locals,
-            &kvsname,
-            &tx,
-            &stop,
-            &mut remotes,
-        );
+        let started = start_remotes(spec, &names, &ranks, &locals, &kvsname, &tx, &mut remotes);
         match started {
             Ok(a) => acceptor = Some(a),
             Err(e) => {
-                stop.store(true, Ordering::Relaxed);
                 kill_all(&mut ranks, &mut remotes);
                 return Err(e);
             }
@@ -587,8 +569,10 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
     }
     drop(tx);
     // Ends the job: the PMI port closed, every rank here and on other hosts gone.
-    let end = |ranks: &mut [Rank], remotes: &mut [Remote]| {
-        stop.store(true, Ordering::Relaxed);
+    let end = |ranks: &mut [Rank], remotes: &mut [Remote], acc: &mut Option<tcp::Acceptor>| {
+        if let Some(a) = acc.take() {
+            a.stop();
+        }
         kill_all(ranks, remotes);
     };
     let deadline = spec.timeout.map(|t| Instant::now() + t);
@@ -618,7 +602,7 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
                             }
                         }
                         Action::Abort { rank, code } => {
-                            end(&mut ranks, &mut remotes);
+                            end(&mut ranks, &mut remotes, &mut acceptor);
                             return Ok(Outcome {
                                 code: i32::from(exit_status(code)),
                                 reason: Some(format!(
@@ -660,7 +644,7 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
             }
             Ok(Event::Report(k, proxy::Report::Failed { rank, why })) => {
                 let program = spec.app_of(rank.min(size - 1)).1.program.clone();
-                end(&mut ranks, &mut remotes);
+                end(&mut ranks, &mut remotes, &mut acceptor);
                 return Err(LaunchError::Spawn {
                     rank,
                     program: format!("{} on {}", program.to_string_lossy(), remotes[k].name),
@@ -733,7 +717,7 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
                 _ => continue,
             };
             let host = rm.name.clone();
-            end(&mut ranks, &mut remotes);
+            end(&mut ranks, &mut remotes, &mut acceptor);
             return Err(LaunchError::Host { host, why });
         }
         let sig = SIGNALLED.swap(0, Ordering::Relaxed);
@@ -752,7 +736,7 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
         }
         if let Some((code, why)) = &first_bad {
             let others = running > 0;
-            end(&mut ranks, &mut remotes);
+            end(&mut ranks, &mut remotes, &mut acceptor);
             return Ok(Outcome {
                 code: *code,
                 reason: Some(if others {
@@ -766,10 +750,7 @@ fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcom
             // Every rank has exited: the proxies end too, the PMI port closes; take
             // the messages still queued and the closes, for a last check of ranks
             // that did not finalize.
-            end(&mut ranks, &mut remotes);
-            if let Some(a) = acceptor.take() {
-                let _ = a.join();
-            }
+            end(&mut ranks, &mut remotes, &mut acceptor);
             let until = Instant::now() + Duration::from_secs(2);
             while Instant::now() < until {
                 match rx.recv_timeout(Duration::from_millis(50)) {

@@ -11,7 +11,8 @@
 use super::wire::{parse_pmi1, Message};
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -90,43 +91,85 @@ fn greet(mut s: TcpStream, expected: &Expected, size: u32) -> Option<(Peer, TcpS
     Some((peer, s))
 }
 
-/// Accepts connections on `listener` until `stop` is set (checked every 50 ms), each
-/// greeted on a thread of its own; `on_peer` gets every expected one.
+/// The thread accepting connections ([`serve`]).
+pub struct Acceptor {
+    thread: Option<std::thread::JoinHandle<()>>,
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl Acceptor {
+    /// Stops accepting (a connection of its own wakes the blocked `accept`) and waits
+    /// for the thread.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut to = self.addr;
+        if to.ip().is_unspecified() {
+            to.set_ip(match to {
+                SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+                SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        let _ = TcpStream::connect_timeout(&to, Duration::from_secs(1));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.halt();
+        }
+    }
+}
+
+/// Accepts connections on `listener` until stopped, each greeted on a thread of its
+/// own (so a silent one delays nobody); `on_peer` gets every expected one.
 pub fn serve(
     listener: TcpListener,
     expected: Expected,
     size: u32,
-    stop: Arc<std::sync::atomic::AtomicBool>,
     on_peer: impl Fn(Peer, TcpStream) + Send + Sync + 'static,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
-    use std::sync::atomic::Ordering;
-    listener.set_nonblocking(true)?;
+) -> std::io::Result<Acceptor> {
+    let addr = listener.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
     let on_peer = Arc::new(on_peer);
-    Ok(std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            match listener.accept() {
-                Ok((s, _)) => {
-                    if s.set_nonblocking(false).is_err() {
-                        continue;
-                    }
-                    let (expected, on_peer) = (expected.clone(), on_peer.clone());
-                    std::thread::spawn(move || {
-                        if let Some((peer, s)) = greet(s, &expected, size) {
-                            on_peer(peer, s);
-                        }
-                    });
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || loop {
+        let got = listener.accept();
+        if flag.load(Ordering::Relaxed) {
+            return;
         }
-    }))
+        match got {
+            Ok((s, _)) => {
+                let (expected, on_peer) = (expected.clone(), on_peer.clone());
+                std::thread::spawn(move || {
+                    if let Some((peer, s)) = greet(s, &expected, size) {
+                        on_peer(peer, s);
+                    }
+                });
+            }
+            // Out of descriptors, say: let the ranks' connections wait a little.
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    });
+    Ok(Acceptor {
+        thread: Some(thread),
+        addr,
+        stop,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::BufRead;
-    use std::sync::atomic::AtomicBool;
 
     #[test]
     fn only_expected_ids_get_in_once() {
@@ -137,10 +180,9 @@ mod tests {
             (rank_id, Peer::Rank(3)),
             (proxy_id, Peer::Proxy(0)),
         ])));
-        let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let tx = Mutex::new(tx);
-        let h = serve(l, expected, 5, stop.clone(), move |p, _s| {
+        let h = serve(l, expected, 5, move |p, _s| {
             let _ = tx.lock().unwrap().send(p);
         })
         .unwrap();
@@ -169,8 +211,7 @@ mod tests {
         assert_eq!(got, ["cmd=proxy_ok rc=0\n"]);
         assert_eq!(rx.recv().unwrap(), Peer::Proxy(0));
         assert!(rx.try_recv().is_err());
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        h.join().unwrap();
+        h.stop();
     }
 
     #[test]
