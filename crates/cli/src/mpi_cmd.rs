@@ -68,9 +68,9 @@ MYRIX_SSH=\"ssh -p 2222 -i key\") and runs `myrix mpiexec-proxy` from this same 
 which starts its ranks and kills them when the job ends. Its ranks reach the launcher's
 PMI port at the source address of the route toward the host (MYRIX_PMI_ADDR sets it).
 They run in this directory (or -wdir) with MYRIX_*, OMP_*, LC_*, PATH, LD_LIBRARY_PATH,
-LANG, TZ and TMPDIR from here; their output comes here; only rank 0 on this host reads
-standard input. Any end of the job (a rank failing, MPI_Abort, --timeout, SIGINT,
-SIGTERM or SIGHUP of mpiexec) ends every rank on every host.";
+LANG, TZ and TMPDIR from here; their output comes here; rank 0 reads standard input
+only when it runs here. Any end of the job (a rank failing, MPI_Abort, --timeout,
+SIGINT, SIGTERM or SIGHUP of mpiexec) ends every rank on every host.";
 
 /// The longest `--timeout` / `MPIEXEC_TIMEOUT`: a year, in seconds.
 const MAX_TIMEOUT: i64 = 31_536_000;
