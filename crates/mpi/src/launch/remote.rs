@@ -29,7 +29,9 @@ const STOP_WAIT: Duration = Duration::from_secs(10);
 pub struct Remote {
     pub name: String,
     ssh: Child,
-    stdin: Option<ChildStdin>,
+    /// Writes the job to ssh's standard input (a big job may fill the pipe before
+    /// ssh connected: the launcher does not wait for it) and keeps that input open.
+    stdin: Option<std::thread::JoinHandle<Option<ChildStdin>>>,
     pub started: Instant,
     /// The proxy connected back.
     pub up: bool,
@@ -97,21 +99,34 @@ impl Remote {
         let mut ssh = cmd
             .spawn()
             .map_err(|e| format!("host {host}: starting {prog}: {e}"))?;
-        let mut stdin = ssh.stdin.take();
+        let stdin = ssh.stdin.take();
+        let text = spec.encode();
         // A proxy that never reads (ssh failed at once) is seen by its exit status.
-        if let Some(s) = stdin.as_mut() {
-            let _ = s.write_all(spec.encode().as_bytes());
+        let writer = std::thread::spawn(move || {
+            let mut s = stdin?;
+            let _ = s.write_all(text.as_bytes());
             let _ = s.flush();
-        }
+            Some(s)
+        });
         Ok(Remote {
             name: host.to_string(),
             ssh,
-            stdin,
+            stdin: Some(writer),
             started: Instant::now(),
             up: false,
             gone: false,
             exited: None,
         })
+    }
+
+    /// Closes ssh's standard input (a write still blocked ends when ssh is killed).
+    fn close_stdin(&mut self) {
+        if let Some(w) = self.stdin.take() {
+            if !w.is_finished() {
+                let _ = self.ssh.kill();
+            }
+            drop(w.join());
+        }
     }
 
     /// Notes ssh's exit, if it happened.
@@ -129,7 +144,7 @@ impl Remote {
 /// its proxy ended; one that takes longer than [`STOP_WAIT`] is killed.
 pub fn stop_all(remotes: &mut [Remote]) {
     for r in remotes.iter_mut() {
-        drop(r.stdin.take());
+        r.close_stdin();
     }
     let end = Instant::now() + STOP_WAIT;
     for r in remotes.iter_mut() {
