@@ -26,6 +26,7 @@ mod mxbench_cmd;
 mod packet_cmd;
 mod parse;
 mod progress;
+mod proxy_cmd;
 mod routes_cmd;
 mod rsmbench_cmd;
 mod sim_cmd;
@@ -72,8 +73,11 @@ enum Cmd {
     /// Speed measurements.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCmd),
-    /// Start an MPI program's ranks on this host: `myrix mpiexec -n N prog args...`.
+    /// Start an MPI program's ranks on this host or across hosts: `myrix mpiexec -n N prog args...`.
     Mpiexec(mpi_cmd::MpiexecArgs),
+    /// The per-host proxy `myrix mpiexec --hosts` starts over ssh (not for direct use).
+    #[command(hide = true)]
+    MpiexecProxy,
     /// Compile and link a C MPI program against myrix's libmpi_abi (`-show` prints the command).
     Mpicc(mpi_cmd::MpiccArgs),
     /// Compile and link a C++ MPI program against myrix's libmpi_abi (`-show` prints the command).
@@ -176,6 +180,7 @@ fn main() -> ExitCode {
         Cmd::Bench(c) => bench_cmd::run(c).map(|()| ExitCode::SUCCESS),
         Cmd::Experiment(c) => experiment_cmd::run(c).map(|()| ExitCode::SUCCESS),
         Cmd::Mpiexec(a) => mpi_cmd::mpiexec(a),
+        Cmd::MpiexecProxy => proxy_cmd::run(),
         Cmd::Mpicc(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::C),
         Cmd::Mpicxx(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::Cxx),
         Cmd::Mpifort(a) => mpi_cmd::mpicc(a, myrix_mpi::wrapper::Lang::Fortran),

@@ -8,14 +8,27 @@ use std::ffi::OsString;
 use std::process::{Command, ExitCode};
 
 #[derive(clap::Args)]
+#[command(after_help = HOSTS_HELP)]
 pub struct MpiexecArgs {
-    /// Number of ranks to start on this host (1 to 4096).
+    /// Number of ranks to start (1 to 4096).
     #[arg(short = 'n', long = "np", value_name = "N")]
     n: u64,
     /// Network namespaces (names as `ip netns list` shows them): rank i runs in the
     /// (i mod k)-th; ranks in different namespaces count as different hosts.
-    #[arg(long, value_name = "NS,NS...", value_delimiter = ',')]
+    #[arg(long, value_name = "NS,NS...", value_delimiter = ',', conflicts_with_all = ["hosts", "hostfile"])]
     netns: Vec<String>,
+    /// Hosts to run the ranks on, as MPICH's `-hosts`: `host[:slots]`, slots 1 to 4096
+    /// (default 1). Ranks fill each host's slots in order and wrap round the list.
+    #[arg(
+        long,
+        visible_alias = "host",
+        value_name = "HOST[:N],...",
+        conflicts_with = "hostfile"
+    )]
+    hosts: Option<String>,
+    /// A file of hosts, as MPICH's `-f`: one `host[:slots]` a line, `#` comments.
+    #[arg(long, short = 'f', visible_alias = "machinefile", value_name = "FILE")]
+    hostfile: Option<std::path::PathBuf>,
     /// Working directory of the ranks (of the first program; later ones take their
     /// own `-wdir DIR` after `:`).
     #[arg(long, visible_alias = "wd", value_name = "DIR")]
@@ -44,6 +57,20 @@ pub struct MpiccArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "CC ARGS")]
     args: Vec<String>,
 }
+
+const HOSTS_HELP: &str = "\
+Across hosts (--hosts, --hostfile): rank i runs on slot i mod S of the list expanded to its
+S slots (`a:2,b` is a a b; `-n 4 --hosts a,b` puts ranks 0, 2 on a and 1, 3 on b), as
+MPICH's hydra places them. A host that is this machine (localhost, its name, an address of
+this namespace) runs its ranks directly; each other host is reached with
+`ssh -o BatchMode=yes -o ConnectTimeout=10 -x -T HOST` (MYRIX_SSH replaces `ssh`, e.g.
+MYRIX_SSH=\"ssh -p 2222 -i key\") and runs `myrix mpiexec-proxy` from this same path,
+which starts its ranks and kills them when the job ends. Its ranks reach the launcher's
+PMI port at the source address of the route toward the host (MYRIX_PMI_ADDR sets it).
+They run in this directory (or -wdir) with MYRIX_*, OMP_*, LC_*, PATH, LD_LIBRARY_PATH,
+LANG, TZ and TMPDIR from here; their output comes here; rank 0 reads standard input
+only when it runs here. Any end of the job (a rank failing, MPI_Abort, --timeout,
+SIGINT, SIGTERM or SIGHUP of mpiexec) ends every rank on every host.";
 
 /// The longest `--timeout` / `MPIEXEC_TIMEOUT`: a year, in seconds.
 const MAX_TIMEOUT: i64 = 31_536_000;
@@ -86,7 +113,15 @@ pub fn mpiexec(a: MpiexecArgs) -> Result<ExitCode, CliError> {
         netns: a.netns,
         timeout: time_limit(a.timeout)?,
     };
-    let outcome = launch::run(&spec).map_err(|e| CliError::Found(format!("mpiexec: {e}")))?;
+    let bad = |e: launch::hosts::HostsError| CliError::Input(format!("mpiexec: {e}"));
+    let entries = match (a.hosts, a.hostfile) {
+        (Some(list), _) => Some(launch::hosts::parse_list(&list).map_err(bad)?),
+        (None, Some(f)) => Some(launch::hosts::read_file(&f).map_err(bad)?),
+        (None, None) => None,
+    };
+    let place = entries.map(|e| launch::hosts::Placement::new(&e, total as u32));
+    let outcome = launch::run_on(&spec, place.as_ref())
+        .map_err(|e| CliError::Found(format!("mpiexec: {e}")))?;
     if let Some(why) = &outcome.reason {
         eprintln!("myrix mpiexec: {why}");
     }

@@ -26,17 +26,33 @@
 //!   library finds the nodes itself anyway (`crate::job::node_identity`).
 //! * A job still running after [`LaunchSpec::timeout`] is ended: every rank killed,
 //!   status [`TIMED_OUT`].
+//! * Across hosts ([`run_on`], `--hosts`, `--hostfile`): [`hosts`] places the ranks;
+//!   the ranks of this host start as above, each other host gets a proxy over ssh
+//!   ([`remote`], [`proxy`]) that starts its ranks with `PMI_PORT`/`PMI_ID`, served by
+//!   [`crate::pmi::tcp`] on a port of the launcher, and reports their exits. The rules
+//!   above hold for every rank on every host: any end of the job (a failure, an abort,
+//!   the time limit, SIGINT/SIGTERM/SIGHUP of the launcher) closes every proxy's ssh
+//!   channel, and a proxy whose channel closes kills its ranks before it exits; the
+//!   launcher waits for that. A host that cannot be reached or whose proxy cannot
+//!   start a rank is one error ([`LaunchError::Host`], [`LaunchError::Spawn`]).
+
+pub mod hosts;
+pub mod proxy;
+pub mod remote;
 
 use crate::pmi::server::{Action, Server};
+use crate::pmi::tcp::{self, Peer};
 use crate::pmi::wire::{Decoder, Framing, Message};
+use remote::{pmi_listener, Remote, SignalGuard, SIGNALLED};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The most ranks `myrix mpiexec` starts on one host.
 pub const MAX_RANKS: u32 = 4096;
@@ -98,6 +114,10 @@ pub enum LaunchError {
     Netns { name: String, err: std::io::Error },
     #[error("no program to start")]
     NoApp,
+    #[error("host {host}: {why}")]
+    Host { host: String, why: String },
+    #[error("{0}")]
+    Hosts(String),
 }
 
 impl LaunchSpec {
@@ -164,6 +184,13 @@ enum Event {
     Msg(u32, Message),
     Bad(u32, String),
     Closed(u32),
+    /// A remote rank connected to the PMI port: the stream to answer it on.
+    Connected(u32, std::net::TcpStream),
+    /// A remote host's proxy connected back (index into the job's remotes).
+    ProxyUp(usize),
+    /// A remote host's proxy connection closed.
+    ProxyGone(usize),
+    Report(usize, proxy::Report),
 }
 
 /// The 8-bit process exit status for an MPI error or abort code: its low byte, or 1
@@ -192,18 +219,45 @@ fn status_code(s: ExitStatus) -> i32 {
 }
 
 struct Rank {
-    child: Child,
-    conn: UnixStream,
+    /// `None`: the rank runs on another host (`host`).
+    child: Option<Child>,
+    /// Where its PMI replies go; `None` until a remote rank connected.
+    conn: Option<Box<dyn Write + Send>>,
     status: Option<ExitStatus>,
+    /// Index into the job's remotes.
+    host: Option<usize>,
 }
 
-fn kill_all(ranks: &mut [Rank]) {
+/// Kills every rank here and ends every remote host's part of the job (the proxies
+/// kill their ranks); returns when all are gone.
+fn kill_all(ranks: &mut [Rank], remotes: &mut [Remote]) {
     for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
-        let _ = r.child.kill();
+        if let Some(c) = r.child.as_mut() {
+            let _ = c.kill();
+        }
     }
     for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
-        r.status = r.child.wait().ok();
+        if let Some(c) = r.child.as_mut() {
+            r.status = c.wait().ok();
+        }
     }
+    remote::stop_all(remotes);
+    for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+        r.status = Some(ExitStatus::from_raw(libc::SIGKILL));
+    }
+}
+
+/// Why rank `i`'s exit ends the job, if it does.
+fn exit_reason(i: usize, s: ExitStatus, host: Option<&str>) -> Option<(i32, String)> {
+    let code = status_code(s);
+    let who = match host {
+        Some(h) => format!("rank {i} (on {h})"),
+        None => format!("rank {i}"),
+    };
+    (code != 0).then(|| match s.signal() {
+        Some(sig) => (code, format!("{who} was killed by signal {sig}")),
+        None => (code, format!("{who} exited with status {code}")),
+    })
 }
 
 fn spawn_rank(
@@ -211,18 +265,14 @@ fn spawn_rank(
     size: u32,
     rank: u32,
     kvsname: &str,
-    netns: &[std::fs::File],
-) -> Result<Rank, LaunchError> {
+    ns_fd: Option<i32>,
+    (local, nlocal): (u32, u32),
+) -> Result<(Rank, UnixStream), LaunchError> {
     let (ours, theirs) = UnixStream::pair().map_err(|err| LaunchError::Socket { rank, err })?;
+    let read_end = ours
+        .try_clone()
+        .map_err(|err| LaunchError::Socket { rank, err })?;
     let fd = theirs.as_raw_fd();
-    let (ns_fd, local, nlocal) = match netns.len() as u32 {
-        0 => (None, rank, size),
-        k => (
-            Some(netns[(rank % k) as usize].as_raw_fd()),
-            rank / k,
-            size / k + u32::from(rank % k < size % k),
-        ),
-    };
     let (_, app) = spec.app_of(rank);
     let mut cmd = Command::new(&app.program);
     if let Some(d) = &app.wdir {
@@ -273,14 +323,16 @@ fn spawn_rank(
         err,
     })?;
     drop(theirs);
-    Ok(Rank {
-        child,
-        conn: ours,
+    let rank = Rank {
+        child: Some(child),
+        conn: Some(Box::new(ours)),
         status: None,
-    })
+        host: None,
+    };
+    Ok((rank, read_end))
 }
 
-fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
+fn reader(rank: u32, mut conn: impl Read, tx: mpsc::Sender<Event>) {
     let mut dec = Decoder::new(Framing::Lines);
     let mut buf = [0u8; 4096];
     loop {
@@ -303,6 +355,23 @@ fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
     }
 }
 
+/// Reads a proxy's reports until its connection closes.
+fn proxy_reader(host: usize, mut conn: impl Read, tx: mpsc::Sender<Event>) {
+    let mut dec = Decoder::new(Framing::Lines);
+    let mut buf = [0u8; 4096];
+    while let Ok(n @ 1..) = conn.read(&mut buf) {
+        dec.feed(&buf[..n]);
+        while let Some(m) = dec.next_message() {
+            if let Some(r) = m.ok().as_ref().and_then(proxy::parse_report) {
+                if tx.send(Event::Report(host, r)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = tx.send(Event::ProxyGone(host));
+}
+
 /// Runs a job to its end. Then sweeps what dead RSM `shm` users can still leave on the
 /// host: segments are unnamed since session 30 and die with their last holder, so
 /// this is for signal FIFOs and older versions' registry entries. Opening the
@@ -311,14 +380,98 @@ fn reader(rank: u32, mut conn: UnixStream, tx: mpsc::Sender<Event>) {
 /// every rank of the job has been waited for. Entries of live processes, this job's
 /// or another's, are left alone.
 pub fn run(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
-    let out = run_job(spec);
+    run_on(spec, None)
+}
+
+/// [`run`], with the ranks placed on hosts (`None`: all here).
+pub fn run_on(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcome, LaunchError> {
+    let out = run_job(spec, place);
     // Its only effect wanted here is the reap; a registry it cannot open holds
     // nothing of ours to remove.
     let _ = myrix_rsm::Controller::get("shm");
     out
 }
 
-fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
+/// Starts the PMI port and one proxy per remote host for the ranks marked with a
+/// host in `ranks`; `names[k]` is remote host `k`.
+#[allow(clippy::too_many_arguments)]
+fn start_remotes(
+    spec: &LaunchSpec,
+    names: &[&str],
+    ranks: &[Rank],
+    locals: &[(u32, u32)],
+    kvsname: &str,
+    tx: &mpsc::Sender<Event>,
+    remotes: &mut Vec<Remote>,
+) -> Result<tcp::Acceptor, LaunchError> {
+    let size = ranks.len() as u32;
+    let (listener, told) = pmi_listener(names)?;
+    let expected: tcp::Expected = Arc::new(Mutex::new(Default::default()));
+    let mut env = remote::forwarded_env();
+    env.extend(spec.env.iter().cloned());
+    let apps = spec
+        .apps
+        .iter()
+        .map(|a| proxy::ProxyApp {
+            program: a.program.clone(),
+            args: a.args.clone(),
+            wdir: a.wdir.clone().map(|w| w.into_os_string()),
+        })
+        .collect::<Vec<_>>();
+    let mut specs = Vec::with_capacity(names.len());
+    for (k, addr) in told.into_iter().enumerate() {
+        let mut ps = proxy::ProxySpec {
+            pmi: addr,
+            id: tcp::random_id(),
+            size,
+            kvsname: kvsname.to_string(),
+            cwd: std::env::current_dir().ok().map(|d| d.into_os_string()),
+            env: env.clone(),
+            apps: apps.clone(),
+            ranks: Vec::new(),
+        };
+        let mut exp = expected.lock().unwrap_or_else(|e| e.into_inner());
+        exp.insert(ps.id, Peer::Proxy(k));
+        for (r, _) in ranks.iter().enumerate().filter(|(_, x)| x.host == Some(k)) {
+            let id = tcp::random_id();
+            exp.insert(id, Peer::Rank(r as u32));
+            ps.ranks.push(proxy::ProxyRank {
+                rank: r as u32,
+                app: spec.app_of(r as u32).0,
+                id,
+                local: locals[r].0,
+                nlocal: locals[r].1,
+            });
+        }
+        drop(exp);
+        specs.push(ps);
+    }
+    let tx = tx.clone();
+    let acceptor = tcp::serve(listener, expected, size, move |peer, s| match peer {
+        Peer::Rank(r) => {
+            if let Ok(w) = s.try_clone() {
+                if tx.send(Event::Connected(r, w)).is_ok() {
+                    reader(r, s, tx.clone());
+                }
+            }
+        }
+        Peer::Proxy(h) => {
+            if tx.send(Event::ProxyUp(h)).is_ok() {
+                proxy_reader(h, s, tx.clone());
+            }
+        }
+    })
+    .map_err(|e| LaunchError::Hosts(format!("the PMI port: {e}")))?;
+    let exe =
+        std::env::current_exe().map_err(|e| LaunchError::Hosts(format!("where is myrix? {e}")))?;
+    for (k, ps) in specs.iter().enumerate() {
+        let r = Remote::start(names[k], ps, &exe).map_err(LaunchError::Hosts)?;
+        remotes.push(r);
+    }
+    Ok(acceptor)
+}
+
+fn run_job(spec: &LaunchSpec, place: Option<&hosts::Placement>) -> Result<Outcome, LaunchError> {
     if spec.apps.is_empty() {
         return Err(LaunchError::NoApp);
     }
@@ -326,36 +479,74 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
     if let Some(a) = spec.apps.iter().find(|a| a.ranks == 0) {
         return Err(LaunchError::Ranks(u64::from(a.ranks)));
     }
+    if let Some(p) = place {
+        if !spec.netns.is_empty() {
+            return Err(LaunchError::Hosts(
+                "--hosts/--hostfile and --netns cannot be combined".into(),
+            ));
+        }
+        if p.host_of.len() != size as usize {
+            return Err(LaunchError::Hosts(format!(
+                "{} ranks placed for a job of {size}",
+                p.host_of.len()
+            )));
+        }
+    }
     static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let kvsname = format!(
         "myrix_{}_{}",
         std::process::id(),
-        JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        JOBS.fetch_add(1, Ordering::Relaxed)
     );
     let netns = open_netns(&spec.netns)?;
     let mut server = Server::new(size, &kvsname);
     if spec.apps.len() > 1 {
         server.set_appnums((0..size).map(|r| spec.app_of(r).0 as u32).collect());
     }
+    // Each rank's (local rank, ranks on its node) and, across hosts, the mapping.
+    let locals: Vec<(u32, u32)> = match (place, netns.len() as u32) {
+        (Some(p), _) => {
+            let nodes = p.nodes();
+            server.set_process_mapping(hosts::process_mapping(&nodes));
+            hosts::local_ranks(&nodes)
+        }
+        (None, 0) => (0..size).map(|r| (r, size)).collect(),
+        (None, k) => (0..size)
+            .map(|r| (r / k, size / k + u32::from(r % k < size % k)))
+            .collect(),
+    };
+    // Remote host k is `place.hosts[remote_hosts[k]]`.
+    let remote_hosts: Vec<usize> = place.map_or(Vec::new(), |p| {
+        (0..p.hosts.len())
+            .filter(|&h| !p.local[h] && p.host_of.contains(&h))
+            .collect()
+    });
+    let remote_of = |r: u32| {
+        let p = place?;
+        let h = p.host_of[r as usize];
+        remote_hosts.iter().position(|&x| x == h)
+    };
     let (tx, rx) = mpsc::channel();
     let mut ranks: Vec<Rank> = Vec::with_capacity(size as usize);
+    let mut remotes: Vec<Remote> = Vec::new();
     for r in 0..size {
-        let rank = match spawn_rank(spec, size, r, &kvsname, &netns) {
-            Ok(rank) => rank,
-            Err(e) => {
-                kill_all(&mut ranks);
-                return Err(e);
-            }
+        if let Some(k) = remote_of(r) {
+            ranks.push(Rank {
+                child: None,
+                conn: None,
+                status: None,
+                host: Some(k),
+            });
+            continue;
+        }
+        let ns = match netns.len() {
+            0 => None,
+            k => Some(netns[r as usize % k].as_raw_fd()),
         };
-        let conn = rank
-            .conn
-            .try_clone()
-            .map_err(|err| LaunchError::Socket { rank: r, err });
-        let conn = match conn {
-            Ok(c) => c,
+        let (rank, conn) = match spawn_rank(spec, size, r, &kvsname, ns, locals[r as usize]) {
+            Ok(x) => x,
             Err(e) => {
-                ranks.push(rank);
-                kill_all(&mut ranks);
+                kill_all(&mut ranks, &mut remotes);
                 return Err(e);
             }
         };
@@ -363,8 +554,28 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
         std::thread::spawn(move || reader(r, conn, tx));
         ranks.push(rank);
     }
+    let mut acceptor = None;
+    let _signals = (!remote_hosts.is_empty()).then(SignalGuard::install);
+    if let Some(p) = place.filter(|_| !remote_hosts.is_empty()) {
+        let names: Vec<&str> = remote_hosts.iter().map(|&h| p.hosts[h].as_str()).collect();
+        let started = start_remotes(spec, &names, &ranks, &locals, &kvsname, &tx, &mut remotes);
+        match started {
+            Ok(a) => acceptor = Some(a),
+            Err(e) => {
+                kill_all(&mut ranks, &mut remotes);
+                return Err(e);
+            }
+        }
+    }
     drop(tx);
-    let deadline = spec.timeout.map(|t| std::time::Instant::now() + t);
+    // Ends the job: the PMI port closed, every rank here and on other hosts gone.
+    let end = |ranks: &mut [Rank], remotes: &mut [Remote], acc: &mut Option<tcp::Acceptor>| {
+        if let Some(a) = acc.take() {
+            a.stop();
+        }
+        kill_all(ranks, remotes);
+    };
+    let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut first_bad: Option<(i32, String)> = None;
     let mut closed = vec![false; size as usize];
     // A rank that exited 0 after joining PMI without finalizing, once its connection
@@ -384,12 +595,14 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
                 for a in server.handle(r, &m) {
                     match a {
                         Action::Send(to, m) => {
-                            if let Some(rank) = ranks.get_mut(to as usize) {
-                                let _ = rank.conn.write_all(m.to_pmi1().as_bytes());
+                            if let Some(w) =
+                                ranks.get_mut(to as usize).and_then(|x| x.conn.as_mut())
+                            {
+                                let _ = w.write_all(m.to_pmi1().as_bytes());
                             }
                         }
                         Action::Abort { rank, code } => {
-                            kill_all(&mut ranks);
+                            end(&mut ranks, &mut remotes, &mut acceptor);
                             return Ok(Outcome {
                                 code: i32::from(exit_status(code)),
                                 reason: Some(format!(
@@ -410,6 +623,34 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
                     *c = true;
                 }
             }
+            Ok(Event::Connected(r, s)) => {
+                if let Some(x) = ranks.get_mut(r as usize) {
+                    x.conn = Some(Box::new(s));
+                }
+            }
+            Ok(Event::ProxyUp(k)) => remotes[k].up = true,
+            Ok(Event::ProxyGone(k)) => remotes[k].gone = true,
+            Ok(Event::Report(k, proxy::Report::Exited { rank, raw_status })) => {
+                let i = rank as usize;
+                if let Some(x) = ranks.get_mut(i).filter(|x| x.host == Some(k)) {
+                    if x.status.is_none() {
+                        let s = ExitStatus::from_raw(raw_status);
+                        x.status = Some(s);
+                        if first_bad.is_none() {
+                            first_bad = exit_reason(i, s, Some(&remotes[k].name));
+                        }
+                    }
+                }
+            }
+            Ok(Event::Report(k, proxy::Report::Failed { rank, why })) => {
+                let program = spec.app_of(rank.min(size - 1)).1.program.clone();
+                end(&mut ranks, &mut remotes, &mut acceptor);
+                return Err(LaunchError::Spawn {
+                    rank,
+                    program: format!("{} on {}", program.to_string_lossy(), remotes[k].name),
+                    err: std::io::Error::other(why),
+                });
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(Duration::from_millis(10))
@@ -420,16 +661,15 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
             if r.status.is_some() {
                 continue;
             }
-            match r.child.try_wait() {
+            let Some(child) = r.child.as_mut() else {
+                running += 1;
+                continue;
+            };
+            match child.try_wait() {
                 Ok(Some(s)) => {
                     r.status = Some(s);
-                    let code = status_code(s);
-                    if code != 0 && first_bad.is_none() {
-                        let why = match s.signal() {
-                            Some(sig) => format!("rank {i} was killed by signal {sig}"),
-                            None => format!("rank {i} exited with status {code}"),
-                        };
-                        first_bad = Some((code, why));
+                    if first_bad.is_none() {
+                        first_bad = exit_reason(i, s, None);
                     }
                 }
                 Ok(None) => running += 1,
@@ -438,13 +678,56 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
                 }
             }
         }
+        // A host whose proxy never came, or whose connection ended with ranks on it.
+        for (k, rm) in remotes.iter_mut().enumerate() {
+            rm.poll();
+            let Some(waiting) = ranks
+                .iter()
+                .position(|x| x.host == Some(k) && x.status.is_none())
+            else {
+                continue;
+            };
+            let ssh = |s: ExitStatus| match (s.code(), s.signal()) {
+                (Some(c), _) => format!("ssh exited with status {c}"),
+                (_, Some(sig)) => format!("ssh was killed by signal {sig}"),
+                _ => "ssh ended".into(),
+            };
+            let why = match (rm.up, rm.exited) {
+                (false, Some((s, _))) => format!(
+                    "{} before its ranks started (its message, if any, is above)",
+                    ssh(s)
+                ),
+                (false, None) if rm.started.elapsed() > remote::START_TIMEOUT => format!(
+                    "its proxy did not connect back within {} s",
+                    remote::START_TIMEOUT.as_secs()
+                ),
+                (true, Some((s, t))) if rm.gone || t.elapsed() > Duration::from_secs(2) => {
+                    if first_bad.is_none() {
+                        first_bad = Some((
+                            255,
+                            format!(
+                                "host {}: lost ({}) while rank {waiting} was running",
+                                rm.name,
+                                ssh(s)
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            let host = rm.name.clone();
+            end(&mut ranks, &mut remotes, &mut acceptor);
+            return Err(LaunchError::Host { host, why });
+        }
+        let sig = SIGNALLED.swap(0, Ordering::Relaxed);
+        if sig != 0 && first_bad.is_none() && !remote_hosts.is_empty() {
+            first_bad = Some((128 + sig, format!("the launcher got signal {sig}")));
+        }
         if first_bad.is_none() {
             first_bad = unfinalized(&ranks, &closed, &server);
         }
-        if first_bad.is_none()
-            && running > 0
-            && deadline.is_some_and(|d| std::time::Instant::now() >= d)
-        {
+        if first_bad.is_none() && running > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
             let t = spec.timeout.unwrap_or_default().as_secs();
             first_bad = Some((
                 TIMED_OUT,
@@ -453,7 +736,7 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
         }
         if let Some((code, why)) = &first_bad {
             let others = running > 0;
-            kill_all(&mut ranks);
+            end(&mut ranks, &mut remotes, &mut acceptor);
             return Ok(Outcome {
                 code: *code,
                 reason: Some(if others {
@@ -464,10 +747,12 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
             });
         }
         if running == 0 {
-            // Every rank has exited: take the messages still queued and the closes,
-            // for a last check of ranks that did not finalize.
-            let end = std::time::Instant::now() + Duration::from_secs(2);
-            while std::time::Instant::now() < end {
+            // Every rank has exited: the proxies end too, the PMI port closes; take
+            // the messages still queued and the closes, for a last check of ranks
+            // that did not finalize.
+            end(&mut ranks, &mut remotes, &mut acceptor);
+            let until = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < until {
                 match rx.recv_timeout(Duration::from_millis(50)) {
                     Ok(Event::Msg(r, m)) => {
                         let _ = server.handle(r, &m);
@@ -477,7 +762,7 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
                             *c = true;
                         }
                     }
-                    Ok(Event::Bad(..)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             }
@@ -496,135 +781,4 @@ fn run_job(spec: &LaunchSpec) -> Result<Outcome, LaunchError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// bash, not sh: dash cannot redirect to descriptors above 9, which PMI_FD is
-    /// when tests run in parallel.
-    fn sh(n: u32, script: &str) -> LaunchSpec {
-        LaunchSpec {
-            apps: vec![App::new(n, "/bin/bash", vec!["-c".into(), script.into()])],
-            env: vec![],
-            netns: vec![],
-            timeout: None,
-        }
-    }
-
-    #[test]
-    fn exit_statuses_never_hide_a_failure() {
-        assert_eq!(exit_status(0), 0);
-        assert_eq!(exit_status(7), 7);
-        assert_eq!(exit_status(256), 1);
-        assert_eq!(exit_status(-1), 255);
-    }
-
-    #[test]
-    fn rank_counts_are_bounded() {
-        assert!(check_ranks(0).is_err());
-        assert!(check_ranks(4097).is_err());
-        assert_eq!(check_ranks(4096).unwrap(), 4096);
-    }
-
-    #[test]
-    fn a_job_past_its_time_limit_is_ended() {
-        let mut spec = sh(2, "sleep 30");
-        spec.timeout = Some(Duration::from_millis(300));
-        let t = std::time::Instant::now();
-        let o = run(&spec).unwrap();
-        assert_eq!(o.code, TIMED_OUT);
-        assert!(o.reason.unwrap().contains("time limit"));
-        assert!(t.elapsed() < Duration::from_secs(10));
-        // A job that ends in time is not touched.
-        spec = sh(2, "exit 0");
-        spec.timeout = Some(Duration::from_secs(30));
-        assert_eq!(run(&spec).unwrap().code, 0);
-    }
-
-    #[test]
-    fn statuses() {
-        assert_eq!(run(&sh(3, "exit 0")).unwrap().code, 0);
-        let o = run(&sh(3, "[ $PMI_RANK = 1 ] && exit 5; sleep 20")).unwrap();
-        assert_eq!(o.code, 5);
-        let o = run(&sh(2, "[ $PMI_RANK = 0 ] && kill -9 $$; sleep 20")).unwrap();
-        assert_eq!(o.code, 137);
-        assert!(o.reason.unwrap().contains("signal 9"));
-    }
-
-    #[test]
-    fn pmi_over_the_inherited_fd() {
-        // A rank speaking PMI-1 by hand through its descriptor: abort with code 9.
-        let o = run(&sh(
-            2,
-            r#"[ $PMI_RANK = 1 ] && printf 'cmd=abort exitcode=9\n' >&$PMI_FD; sleep 20"#,
-        ))
-        .unwrap();
-        assert_eq!(o.code, 9);
-    }
-
-    #[test]
-    fn exiting_without_finalize_ends_the_job() {
-        let o = run(&sh(
-            2,
-            r#"printf 'cmd=init pmi_version=1 pmi_subversion=1\n' >&$PMI_FD; [ $PMI_RANK = 0 ] && exit 0; sleep 20"#,
-        ))
-        .unwrap();
-        assert_eq!(o.code, 1);
-        assert!(o.reason.unwrap().contains("without MPI_Finalize"));
-    }
-
-    #[test]
-    fn mpmd_apps_share_one_job_with_their_numbers() {
-        // Each rank asks its application number over PMI and checks it, the job's
-        // size, its place in rank order and (the second app) its directory.
-        let check = |want: u32, ranks: &str, dir: &str| {
-            format!(
-                r#"printf 'cmd=get_appnum\n' >&$PMI_FD; read -r reply <&$PMI_FD
-                [ "${{reply##*appnum=}}" = {want} ] || exit 3
-                [ "$PMI_SIZE" = 5 ] || exit 4
-                case " {ranks} " in *" $PMI_RANK "*) ;; *) exit 5;; esac
-                [ "$(pwd)" = {dir} ] || exit 6"#
-            )
-        };
-        let here = std::env::current_dir().unwrap();
-        let mut b = App::new(
-            3,
-            "/bin/bash",
-            vec!["-c".into(), check(1, "2 3 4", "/").into()],
-        );
-        b.wdir = Some("/".into());
-        let spec = LaunchSpec {
-            apps: vec![
-                App::new(
-                    2,
-                    "/bin/bash",
-                    vec![
-                        "-c".into(),
-                        check(0, "0 1", &here.display().to_string()).into(),
-                    ],
-                ),
-                b,
-            ],
-            env: vec![],
-            netns: vec![],
-            timeout: Some(Duration::from_secs(60)),
-        };
-        let o = run(&spec).unwrap();
-        assert_eq!(o.code, 0, "{:?}", o.reason);
-        let mut empty = spec.clone();
-        empty.apps[1].ranks = 0;
-        assert!(matches!(run(&empty), Err(LaunchError::Ranks(0))));
-        empty.apps.clear();
-        assert!(matches!(run(&empty), Err(LaunchError::NoApp)));
-    }
-
-    #[test]
-    fn a_missing_program_is_an_error() {
-        let spec = LaunchSpec {
-            apps: vec![App::new(2, "/nonexistent/prog", vec![])],
-            env: vec![],
-            netns: vec![],
-            timeout: None,
-        };
-        assert!(matches!(run(&spec), Err(LaunchError::Spawn { .. })));
-    }
-}
+mod tests;

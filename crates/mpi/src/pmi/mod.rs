@@ -5,10 +5,12 @@
 //! * [`client`] — [`PmiClient`]: the socket side (`PMI_FD`, `PMI_PORT`), or a
 //!   singleton when the environment names no server.
 //! * [`server`] — the PMI-1 server of `myrix mpiexec` (sans-IO).
+//! * [`tcp`] — its TCP port for ranks on other hosts (`PMI_PORT`/`PMI_ID`).
 
 pub mod client;
 pub mod codec;
 pub mod server;
+pub mod tcp;
 pub mod wire;
 
 pub use client::{Mode, PmiClient};

@@ -61,6 +61,17 @@ impl Server {
         self.appnums = appnums;
     }
 
+    /// Replaces `PMI_process_mapping` (ranks on several nodes); a mapping longer
+    /// than a value may be is left out, and the ranks fall back to their
+    /// `MPI_LOCALRANKID`/`MPI_LOCALNRANKS`.
+    pub fn set_process_mapping(&mut self, mapping: String) {
+        if mapping.len() <= VALLEN_MAX {
+            self.kvs.insert("PMI_process_mapping".to_string(), mapping);
+        } else {
+            self.kvs.remove("PMI_process_mapping");
+        }
+    }
+
     /// Whether `rank` sent `finalize`.
     pub fn finalized(&self, rank: u32) -> bool {
         self.finalized.get(rank as usize).copied().unwrap_or(false)
