@@ -227,16 +227,26 @@ pub fn walk(
             let mut rep = within / r.len;
             let mut inner = within % r.len;
             within = 0;
-            while rep < r.reps && pos < end {
-                let len = ((r.len - inner) as u128).min(end - pos) as usize;
-                let off =
-                    (base as i128 + r.off as i128 + rep as i128 * r.stride as i128 + inner as i128)
-                        as isize;
-                f(off, (pos - skip as u128) as usize, len);
-                pos += len as u128;
+            // The blocks in machine words (a vector of doubles is one 8-byte block
+            // after another: this loop is the gather's and the scatter's cost per
+            // block). `left <= max` and `done <= max` fit a usize; the offsets are
+            // those of the map's bytes, which the caller's promise puts in the
+            // address space, so the wrapping sums are the true ones.
+            let mut left = (end - pos) as usize;
+            let mut done = (pos - skip as u128) as usize;
+            let mut at = base
+                .wrapping_add(r.off)
+                .wrapping_add((rep as isize).wrapping_mul(r.stride));
+            while rep < r.reps && left > 0 {
+                let len = (r.len - inner).min(left);
+                f(at.wrapping_add(inner as isize), done, len);
+                done += len;
+                left -= len;
                 inner = 0;
                 rep += 1;
+                at = at.wrapping_add(r.stride);
             }
+            pos = skip as u128 + done as u128;
         }
         elem += 1;
         within = 0;
