@@ -9,6 +9,8 @@
 # callgrind_annotate. Needs root (bench/lib/netns_pair.sh); the pair is named by this
 # script's pid and deleted on exit.
 #   bash bench/netbw_cg.sh                      # NET=udp SIZE=1048576 ITERS=20
+#   TYPE=vector bash bench/netbw_cg.sh          # pingpong.c's -t (contig, vector, column,
+#                                               # indexed: non-contiguous data)
 #   LIB=/tmp/base OUT=/tmp/cg-base bash bench/netbw_cg.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,7 @@ cd "$(dirname "$0")/.."
 NET=${NET:-udp}
 SIZE=${SIZE:-1048576}
 ITERS=${ITERS:-20}
+TYPE=${TYPE:-contig}
 LIMIT=${LIMIT:-240}
 LIB=${LIB:-${CARGO_TARGET_DIR:-$PWD/target}/release}
 [ -f "$LIB/libmpi_abi.so" ] || {
@@ -36,7 +39,7 @@ netns_pair_up "$W" || exit 1
 # Ranks under valgrind are slow: the engine's timers (resends after 5 ms and more)
 # may fire and add their own work; a run's count is repeatable to about a percent.
 MYRIX_MPI_NET=$NET netns_pair_launch myrix valgrind --tool=callgrind \
-  --callgrind-out-file="$OUT/cg.%p" "$W/pingpong" -s "$SIZE" -i "$ITERS" -w 1 -r 1 |
+  --callgrind-out-file="$OUT/cg.%p" "$W/pingpong" -t "$TYPE" -s "$SIZE" -i "$ITERS" -w 1 -r 1 |
   grep -v '^==' || exit 1
 for f in "$OUT"/cg.*; do
   echo "## $(basename "$f"): $(grep -m1 '^summary\|^totals' "$f")"

@@ -15,8 +15,10 @@
  *                 contig (default: SIZE MPI_CHARs), vector (doubles in 8-byte blocks
  *                 16 bytes apart: MPI_Type_vector(SIZE/8, 1, 2, MPI_DOUBLE), one
  *                 element), column (a column of a 2-D array of doubles 16 to a row:
- *                 MPI_Type_vector(SIZE/8, 1, 16, MPI_DOUBLE)); SIZE rounded down to
- *                 a multiple of 8 (at least 8) for the last two
+ *                 MPI_Type_vector(SIZE/8, 1, 16, MPI_DOUBLE)), indexed (blocks of
+ *                 1, 2, 3, 4, 1, 2, ... doubles, each followed by a one-double hole:
+ *                 MPI_Type_indexed, one element); SIZE rounded down to a multiple
+ *                 of 8 (at least 8) for the last three
  *
  * Prints, from rank 0, one line per size: "bytes latency_us MB/s iterations", after
  * comment lines starting with '#'. Any MPI error (the program sets MPI_ERRORS_RETURN)
@@ -25,7 +27,7 @@
 #include "args.h"
 
 static void usage(void) {
-    fprintf(stderr, "usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS] [-t contig|vector|column]\n");
+    fprintf(stderr, "usage: pingpong [-s SIZES | -M MAX -f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS] [-t contig|vector|column|indexed]\n");
 }
 
 int main(int argc, char **argv) {
@@ -35,6 +37,7 @@ int main(int argc, char **argv) {
     long factor = 4;
     long iters = 10000, warm = -1, reps = 5;
     long stride = 0; /* in doubles; 0: contiguous MPI_CHARs */
+    int indexed = 0; /* -t indexed: blocks of 1..4 doubles with one-double holes */
     int rank, nranks;
 
     MPI_Init(&argc, &argv);
@@ -62,6 +65,7 @@ int main(int argc, char **argv) {
             if (strcmp(v, "contig") == 0) stride = 0;
             else if (strcmp(v, "vector") == 0) stride = 2;
             else if (strcmp(v, "column") == 0) stride = 16;
+            else if (strcmp(v, "indexed") == 0) stride = 2, indexed = 1; /* span <= 2 x bytes */
             else {
                 ok = 0;
                 if (rank == 0) usage();
@@ -96,7 +100,9 @@ int main(int argc, char **argv) {
 
     if (rank == 0) {
         printf("# pingpong: one-way latency (half the round trip), median of %ld repetitions\n", reps);
-        if (stride > 0)
+        if (indexed)
+            printf("# data: MPI_Type_indexed, blocks of 1, 2, 3, 4, ... doubles each followed by a one-double hole, one element\n");
+        else if (stride > 0)
             printf("# data: MPI_Type_vector(bytes/8, 1, %ld, MPI_DOUBLE), one element\n", stride);
         print_library();
         printf("# %9s %12s %12s %10s\n", "bytes", "latency_us", "MB/s", "iterations");
@@ -110,7 +116,24 @@ int main(int argc, char **argv) {
         MPI_Datatype type = MPI_CHAR;
         if (stride > 0) {
             len = len / 8 > 0 ? len / 8 * 8 : 8;
-            check(MPI_Type_vector((int)(len / 8), 1, (int)stride, MPI_DOUBLE, &type), "MPI_Type_vector");
+            if (indexed) {
+                int nd = (int)(len / 8), nb = 0;
+                int *bl = malloc(sizeof(int) * (size_t)nd), *disp = malloc(sizeof(int) * (size_t)nd);
+                if (bl == NULL || disp == NULL) {
+                    fprintf(stderr, "pingpong: out of memory\n");
+                    MPI_Abort(MPI_COMM_WORLD, 3);
+                }
+                for (int d = 0, at = 0; d < nd; nb++) {
+                    bl[nb] = nb % 4 + 1 < nd - d ? nb % 4 + 1 : nd - d;
+                    disp[nb] = at;
+                    d += bl[nb];
+                    at += bl[nb] + 1;
+                }
+                check(MPI_Type_indexed(nb, bl, disp, MPI_DOUBLE, &type), "MPI_Type_indexed");
+                free(bl);
+                free(disp);
+            } else
+                check(MPI_Type_vector((int)(len / 8), 1, (int)stride, MPI_DOUBLE, &type), "MPI_Type_vector");
             check(MPI_Type_commit(&type), "MPI_Type_commit");
             count = 1;
         }

@@ -240,6 +240,40 @@ fn mpi_one_sided_across_namespaces_with_loss() {
     drop(ns);
 }
 
+/// Non-contiguous data between nodes (session 31): `dtype_random.c` (random vectors
+/// with negative strides, shuffled indexed blocks, structs, resized types with holes,
+/// every protocol up to 1 MiB, every byte checked against the map kept by hand) on 2
+/// ranks (one per namespace) and 3, across the lossy link: the gather into the
+/// network window's staged puts and the scatter out of the pool.
+#[test]
+#[ignore = "needs root and MYRIX_NETNS=1 (creates and deletes namespaces mma<pid> and mmb<pid>)"]
+fn mpi_derived_types_across_namespaces_with_loss() {
+    if common::netns_skipped("mpi derived types") {
+        return;
+    }
+    let exe = mpi_c_program("dtype_random");
+    let ns = MpiNamespaces::up();
+    let netns = mpi_names().ns.join(",");
+    for (n, seed) in [(2u32, "31"), (3, "20261129")] {
+        let before = ns.rx_packets();
+        let mut c = myrix_cmd();
+        c.args(["mpiexec", "--netns", &netns, "-n", &n.to_string()])
+            .arg(&exe)
+            .args([seed, "25"]);
+        expect_ranks_ok(
+            c,
+            "dtype_random",
+            n,
+            &format!("dtype_random.c, {n} ranks across namespaces"),
+        );
+        assert!(
+            ns.rx_packets() > before + 100,
+            "the ranks did not talk across"
+        );
+    }
+    drop(ns);
+}
+
 /// Every blocking collective (`coll_ranks.c`: every root, split communicators, a
 /// non-commutative user op, in place, a strided type), every nonblocking one
 /// (`icoll.c`) and intercommunicators (`intercomm.c`) on 2, 3 and 4 ranks spread over

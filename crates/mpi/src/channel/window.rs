@@ -428,12 +428,21 @@ impl Mem {
     ) -> Result<(), OutOfBounds> {
         if let Some(w) = self.net_win() {
             self.net_check(off, n, 1)?;
-            let mut r = Ok(());
-            w.stage(off, n, |d| {
-                // SAFETY: `d` is the staging buffer, ours, of `n` bytes.
-                r = unsafe { src.gather_to(at, d.as_mut_ptr(), n) }
-            })?;
-            return r;
+            // Gathered into the staging buffer's spare room: no zeroing pass over a
+            // long message's bytes before the gather overwrites them.
+            return w.stage_vec(off, n, |v| {
+                v.reserve(n);
+                let at_end = v.len();
+                // SAFETY: `reserve` made `n` bytes of room after `at_end` in the
+                // staging buffer, ours; `gather_to` writes all `n` when it returns Ok
+                // (it checks the range before it copies), and only then are they
+                // counted in the length.
+                unsafe {
+                    src.gather_to(at, v.as_mut_ptr().add(at_end), n)?;
+                    v.set_len(at_end + n);
+                }
+                Ok(())
+            });
         }
         let p = self.check(off, n, 1)?;
         // SAFETY: `p..p+n` is in bounds of the window, which is no part of the

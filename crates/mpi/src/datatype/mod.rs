@@ -47,6 +47,10 @@ struct Inner {
     marked: bool,
     align: usize,
     runs: Box<[Run]>,
+    /// Where each run of `runs` starts in one element's packed bytes, when there are
+    /// several ([`map::starts`]): a piece of a long message that begins inside an
+    /// element finds its run by binary search, not by a walk from the first.
+    starts: Box<[usize]>,
     /// Basic elements in one element of this type.
     elems: u64,
     /// The signature: components in order, each repeated.
@@ -150,6 +154,7 @@ impl Datatype {
             true_ub,
             marked: false,
             align: info.align,
+            starts: map::starts(&runs),
             runs: runs.into(),
             elems,
             parts: parts.into(),
@@ -249,6 +254,7 @@ impl Datatype {
             true_ub,
             marked,
             align,
+            starts: map::starts(&b.runs),
             runs: b.runs.into(),
             elems,
             parts: parts.into(),
@@ -426,6 +432,7 @@ impl Datatype {
             marked: true,
             align: i.align,
             runs: i.runs.clone(),
+            starts: i.starts.clone(),
             elems: i.elems,
             parts: vec![(self.clone(), 1)].into(),
             basic: None,
@@ -538,6 +545,7 @@ impl Datatype {
         } else {
             map::walk(
                 &self.0.runs,
+                &self.0.starts,
                 self.0.size,
                 self.extent(),
                 count,
@@ -595,6 +603,7 @@ impl Datatype {
         }
         map::walk(
             &self.0.runs,
+            &self.0.starts,
             self.0.size,
             self.extent(),
             count,

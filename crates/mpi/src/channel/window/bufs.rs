@@ -59,6 +59,9 @@ impl SrcBuf {
 
     /// Copies `n` bytes from `at` to `d`, gathering them for a layout.
     ///
+    /// All `n` bytes are written when it returns Ok, none when the range is out of
+    /// bounds.
+    ///
     /// # Safety
     /// `d` is writable for `n` bytes and overlaps no part of the buffer.
     #[inline]
@@ -73,10 +76,15 @@ impl SrcBuf {
             _ => return Err(OutOfBounds),
         }
         match self.lay() {
-            // SAFETY: `d` by our caller; the layout's memory by `layout`'s promise.
-            Some(l) => unsafe {
-                l.gather(at, d, n);
-            },
+            Some(l) => {
+                // SAFETY: `d` by our caller; the layout's memory by `layout`'s promise.
+                let done = unsafe { l.gather(at, d, n) };
+                // Short only if an element's address overflows (no valid layout): an
+                // error then, so no caller counts bytes that were never written.
+                if done != n {
+                    return Err(OutOfBounds);
+                }
+            }
             // SAFETY: in bounds (checked above) of the buffer `new` promised readable.
             None => unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(at), d, n) },
         }

@@ -236,6 +236,23 @@ impl NetInner {
     /// Appends `n` bytes at `off` (filled by `fill`) to the staged run, putting the
     /// run first if `off` does not continue it.
     fn stage(&self, off: usize, n: usize, fill: impl FnOnce(&mut [u8])) -> Result<(), OutOfBounds> {
+        self.stage_vec(off, n, |v| {
+            let at = v.len();
+            v.resize(at + n, 0);
+            fill(&mut v[at..]);
+            Ok(())
+        })
+    }
+
+    /// [`NetInner::stage`] where `append` pushes the `n` bytes onto the staging
+    /// buffer itself (a gathered layout writes them into its spare capacity, with no
+    /// zeroing pass first); an error leaves the run as it was.
+    fn stage_vec(
+        &self,
+        off: usize,
+        n: usize,
+        append: impl FnOnce(&mut Vec<u8>) -> Result<(), OutOfBounds>,
+    ) -> Result<(), OutOfBounds> {
         let mut st = self.lock();
         let end = st.off + st.data.len();
         if self.batch
@@ -259,8 +276,8 @@ impl NetInner {
             st.off = off;
         }
         let at = st.data.len();
-        st.data.resize(at + n, 0);
-        fill(&mut st.data[at..]);
+        append(&mut st.data)?;
+        debug_assert_eq!(st.data.len(), at + n, "a stage appended the wrong length");
         if !st.led && st.data.len() >= NET_STAGE_MAX {
             self.put_staged(&mut st)?;
         }
@@ -495,6 +512,14 @@ impl NetWin {
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<(), OutOfBounds> {
         self.0.stage(off, n, fill)
+    }
+    pub(super) fn stage_vec(
+        &self,
+        off: usize,
+        n: usize,
+        append: impl FnOnce(&mut Vec<u8>) -> Result<(), OutOfBounds>,
+    ) -> Result<(), OutOfBounds> {
+        self.0.stage_vec(off, n, append)
     }
     pub(super) fn put_direct(&self, off: usize, data: &[u8]) -> Result<(), OutOfBounds> {
         self.0.put_direct(off, data)
