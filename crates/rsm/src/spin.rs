@@ -27,7 +27,7 @@
 //! per message). A wait here must never sleep or make a system call per poll on the
 //! fast path.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Polls between two looks at the (cached) machine load.
@@ -55,7 +55,12 @@ static LOCAL_PROCS: AtomicUsize = AtomicUsize::new(0);
 /// from its first empty poll.
 pub fn set_local_procs(n: usize) {
     LOCAL_PROCS.store(n, Ordering::Relaxed);
+    JOB_OVER.store(n > cores(), Ordering::Relaxed);
 }
+
+/// [`job_oversubscribed`]'s answer, kept by [`set_local_procs`]: every wait asks it
+/// when it starts and ends, so it is one load, not a call and the cores' `OnceLock`.
+static JOB_OVER: AtomicBool = AtomicBool::new(false);
 
 /// The machine's online CPUs (capped by a cgroup CPU quota): what `/proc/loadavg`'s
 /// running count and a job's processes on the host are compared with. Not the
@@ -101,8 +106,9 @@ fn online_cpus() -> usize {
 }
 
 /// Whether this process's own job has more busy processes on the machine than cores.
+#[inline]
 pub fn job_oversubscribed() -> bool {
-    LOCAL_PROCS.load(Ordering::Relaxed) > cores()
+    JOB_OVER.load(Ordering::Relaxed)
 }
 
 /// A spin wait. Call [`SpinWait::spin`] after every empty poll.
@@ -173,6 +179,18 @@ impl SpinWait {
             self.yielded = true;
             std::thread::yield_now();
         } else if self.polls >= LONG_WAIT {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// [`SpinWait::spin`] with a pause after every empty poll that does not yield,
+    /// from the first: for a wait whose answer arrives in the very line it polls (a
+    /// direct receive's head postbox). Without it the core runs ahead into loads of
+    /// that line while the writer is storing into it (docs/mpi-p2p.md, session 31).
+    #[inline]
+    pub fn spin_paused(&mut self) {
+        self.spin();
+        if !self.yield_each && self.polls < LONG_WAIT {
             std::hint::spin_loop();
         }
     }
@@ -290,7 +308,26 @@ mod tests {
             !w.yields(),
             "a job with a core per process never yields on load"
         );
+        // The kept answer follows every change of the count, at the cores' edge.
+        let cores = super::cores();
+        super::set_local_procs(cores);
+        assert!(!super::job_oversubscribed());
+        let mut w = super::SpinWait::new();
+        w.spin_paused();
+        assert!(
+            !w.yields(),
+            "a paused poll spins while the job has its cores"
+        );
+        super::set_local_procs(cores + 1);
+        assert!(super::job_oversubscribed());
+        let mut w = super::SpinWait::new();
+        w.spin_paused();
+        assert!(
+            w.yields(),
+            "a paused poll still yields in an oversubscribed job"
+        );
         super::set_local_procs(0);
+        assert!(!super::job_oversubscribed());
     }
 
     /// A thread pinned to one CPU still counts the machine's cores (before session

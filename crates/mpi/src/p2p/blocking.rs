@@ -101,10 +101,10 @@ impl<F: Fabric> Engine<F> {
             let mut accept = |e: &Envelope| e.ctx == ctx && tag.is_none_or(|t| t == e.tag);
             // SAFETY: the caller's promise for `buf`.
             match unsafe { self.fabric.recv_now(src, &mut accept, buf, cap) } {
-                Ok(Some(env)) => {
-                    self.spin.reset();
-                    return Some(recv_status(src, env.tag, env.len, cap));
-                }
+                // No `spin.reset()` here: every wait resets (and settles the
+                // budget with these polls) when it starts, so the found path, on the
+                // ping-pong's critical path, leaves it to the next wait.
+                Ok(Some(env)) => return Some(recv_status(src, env.tag, env.len, cap)),
                 Ok(None) => {}
                 // The fabric reported the loss among its events: the ordinary path
                 // fails the receive.
@@ -122,7 +122,7 @@ impl<F: Fabric> Engine<F> {
                     Err(_) => return None,
                 }
             }
-            self.spin.spin();
+            self.spin.spin_paused();
         }
     }
 
