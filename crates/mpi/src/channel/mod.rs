@@ -50,6 +50,7 @@ mod dynamic;
 pub mod layout;
 pub mod net;
 mod peers;
+pub mod pool;
 pub mod recv;
 pub mod send;
 mod traffic;
@@ -84,13 +85,14 @@ fn rsm(what: &str, e: RsmError) -> FabricError {
 enum TxState {
     /// No card yet.
     Fresh,
-    /// Request written; the ack segment waits in `ack`.
+    /// Request written; the ack segment waits in `ack`; `shared`: the request named
+    /// this rank's area for the host, at this queue.
     Requested {
         ack: Mem,
+        shared: Option<send::Place>,
     },
-    Up {
-        area: Arc<Import>,
-    },
+    /// The area imported (None: this rank's own shared area).
+    Up { area: Option<Arc<Import>> },
 }
 
 #[derive(Debug)]
@@ -135,6 +137,8 @@ struct RxChan {
     src: Rank,
     rx: Rx,
     ack: Arc<Import>,
+    /// The sender's shared area, when it is one (mapped here).
+    area: Option<Arc<Import>>,
     /// Toward another node: puts the acks staged in the lazy ack window.
     acks: Option<window::NetFlush>,
 }
@@ -188,6 +192,19 @@ pub struct ChannelFabric {
     /// The job's own ranks; the inbox has `slots` (more, for other jobs' processes).
     job_size: Rank,
     slots: Rank,
+    /// This rank's area for its own host (seed §3.1: one queue per rank of the host,
+    /// one pool), made at the first send to one of them.
+    host_area: Option<HostArea>,
+}
+
+/// A sender's area on shared memory for the ranks of its host: exported by the sender
+/// (the host is its own), mapped by each receiver at its first message from it.
+#[derive(Debug)]
+struct HostArea {
+    mem: Mem,
+    id: SegmentId,
+    pool: Arc<pool::Pool>,
+    g: Geometry,
 }
 
 /// The network controller and this rank's inbox on it.
@@ -368,7 +385,42 @@ impl ChannelFabric {
             dyn_peers: Vec::new(),
             job_size: size,
             slots,
+            host_area: None,
         })
+    }
+
+    /// The channel areas this rank writes into and the pools it allocates from (each
+    /// counted once): its shared area for its host, and one per connection toward
+    /// other nodes and other jobs.
+    pub fn areas_written(&self) -> (usize, usize) {
+        let own = self
+            .peers
+            .iter()
+            .flatten()
+            .filter(|p| {
+                matches!(
+                    p.tx,
+                    Some(TxChan {
+                        state: TxState::Up { area: Some(_) },
+                        ..
+                    })
+                )
+            })
+            .count();
+        let mut pools: Vec<*const pool::Pool> = Vec::new();
+        for p in self.peers.iter().flatten() {
+            if let Some(u) = p.tx.as_ref().and_then(|t| t.tx.pool()) {
+                if !pools.contains(&Arc::as_ptr(&u)) {
+                    pools.push(Arc::as_ptr(&u));
+                }
+            }
+        }
+        (own + usize::from(self.host_area.is_some()), pools.len())
+    }
+
+    /// The units of this rank's shared pool in use (None before it exists).
+    pub fn host_pool_held(&self) -> Option<u64> {
+        self.host_area.as_ref().map(|h| h.pool.held())
     }
 
     pub fn config(&self) -> &ChannelConfig {

@@ -14,7 +14,7 @@
 //! so later messages keep arriving while a rendezvous waits for its take.
 
 use super::layout::{self, ack, area, kind, postbox as pb, Flag, REF_LARGE};
-use super::send::Geometry;
+use super::send::{Geometry, Place};
 use super::window::{DstBuf, Mem};
 use super::Corrupt;
 use crate::p2p::fabric::{Envelope, Event, MsgToken, Rank};
@@ -63,8 +63,11 @@ pub enum Taken {
 pub struct Rx {
     src: Rank,
     g: Geometry,
-    /// The channel area (local).
+    /// The channel area (local, or the sender's area for this host, mapped).
     area: Mem,
+    /// Byte offsets of this receiver's queue and of the pool in `area`.
+    qbase: usize,
+    pool_off: usize,
     /// S's ack segment (remote).
     acks: Mem,
     head: u64,
@@ -120,13 +123,31 @@ fn oob(_: super::window::OutOfBounds) -> Corrupt {
 }
 
 impl Rx {
+    /// The receiving end of a connection's own area.
     pub fn new(src: Rank, g: Geometry, area: Mem, acks: Mem) -> Result<Rx, Corrupt> {
-        if area.len() < area::len(g.queue, g.pool_bytes()) || acks.len() < ack::len(g.queue) {
+        Self::new_in(src, g, area, acks, Place::ALONE)
+    }
+
+    /// The receiving end of queue `place` of a sender's shared area (its pool after
+    /// the last queue).
+    pub fn new_in(
+        src: Rank,
+        g: Geometry,
+        area: Mem,
+        acks: Mem,
+        place: Place,
+    ) -> Result<Rx, Corrupt> {
+        if !place.valid() {
+            return Err(Corrupt("a queue outside its area"));
+        }
+        if area.len() < place.area_len(&g) || acks.len() < ack::len(g.queue) {
             return Err(Corrupt("a channel segment is shorter than its geometry"));
         }
         Ok(Rx {
             src,
             g,
+            qbase: place.queue_off(&g),
+            pool_off: place.pool_off(&g),
             area,
             ack_flush: acks.net_flush(),
             acks,
@@ -144,7 +165,7 @@ impl Rx {
 
     #[inline]
     fn head_off(&self) -> usize {
-        area::postbox(self.idx)
+        self.qbase + area::postbox(self.idx)
     }
 
     /// The flag of the head postbox, if it holds the expected lap.
@@ -231,7 +252,7 @@ impl Rx {
             return Err(Corrupt("bad block reference count"));
         }
         let small = self.g.small as usize;
-        let pool = area::pool(self.g.queue);
+        let pool = self.pool_off;
         let mut at = copied;
         for j in 0..k {
             let r = self.area.load_u32(payload + 4 * j).map_err(oob)?;
