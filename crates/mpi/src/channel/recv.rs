@@ -63,10 +63,11 @@ pub enum Taken {
 pub struct Rx {
     src: Rank,
     g: Geometry,
-    /// The channel area (local, or the sender's area for this host, mapped).
+    /// The channel area (local), or the sender's area for this host (mapped) from
+    /// this receiver's queue on ([`Mem::skip`]: the postbox offsets are a one-queue
+    /// area's).
     area: Mem,
-    /// Byte offsets of this receiver's queue and of the pool in `area`.
-    qbase: usize,
+    /// Byte offset of the pool in `area`.
     pool_off: usize,
     /// S's ack segment (remote).
     acks: Mem,
@@ -143,11 +144,17 @@ impl Rx {
         if area.len() < place.area_len(&g) || acks.len() < ack::len(g.queue) {
             return Err(Corrupt("a channel segment is shorter than its geometry"));
         }
+        let qbase = place.queue_off(&g);
+        let area = match qbase {
+            0 => area,
+            q => area
+                .skip(q)
+                .ok_or(Corrupt("a shared area behind a network window"))?,
+        };
         Ok(Rx {
             src,
             g,
-            qbase: place.queue_off(&g),
-            pool_off: place.pool_off(&g),
+            pool_off: place.pool_off(&g) - qbase,
             area,
             ack_flush: acks.net_flush(),
             acks,
@@ -165,7 +172,7 @@ impl Rx {
 
     #[inline]
     fn head_off(&self) -> usize {
-        self.qbase + area::postbox(self.idx)
+        area::postbox(self.idx)
     }
 
     /// The flag of the head postbox, if it holds the expected lap.

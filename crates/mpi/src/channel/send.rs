@@ -120,10 +120,10 @@ struct Waiting {
 #[derive(Debug)]
 pub struct Link {
     g: Geometry,
-    /// R's channel area (remote), or the sender's area for R's host.
+    /// R's channel area (remote), or the sender's area for R's host from this link's
+    /// queue on ([`Mem::skip`]: the postbox offsets are a one-queue area's).
     area: Mem,
-    /// Byte offsets of this link's queue and of the pool in `area`.
-    qbase: usize,
+    /// Byte offset of the pool in `area`.
     pool_off: usize,
     /// This rank's ack segment (local).
     acks: Mem,
@@ -136,6 +136,9 @@ pub struct Link {
     release: Box<[[u64; 2]]>,
     /// The range the postbox being written has allocated so far.
     cur: [u64; 2],
+    /// Postboxes whose `release` entry is not empty (none on a stream of short
+    /// messages: their acks are then taken back without a look at the entries).
+    ranged: u32,
     pool: Arc<Pool>,
     /// Units this link allocated, and of them freed by R's acks (its share of the
     /// pool, for [`Tx::usage`]).
@@ -172,11 +175,17 @@ impl Link {
         if area.len() < place.area_len(&g) || acks.len() < ack::len(g.queue) {
             return Err(Corrupt("a channel segment is shorter than its geometry"));
         }
+        let qbase = place.queue_off(&g);
+        let area = match qbase {
+            0 => area,
+            q => area
+                .skip(q)
+                .ok_or(Corrupt("a shared area behind a network window"))?,
+        };
         Ok(Link {
             g,
             area,
-            qbase: place.queue_off(&g),
-            pool_off: place.pool_off(&g),
+            pool_off: place.pool_off(&g) - qbase,
             acks,
             tail: 0,
             tail_idx: 0,
@@ -184,6 +193,7 @@ impl Link {
             acked: 0,
             release: vec![[0; 2]; g.queue as usize].into_boxed_slice(),
             cur: [0; 2],
+            ranged: 0,
             pool,
             units: 0,
             units_freed: 0,
@@ -199,6 +209,7 @@ impl Link {
             self.pool.free(lo, hi);
             self.units_freed += hi - lo;
             self.release[i] = [0; 2];
+            self.ranged -= 1;
         }
     }
 
@@ -215,8 +226,10 @@ impl Link {
                 // The eight positions from `acked` are in one lap (`i + 7 < queue`).
                 let want = u64::from_ne_bytes([layout::ack_lap(self.acked, q); 8]);
                 if self.acks.load_u64(ack::ACKS + i) == Ok(want) {
-                    for j in i..i + 8 {
-                        self.release(j);
+                    if self.ranged > 0 {
+                        for j in i..i + 8 {
+                            self.release(j);
+                        }
                     }
                     self.acked += 8;
                     continue;
@@ -271,7 +284,7 @@ impl Link {
         nbytes: u16,
         body: impl FnOnce(&Mem, usize) -> Result<(), super::window::OutOfBounds>,
     ) -> Result<(), Corrupt> {
-        let off = self.qbase + area::postbox(self.tail_idx);
+        let off = area::postbox(self.tail_idx);
         body(&self.area, off).map_err(|_| Corrupt("postbox write out of bounds"))?;
         let flag = self.tail_flag(kind, count, nbytes);
         self.area
@@ -293,12 +306,14 @@ impl Link {
         n: usize,
     ) -> Result<(), Corrupt> {
         const { assert!(pb::CTX == pb::FLAG + 8) };
-        let off = self.qbase + area::postbox(self.tail_idx);
+        let off = area::postbox(self.tail_idx);
         let flag = self.tail_flag(kind, 0, nbytes);
         self.area
             .post_led(off + pb::FLAG, flag, line, n)
             .map_err(|_| Corrupt("postbox write out of bounds"))?;
-        self.posted();
+        // An inline postbox took no blocks: its `release` entry stays empty.
+        debug_assert_eq!(self.cur[0], self.cur[1]);
+        self.next_tail();
         Ok(())
     }
 
@@ -314,12 +329,21 @@ impl Link {
         .encode()
     }
 
-    /// The postbox at the tail was written: on to the next.
+    /// The postbox at the tail was written: its blocks recorded, on to the next.
     #[inline]
     fn posted(&mut self) {
-        let i = self.tail_idx;
-        self.release[i as usize] = self.cur;
-        self.cur = [0; 2];
+        if self.cur[0] != self.cur[1] {
+            self.release[self.tail_idx as usize] = self.cur;
+            self.cur = [0; 2];
+            self.ranged += 1;
+        }
+        self.next_tail();
+    }
+
+    /// On to the next postbox. (An entry of `release` is empty unless its postbox
+    /// holds blocks not yet freed: [`Link::release`] empties it.)
+    #[inline(always)]
+    fn next_tail(&mut self) {
         self.tail += 1;
         self.tail_idx += 1;
         if self.tail_idx == self.g.queue {

@@ -141,6 +141,23 @@ impl Mem {
         Mem { ptr, len, _keep }
     }
 
+    /// The window from `off` on (a queue of a shared area seen as if the area began
+    /// there, so the postbox offsets of the hot paths are those of a one-queue area).
+    /// None on a network window, or past the end.
+    pub fn skip(self, off: usize) -> Option<Mem> {
+        if self.net_win().is_some() || off > self.len {
+            return None;
+        }
+        let Mem { ptr, len, _keep } = self;
+        // SAFETY: `off <= len`: inside (or one past) the window's memory.
+        let ptr = unsafe { NonNull::new_unchecked(ptr.as_ptr().add(off)) };
+        Some(Mem {
+            ptr,
+            len: len - off,
+            _keep,
+        })
+    }
+
     /// Another window on the same memory, for a window made by [`Mem::into_shared`]
     /// or on test memory. None otherwise (a network window's staging is its own).
     pub fn share(&self) -> Option<Mem> {
