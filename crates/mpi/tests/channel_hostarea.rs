@@ -213,13 +213,14 @@ fn blocks_of_one_pool_in_use_by_two_receivers_at_once() {
         })
         .collect();
     let mut ev = Vec::new();
+    // Alternately to each receiver, so their blocks interleave in the pool.
     for j in 0..2 {
-        for k in 0..2 {
-            let m = &msgs[k][j];
+        for (k, (tx, m)) in txs.iter_mut().zip(&msgs).enumerate() {
+            let m = &m[j];
             // SAFETY: (test) `msgs` outlives the sends.
             let src = unsafe { SrcBuf::new(m.data.as_ptr(), m.data.len()) };
-            txs[k].push(SendId((k * 1_000_000 + j) as u64), m.env, src);
-            txs[k].pump(&mut ev).unwrap();
+            tx.push(SendId((k * 1_000_000 + j) as u64), m.env, src);
+            tx.pump(&mut ev).unwrap();
         }
     }
     assert_eq!(ev.len(), 4, "all four written: {ev:?}");
