@@ -11,12 +11,17 @@
 //!    `changed`.
 //! 3. S maps the area; the channel is up. Sends made meanwhile waited in S's queue.
 //!
+//! On shared memory S names its own area for the host in the request
+//! ([`Request::area`], with R's queue in it): R maps that area instead of making one,
+//! and its reply only says yes. S exports the area at its first send to any rank of
+//! the host; a rank S never sends to maps nothing of it.
+//!
 //! This module reads and writes the slots; what to build is [`super`]'s. It must never
 //! trust a slot's content beyond the checks of [`Request::geometry`].
 
 use super::config::{self, ChannelConfig};
 use super::layout::inbox::{self, slot};
-use super::send::Geometry;
+use super::send::{Geometry, Place};
 use super::window::{Mem, OutOfBounds};
 use myrix_rsm::{NodeId, SegmentId};
 
@@ -31,6 +36,10 @@ pub struct Request {
     pub pool: u32,
     pub small: u32,
     pub large: u32,
+    /// S's shared area for R's host (`SegmentId(0)`: none, R makes a channel area),
+    /// and R's queue in it.
+    pub area: SegmentId,
+    pub place: Place,
 }
 
 impl Request {
@@ -48,6 +57,17 @@ impl Request {
             pool: c.pool as u32,
             small: c.small_block,
             large: c.large_block,
+            area: SegmentId(0),
+            place: Place::ALONE,
+        }
+    }
+
+    /// The request to use queue `place` of S's shared area `area`.
+    pub fn in_area(self, area: SegmentId, place: Place) -> Request {
+        Request {
+            area,
+            place,
+            ..self
         }
     }
 
@@ -82,6 +102,9 @@ impl Request {
         peer_inbox.store_u32(s + slot::REQ_POOL, self.pool)?;
         peer_inbox.store_u32(s + slot::REQ_SMALL, self.small)?;
         peer_inbox.store_u32(s + slot::REQ_LARGE, self.large)?;
+        peer_inbox.store_u32(s + slot::REQ_AREA_ID, self.area.0)?;
+        peer_inbox.store_u32(s + slot::REQ_QUEUES, self.place.queues)?;
+        peer_inbox.store_u32(s + slot::REQ_INDEX, self.place.index)?;
         peer_inbox.store_u64(s + slot::REQ_GEN, (self.node.0 as u64) << 32 | 1)?;
         ring(peer_inbox)
     }
@@ -101,6 +124,11 @@ impl Request {
             pool: my_inbox.load_u32(s + slot::REQ_POOL)?,
             small: my_inbox.load_u32(s + slot::REQ_SMALL)?,
             large: my_inbox.load_u32(s + slot::REQ_LARGE)?,
+            area: SegmentId(my_inbox.load_u32(s + slot::REQ_AREA_ID)?),
+            place: Place {
+                queues: my_inbox.load_u32(s + slot::REQ_QUEUES)?,
+                index: my_inbox.load_u32(s + slot::REQ_INDEX)?,
+            },
         }))
     }
 }
@@ -169,6 +197,15 @@ mod tests {
         assert!(!take_changed(&mine));
         assert_eq!(Request::read(&mine, 2), Ok(Some(r)));
         assert!(r.geometry().is_some());
+        let shared = r.in_area(
+            SegmentId(0x8000_0009),
+            Place {
+                index: 2,
+                queues: 5,
+            },
+        );
+        shared.write(&theirs, 3).unwrap();
+        assert_eq!(Request::read(&mine, 3), Ok(Some(shared)));
         let rep = Reply {
             area: SegmentId(0x8000_0003),
             status: 0,

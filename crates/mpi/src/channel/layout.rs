@@ -10,8 +10,11 @@
 //! * **Inbox** (one per rank, exported at open, published as the business card):
 //!   `changed` word, then one 64-byte slot per rank of the job (64 bytes per rank: the
 //!   one cost that grows with the job before any connection exists).
-//! * **Channel area** (one per connection S→R, in R's memory, written only by S): the
-//!   postbox queue, then the pool.
+//! * **Channel area** (written only by S): postbox queues, then the pool. On shared
+//!   memory one area per sender for its host, one queue per rank of the host (the
+//!   rank's index among the host's ranks) and one pool for all of them (seed 004
+//!   §3.1); toward another node or another job's process one per connection S→R, a
+//!   single queue (the same layout with one queue).
 //! * **Ack segment** (one per connection S→R, in S's memory, written only by R): one
 //!   ack byte per postbox, then the match ring (clear-to-send / sync matched).
 
@@ -57,6 +60,13 @@ pub mod inbox {
         pub const REP_AREA_ID: usize = 40;
         /// u32: 0 accepted; otherwise refused (see [`super::super::REFUSED`]).
         pub const REP_STATUS: usize = 44;
+        /// u32: the sender's shared area for the receiver's host (0: none, the
+        /// receiver makes a channel area for this connection alone).
+        pub const REQ_AREA_ID: usize = 48;
+        /// u32: queues of that area (ranks of the host).
+        pub const REQ_QUEUES: usize = 52;
+        /// u32: the receiver's queue in it.
+        pub const REQ_INDEX: usize = 56;
     }
 
     /// The slot of `rank`.
@@ -157,25 +167,41 @@ pub const fn ack_lap(pos: u64, queue: u32) -> u8 {
     lap(pos, queue) as u8
 }
 
-/// The channel area: the queue, then the pool.
+/// The channel area: `queues` queues of `queue` postboxes each, then the pool. The
+/// functions without `queues` are the one-queue area of a single connection.
 pub mod area {
     use super::{round_up, LINE};
 
     pub const QUEUE: usize = 0;
 
-    /// Postbox `i` of the queue.
+    /// Postbox `i` of the first queue.
     pub const fn postbox(i: u32) -> usize {
         QUEUE + i as usize * LINE
     }
 
-    /// Where the pool starts (a multiple of 64).
-    pub const fn pool(queue: u32) -> usize {
-        round_up(QUEUE + queue as usize * LINE, LINE)
+    /// Where queue `q` starts.
+    pub const fn queue_at(q: u32, queue: u32) -> usize {
+        QUEUE + q as usize * queue as usize * LINE
     }
 
-    /// Bytes of an area (before page rounding).
+    /// Where the pool of an area of `queues` queues starts (a multiple of 64).
+    pub const fn pool_after(queues: u32, queue: u32) -> usize {
+        round_up(queue_at(queues, queue), LINE)
+    }
+
+    /// Where the pool of a one-queue area starts.
+    pub const fn pool(queue: u32) -> usize {
+        pool_after(1, queue)
+    }
+
+    /// Bytes of an area of `queues` queues (before page rounding).
+    pub const fn len_of(queues: u32, queue: u32, pool_bytes: usize) -> usize {
+        pool_after(queues, queue) + pool_bytes
+    }
+
+    /// Bytes of a one-queue area (before page rounding).
     pub const fn len(queue: u32, pool_bytes: usize) -> usize {
-        pool(queue) + pool_bytes
+        len_of(1, queue, pool_bytes)
     }
 }
 
@@ -235,6 +261,9 @@ mod tests {
             (REP_GEN, 8),
             (REP_AREA_ID, 4),
             (REP_STATUS, 4),
+            (REQ_AREA_ID, 4),
+            (REQ_QUEUES, 4),
+            (REQ_INDEX, 4),
         ];
         let mut end = 0;
         for (off, size) in fields {
@@ -263,6 +292,10 @@ mod tests {
         assert_eq!(area::postbox(5), 320);
         assert_eq!(area::pool(64), 4096);
         assert_eq!(area::len(64, 8192), 4096 + 8192);
+        assert_eq!(area::queue_at(3, 64), 3 * 4096);
+        assert_eq!(area::pool_after(4, 64), 4 * 4096);
+        assert_eq!(area::len_of(4, 64, 8192), 4 * 4096 + 8192);
+        assert_eq!(area::len_of(1, 5, 0), area::len(5, 0));
         assert_eq!(ack::ring(64), 64);
         assert_eq!(ack::ring(65), 128);
         assert_eq!(ack::ring(4), 64);

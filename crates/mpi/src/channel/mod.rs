@@ -1,9 +1,18 @@
 //! [`ChannelFabric`]: MPI's message transport over RSM segments, after Sun MPI's RSM
-//! protocol (seed 004 §3): per connection S→R, a queue of 64-byte postboxes and a
-//! buffer pool in R's memory, written only by S; acknowledgements and matches in an
-//! ack segment in S's memory, written only by R. Connections are half duplex and made
-//! at the first send ([`connect`]); a rank that never talks to a peer builds nothing
-//! for it.
+//! protocol (seed 004 §3): per sender S and host H, one area on H written only by S,
+//! with a queue of 64-byte postboxes per rank of H and one buffer pool S alone
+//! allocates from ([`pool`]); acknowledgements and matches in an ack segment per
+//! connection S→R in S's memory, written only by R. Connections are half duplex and
+//! made at the first send ([`connect`]); a rank that never talks to a peer builds
+//! nothing for it, and maps nothing of its area.
+//!
+//! On shared memory (H is S's own host) S exports its area itself, at its first send
+//! to a rank of the host, and names it in each request; each receiver maps it at its
+//! first message from S. No agent and no first receiver is needed: the memory is on H
+//! either way, and its life is S's (a receiver exiting cuts nobody off). Toward another
+//! node or another job's process the area is still per connection, exported by R (one
+//! queue, its own pool): sharing it there needs each receiver of H to export the same
+//! memory through its own network endpoint, not built (docs/mpi-p2p.md).
 //!
 //! * [`config`] — tunables (`MYRIX_MPI_*`), bounded.
 //! * [`layout`] — every offset of the inbox, the channel area, the ack segment.
@@ -29,10 +38,11 @@
 //!   watcher thread also marks dead exporters within ~5 ms). A peer that has no
 //!   channel with this rank either way is not watched: nothing waits on it here.
 //!   A peer that exits normally also shows as lost to the peers still running.
-//! * Memory per connection (defaults, shm, 4 KiB pages): area 4 KiB queue + 256 KiB
-//!   pool (R's memory, touched only as used), ack segment 4 KiB (S), and per peer
-//!   about 0.6 KiB of heap on each side; 8 bytes per rank of the job and 64 bytes of
-//!   inbox per rank before any connection.
+//! * Memory (defaults, shm, 4 KiB pages): per sender that sends on the host, one area
+//!   of 4 KiB of queue per rank of the host + 256 KiB pool (touched only as used);
+//!   per connection an ack segment 4 KiB (S) and about 0.6 KiB of heap on each side;
+//!   8 bytes per rank of the job and 64 bytes of inbox per rank before any connection.
+//!   Toward another node: an area of 4 KiB + 256 KiB per connection.
 //!
 //! Measured (`cargo run --release -p myrix-mpi --example channel_pingpong`, 2 cores
 //! shared with other builds, load 5–6, so the two-process figures are scheduler-bound
@@ -50,6 +60,7 @@ mod dynamic;
 pub mod layout;
 pub mod net;
 mod peers;
+pub mod pool;
 pub mod recv;
 pub mod send;
 mod traffic;
@@ -84,13 +95,14 @@ fn rsm(what: &str, e: RsmError) -> FabricError {
 enum TxState {
     /// No card yet.
     Fresh,
-    /// Request written; the ack segment waits in `ack`.
+    /// Request written; the ack segment waits in `ack`; `shared`: the request named
+    /// this rank's area for the host, at this queue.
     Requested {
         ack: Mem,
+        shared: Option<send::Place>,
     },
-    Up {
-        area: Arc<Import>,
-    },
+    /// The area imported (None: this rank's own shared area).
+    Up { area: Option<Arc<Import>> },
 }
 
 #[derive(Debug)]
@@ -135,6 +147,8 @@ struct RxChan {
     src: Rank,
     rx: Rx,
     ack: Arc<Import>,
+    /// The sender's shared area, when it is one (mapped here).
+    area: Option<Arc<Import>>,
     /// Toward another node: puts the acks staged in the lazy ack window.
     acks: Option<window::NetFlush>,
 }
@@ -188,6 +202,19 @@ pub struct ChannelFabric {
     /// The job's own ranks; the inbox has `slots` (more, for other jobs' processes).
     job_size: Rank,
     slots: Rank,
+    /// This rank's area for its own host (seed §3.1: one queue per rank of the host,
+    /// one pool), made at the first send to one of them.
+    host_area: Option<HostArea>,
+}
+
+/// A sender's area on shared memory for the ranks of its host: exported by the sender
+/// (the host is its own), mapped by each receiver at its first message from it.
+#[derive(Debug)]
+struct HostArea {
+    mem: Mem,
+    id: SegmentId,
+    pool: Arc<pool::Pool>,
+    g: Geometry,
 }
 
 /// The network controller and this rank's inbox on it.
@@ -368,7 +395,42 @@ impl ChannelFabric {
             dyn_peers: Vec::new(),
             job_size: size,
             slots,
+            host_area: None,
         })
+    }
+
+    /// The channel areas this rank writes into and the pools it allocates from (each
+    /// counted once): its shared area for its host, and one per connection toward
+    /// other nodes and other jobs.
+    pub fn areas_written(&self) -> (usize, usize) {
+        let own = self
+            .peers
+            .iter()
+            .flatten()
+            .filter(|p| {
+                matches!(
+                    p.tx,
+                    Some(TxChan {
+                        state: TxState::Up { area: Some(_) },
+                        ..
+                    })
+                )
+            })
+            .count();
+        let mut pools: Vec<*const pool::Pool> = Vec::new();
+        for p in self.peers.iter().flatten() {
+            if let Some(u) = p.tx.as_ref().and_then(|t| t.tx.pool()) {
+                if !pools.contains(&Arc::as_ptr(&u)) {
+                    pools.push(Arc::as_ptr(&u));
+                }
+            }
+        }
+        (own + usize::from(self.host_area.is_some()), pools.len())
+    }
+
+    /// The units of this rank's shared pool in use (None before it exists).
+    pub fn host_pool_held(&self) -> Option<u64> {
+        self.host_area.as_ref().map(|h| h.pool.held())
     }
 
     pub fn config(&self) -> &ChannelConfig {

@@ -82,17 +82,21 @@ impl ChannelFabric {
                     Some(n) => (n.ctl.local_node(), net::NET_INBOX),
                     None => (self.ctl.local_node(), self.inbox_id),
                 };
-                let req = Request::from_config(node, ack_id, inbox_id, &self.cfg);
+                let mut req = Request::from_config(node, ack_id, inbox_id, &self.cfg);
+                let shared = self.host_place(dest);
+                if let Some(place) = shared {
+                    req = req.in_area(self.host_area()?, place);
+                }
                 let slot = self.slot_there(dest);
                 let p = self.peer(dest);
                 let (_, inbox) = p.inbox.as_ref().expect("imported above");
                 req.write(inbox, slot)
                     .map_err(|_| FabricError::Other(format!("inbox of rank {dest} too short")))?;
-                p.tx.as_mut().expect("tx exists").state = TxState::Requested { ack };
+                p.tx.as_mut().expect("tx exists").state = TxState::Requested { ack, shared };
                 Ok(())
             }
             Some(TxChan {
-                state: TxState::Requested { .. },
+                state: TxState::Requested { shared, .. },
                 ..
             }) => {
                 let Ok(Some(rep)) = Reply::read(self.inbox_for(dest), dest) else {
@@ -103,6 +107,9 @@ impl ChannelFabric {
                         rank: dest,
                         why: "it refused the channel's geometry".into(),
                     });
+                }
+                if let Some(place) = *shared {
+                    return self.link_shared(dest, place);
                 }
                 let node = p
                     .inbox
@@ -133,9 +140,12 @@ impl ChannelFabric {
                         f.carry_acks(a);
                     }
                 }
-                let TxState::Requested { ack } =
-                    std::mem::replace(&mut tx.state, TxState::Up { area: area_imp })
-                else {
+                let TxState::Requested { ack, .. } = std::mem::replace(
+                    &mut tx.state,
+                    TxState::Up {
+                        area: Some(area_imp),
+                    },
+                ) else {
                     unreachable!("matched above")
                 };
                 let link = Link::new(g, area, ack).map_err(|c| FabricError::PeerLost {
@@ -147,6 +157,76 @@ impl ChannelFabric {
             }
             _ => Ok(()),
         }
+    }
+
+    /// `dest`'s queue in this rank's area for its host, if `dest` is reached through
+    /// it: a rank of this job on this host (other jobs' processes and other nodes'
+    /// ranks get an area per connection).
+    fn host_place(&self, dest: Rank) -> Option<send::Place> {
+        let me = self.node_of[self.rank as usize];
+        if dest >= self.job_size || self.node_of[dest as usize] != me || self.remote(dest) {
+            return None;
+        }
+        let here = |r: &u32| self.node_of[*r as usize] == me;
+        Some(send::Place {
+            index: (0..dest).filter(here).count() as u32,
+            queues: (0..self.job_size).filter(here).count() as u32,
+        })
+    }
+
+    /// This rank's area for its host, exported at the first call: a queue per rank of
+    /// the host and one pool, open to this node (the host's ranks) only.
+    fn host_area(&mut self) -> Result<SegmentId, FabricError> {
+        if let Some(h) = &self.host_area {
+            return Ok(h.id);
+        }
+        let g = Geometry {
+            queue: self.cfg.queue,
+            pool_units: self.cfg.pool_units(),
+            small: self.cfg.small_block,
+            large: self.cfg.large_block,
+        };
+        let queues = self
+            .host_place(self.rank)
+            .map_or(1, |p| p.queues)
+            .min(send::Place::MAX_QUEUES);
+        let len = send::Place { index: 0, queues }.area_len(&g);
+        let (mem, id) = self
+            .export(self.rank, len, self.ctl.local_node())
+            .map_err(|e| rsm("shared channel area", e))?;
+        self.host_area = Some(HostArea {
+            mem: mem.into_shared(),
+            id,
+            pool: Arc::new(pool::Pool::new(g.pool_units)),
+            g,
+        });
+        Ok(id)
+    }
+
+    /// `dest` accepted queue `place` of this rank's shared area: the link is up.
+    fn link_shared(&mut self, dest: Rank, place: send::Place) -> Result<(), FabricError> {
+        let lost = |why: &str| FabricError::PeerLost {
+            rank: dest,
+            why: why.into(),
+        };
+        let h = self
+            .host_area
+            .as_ref()
+            .ok_or_else(|| lost("no shared area"))?;
+        let area = h
+            .mem
+            .share()
+            .ok_or_else(|| lost("the shared area is not shared"))?;
+        let (g, pool) = (h.g, h.pool.clone());
+        let tx = self.peer(dest).tx.as_mut().expect("tx exists");
+        let TxState::Requested { ack, .. } =
+            std::mem::replace(&mut tx.state, TxState::Up { area: None })
+        else {
+            unreachable!("requested")
+        };
+        let link = Link::new_in(g, area, ack, place, pool).map_err(|c| lost(c.0))?;
+        tx.tx.connect(link);
+        Ok(())
     }
 
     /// Answers the requests in this rank's inbox.
@@ -201,14 +281,28 @@ impl ChannelFabric {
         } else {
             None
         };
-        let (area, area_id) = self
-            .export(src, layout::area::len(g.queue, g.pool_bytes()), req.node)
-            .map_err(|e| format!("channel area: {e}"))?;
-        let rx = Rx::new(src, g, area, acks).map_err(|c| c.0.to_string())?;
+        let (rx, area_id, shared) = if req.area.0 != 0 {
+            // The sender's area for this host: mapped, this rank's queue in it.
+            if lazy.is_some() {
+                return Err("it named a shared area from another node".into());
+            }
+            let (imp, area) = self
+                .import_mapped(src, req.node, req.area)
+                .map_err(|e| format!("its shared area: {e}"))?;
+            let rx = Rx::new_in(src, g, area, acks, req.place).map_err(|c| c.0.to_string())?;
+            (rx, req.area, Some(imp))
+        } else {
+            let (area, area_id) = self
+                .export(src, layout::area::len(g.queue, g.pool_bytes()), req.node)
+                .map_err(|e| format!("channel area: {e}"))?;
+            let rx = Rx::new(src, g, area, acks).map_err(|c| c.0.to_string())?;
+            (rx, area_id, None)
+        };
         self.rx_active.push(RxChan {
             src,
             rx,
             ack: ack_imp,
+            area: shared,
             acks: lazy.clone(),
         });
         let idx = self.rx_active.len() - 1;
@@ -274,14 +368,16 @@ impl ChannelFabric {
                 bad = i.check().err();
             }
             if let Some(TxChan {
-                state: TxState::Up { area },
+                state: TxState::Up { area: Some(area) },
                 ..
             }) = &p.tx
             {
                 bad = bad.or(area.check().err());
             }
             if let Some(i) = p.rx {
-                bad = bad.or(self.rx_active[i].ack.check().err());
+                let c = &self.rx_active[i];
+                bad = bad.or(c.ack.check().err());
+                bad = bad.or(c.area.as_ref().and_then(|a| a.check().err()));
             }
             if let Some(e) = bad {
                 self.lose(r as Rank, format!("its segments are gone ({e})"), ev);

@@ -14,7 +14,7 @@
 //! so later messages keep arriving while a rendezvous waits for its take.
 
 use super::layout::{self, ack, area, kind, postbox as pb, Flag, REF_LARGE};
-use super::send::Geometry;
+use super::send::{Geometry, Place};
 use super::window::{DstBuf, Mem};
 use super::Corrupt;
 use crate::p2p::fabric::{Envelope, Event, MsgToken, Rank};
@@ -63,8 +63,12 @@ pub enum Taken {
 pub struct Rx {
     src: Rank,
     g: Geometry,
-    /// The channel area (local).
+    /// The channel area (local), or the sender's area for this host (mapped) from
+    /// this receiver's queue on ([`Mem::skip`]: the postbox offsets are a one-queue
+    /// area's).
     area: Mem,
+    /// Byte offset of the pool in `area`.
+    pool_off: usize,
     /// S's ack segment (remote).
     acks: Mem,
     head: u64,
@@ -120,13 +124,37 @@ fn oob(_: super::window::OutOfBounds) -> Corrupt {
 }
 
 impl Rx {
+    /// The receiving end of a connection's own area.
     pub fn new(src: Rank, g: Geometry, area: Mem, acks: Mem) -> Result<Rx, Corrupt> {
-        if area.len() < area::len(g.queue, g.pool_bytes()) || acks.len() < ack::len(g.queue) {
+        Self::new_in(src, g, area, acks, Place::ALONE)
+    }
+
+    /// The receiving end of queue `place` of a sender's shared area (its pool after
+    /// the last queue).
+    pub fn new_in(
+        src: Rank,
+        g: Geometry,
+        area: Mem,
+        acks: Mem,
+        place: Place,
+    ) -> Result<Rx, Corrupt> {
+        if !place.valid() {
+            return Err(Corrupt("a queue outside its area"));
+        }
+        if area.len() < place.area_len(&g) || acks.len() < ack::len(g.queue) {
             return Err(Corrupt("a channel segment is shorter than its geometry"));
         }
+        let qbase = place.queue_off(&g);
+        let area = match qbase {
+            0 => area,
+            q => area
+                .skip(q)
+                .ok_or(Corrupt("a shared area behind a network window"))?,
+        };
         Ok(Rx {
             src,
             g,
+            pool_off: place.pool_off(&g) - qbase,
             area,
             ack_flush: acks.net_flush(),
             acks,
@@ -231,7 +259,7 @@ impl Rx {
             return Err(Corrupt("bad block reference count"));
         }
         let small = self.g.small as usize;
-        let pool = area::pool(self.g.queue);
+        let pool = self.pool_off;
         let mut at = copied;
         for j in 0..k {
             let r = self.area.load_u32(payload + 4 * j).map_err(oob)?;

@@ -14,17 +14,21 @@
 //!   send of any size goes this way: its match is what lets `SyncMatched` fire, and
 //!   its data would otherwise sit in R's queue and block later messages.
 //!
-//! The pool is a ring of small blocks, allocated in order and freed in order (R
-//! acknowledges postboxes in queue order, and each postbox records how far the pool
-//! had been allocated when it was written): no fragmentation and no search. A large
-//! block never wraps around the ring's end (the tail is skipped and freed with it).
+//! The pool is a ring of small blocks ([`super::pool`]), allocated in order; each
+//! postbox records the range of allocations its blocks took, freed when R acknowledges
+//! it: no fragmentation and no search. A large block never wraps around the ring's end
+//! (the tail is skipped and freed with it). On shared memory the pool and the area are
+//! shared by the links to every rank of the sender's host, each link writing its own
+//! queue of the area ([`Place`]).
 //! When postboxes or pool run out the send waits in the queue; nothing is lost and
 //! nothing blocks. This module must never allocate per message once the queue's
 //! capacity is reached, nor trust the ack segment for more than "go on".
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use super::layout::{self, ack, area, kind, postbox as pb, Flag, REF_LARGE};
+use super::pool::Pool;
 use super::window::{Mem, SrcBuf};
 use super::Corrupt;
 use crate::p2p::fabric::{Envelope, Event, SendId};
@@ -44,6 +48,44 @@ impl Geometry {
     }
     pub fn pool_bytes(&self) -> usize {
         self.pool_units as usize * self.small as usize
+    }
+}
+
+/// Where one link's queue lies in its area: queue `index` of `queues`, the pool after
+/// the last queue. [`Place::ALONE`] is a connection's own one-queue area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub index: u32,
+    pub queues: u32,
+}
+
+impl Place {
+    pub const ALONE: Place = Place {
+        index: 0,
+        queues: 1,
+    };
+
+    /// Most queues in one area (ranks of one host).
+    pub const MAX_QUEUES: u32 = 1 << 16;
+
+    /// Whether the place exists (`index < queues <= MAX_QUEUES`).
+    pub fn valid(&self) -> bool {
+        self.index < self.queues && self.queues <= Self::MAX_QUEUES
+    }
+
+    /// Byte offset of the queue.
+    pub fn queue_off(&self, g: &Geometry) -> usize {
+        area::queue_at(self.index, g.queue)
+    }
+
+    /// Byte offset of the pool.
+    pub fn pool_off(&self, g: &Geometry) -> usize {
+        area::pool_after(self.queues, g.queue)
+    }
+
+    /// Bytes of the whole area.
+    pub fn area_len(&self, g: &Geometry) -> usize {
+        area::len_of(self.queues, g.queue, g.pool_bytes())
     }
 }
 
@@ -78,8 +120,11 @@ struct Waiting {
 #[derive(Debug)]
 pub struct Link {
     g: Geometry,
-    /// R's channel area (remote).
+    /// R's channel area (remote), or the sender's area for R's host from this link's
+    /// queue on ([`Mem::skip`]: the postbox offsets are a one-queue area's).
     area: Mem,
+    /// Byte offset of the pool in `area`.
+    pool_off: usize,
     /// This rank's ack segment (local).
     acks: Mem,
     tail: u64,
@@ -87,33 +132,85 @@ pub struct Link {
     tail_idx: u32,
     tail_lap: u32,
     acked: u64,
-    /// Per postbox: the pool allocation count once it was written.
-    release: Box<[u64]>,
-    pool_head: u64,
-    pool_tail: u64,
+    /// Per postbox: the range of pool allocations its blocks took (empty for none).
+    release: Box<[[u64; 2]]>,
+    /// The range the postbox being written has allocated so far.
+    cur: [u64; 2],
+    /// Postboxes whose `release` entry is not empty (none on a stream of short
+    /// messages: their acks are then taken back without a look at the entries).
+    ranged: u32,
+    pool: Arc<Pool>,
+    /// Units this link allocated, and of them freed by R's acks (its share of the
+    /// pool, for [`Tx::usage`]).
+    units: u64,
+    units_freed: u64,
     matches: u64,
 }
 
 impl Link {
-    /// `area` must hold `layout::area::len(g.queue, pool bytes)` and `acks`
-    /// `layout::ack::len(g.queue)` (checked).
+    /// A connection's own area: `area` must hold `layout::area::len(g.queue, pool
+    /// bytes)` and `acks` `layout::ack::len(g.queue)` (checked).
     pub fn new(g: Geometry, area: Mem, acks: Mem) -> Result<Link, Corrupt> {
-        if area.len() < area::len(g.queue, g.pool_bytes()) || acks.len() < ack::len(g.queue) {
+        Self::new_in(
+            g,
+            area,
+            acks,
+            Place::ALONE,
+            Arc::new(Pool::new(g.pool_units)),
+        )
+    }
+
+    /// A link writing queue `place` of a shared area whose pool `pool` allocates (it
+    /// has `g.pool_units` units; every link of the area holds the same one).
+    pub fn new_in(
+        g: Geometry,
+        area: Mem,
+        acks: Mem,
+        place: Place,
+        pool: Arc<Pool>,
+    ) -> Result<Link, Corrupt> {
+        if !place.valid() || pool.units() != g.pool_units {
+            return Err(Corrupt("a link's place or pool does not fit its geometry"));
+        }
+        if area.len() < place.area_len(&g) || acks.len() < ack::len(g.queue) {
             return Err(Corrupt("a channel segment is shorter than its geometry"));
         }
+        let qbase = place.queue_off(&g);
+        let area = match qbase {
+            0 => area,
+            q => area
+                .skip(q)
+                .ok_or(Corrupt("a shared area behind a network window"))?,
+        };
         Ok(Link {
             g,
             area,
+            pool_off: place.pool_off(&g) - qbase,
             acks,
             tail: 0,
             tail_idx: 0,
             tail_lap: layout::lap(0, g.queue),
             acked: 0,
-            release: vec![0; g.queue as usize].into_boxed_slice(),
-            pool_head: 0,
-            pool_tail: 0,
+            release: vec![[0; 2]; g.queue as usize].into_boxed_slice(),
+            cur: [0; 2],
+            ranged: 0,
+            pool,
+            units: 0,
+            units_freed: 0,
             matches: 0,
         })
+    }
+
+    /// Frees the pool range of postbox `i` (acknowledged, or its receiver gone).
+    #[inline]
+    fn release(&mut self, i: usize) {
+        let [lo, hi] = self.release[i];
+        if hi > lo {
+            self.pool.free(lo, hi);
+            self.units_freed += hi - lo;
+            self.release[i] = [0; 2];
+            self.ranged -= 1;
+        }
     }
 
     /// Takes back the postboxes (and their blocks) R has acknowledged: eight at a time
@@ -129,14 +226,18 @@ impl Link {
                 // The eight positions from `acked` are in one lap (`i + 7 < queue`).
                 let want = u64::from_ne_bytes([layout::ack_lap(self.acked, q); 8]);
                 if self.acks.load_u64(ack::ACKS + i) == Ok(want) {
-                    self.pool_tail = self.release[i + 7];
+                    if self.ranged > 0 {
+                        for j in i..i + 8 {
+                            self.release(j);
+                        }
+                    }
                     self.acked += 8;
                     continue;
                 }
             }
             match self.acks.load_u8(ack::ACKS + i) {
                 Ok(b) if b == layout::ack_lap(self.acked, q) => {
-                    self.pool_tail = self.release[i];
+                    self.release(i);
                     self.acked += 1;
                 }
                 _ => break,
@@ -156,26 +257,23 @@ impl Link {
         self.free_boxes() > 0 || (self.reclaim() && self.free_boxes() > 0)
     }
 
-    /// `units` contiguous small blocks, or None while the pool is full (even after
-    /// taking back what R has acknowledged).
+    /// `units` contiguous small blocks for the postbox being written, or None while
+    /// the pool is full (even after taking back what R has acknowledged; the other
+    /// receivers sharing the pool are the fabric's, [`Pool::take_starved`]).
     fn alloc(&mut self, units: u32) -> Option<u32> {
-        match self.try_alloc(units) {
-            None if self.reclaim() => self.try_alloc(units),
-            r => r,
+        let (idx, lo) = match self.pool.alloc(units) {
+            None if self.reclaim() => self.pool.alloc(units)?,
+            r => r?,
+        };
+        // One postbox's allocations follow each other in the count (the links of a
+        // pool write one postbox at a time), so its range is `cur[0]..head`.
+        if self.cur[0] == self.cur[1] {
+            self.cur[0] = lo;
         }
-    }
-
-    fn try_alloc(&mut self, units: u32) -> Option<u32> {
-        let total = self.g.pool_units as u64;
-        let units = units as u64;
-        let used = self.pool_head - self.pool_tail;
-        let pos = self.pool_head % total;
-        let skip = if pos + units > total { total - pos } else { 0 };
-        if used + skip + units > total {
-            return None;
-        }
-        self.pool_head += skip + units;
-        Some(((self.pool_head - units) % total) as u32)
+        let head = self.pool.head();
+        self.units += head - lo;
+        self.cur[1] = head;
+        Some(idx)
     }
 
     /// Writes the postbox at the tail: `body` fills it, then the flag goes last.
@@ -213,7 +311,9 @@ impl Link {
         self.area
             .post_led(off + pb::FLAG, flag, line, n)
             .map_err(|_| Corrupt("postbox write out of bounds"))?;
-        self.posted();
+        // An inline postbox took no blocks: its `release` entry stays empty.
+        debug_assert_eq!(self.cur[0], self.cur[1]);
+        self.next_tail();
         Ok(())
     }
 
@@ -229,11 +329,21 @@ impl Link {
         .encode()
     }
 
-    /// The postbox at the tail was written: on to the next.
+    /// The postbox at the tail was written: its blocks recorded, on to the next.
     #[inline]
     fn posted(&mut self) {
-        let i = self.tail_idx;
-        self.release[i as usize] = self.pool_head;
+        if self.cur[0] != self.cur[1] {
+            self.release[self.tail_idx as usize] = self.cur;
+            self.cur = [0; 2];
+            self.ranged += 1;
+        }
+        self.next_tail();
+    }
+
+    /// On to the next postbox. (An entry of `release` is empty unless its postbox
+    /// holds blocks not yet freed: [`Link::release`] empties it.)
+    #[inline(always)]
+    fn next_tail(&mut self) {
         self.tail += 1;
         self.tail_idx += 1;
         if self.tail_idx == self.g.queue {
@@ -306,7 +416,7 @@ impl Link {
     fn blocks(&mut self, w: &mut Work) -> Result<bool, Corrupt> {
         let len = w.env.len;
         let small = self.g.small as usize;
-        let pool = area::pool(self.g.queue);
+        let pool = self.pool_off;
         while w.sent < len {
             if !self.room() {
                 return Ok(false);
@@ -408,6 +518,19 @@ impl Link {
     }
 }
 
+impl Drop for Link {
+    /// The blocks R never acknowledged go back to the pool, which other links may
+    /// share (R is lost, or the fabric is going away: nobody reads them now).
+    fn drop(&mut self) {
+        while self.acked < self.tail {
+            let i = (self.acked % self.g.queue as u64) as usize;
+            self.release(i);
+            self.acked += 1;
+        }
+        self.pool.free(self.cur[0], self.cur[1]);
+    }
+}
+
 /// [`Tx::usage`]: the queue's and the pool's use, in postboxes and small-block units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Usage {
@@ -473,9 +596,20 @@ impl Tx {
         self.link.as_ref().map(|l| Usage {
             postboxes: l.tail,
             postboxes_held: l.tail - l.acked,
-            units: l.pool_head,
-            units_held: l.pool_head - l.pool_tail,
+            units: l.units,
+            units_held: l.units - l.units_freed,
         })
+    }
+
+    /// The pool the link allocates from (None before it is connected).
+    pub fn pool(&self) -> Option<Arc<Pool>> {
+        self.link.as_ref().map(|l| l.pool.clone())
+    }
+
+    /// Takes back what R has acknowledged (the fabric's answer to a starved shared
+    /// pool, [`super::pool::Pool::take_starved`]); true if anything came back.
+    pub fn reclaim(&mut self) -> bool {
+        self.link.as_mut().is_some_and(Link::reclaim)
     }
 
     /// Whether the pump has nothing to do: no queued data, no match awaited.

@@ -416,6 +416,22 @@ impl ChannelFabric {
             }
             i += 1;
         }
+        if self
+            .host_area
+            .as_ref()
+            .is_some_and(|h| h.pool.take_starved())
+        {
+            // A send waits for the shared pool: take back what every receiver of the
+            // host has acknowledged (a link idle toward its receiver reads no acks).
+            for &d in &self.tx_active {
+                if let Some(t) = self.peers[d as usize]
+                    .as_deref_mut()
+                    .and_then(|p| p.tx.as_mut())
+                {
+                    moved |= t.tx.reclaim();
+                }
+            }
+        }
         if let Some(n) = self.net.as_deref_mut() {
             // Idle long enough: the acks staged for other nodes leave (after any reply
             // the program sent meanwhile; see `window`'s lazy windows).

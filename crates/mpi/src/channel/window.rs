@@ -51,6 +51,8 @@ pub enum Backing {
     Heap(Arc<Heap>),
     /// Another rank's segment over the network: no memory here.
     Net(NetWin),
+    /// Memory several windows view (a sender's shared area: [`Mem::share`]).
+    Shared(Arc<Backing>),
 }
 
 /// Zeroed, 64-byte aligned memory for tests.
@@ -126,6 +128,49 @@ impl Mem {
             len,
             _keep: Backing::Mapping(m),
         }
+    }
+
+    /// This window made shareable ([`Mem::share`]): a sender's shared area, whose
+    /// links each hold a window on it.
+    pub fn into_shared(self) -> Mem {
+        let Mem { ptr, len, _keep } = self;
+        let _keep = match _keep {
+            k @ (Backing::Net(_) | Backing::Heap(_) | Backing::Shared(_)) => k,
+            k => Backing::Shared(Arc::new(k)),
+        };
+        Mem { ptr, len, _keep }
+    }
+
+    /// The window from `off` on (a queue of a shared area seen as if the area began
+    /// there, so the postbox offsets of the hot paths are those of a one-queue area).
+    /// None on a network window, or past the end.
+    pub fn skip(self, off: usize) -> Option<Mem> {
+        if self.net_win().is_some() || off > self.len {
+            return None;
+        }
+        let Mem { ptr, len, _keep } = self;
+        // SAFETY: `off <= len`: inside (or one past) the window's memory.
+        let ptr = unsafe { NonNull::new_unchecked(ptr.as_ptr().add(off)) };
+        Some(Mem {
+            ptr,
+            len: len - off,
+            _keep,
+        })
+    }
+
+    /// Another window on the same memory, for a window made by [`Mem::into_shared`]
+    /// or on test memory. None otherwise (a network window's staging is its own).
+    pub fn share(&self) -> Option<Mem> {
+        let keep = match &self._keep {
+            Backing::Heap(h) => Backing::Heap(h.clone()),
+            Backing::Shared(b) => Backing::Shared(b.clone()),
+            _ => return None,
+        };
+        Some(Mem {
+            ptr: self.ptr,
+            len: self.len,
+            _keep: keep,
+        })
     }
 
     /// The remote window of an import over a network controller (explicit barrier
