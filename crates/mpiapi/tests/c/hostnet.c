@@ -3,7 +3,8 @@
  * rank 0 sends to ranks 1 and 3, both on the other host: first all of 1's messages,
  * then all of 3's (3 joins the area 1 made), then rounds to both in turn (both
  * receivers' blocks from one pool), short, pool blocks and rendezvous, every byte
- * checked. Rank 2 hears nothing. Then each rank lists the RSM segments it has mapped
+ * checked; then 1 says it is done and leaves MPI's progress while 0 sends 3 a
+ * pool's worth several times over. Rank 2 hears nothing. Then each rank lists the RSM segments it has mapped
  * ("seg <rank> <file> <bytes>", as hostarea.c) and prints "hostnet ok <rank>". The
  * test (crates/cli/tests/netns_hostnet.rs) checks that 1 and 3 map one area in
  * common. Ranks meet outside MPI before MPI_Finalize, as in hostarea.c. */
@@ -55,6 +56,13 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 4; i++) one(to, tag++, lens[i]);
     for (int round = 0; round < 40; round++)
         for (int to = 1; to < 4; to += 2) one(to, tag++, lens[round % 4] + round);
+    /* 1 says it is done, then waits outside MPI (below) while 0 goes on sending to 3
+     * through the same pool, several times its size: the blocks 1 took must come back
+     * although 1 makes no more progress. */
+    char done = 1;
+    if (rank == 1) OK(MPI_Send(&done, 1, MPI_CHAR, 0, 9999, MPI_COMM_WORLD));
+    if (rank == 0) OK(MPI_Recv(&done, 1, MPI_CHAR, 1, 9999, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 24; i++) one(3, tag++, 40000 + i);
 
     const char *dir = getenv("MYRIX_RSM_DIR");
     CHECK(dir && *dir, "MYRIX_RSM_DIR is not set");
