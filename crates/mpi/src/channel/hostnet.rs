@@ -171,6 +171,13 @@ impl ChannelFabric {
         g: &Geometry,
     ) -> Result<(Mem, myrix_rsm::Export, SegmentId, SegmentId), String> {
         let n = self.net.as_ref().ok_or("no network controller")?;
+        // The place is the sender's word: checked before it sizes anything.
+        if !req.place.valid() || req.place.queues > self.job_size {
+            return Err(format!(
+                "it named a queue outside its area: {:?}",
+                req.place
+            ));
+        }
         let len = req.place.area_len(g);
         let joined = (req.area.0 != 0)
             .then(|| {
