@@ -16,6 +16,12 @@
 //! and its reply only says yes. S exports the area at its first send to any rank of
 //! the host; a rank S never sends to maps nothing of it.
 //!
+//! Toward another node (session 31, `hostnet`) S asks for a queue in its area for
+//! R's host the same way: the first request to that host names no area and R makes
+//! one (shm on its host, exported on the network too), replying with both ids; a
+//! later request names the shm segment and that R maps it and exports it on its own
+//! network endpoint. See docs/mpi-p2p.md.
+//!
 //! This module reads and writes the slots; what to build is [`super`]'s. It must never
 //! trust a slot's content beyond the checks of [`Request::geometry`].
 
@@ -137,6 +143,9 @@ impl Request {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reply {
     pub area: SegmentId,
+    /// Toward another node, a shared area the receiver made: its shm segment there
+    /// (`SegmentId(0)`: none made).
+    pub shm: SegmentId,
     /// 0, or [`super::layout::REFUSED`].
     pub status: u32,
 }
@@ -146,6 +155,7 @@ impl Reply {
         let s = inbox::slot(rank);
         peer_inbox.store_u32(s + slot::REP_AREA_ID, self.area.0)?;
         peer_inbox.store_u32(s + slot::REP_STATUS, self.status)?;
+        peer_inbox.store_u32(s + slot::REP_SHM_ID, self.shm.0)?;
         peer_inbox.store_u64(s + slot::REP_GEN, 1)?;
         ring(peer_inbox)
     }
@@ -158,6 +168,7 @@ impl Reply {
         Ok(Some(Reply {
             area: SegmentId(my_inbox.load_u32(s + slot::REP_AREA_ID)?),
             status: my_inbox.load_u32(s + slot::REP_STATUS)?,
+            shm: SegmentId(my_inbox.load_u32(s + slot::REP_SHM_ID)?),
         }))
     }
 }
@@ -209,6 +220,7 @@ mod tests {
         let rep = Reply {
             area: SegmentId(0x8000_0003),
             status: 0,
+            shm: SegmentId(0x8000_0004),
         };
         assert_eq!(Reply::read(&mine, 2), Ok(None));
         rep.write(&theirs, 2).unwrap();

@@ -67,6 +67,10 @@ pub mod inbox {
         pub const REQ_QUEUES: usize = 52;
         /// u32: the receiver's queue in it.
         pub const REQ_INDEX: usize = 56;
+        /// u32: toward another node, the shm segment (on the receiver's host) of the
+        /// sender's area the receiver made for that host (0: it joined the one the
+        /// request named, or the area is the connection's own).
+        pub const REP_SHM_ID: usize = 60;
     }
 
     /// The slot of `rank`.

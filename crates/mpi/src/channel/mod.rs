@@ -57,6 +57,7 @@ pub mod config;
 pub mod connect;
 pub mod directory;
 mod dynamic;
+mod hostnet;
 pub mod layout;
 pub mod net;
 mod peers;
@@ -100,6 +101,9 @@ enum TxState {
     Requested {
         ack: Mem,
         shared: Option<send::Place>,
+        /// Toward another node, with `shared`: the area of the receiver's host the
+        /// request named (None: it asked the receiver to make one).
+        joined: Option<Arc<RemoteArea>>,
     },
     /// The area imported (None: this rank's own shared area).
     Up { area: Option<Arc<Import>> },
@@ -144,6 +148,9 @@ impl TxChan {
 
 #[derive(Debug)]
 struct RxChan {
+    /// Toward another node, a sender's shared area exported on this rank's network
+    /// controller over the memory `rx` maps: first, so it goes before that memory.
+    net_export: Option<myrix_rsm::Export>,
     src: Rank,
     rx: Rx,
     ack: Arc<Import>,
@@ -205,6 +212,26 @@ pub struct ChannelFabric {
     /// This rank's area for its own host (seed §3.1: one queue per rank of the host,
     /// one pool), made at the first send to one of them.
     host_area: Option<HostArea>,
+    /// This rank's areas on other nodes, by node (`node_of`): one per destination
+    /// host (seed §3.1), made by the first receiver there ([`peers`]).
+    remote_areas: Vec<(u32, RemoteHost)>,
+}
+
+/// This rank's area on another node, made by the first receiver it reached there
+/// (an RSM shm segment of that host, mapped and exported on the network by each
+/// receiver that joins it).
+#[derive(Debug)]
+struct RemoteArea {
+    /// The shm segment on that host the next receiver joins.
+    shm: SegmentId,
+    pool: Arc<pool::Pool>,
+}
+
+#[derive(Debug)]
+enum RemoteHost {
+    /// The request that makes it went to this rank: other ranks of the host wait.
+    Pending(Rank),
+    Ready(Arc<RemoteArea>),
 }
 
 /// A sender's area on shared memory for the ranks of its host: exported by the sender
@@ -396,27 +423,15 @@ impl ChannelFabric {
             job_size: size,
             slots,
             host_area: None,
+            remote_areas: Vec::new(),
         })
     }
 
     /// The channel areas this rank writes into and the pools it allocates from (each
-    /// counted once): its shared area for its host, and one per connection toward
-    /// other nodes and other jobs.
+    /// counted once): its shared area for its host, one per host of another node it
+    /// sends to (seed §3.1), and one per connection toward other jobs. An area has
+    /// one pool, so they differ only while an area waits for its first link.
     pub fn areas_written(&self) -> (usize, usize) {
-        let own = self
-            .peers
-            .iter()
-            .flatten()
-            .filter(|p| {
-                matches!(
-                    p.tx,
-                    Some(TxChan {
-                        state: TxState::Up { area: Some(_) },
-                        ..
-                    })
-                )
-            })
-            .count();
         let mut pools: Vec<*const pool::Pool> = Vec::new();
         for p in self.peers.iter().flatten() {
             if let Some(u) = p.tx.as_ref().and_then(|t| t.tx.pool()) {
@@ -425,7 +440,11 @@ impl ChannelFabric {
                 }
             }
         }
-        (own + usize::from(self.host_area.is_some()), pools.len())
+        let waiting = self
+            .host_area
+            .as_ref()
+            .is_some_and(|h| !pools.contains(&Arc::as_ptr(&h.pool)));
+        (pools.len() + usize::from(waiting), pools.len())
     }
 
     /// The units of this rank's shared pool in use (None before it exists).

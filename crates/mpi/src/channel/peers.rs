@@ -4,6 +4,7 @@
 //! losing a peer (`lose`, `watch`). What the handshake slots hold is `connect`'s.
 
 use super::*;
+use send::Place;
 
 impl ChannelFabric {
     /// Imports segment `id` of `node` on the controller toward `peer`: mapped on shm,
@@ -69,7 +70,12 @@ impl ChannelFabric {
                     };
                     card
                 };
-                if p.inbox.is_none() {
+                // Toward another node: the host's area, or wait for it.
+                let toward = match self.toward(dest) {
+                    hostnet::Toward::Wait => return Ok(()),
+                    t => t,
+                };
+                if self.peer(dest).inbox.is_none() {
                     let inbox = self
                         .import_mapped(dest, card.node, card.inbox)
                         .map_err(|e| rsm(&format!("inbox of rank {dest}"), e))?;
@@ -83,16 +89,24 @@ impl ChannelFabric {
                     None => (self.ctl.local_node(), self.inbox_id),
                 };
                 let mut req = Request::from_config(node, ack_id, inbox_id, &self.cfg);
-                let shared = self.host_place(dest);
+                let mut shared = self.host_place(dest);
+                let mut joined = None;
                 if let Some(place) = shared {
                     req = req.in_area(self.host_area()?, place);
+                } else if let hostnet::Toward::Area(place, j) = toward {
+                    req = req.in_area(j.as_ref().map_or(SegmentId(0), |a| a.shm), place);
+                    (shared, joined) = (Some(place), j);
                 }
                 let slot = self.slot_there(dest);
                 let p = self.peer(dest);
                 let (_, inbox) = p.inbox.as_ref().expect("imported above");
                 req.write(inbox, slot)
                     .map_err(|_| FabricError::Other(format!("inbox of rank {dest} too short")))?;
-                p.tx.as_mut().expect("tx exists").state = TxState::Requested { ack, shared };
+                p.tx.as_mut().expect("tx exists").state = TxState::Requested {
+                    ack,
+                    shared,
+                    joined,
+                };
                 Ok(())
             }
             Some(TxChan {
@@ -109,6 +123,9 @@ impl ChannelFabric {
                     });
                 }
                 if let Some(place) = *shared {
+                    if self.remote(dest) {
+                        return self.link_remote(dest, place, rep);
+                    }
                     return self.link_shared(dest, place);
                 }
                 let node = p
@@ -267,6 +284,7 @@ impl ChannelFabric {
             let (_, inbox) = self.peer(src).inbox.as_ref().expect("imported above");
             let _ = Reply {
                 area: SegmentId(0),
+                shm: SegmentId(0),
                 status: layout::REFUSED,
             }
             .write(inbox, me);
@@ -281,7 +299,13 @@ impl ChannelFabric {
         } else {
             None
         };
-        let (rx, area_id, shared) = if req.area.0 != 0 {
+        let (rx, area_id, shared, bound, shm) = if lazy.is_some() && req.place != Place::ALONE {
+            // Another node's sender's area for this host: joined or made here, and
+            // exported on this rank's network endpoint.
+            let (area, bound, id, shm) = self.remote_area(&req, &g)?;
+            let rx = Rx::new_in(src, g, area, acks, req.place).map_err(|c| c.0.to_string())?;
+            (rx, id, None, Some(bound), shm)
+        } else if req.area.0 != 0 {
             // The sender's area for this host: mapped, this rank's queue in it.
             if lazy.is_some() {
                 return Err("it named a shared area from another node".into());
@@ -290,15 +314,16 @@ impl ChannelFabric {
                 .import_mapped(src, req.node, req.area)
                 .map_err(|e| format!("its shared area: {e}"))?;
             let rx = Rx::new_in(src, g, area, acks, req.place).map_err(|c| c.0.to_string())?;
-            (rx, req.area, Some(imp))
+            (rx, req.area, Some(imp), None, SegmentId(0))
         } else {
             let (area, area_id) = self
                 .export(src, layout::area::len(g.queue, g.pool_bytes()), req.node)
                 .map_err(|e| format!("channel area: {e}"))?;
             let rx = Rx::new(src, g, area, acks).map_err(|c| c.0.to_string())?;
-            (rx, area_id, None)
+            (rx, area_id, None, None, SegmentId(0))
         };
         self.rx_active.push(RxChan {
+            net_export: bound,
             src,
             rx,
             ack: ack_imp,
@@ -315,6 +340,7 @@ impl ChannelFabric {
         Reply {
             area: area_id,
             status: 0,
+            shm,
         }
         .write(inbox, me)
         .map_err(|_| "its inbox is too short".to_string())
@@ -322,7 +348,7 @@ impl ChannelFabric {
 
     /// The lazy window of the acks this rank owes `src` (another node's rank that
     /// sends here), if its channel is up.
-    fn acks_to(&mut self, src: Rank) -> Option<window::NetFlush> {
+    pub(super) fn acks_to(&mut self, src: Rank) -> Option<window::NetFlush> {
         let i = self.peer(src).rx?;
         self.rx_active.get(i)?.acks.clone()
     }

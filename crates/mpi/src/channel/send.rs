@@ -201,6 +201,11 @@ impl Link {
         })
     }
 
+    /// The flush handle of the link's area, when it is a network window.
+    pub fn net_flush(&self) -> Option<super::window::NetFlush> {
+        self.area.net_flush()
+    }
+
     /// Frees the pool range of postbox `i` (acknowledged, or its receiver gone).
     #[inline]
     fn release(&mut self, i: usize) {

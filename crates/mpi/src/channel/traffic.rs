@@ -112,7 +112,10 @@ impl ChannelFabric {
             return Err(FabricError::UnknownMessage(token));
         };
         match self.rx_active[i].rx.take(token.seq, dst) {
-            Ok(Taken::Done) => Ok(true),
+            Ok(Taken::Done) => {
+                self.rx_active[i].acks_out();
+                Ok(true)
+            }
             Ok(Taken::Later) => Ok(false),
             Ok(Taken::Unknown) => Err(FabricError::UnknownMessage(token)),
             Err(c) => {
@@ -260,6 +263,9 @@ impl Fabric for ChannelFabric {
         let dst = unsafe { DstBuf::new(buf, cap) };
         match self.rx_active[i].rx.recv_now(accept, dst) {
             Ok(r) => {
+                if r.is_some() {
+                    self.rx_active[i].acks_out();
+                }
                 if let Some(n) = self.net.as_deref_mut().filter(|_| r.is_some()) {
                     // A message taken: this rank is not idle (its staged acks wait).
                     n.idle_since = None;
@@ -376,7 +382,12 @@ impl ChannelFabric {
         let mut i = 0;
         while i < self.rx_active.len() {
             match self.rx_active[i].rx.poll_into(events, cs.as_mut()) {
-                Ok(m) => moved |= m,
+                Ok(m) => {
+                    if m {
+                        self.rx_active[i].acks_out();
+                    }
+                    moved |= m
+                }
                 Err(c) => {
                     let src = self.rx_active[i].src;
                     self.lose(src, c.0.into(), events);
@@ -416,11 +427,14 @@ impl ChannelFabric {
             }
             i += 1;
         }
-        if self
-            .host_area
-            .as_ref()
-            .is_some_and(|h| h.pool.take_starved())
-        {
+        // (Every pool's flag is taken: no short circuit.)
+        let starved = self.remote_areas.iter().fold(
+            self.host_area
+                .as_ref()
+                .is_some_and(|h| h.pool.take_starved()),
+            |s, (_, h)| s | matches!(h, RemoteHost::Ready(a) if a.pool.take_starved()),
+        );
+        if starved {
             // A send waits for the shared pool: take back what every receiver of the
             // host has acknowledged (a link idle toward its receiver reads no acks).
             for &d in &self.tx_active {

@@ -143,12 +143,19 @@ impl Mem {
 
     /// The window from `off` on (a queue of a shared area seen as if the area began
     /// there, so the postbox offsets of the hot paths are those of a one-queue area).
-    /// None on a network window, or past the end.
+    /// None past the end, or on a network window already written or flushed through.
     pub fn skip(self, off: usize) -> Option<Mem> {
-        if self.net_win().is_some() || off > self.len {
+        if off > self.len {
             return None;
         }
         let Mem { ptr, len, _keep } = self;
+        if let Backing::Net(w) = _keep {
+            return Some(Mem {
+                ptr,
+                len: len - off,
+                _keep: Backing::Net(w.skip(off)?),
+            });
+        }
         // SAFETY: `off <= len`: inside (or one past) the window's memory.
         let ptr = unsafe { NonNull::new_unchecked(ptr.as_ptr().add(off)) };
         Some(Mem {
@@ -171,6 +178,12 @@ impl Mem {
             len: self.len,
             _keep: keep,
         })
+    }
+
+    /// The first byte of this window's memory in this process; None on a network
+    /// window (no memory here).
+    pub fn local_ptr(&self) -> Option<NonNull<u8>> {
+        self.net_win().is_none().then_some(self.ptr)
     }
 
     /// The remote window of an import over a network controller (explicit barrier

@@ -96,7 +96,7 @@ impl RemoteSegment for Import {
 
 /// What a network window puts into. RSM's import is called directly (no virtual call
 /// on the network path the programs use); anything else through [`RemoteSegment`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) enum Target {
     Import(Arc<Import>),
     Other(Arc<dyn RemoteSegment>),
@@ -198,6 +198,9 @@ impl NetFlush {
 #[derive(Debug)]
 struct NetInner {
     imp: Target,
+    /// Where the window begins in the segment (a receiver's queue in a sender's
+    /// shared area toward another node, [`NetWin::skip`]); added to every access.
+    base: usize,
     /// The longest flag-led run: [`NET_ONE_WRITE`] or the import's one write if less.
     one_write: usize,
     /// Byte stores (acks) are staged too, put at the next [`NetFlush::flush`].
@@ -308,6 +311,7 @@ impl NetInner {
             return Err(OutOfBounds);
         }
         st.failed = true;
+        let off = self.base + off;
         if defer {
             self.imp.put_deferred(off, data)
         } else {
@@ -480,17 +484,22 @@ impl NetInner {
 
     fn get(&self, off: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
         self.flush()?;
-        self.imp.get(off, out).map_err(|_| OutOfBounds)
+        self.imp.get(self.base + off, out).map_err(|_| OutOfBounds)
     }
 }
 
 impl NetWin {
     pub(super) fn new(imp: Target, lazy: bool, batch: bool) -> NetWin {
+        Self::new_at(imp, 0, lazy, batch)
+    }
+
+    fn new_at(imp: Target, base: usize, lazy: bool, batch: bool) -> NetWin {
         let one_write = imp
             .one_write()
             .map_or(NET_ONE_WRITE, |w| w.min(NET_ONE_WRITE));
         NetWin(Arc::new(NetInner {
             imp,
+            base,
             one_write,
             lazy,
             batch,
@@ -498,6 +507,17 @@ impl NetWin {
             staged: std::sync::atomic::AtomicUsize::new(0),
             st: std::sync::Mutex::new(Staged::default()),
         }))
+    }
+
+    /// The window from `off` on, same import and modes: only before anything was
+    /// staged or a flush handle taken (None otherwise), so no write is left behind
+    /// in this one. The caller checked `off` against the window's length.
+    pub(super) fn skip(self, off: usize) -> Option<NetWin> {
+        if Arc::strong_count(&self.0) != 1 || !self.0.lock().data.is_empty() {
+            return None;
+        }
+        let i = &self.0;
+        Some(Self::new_at(i.imp.clone(), i.base + off, i.lazy, i.batch))
     }
 
     /// The flush handle of this window (shares its staged writes).

@@ -265,3 +265,70 @@ fn post_led_batches_postboxes_as_body_then_flag_does() {
     local.read(3080, &mut d).unwrap();
     assert_eq!(d, [6; 56]);
 }
+
+/// A sender's area for another node's host (`hostnet`): two receivers export the
+/// same memory on their own network controllers; the sender writes receiver 1's
+/// queue through one import and receiver 2's through the other, a window skipped to
+/// its queue (over RSM's udp controller on loopback).
+#[test]
+fn two_exports_of_one_area_each_take_their_receivers_queue() {
+    use myrix_rsm::net::node_table::NodeTable;
+    use myrix_rsm::{Controller, ExportFlags, NodeId, Perm};
+    let port = || {
+        std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let boards: Vec<String> = (0..3)
+        .map(|_| format!("udp:127.0.0.1:{}", port()))
+        .collect();
+    let t = NodeTable::from_pairs([
+        (1, boards[0].as_str()),
+        (2, boards[1].as_str()),
+        (3, boards[2].as_str()),
+    ])
+    .unwrap();
+    let r1 = Controller::udp(NodeId(1), t.clone()).unwrap();
+    let r2 = Controller::udp(NodeId(2), t.clone()).unwrap();
+    let s = Controller::udp(NodeId(3), t).unwrap();
+    let e1 = r1.export_create(8192, ExportFlags::default()).unwrap();
+    let id1 = e1.publish(None, &[]).unwrap();
+    // SAFETY: `e1`'s memory outlives `e2` (dropped first, below).
+    let e2 = unsafe { r2.export_create_at(e1.as_ptr(), 8192, ExportFlags::default()) }.unwrap();
+    let id2 = e2.publish(None, &[]).unwrap();
+    let area = Mem::export(e1);
+    let q1 = Mem::net_batch(Arc::new(
+        s.import_connect(NodeId(1), id1, Perm::RDWR).unwrap(),
+    ));
+    let q2 = Mem::net_batch(Arc::new(
+        s.import_connect(NodeId(2), id2, Perm::RDWR).unwrap(),
+    ))
+    .skip(4096)
+    .unwrap();
+    assert_eq!(q2.len(), 4096);
+    for (q, v) in [(&q1, 11u64), (&q2, 22)] {
+        q.write(8, &[v as u8; 56]).unwrap();
+        q.store_u64(0, v).unwrap();
+        q.net_flush().unwrap().flush();
+    }
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while area.load_u64(0) != Ok(11) || area.load_u64(4096) != Ok(22) {
+        area.poll_net();
+        e2.poll();
+        assert!(std::time::Instant::now() < end, "a postbox never came");
+    }
+    let mut got = [0u8; 56];
+    area.read(8, &mut got).unwrap();
+    assert_eq!(got, [11; 56]);
+    area.read(4096 + 8, &mut got).unwrap();
+    assert_eq!(got, [22; 56]);
+    // A window with writes staged, or a flush handle out, is not skipped (the
+    // writes would be left behind in it).
+    q1.write(200, &[5; 8]).unwrap();
+    assert!(q1.skip(64).is_none());
+    let f = q2.net_flush();
+    assert!(q2.skip(64).is_none());
+    drop((f, e2));
+}
