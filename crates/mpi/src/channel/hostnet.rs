@@ -31,17 +31,23 @@ pub(super) enum Toward {
 }
 
 impl RxChan {
-    /// In a shared area toward another node, the acks staged for the sender leave
-    /// now, not at this rank's next idle progress: the sender's one pool serves all
+    /// In a shared area toward another node, once a message that held pool blocks is
+    /// taken the acks staged for the sender leave now, not at this rank's next idle
+    /// progress or with its next message: the sender's one pool serves all
     /// the host's receivers in allocation order, so blocks this rank took and did
     /// not acknowledge would hold back its sends to the others for as long as this
     /// rank makes no progress (a rank that took its last message and computes, or
     /// waits outside MPI, makes none). Per connection the pool is the pair's and the
     /// acks may wait for the reply they ride with.
     #[inline]
-    pub(super) fn acks_out(&self) {
+    pub(super) fn acks_out(&mut self) {
         if let (Some(_), Some(a)) = (&self.net_export, &self.acks) {
-            a.flush();
+            // Only blocks are shared: acks of inline postboxes free this rank's own
+            // queue and may wait to ride with its next message, as per connection
+            // (flushing them too cost a frame per message: 8 B 2.0x, 1 KiB 1.4x).
+            if self.rx.take_pooled() {
+                a.flush();
+            }
         }
     }
 }

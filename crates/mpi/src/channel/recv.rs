@@ -88,6 +88,9 @@ pub struct Rx {
     /// the acks last left: see [`Rx::consume_rdata`].
     ack_flush: Option<super::window::NetFlush>,
     rdata_unacked: usize,
+    /// Toward another node: a postbox consumed since [`Rx::take_pooled`] last looked
+    /// pointed at pool blocks (kept only where acks are staged).
+    pooled: bool,
 }
 
 /// Rendezvous data consumed, as a fraction of the pool (1/`RDATA_ACK_SHARE`), after
@@ -167,6 +170,7 @@ impl Rx {
             expecting: Vec::with_capacity(ack::RING_LEN),
             matches: 0,
             rdata_unacked: 0,
+            pooled: false,
         })
     }
 
@@ -188,6 +192,13 @@ impl Rx {
 
     fn consume(&mut self) -> Result<(), Corrupt> {
         debug_assert_eq!(self.lap as u8, layout::ack_lap(self.head, self.g.queue));
+        if self.ack_flush.is_some() {
+            // Read before the ack: once acknowledged the postbox is the sender's again.
+            if let Ok(w) = self.area.load_u64(self.head_off() + pb::FLAG) {
+                let k = Flag::decode(w).kind;
+                self.pooled |= matches!(k, kind::LONG | kind::CONT_REFS | kind::RDATA);
+            }
+        }
         self.acks
             .store_u8(ack::ACKS + self.idx as usize, self.lap as u8)
             .map_err(|_| Corrupt("ack segment too short"))?;
@@ -285,6 +296,13 @@ impl Rx {
     }
 
     /// Reads what has arrived. Returns whether anything moved.
+    /// Whether a postbox that pointed at pool blocks was consumed since the last call
+    /// (toward another node only; on shared memory always false).
+    #[inline]
+    pub fn take_pooled(&mut self) -> bool {
+        std::mem::take(&mut self.pooled)
+    }
+
     pub fn poll(&mut self, ev: &mut Vec<Event>) -> Result<bool, Corrupt> {
         self.poll_into::<dyn Sink>(ev, None)
     }
